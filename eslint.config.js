@@ -1,0 +1,20 @@
+// Type-checked lint: typescript-eslint's recommended-type-checked rules, with no-floating-promises everywhere.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', '.stack/', 'bin/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-console': ['error', { allow: [] }],
+    },
+  },
+  { files: ['src/cli/**', 'bench/**', 'scripts/**', 'test/**'], rules: { 'no-console': 'off' } },
+  { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+);

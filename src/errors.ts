@@ -1,0 +1,134 @@
+/**
+ * One error hierarchy for the whole project (after KafkaJS): every error has a `name`, an optional `cause`,
+ * context fields and a `retriable` flag that the one retry helper reads. Unknown throws are normalised at each
+ * boundary with {@link GamedataError.from}.
+ */
+
+export interface GamedataErrorOptions {
+  cause?: unknown;
+  /** Whether trying the same operation again may succeed. @default false */
+  retriable?: boolean;
+}
+
+export class GamedataError extends Error {
+  override name = 'GamedataError';
+  readonly retriable: boolean;
+
+  constructor(message: string, options: GamedataErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.retriable = options.retriable ?? false;
+  }
+
+  /** Normalises anything thrown into a GamedataError (kept as is when it already is one). */
+  static from(error: unknown): GamedataError {
+    if (error instanceof GamedataError) return error;
+    if (error instanceof Error) {
+      if (error.name === 'AbortError' || error.name === 'TimeoutError') {
+        return new AbortedError(error.message, { cause: error });
+      }
+      return new GamedataError(error.message, { cause: error });
+    }
+    return new GamedataError(String(error));
+  }
+}
+
+/** A setting (env, config file, CLI flag or option object) is invalid. `issues` lists every problem. */
+export class ConfigError extends GamedataError {
+  override name = 'ConfigError';
+  constructor(
+    message: string,
+    readonly issues: readonly string[] = [],
+    options: GamedataErrorOptions = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** The caller aborted (AbortSignal) or a timeout fired. Never retried. */
+export class AbortedError extends GamedataError {
+  override name = 'AbortedError';
+}
+
+/** A network-level failure talking to the upstream (reset, refused, DNS, timeout). Retriable. */
+export class NetworkError extends GamedataError {
+  override name = 'NetworkError';
+  constructor(
+    message: string,
+    readonly url: string,
+    options: GamedataErrorOptions = {},
+  ) {
+    super(message, { retriable: true, ...options });
+  }
+}
+
+/** The upstream answered with an HTTP error (whole request) or a procedure error (one slot of a batch). */
+export class UpstreamError extends GamedataError {
+  override name = 'UpstreamError';
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly procedure: string | undefined,
+    readonly code: string | undefined,
+    options: GamedataErrorOptions & { retryAfterMs?: number } = {},
+  ) {
+    super(message, { retriable: options.retriable ?? isRetriableStatus(status), cause: options.cause });
+    this.retryAfterMs = options.retryAfterMs;
+  }
+  readonly retryAfterMs: number | undefined;
+}
+
+/** 404 for an id that does not exist. */
+export class NotFoundError extends UpstreamError {
+  override name = 'NotFoundError';
+}
+
+/** 429: the rate limit was hit. Retriable after `retryAfterMs`. */
+export class RateLimitError extends UpstreamError {
+  override name = 'RateLimitError';
+}
+
+/** A response (or a record inside it) does not have the shape the spec promises. `path` names where. */
+export class ValidationError extends GamedataError {
+  override name = 'ValidationError';
+  constructor(
+    message: string,
+    readonly path: string,
+    options: GamedataErrorOptions = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** A batch answer had no result for a caller's slot. */
+export class MissingResultError extends GamedataError {
+  override name = 'MissingResultError';
+}
+
+/** A record could not be encoded to Avro. Goes to the dead-letter topic with `path` and the reason. */
+export class EncodingError extends GamedataError {
+  override name = 'EncodingError';
+  constructor(
+    message: string,
+    readonly path: string,
+    options: GamedataErrorOptions = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** Kafka, the schema registry or Redis failed or could not be reached. */
+export class ServiceError extends GamedataError {
+  override name = 'ServiceError';
+  constructor(
+    message: string,
+    readonly service: 'kafka' | 'schema-registry' | 'redis' | 'upstream',
+    options: GamedataErrorOptions = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** HTTP statuses worth another try: 408, 409, 425, 429 and every 5xx. */
+export function isRetriableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
+}

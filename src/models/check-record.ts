@@ -1,0 +1,96 @@
+/**
+ * Checks a value against a model of the catalogue without changing it. Returns every problem with the path where
+ * it was found (`item.skills.attack`), so callers can raise one clear error or dead-letter one record. Unknown
+ * fields are not problems: they are kept (and end in `_extra` when encoded).
+ */
+import type { FieldType, ModelDef } from './field.js';
+
+export interface RecordIssue {
+  /** Dotted path from the record's root, e.g. `candidates[2].voteCount`; `''` for the root itself. */
+  path: string;
+  /** What was expected and what was found. */
+  message: string;
+}
+
+/** Parses a wire date-time; `undefined` when it is not a valid date. Accepts ISO-8601 and JS `Date` text. */
+export function parseDateTime(value: string): number | undefined {
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return typeof value === 'number' ? `number ${value}` : typeof value;
+}
+
+function join(path: string, key: string | number): string {
+  return typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
+}
+
+function checkField(type: FieldType, value: unknown, path: string, issues: RecordIssue[]): void {
+  if (value === null || value === undefined) return; // every spec field is optional
+  switch (type.kind) {
+    case 'string':
+      if (typeof value !== 'string') issues.push({ path, message: `expected string, got ${describe(value)}` });
+      return;
+    case 'datetime':
+      if (typeof value !== 'string' || parseDateTime(value) === undefined)
+        issues.push({ path, message: `expected a date-time string, got ${describe(value)}` });
+      return;
+    case 'integer':
+      if (typeof value !== 'number' || !Number.isSafeInteger(value))
+        issues.push({ path, message: `expected integer, got ${describe(value)}` });
+      return;
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value))
+        issues.push({ path, message: `expected number, got ${describe(value)}` });
+      return;
+    case 'boolean':
+      if (typeof value !== 'boolean') issues.push({ path, message: `expected boolean, got ${describe(value)}` });
+      return;
+    case 'json':
+      if (typeof value !== 'object' || Array.isArray(value))
+        issues.push({ path, message: `expected object, got ${describe(value)}` });
+      return;
+    case 'array':
+      if (!Array.isArray(value)) {
+        issues.push({ path, message: `expected array, got ${describe(value)}` });
+        return;
+      }
+      value.forEach((element, i) => checkField(type.of, element, join(path, i), issues));
+      return;
+    case 'model':
+      checkModelAt(type.model, value, path, issues);
+      return;
+  }
+}
+
+function checkModelAt(model: ModelDef, value: unknown, path: string, issues: RecordIssue[]): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    issues.push({ path, message: `expected ${model.name} object, got ${describe(value)}` });
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  if (model.ids) {
+    const id = record['_id'];
+    if (model.entity && (typeof id !== 'string' || id === ''))
+      issues.push({ path: join(path, '_id'), message: `required _id missing or not a string (got ${describe(id)})` });
+    else checkField({ kind: 'string' }, id, join(path, '_id'), issues);
+    checkField({ kind: 'integer' }, record['__v'], join(path, '__v'), issues);
+  }
+  for (const [key, type] of Object.entries(model.fields)) checkField(type, record[key], join(path, key), issues);
+}
+
+/** Every problem of `value` as a `model`; an empty array means it conforms. */
+export function checkRecord(model: ModelDef, value: unknown, rootPath = ''): RecordIssue[] {
+  const issues: RecordIssue[] = [];
+  checkModelAt(model, value, rootPath, issues);
+  return issues;
+}
+
+/** The top-level keys of `value` that the model does not know (kept in `_extra` when encoded). */
+export function unknownKeys(model: ModelDef, value: Record<string, unknown>): string[] {
+  return Object.keys(value).filter((k) => !(k in model.fields) && !(model.ids && (k === '_id' || k === '__v')));
+}
