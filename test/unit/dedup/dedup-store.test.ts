@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { createDedupStore, createMemorySeenSet, dedupKey } from '../../../src/dedup/index.js';
+
+describe('dedup store', () => {
+  it('keys immutable records by _id and changing records by (_id, updatedAt)', () => {
+    expect(dedupKey('transactions', { _id: 'a', updatedAt: 'x' })).toBe('a');
+    expect(dedupKey('users', { _id: 'a', updatedAt: '2026-01-01T00:00:00.000Z' })).toBe('a@2026-01-01T00:00:00.000Z');
+  });
+
+  it('drops what was marked seen, keeps new versions, drops in-page repeats', async () => {
+    const store = createDedupStore(createMemorySeenSet(), { prefix: 't' });
+    const c1 = await store.claim('users', [
+      { _id: 'a', updatedAt: '1' },
+      { _id: 'b', updatedAt: '1' },
+      { _id: 'a', updatedAt: '1' },
+    ]);
+    expect(c1.fresh.map((r) => r._id)).toEqual(['a', 'b']);
+    expect(c1.repeats).toBe(1);
+    await store.markSeen('users', c1.fresh);
+    c1.release();
+    const c2 = await store.claim('users', [
+      { _id: 'a', updatedAt: '1' },
+      { _id: 'a', updatedAt: '2' },
+    ]);
+    expect(c2.fresh).toEqual([{ _id: 'a', updatedAt: '2' }]);
+    c2.release();
+  });
+
+  it('a record not marked seen (publish failed) is claimed again', async () => {
+    const store = createDedupStore(createMemorySeenSet());
+    const c1 = await store.claim('donations', [{ _id: 'x' }]);
+    c1.release();
+    const c2 = await store.claim('donations', [{ _id: 'x' }]);
+    expect(c2.fresh).toHaveLength(1);
+  });
+
+  it('a record in flight in another slice waits for it and is then a repeat', async () => {
+    const store = createDedupStore(createMemorySeenSet());
+    const c1 = await store.claim('transactions', [{ _id: 't1' }, { _id: 't2' }]);
+    let second: string[] | undefined;
+    const p = store.claim('transactions', [{ _id: 't1' }, { _id: 't3' }]).then((c) => {
+      second = c.fresh.map((r) => String(r._id));
+      c.release();
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(second).toBeUndefined(); // still waiting for c1
+    await store.markSeen('transactions', c1.fresh);
+    c1.release();
+    await p;
+    expect(second).toEqual(['t3']);
+  });
+
+  it('replay scope ignores earlier runs but dedups within the run, and marks the global set', async () => {
+    const backend = createMemorySeenSet();
+    const store = createDedupStore(backend, { prefix: 'p' });
+    await store.markSeen('transactions', [{ _id: 'old' }]);
+    const c = await store.claim('transactions', [{ _id: 'old' }], { scope: 'run2' });
+    expect(c.fresh).toHaveLength(1);
+    await store.markSeen('transactions', c.fresh, { scope: 'run2' });
+    c.release();
+    const again = await store.claim('transactions', [{ _id: 'old' }], { scope: 'run2' });
+    expect(again.fresh).toHaveLength(0);
+    expect(backend.sets.get('p:seen:transactions:run:run2')?.has('old')).toBe(true);
+    await store.reset('transactions', ['run2']);
+    expect(backend.sets.size).toBe(0);
+  });
+});
