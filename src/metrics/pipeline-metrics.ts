@@ -1,0 +1,135 @@
+/**
+ * Prometheus metrics of a worker process, named after Kafka Connect's source-task metrics in spirit
+ * (see docs/operations.md for the mapping):
+ *
+ * | Kafka Connect (source task)          | gamedata                                   |
+ * |--------------------------------------|--------------------------------------------|
+ * | source-record-poll-total             | gamedata_records_fetched_total             |
+ * | source-record-write-total            | gamedata_records_published_total           |
+ * | (SMT filtered records)               | gamedata_records_deduplicated_total        |
+ * | deadletterqueue-produce-requests     | gamedata_records_dead_lettered_total       |
+ * | poll-batch-avg-time-ms               | gamedata_slice_duration_seconds            |
+ * | (producer request-latency-avg)       | gamedata_produce_latency_seconds           |
+ * | offset-commit-completion-total       | gamedata_checkpoints_total                 |
+ *
+ * Plus upstream and cache figures Connect has no name for: pages, HTTP requests by status, batch sizes,
+ * cache hits/stale/misses, tail lag.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface PipelineMetrics {
+  readonly registry: Registry;
+  readonly recordsFetched: Counter<'resource'>;
+  readonly recordsPublished: Counter<'resource'>;
+  readonly recordsDeduplicated: Counter<'resource'>;
+  readonly recordsDeadLettered: Counter<'resource' | 'reason'>;
+  readonly pages: Counter<'resource'>;
+  readonly checkpoints: Counter<'resource'>;
+  readonly httpRequests: Counter<'status'>;
+  readonly batchSize: Histogram;
+  readonly sliceDuration: Histogram<'resource' | 'outcome'>;
+  readonly produceLatency: Histogram<'topic'>;
+  readonly cacheLookups: Counter<'operation' | 'result'>;
+  readonly tailLagSeconds: Gauge<'resource'>;
+  readonly rateLimitRemaining: Gauge;
+  /** The exposition text (`text/plain; version=0.0.4`). */
+  render(): Promise<string>;
+}
+
+export interface PipelineMetricsOptions {
+  /** Also collect Node's process metrics (CPU, memory, event-loop lag). @default true */
+  processMetrics?: boolean;
+  /** Labels added to every series, e.g. `{ worker: hostname }`. @default {} */
+  defaultLabels?: Record<string, string>;
+}
+
+/** Creates one metrics registry per process (or per test). */
+export function createPipelineMetrics(options: PipelineMetricsOptions = {}): PipelineMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels(options.defaultLabels ?? {});
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'gamedata_process_' });
+  const registers = [registry];
+  return {
+    registry,
+    recordsFetched: new Counter({
+      name: 'gamedata_records_fetched_total',
+      help: 'Records read from the upstream (Connect: source-record-poll-total).',
+      labelNames: ['resource'],
+      registers,
+    }),
+    recordsPublished: new Counter({
+      name: 'gamedata_records_published_total',
+      help: 'Records acknowledged by Kafka (Connect: source-record-write-total).',
+      labelNames: ['resource'],
+      registers,
+    }),
+    recordsDeduplicated: new Counter({
+      name: 'gamedata_records_deduplicated_total',
+      help: 'Records dropped because the same (_id[, version]) was already published.',
+      labelNames: ['resource'],
+      registers,
+    }),
+    recordsDeadLettered: new Counter({
+      name: 'gamedata_records_dead_lettered_total',
+      help: 'Records sent to <topic>.dlq because they could not be encoded.',
+      labelNames: ['resource', 'reason'],
+      registers,
+    }),
+    pages: new Counter({
+      name: 'gamedata_pages_total',
+      help: 'Listing pages read from the upstream.',
+      labelNames: ['resource'],
+      registers,
+    }),
+    checkpoints: new Counter({
+      name: 'gamedata_checkpoints_total',
+      help: 'Slice cursors checkpointed after their records were acknowledged (Connect: offset-commit-completion-total).',
+      labelNames: ['resource'],
+      registers,
+    }),
+    httpRequests: new Counter({
+      name: 'gamedata_http_requests_total',
+      help: 'HTTP requests to the upstream by status (0 = network error).',
+      labelNames: ['status'],
+      registers,
+    }),
+    batchSize: new Histogram({
+      name: 'gamedata_batch_size',
+      help: 'Procedures per upstream HTTP request.',
+      buckets: [1, 2, 5, 10, 20, 30, 40, 50],
+      registers,
+    }),
+    sliceDuration: new Histogram({
+      name: 'gamedata_slice_duration_seconds',
+      help: 'Wall time of one slice job.',
+      labelNames: ['resource', 'outcome'],
+      buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 1800],
+      registers,
+    }),
+    produceLatency: new Histogram({
+      name: 'gamedata_produce_latency_seconds',
+      help: 'From send to acks=all for one page of records.',
+      labelNames: ['topic'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    cacheLookups: new Counter({
+      name: 'gamedata_cache_lookups_total',
+      help: 'SWR cache lookups by result: hit (fresh), stale (served while revalidating), miss.',
+      labelNames: ['operation', 'result'],
+      registers,
+    }),
+    tailLagSeconds: new Gauge({
+      name: 'gamedata_tail_lag_seconds',
+      help: 'Seconds between now and the watermark of the resource tail.',
+      labelNames: ['resource'],
+      registers,
+    }),
+    rateLimitRemaining: new Gauge({
+      name: 'gamedata_upstream_ratelimit_remaining',
+      help: 'The last ratelimit-remaining header seen from the upstream.',
+      registers,
+    }),
+    render: () => registry.metrics(),
+  };
+}
