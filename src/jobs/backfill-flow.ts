@@ -1,0 +1,89 @@
+/** Enqueues a planned run as one BullMQ flow: the run (parent) with its slices (children). */
+import { FlowProducer, Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { GamedataError } from '../errors.js';
+import type { RunJobData, RunResult, SliceJobData } from './job-types.js';
+import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from './queue-names.js';
+
+/** BullMQ options of a slice job: retried with backoff, and a slice that finally fails fails its run. */
+export function sliceJobOptions(sliceId: string): JobsOptions {
+  return {
+    jobId: sliceId,
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 1000 },
+    failParentOnFailure: true,
+  };
+}
+
+export interface EnqueueRunOptions {
+  connection: ConnectionOptions;
+  /** @default 'gamedata-bull' */
+  prefix?: string;
+}
+
+/** Adds the run and its slices atomically. Adding the same run id twice is a no-op (deterministic ids). */
+export async function enqueueRun(run: RunJobData, slices: SliceJobData[], options: EnqueueRunOptions): Promise<void> {
+  const flow = new FlowProducer({ connection: options.connection, prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX });
+  try {
+    await flow.add({
+      name: JOB_NAMES.run,
+      queueName: QUEUE_NAMES.runs,
+      data: run,
+      opts: { jobId: run.runId },
+      children: slices.map((s) => ({ name: JOB_NAMES.slice, queueName: QUEUE_NAMES.slices, data: s, opts: sliceJobOptions(s.sliceId) })),
+    });
+  } finally {
+    await flow.close();
+  }
+}
+
+export interface RunStatus {
+  state: string;
+  result?: RunResult;
+  failedReason?: string;
+  slices: { completed: number; pending: number };
+}
+
+/** Reads a run's state: the parent job's state plus how many slices completed. */
+export async function getRunStatus(runId: string, options: EnqueueRunOptions): Promise<RunStatus | undefined> {
+  const queue = new Queue<RunJobData, RunResult>(QUEUE_NAMES.runs, {
+    connection: options.connection,
+    prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+  });
+  try {
+    const job = await queue.getJob(runId);
+    if (!job) return undefined;
+    const state = await job.getState();
+    const deps = await job.getDependenciesCount({ processed: true, unprocessed: true });
+    return {
+      state,
+      ...(job.returnvalue ? { result: job.returnvalue } : {}),
+      ...(job.failedReason ? { failedReason: job.failedReason } : {}),
+      slices: { completed: deps.processed ?? 0, pending: deps.unprocessed ?? 0 },
+    };
+  } finally {
+    await queue.close();
+  }
+}
+
+/**
+ * Waits until the run completed (resolves with its result) or failed (rejects), polling its state.
+ * @param onTick called at each poll with the status (progress output).
+ */
+export async function waitForRun(
+  runId: string,
+  options: EnqueueRunOptions & { pollMs?: number; timeoutMs?: number; onTick?: (s: RunStatus) => void },
+): Promise<RunResult> {
+  const deadline = Date.now() + (options.timeoutMs ?? Number.POSITIVE_INFINITY);
+  for (;;) {
+    const s = await getRunStatus(runId, options);
+    if (s) options.onTick?.(s);
+    if (s?.state === 'completed' && s.result) return s.result;
+    if (s?.state === 'failed') {
+      throw new GamedataError(`run ${runId} failed: ${s.failedReason ?? 'unknown reason'}`);
+    }
+    if (Date.now() > deadline) {
+      throw new GamedataError(`run ${runId} did not finish in ${String(options.timeoutMs)} ms (state ${s?.state ?? 'missing'})`);
+    }
+    await new Promise((r) => setTimeout(r, options.pollMs ?? 500));
+  }
+}

@@ -1,0 +1,59 @@
+/** Typed payloads of the pipeline's BullMQ jobs. */
+import type { ResourceName } from '../models/resources.js';
+
+/** Data of a run (the parent job of a flow). */
+export interface RunJobData {
+  runId: string;
+  resources: ResourceName[];
+  /** Range of the run, epoch ms, half-open. */
+  since: number;
+  until: number;
+  /** The operator's `--filter key=value` pairs. */
+  filters: Record<string, string>;
+  fullHistory: boolean;
+  /** `--replay`: publish records earlier runs already published (still once within this run). */
+  replay: boolean;
+  createdAt: number;
+  slices: number;
+}
+
+/** Data of a slice job: one listing (resource + filters) over `[start, end)`, resumed from `cursor`. */
+export interface SliceJobData {
+  runId: string;
+  sliceId: string;
+  resource: ResourceName;
+  /** Listing filters (operator filters plus the walk's own, e.g. `countryId` or `userId`). */
+  filters: Record<string, string>;
+  start: number;
+  end: number;
+  /** Checkpoint: the cursor to resume after (the last page fully published and marked seen). */
+  cursor?: string;
+  replay: boolean;
+  /** How many times this slice's range was produced by a split (bounds runaway splitting). */
+  depth: number;
+}
+
+/** What a slice job returns when it completes. */
+export interface SliceResult {
+  fetched: number;
+  published: number;
+  deduplicated: number;
+  deadLettered: number;
+  pages: number;
+  splits: number;
+}
+
+/** What a run job returns when every slice completed. */
+export interface RunResult {
+  runId: string;
+  counters: RunCounterValues;
+  completedAt: number;
+}
+
+/** Counters of one run, kept in Redis. */
+export interface RunCounterValues {
+  fetched: number;
+  published: number;
+  deduplicated: number;
+  deadLettered: number;
+}

@@ -1,0 +1,178 @@
+/**
+ * The BullMQ side of the pipeline: a slice worker (children) and a run worker (parents), sharing one set of
+ * dependencies, so every slice of the process rides the same batching client and Kafka producer.
+ */
+import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { ConfigError, GamedataError } from '../errors.js';
+import type { RunCounterValues, RunJobData, RunResult, SliceJobData, SliceResult } from './job-types.js';
+import {
+  DEFAULT_PROCESS_SLICE_OPTIONS,
+  isRetriableSliceError,
+  processSlice,
+  SliceInterruptedError,
+  type ProcessSliceDeps,
+  type ProcessSliceOptions,
+} from './process-slice.js';
+import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from './queue-names.js';
+import type { RunCounters } from './run-counters.js';
+import { sliceJobOptions } from './backfill-flow.js';
+
+export interface PipelineWorkerOptions {
+  /** Redis connection for BullMQ (ioredis options or instance; needs `maxRetriesPerRequest: null`). */
+  connection: ConnectionOptions;
+  /** BullMQ key prefix. @default 'gamedata-bull' */
+  prefix?: string;
+  /** Slices processed at once by this process. @default 8 */
+  concurrency?: number;
+  /**
+   * How long a slice's lock lives without renewal. Locks renew every half of this while the process lives, so
+   * long slices are fine; a killed worker's slice is picked up again after about this long. @default 30000
+   */
+  lockDuration?: number;
+  /** How often stalled (orphaned) slices are looked for. @default 15000 */
+  stalledInterval?: number;
+  /**
+   * A slice whose worker dies more often than this fails. Each crash counts once, and a crash costs nothing but a
+   * resume from the checkpoint, so it is high. @default 20
+   */
+  maxStalledCount?: number;
+  /** Options of each slice's processing (page size, splitting). */
+  slice?: Omit<ProcessSliceOptions, 'signal'>;
+  /** Process runs (parents) here too. @default true */
+  runs?: boolean;
+  /** Called for worker errors (the `error` event) and failed jobs. */
+  onError?: (error: Error, context: string) => void;
+  /** Called after each slice and run completes. */
+  onProgress?: (event: { kind: 'slice' | 'run'; id: string; result: SliceResult | RunResult }) => void;
+}
+
+export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
+  prefix: DEFAULT_QUEUE_PREFIX,
+  concurrency: 8,
+  lockDuration: 30_000,
+  stalledInterval: 15_000,
+  maxStalledCount: 20,
+  runs: true,
+} as const;
+
+export interface PipelineWorkerDeps extends ProcessSliceDeps {
+  counters: ProcessSliceDeps['counters'] & Pick<RunCounters, 'get' | 'setState'>;
+}
+
+export interface PipelineWorkers {
+  slices: Worker<SliceJobData, SliceResult>;
+  runs: Worker<RunJobData, RunResult> | undefined;
+  /** Stops taking slices, lets running slices checkpoint their page and yield, then closes the workers. */
+  close(): Promise<void>;
+}
+
+/** Starts the slice worker (and the run worker). Close it before closing Redis and Kafka. */
+export function startPipelineWorkers(options: PipelineWorkerOptions, deps: PipelineWorkerDeps): PipelineWorkers {
+  const o = { ...DEFAULT_PIPELINE_WORKER_OPTIONS, ...options };
+  if (!Number.isSafeInteger(o.concurrency) || o.concurrency < 1) {
+    throw new ConfigError(`option concurrency must be a positive integer, got ${String(o.concurrency)}`);
+  }
+  const onError = o.onError ?? (() => undefined);
+  const stop = new AbortController();
+  const spawner = new Queue<SliceJobData>(QUEUE_NAMES.slices, { connection: o.connection, prefix: o.prefix });
+  spawner.on('error', (e) => onError(e, 'spawn-queue'));
+
+  const slices = new Worker<SliceJobData, SliceResult>(
+    QUEUE_NAMES.slices,
+    async (job: Job<SliceJobData, SliceResult>, token?: string) => {
+      const handle = {
+        data: job.data,
+        checkpoint: async (d: SliceJobData) => {
+          await job.updateData(d);
+        },
+        spawn: async (children: SliceJobData[]) => {
+          const parent = job.parent;
+          if (parent?.id === undefined) throw new GamedataError(`slice ${job.id ?? '?'} has no run to add children to`);
+          await spawner.addBulk(
+            children.map((c) => ({
+              name: JOB_NAMES.slice,
+              data: c,
+              opts: { ...sliceJobOptions(c.sliceId), parent: { id: parent.id as string, queue: parent.queueKey } },
+            })),
+          );
+        },
+      };
+      try {
+        const result = await processSlice(handle, deps, { ...o.slice, signal: stop.signal });
+        o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
+        return result;
+      } catch (error) {
+        if (error instanceof SliceInterruptedError) {
+          // Shutdown: hand the slice back (its checkpoint is saved) without spending an attempt.
+          await job.moveToDelayed(Date.now(), token);
+          throw new DelayedError();
+        }
+        const e = GamedataError.from(error);
+        if (!isRetriableSliceError(error)) {
+          throw new UnrecoverableError(`slice ${job.id ?? '?'} cannot be read: ${e.name}: ${e.message}`);
+        }
+        throw e;
+      }
+    },
+    {
+      connection: o.connection,
+      prefix: o.prefix,
+      concurrency: o.concurrency,
+      lockDuration: o.lockDuration,
+      stalledInterval: o.stalledInterval,
+      maxStalledCount: o.maxStalledCount,
+    },
+  );
+  slices.on('error', (e) => onError(e, 'slice-worker'));
+  slices.on('failed', (job, e) => {
+    if (e instanceof DelayedError || e.name === 'DelayedError') return;
+    onError(e, `slice ${job?.id ?? '?'}`);
+  });
+
+  let runs: Worker<RunJobData, RunResult> | undefined;
+  if (o.runs) {
+    runs = new Worker<RunJobData, RunResult>(
+      QUEUE_NAMES.runs,
+      async (job) => {
+        // Runs only once every slice completed (BullMQ flow); a failed slice fails the run instead.
+        const counters: RunCounterValues = await deps.counters.get(job.data.runId);
+        const result: RunResult = {
+          runId: job.data.runId,
+          counters: {
+            fetched: counters.fetched,
+            published: counters.published,
+            deduplicated: counters.deduplicated,
+            deadLettered: counters.deadLettered,
+          },
+          completedAt: Date.now(),
+        };
+        await deps.counters.setState(job.data.runId, 'completed', { completedAt: result.completedAt });
+        o.onProgress?.({ kind: 'run', id: job.data.runId, result });
+        return result;
+      },
+      { connection: o.connection, prefix: o.prefix, concurrency: 1 },
+    );
+    runs.on('error', (e) => onError(e, 'run-worker'));
+    runs.on('failed', (job, e) => {
+      onError(e, `run ${job?.id ?? '?'}`);
+      if (job) void deps.counters.setState(job.data.runId, 'failed', { reason: e.message }).catch(() => undefined);
+    });
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    slices,
+    runs,
+    close() {
+      closing ??= (async () => {
+        stop.abort();
+        await slices.close();
+        await runs?.close();
+        await spawner.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+export { DEFAULT_PROCESS_SLICE_OPTIONS };

@@ -1,0 +1,214 @@
+/**
+ * The work of one slice, independent of BullMQ (so it is unit-tested with recording fakes):
+ * page -> drop the seen -> encode + produce -> wait for the acks -> mark seen -> checkpoint the cursor.
+ * A dense slice hands the older part of what it still has to read to new child slices and reads on.
+ */
+import { AbortedError, GamedataError } from '../errors.js';
+import type { DedupRecord, DedupStore } from '../dedup/index.js';
+import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
+import { splitRemaining } from '../planner/slice-range.js';
+import type { RunCounterValues, SliceJobData, SliceResult } from './job-types.js';
+import { sliceJobId } from './queue-names.js';
+
+/** One page of a slice, newest first, with the cursor to resume after it. */
+export interface SlicePage {
+  items: DedupRecord[];
+  cursor: string | null | undefined;
+}
+
+/** Reads the pages of a slice (the client's `readSlice` behind the pipeline's own interface). */
+export interface SliceSource {
+  readPages(
+    slice: { resource: ResourceName; filters: Record<string, string>; start: number; end: number },
+    options: { cursor?: string; signal?: AbortSignal },
+  ): AsyncIterable<SlicePage>;
+  /**
+   * Turns listing items into the records to publish (users: thin listing items -> full profiles, batched).
+   * @default identity
+   */
+  enrich?(resource: ResourceName, items: DedupRecord[], signal?: AbortSignal): Promise<DedupRecord[]>;
+  /** The source operation written into lineage headers. */
+  operation(resource: ResourceName): string;
+}
+
+/** Lineage of a published page (goes into Kafka headers). */
+export interface Lineage {
+  runId: string;
+  sliceId: string;
+  operation: string;
+  fetchedAt: number;
+}
+
+/** Encodes and produces one page; resolves only after every send was acknowledged. */
+export interface PagePublisher {
+  publish(resource: ResourceName, records: DedupRecord[], lineage: Lineage): Promise<{ published: number; deadLettered: number }>;
+}
+
+/** Per-run counters (Redis hash in production). */
+export interface CounterSink {
+  add(runId: string, delta: Partial<RunCounterValues>, resource?: ResourceName): Promise<void>;
+}
+
+/** What processSlice needs from the job that carries the slice. */
+export interface SliceJobHandle {
+  data: SliceJobData;
+  /** Persists new job data (the checkpoint). */
+  checkpoint(data: SliceJobData): Promise<void>;
+  /** Adds child slices to the same run (deterministic ids, so adding twice is harmless). */
+  spawn(children: SliceJobData[]): Promise<void>;
+}
+
+export interface ProcessSliceOptions {
+  /** Page size asked of the upstream (its maximum is 100). @default 100 */
+  pageSize?: number;
+  /** Rows a slice should hold; a slice expecting more than `splitFactor` times this splits. @default 5000 */
+  targetRows?: number;
+  /** @default 2 */
+  splitFactor?: number;
+  /** At most this many pieces per split. @default 8 */
+  maxSplitParts?: number;
+  /** Splits nest at most this deep. @default 6 */
+  maxDepth?: number;
+  /** Read at least this many pages before judging density. @default 2 */
+  minPagesBeforeSplit?: number;
+  /** Aborted on shutdown: the slice stops after the page in hand is checkpointed. */
+  signal?: AbortSignal;
+  now?: () => number;
+}
+
+export const DEFAULT_PROCESS_SLICE_OPTIONS = {
+  pageSize: 100,
+  targetRows: 5000,
+  splitFactor: 2,
+  maxSplitParts: 8,
+  maxDepth: 6,
+  minPagesBeforeSplit: 2,
+} as const;
+
+export interface ProcessSliceDeps {
+  source: SliceSource;
+  dedup: DedupStore;
+  publisher: PagePublisher;
+  counters: CounterSink;
+}
+
+/** Thrown when the slice stopped early because of shutdown; its checkpoint is saved and it must run again. */
+export class SliceInterruptedError extends AbortedError {
+  override name = 'SliceInterruptedError';
+}
+
+function sortTime(resource: ResourceName, item: DedupRecord): number | undefined {
+  const v = item[RESOURCE_INFO[resource].sortField];
+  const t = typeof v === 'string' ? Date.parse(v) : typeof v === 'number' ? v : Number.NaN;
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/**
+ * Processes one slice to its end (or until `signal` aborts, then throws {@link SliceInterruptedError} after the
+ * last checkpoint). Returns the slice's counts.
+ */
+export async function processSlice(
+  job: SliceJobHandle,
+  deps: ProcessSliceDeps,
+  options: ProcessSliceOptions = {},
+): Promise<SliceResult> {
+  const o = { ...DEFAULT_PROCESS_SLICE_OPTIONS, ...options };
+  const now = options.now ?? Date.now;
+  let data = { ...job.data };
+  const result: SliceResult = { fetched: 0, published: 0, deduplicated: 0, deadLettered: 0, pages: 0, splits: 0 };
+  const scope = data.replay ? { scope: data.runId } : undefined;
+  const resource = data.resource;
+
+  // The rows and time covered since the last (re)start, for the density estimate that drives splitting.
+  let rows = 0;
+  let pagesSinceStart = 0;
+  // Measured from the newest row read, not the slice's end: an empty top says nothing about the rest.
+  let topTime: number | undefined;
+  outer: for (;;) {
+    const pages = deps.source.readPages(
+      { resource, filters: data.filters, start: data.start, end: data.end },
+      { ...(data.cursor === undefined ? {} : { cursor: data.cursor }), ...(o.signal === undefined ? {} : { signal: o.signal }) },
+    );
+    for await (const page of pages) {
+      const fetchedAt = now();
+      const items = deps.source.enrich ? await deps.source.enrich(resource, page.items, o.signal) : page.items;
+      const claim = await deps.dedup.claim(resource, items, scope);
+      try {
+        const sent =
+          claim.fresh.length === 0
+            ? { published: 0, deadLettered: 0 }
+            : await deps.publisher.publish(resource, claim.fresh, {
+                runId: data.runId,
+                sliceId: data.sliceId,
+                operation: deps.source.operation(resource),
+                fetchedAt,
+              });
+        // Only after the acks: a crash before this line republishes the page, never loses it.
+        await deps.dedup.markSeen(resource, claim.fresh, scope);
+        const delta = {
+          fetched: page.items.length,
+          published: sent.published,
+          deduplicated: claim.repeats,
+          deadLettered: sent.deadLettered,
+        };
+        result.fetched += delta.fetched;
+        result.published += delta.published;
+        result.deduplicated += delta.deduplicated;
+        result.deadLettered += delta.deadLettered;
+        result.pages += 1;
+        await deps.counters.add(data.runId, delta, resource);
+      } finally {
+        claim.release();
+      }
+      if (page.cursor !== undefined && page.cursor !== null) data = { ...data, cursor: page.cursor };
+      await job.checkpoint(data);
+
+      rows += page.items.length;
+      pagesSinceStart += 1;
+      const first = page.items[0];
+      if (topTime === undefined && first !== undefined) topTime = sortTime(resource, first);
+      const last = page.items[page.items.length - 1];
+      const lastTime = last === undefined ? undefined : sortTime(resource, last);
+      if (o.signal?.aborted === true) {
+        throw new SliceInterruptedError(`slice ${data.sliceId} interrupted after its checkpoint`);
+      }
+      if (lastTime !== undefined && topTime !== undefined && pagesSinceStart >= o.minPagesBeforeSplit && data.depth < o.maxDepth) {
+        const covered = Math.max(1, topTime - lastTime);
+        const expected = (rows / covered) * Math.max(0, lastTime - data.start);
+        if (expected > o.targetRows * o.splitFactor) {
+          const parts = Math.min(o.maxSplitParts, Math.ceil(expected / o.targetRows));
+          const split = splitRemaining({ start: data.start, end: data.end }, lastTime, parts);
+          if (split !== null) {
+            const children = split.children.map((c) => ({
+              runId: data.runId,
+              sliceId: sliceJobId(data.runId, data.filters, c.start, c.end),
+              resource,
+              filters: data.filters,
+              start: c.start,
+              end: c.end,
+              replay: data.replay,
+              depth: data.depth + 1,
+            }));
+            // Children first, then narrow this slice: a crash in between overlaps (dedup absorbs it), never gaps.
+            await job.spawn(children);
+            data = { ...data, start: split.keepStart };
+            await job.checkpoint(data);
+            result.splits += 1;
+            rows = 0;
+            pagesSinceStart = 0;
+            topTime = undefined;
+            continue outer;
+          }
+        }
+      }
+    }
+    return result;
+  }
+}
+
+/** Whether an error from a slice should be retried by BullMQ (true) or fail the run at once (false). */
+export function isRetriableSliceError(error: unknown): boolean {
+  const e = GamedataError.from(error);
+  if (e.name === 'ServiceError') return true;
+  return e.retriable;
+}
