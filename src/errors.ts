@@ -104,15 +104,21 @@ export class MissingResultError extends GamedataError {
   override name = 'MissingResultError';
 }
 
+/** Why a record could not be encoded (the `reason` of an {@link EncodingError}, a dead-letter header). */
+export type EncodingFailureReason = 'missing-id' | 'wrong-type' | 'invalid-date' | 'too-large' | 'not-encodable';
+
 /** A record could not be encoded to Avro. Goes to the dead-letter topic with `path` and the reason. */
 export class EncodingError extends GamedataError {
   override name = 'EncodingError';
+  /** The kind of failure. @default 'not-encodable' */
+  readonly reason: EncodingFailureReason;
   constructor(
     message: string,
     readonly path: string,
-    options: GamedataErrorOptions = {},
+    options: GamedataErrorOptions & { reason?: EncodingFailureReason } = {},
   ) {
     super(message, options);
+    this.reason = options.reason ?? 'not-encodable';
   }
 }
 

@@ -1,0 +1,184 @@
+/**
+ * The mapping between a record as upstream sends it (parsed JSON) and its Avro value, in both directions.
+ * docs/schemas.md states it as a table; {@link canonicalRecord} is the same mapping stated as "what a consumer reads
+ * back", so tests and `verify` can compare a decoded record with the original field by field.
+ *
+ * To Avro (per record, at every depth):
+ * - known fields: absent or null -> null; string/boolean as is; integer/number as is (long/double);
+ *   date-time string -> `Date` (timestamp-millis); JSON object -> `JSON.stringify(value)`; arrays element-wise;
+ *   sub-models recursively;
+ * - unknown fields (keys the catalogue does not list at this level) -> `_extra` = JSON object string, or null.
+ * From Avro: the inverse: `Date` -> ISO-8601 UTC string with milliseconds, JSON strings parsed, `_extra`'s keys put
+ * back beside the known fields. Values must have passed `checkRecord` first (`encodeRecord` does that).
+ */
+import type { FieldType, ModelDef } from '../models/field.js';
+import { parseDateTime } from '../models/check-record.js';
+import { EncodingError } from '../errors.js';
+import { EXTRA_FIELD } from './avro-schema.js';
+
+type Obj = Record<string, unknown>;
+
+function join(path: string, key: string | number): string {
+  return typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
+}
+
+function isKnown(model: ModelDef, key: string): boolean {
+  return Object.hasOwn(model.fields, key) || (model.ids && (key === '_id' || key === '__v'));
+}
+
+/** Sets a key without going through `__proto__`'s setter (unknown keys come from upstream JSON). */
+function put(target: Obj, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function stringifyJson(value: unknown, path: string): string {
+  try {
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new Error('not representable as JSON');
+    return text;
+  } catch (error) {
+    throw new EncodingError(`cannot write as JSON: ${(error as Error).message}`, path, { cause: error });
+  }
+}
+
+function fieldToAvro(type: FieldType, value: unknown, path: string): unknown {
+  if (value === null || value === undefined) return null;
+  switch (type.kind) {
+    case 'string':
+    case 'integer':
+    case 'number':
+    case 'boolean':
+      return value;
+    case 'datetime': {
+      const ms = typeof value === 'string' ? parseDateTime(value) : undefined;
+      if (ms === undefined) {
+        throw new EncodingError(`expected a date-time string, got ${JSON.stringify(value)}`, path, { reason: 'invalid-date' });
+      }
+      return new Date(ms);
+    }
+    case 'json':
+      return stringifyJson(value, path);
+    case 'array':
+      if (!Array.isArray(value)) throw new EncodingError('expected array', path, { reason: 'wrong-type' });
+      return value.map((element, i) => fieldToAvro(type.of, element, join(path, i)));
+    case 'model':
+      return recordToAvro(type.model, value, path);
+  }
+}
+
+function recordToAvro(model: ModelDef, value: unknown, path: string): Obj {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new EncodingError(`expected ${model.name} object`, path, { reason: 'wrong-type' });
+  }
+  const record = value as Obj;
+  const out: Obj = {};
+  if (model.ids) {
+    out['_id'] = record['_id'] ?? null;
+    out['__v'] = record['__v'] ?? null;
+  }
+  for (const [name, type] of Object.entries(model.fields)) out[name] = fieldToAvro(type, record[name], join(path, name));
+  let extra: Obj | undefined;
+  for (const key of Object.keys(record)) {
+    if (isKnown(model, key) || record[key] === undefined) continue;
+    extra ??= {};
+    put(extra, key, record[key]);
+  }
+  out[EXTRA_FIELD] = extra === undefined ? null : stringifyJson(extra, join(path, EXTRA_FIELD));
+  return out;
+}
+
+/**
+ * The Avro value of a record of `model` (the shape `schemas/<resource>.avsc` describes).
+ * @throws EncodingError with the field path when a value cannot be mapped (run `checkRecord` first for every issue).
+ */
+export function toAvroValue(model: ModelDef, record: unknown): Obj {
+  return recordToAvro(model, record, '');
+}
+
+function fieldFromAvro(type: FieldType | undefined, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (type === undefined) return plain(value); // a field of a newer writer schema: kept, untransformed
+  switch (type.kind) {
+    case 'datetime':
+      return value instanceof Date ? value.toISOString() : new Date(value as number).toISOString();
+    case 'json':
+      return JSON.parse(value as string) as unknown;
+    case 'array':
+      return (value as unknown[]).map((element) => fieldFromAvro(type.of, element));
+    case 'model':
+      return recordFromAvro(type.model, value as Obj);
+    default:
+      return value;
+  }
+}
+
+function plain(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(plain);
+  if (typeof value === 'object' && value !== null) {
+    const out: Obj = {};
+    for (const [k, v] of Object.entries(value)) put(out, k, plain(v));
+    return out;
+  }
+  return value;
+}
+
+function recordFromAvro(model: ModelDef, value: Obj): Obj {
+  const out: Obj = {};
+  // Driven by the decoded value's keys, not the catalogue's, so fields of a newer writer schema are not dropped.
+  for (const [key, v] of Object.entries(value)) {
+    if (key === EXTRA_FIELD) continue;
+    put(out, key, fieldFromAvro(key === '_id' || key === '__v' ? undefined : model.fields[key], v));
+  }
+  const extra = value[EXTRA_FIELD];
+  if (typeof extra === 'string') {
+    for (const [k, v] of Object.entries(JSON.parse(extra) as Obj)) put(out, k, v);
+  }
+  return out;
+}
+
+/** Inverts {@link toAvroValue}: a decoded Avro value of `model` back to the upstream record shape. */
+export function fromAvroValue(model: ModelDef, value: Obj): Obj {
+  return recordFromAvro(model, value);
+}
+
+function canonicalField(type: FieldType, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  switch (type.kind) {
+    case 'datetime': {
+      const ms = parseDateTime(value as string);
+      return ms === undefined ? value : new Date(ms).toISOString();
+    }
+    case 'json':
+      return JSON.parse(JSON.stringify(value)) as unknown;
+    case 'array':
+      return (value as unknown[]).map((element) => canonicalField(type.of, element));
+    case 'model':
+      return canonicalModel(type.model, value as Obj);
+    default:
+      return value;
+  }
+}
+
+function canonicalModel(model: ModelDef, record: Obj): Obj {
+  const out: Obj = {};
+  if (model.ids) {
+    out['_id'] = record['_id'] ?? null;
+    out['__v'] = record['__v'] ?? null;
+  }
+  for (const [name, type] of Object.entries(model.fields)) out[name] = canonicalField(type, record[name]);
+  for (const key of Object.keys(record)) {
+    if (isKnown(model, key) || record[key] === undefined) continue;
+    put(out, key, JSON.parse(JSON.stringify(record[key])) as unknown);
+  }
+  return out;
+}
+
+/**
+ * What a consumer reads back for `record` after encode -> decode, stated directly: every catalogue field present
+ * (absent -> null), date-times as ISO-8601 UTC with milliseconds, JSON objects and unknown fields as their JSON
+ * round-trip, at every depth. `fromAvroValue(m, toAvroValue(m, r))` deep-equals `canonicalRecord(m, r)`.
+ */
+export function canonicalRecord(model: ModelDef, record: Obj): Obj {
+  return canonicalModel(model, record);
+}

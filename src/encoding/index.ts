@@ -1,0 +1,18 @@
+export { generateAvroSchema, generateResourceSchemas, formatSchemaFile, AVRO_NAMESPACE, EXTRA_FIELD } from './avro-schema.js';
+export type { AvroSchema, AvroRecordSchema, AvroField } from './avro-schema.js';
+export { readSchemaFiles, writeSchemaFiles, schemaFilePath, DEFAULT_SCHEMAS_DIR } from './schema-files.js';
+export { toAvroValue, fromAvroValue, canonicalRecord } from './avro-mapping.js';
+export { createRecordEncoder, issuesToError, DEFAULT_RECORD_ENCODER_OPTIONS } from './record-encoder.js';
+export type { RecordEncoder, RecordEncoderOptions } from './record-encoder.js';
+export { createRecordDecoder } from './record-decoder.js';
+export type { RecordDecoder, RecordDecoderOptions, DecodedRecord } from './record-decoder.js';
+export { parseConfluentFrame, frameConfluent, CONFLUENT_MAGIC_BYTE } from './confluent-frame.js';
+export { createRegistryClient, toRegistryError, DEFAULT_REGISTRY_CLIENT_OPTIONS } from './registry-client.js';
+export type { RegistryClientOptions } from './registry-client.js';
+export { registerSchemas, checkSchemas, deleteSubjects } from './schema-registration.js';
+export type { RegisteredSubject, SubjectCheck, SchemaSetOptions } from './schema-registration.js';
+export { diffSchemas } from './schema-diff.js';
+export type { SchemaChange } from './schema-diff.js';
+export { buildDeadLetter, lineageHeaders, HEADER, DEFAULT_DEAD_LETTER_OPTIONS } from './dead-letter.js';
+export type { Lineage, OutgoingMessage, DeadLetterOptions } from './dead-letter.js';
+export { TimestampMillisType, AVRO_TYPE_OPTIONS } from './timestamp-millis-type.js';

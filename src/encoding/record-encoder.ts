@@ -1,0 +1,135 @@
+/**
+ * Encodes one record of a resource to a Kafka value: checked against the catalogue, mapped to its Avro value
+ * (`avro-mapping.ts`) and serialized by `@confluentinc/schemaregistry`'s AvroSerializer with the subject's latest
+ * registered schema (`useLatestVersion`, never auto-registration, never a schema inferred from the value), in the
+ * Confluent wire format (0x00 + 4-byte schema id + Avro binary).
+ *
+ * Two kinds of failure, kept apart on purpose: {@link EncodingError} is the record's fault (dead-letter it, go on);
+ * {@link ServiceError} is the registry's (retry the page; dead-lettering would wrongly blame good records).
+ */
+import { AvroSerializer, SerdeType } from '@confluentinc/schemaregistry';
+import type { Client } from '@confluentinc/schemaregistry';
+import { checkRecord } from '../models/check-record.js';
+import type { RecordIssue } from '../models/check-record.js';
+import { RESOURCE_INFO } from '../models/resources.js';
+import type { ResourceName } from '../models/resources.js';
+import { ConfigError, EncodingError, ServiceError } from '../errors.js';
+import type { EncodingFailureReason } from '../errors.js';
+import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../sink/topic-names.js';
+import { toAvroValue } from './avro-mapping.js';
+import { AVRO_TYPE_OPTIONS } from './timestamp-millis-type.js';
+import { isRegistryFailure, isSubjectNotFound, toRegistryError } from './registry-client.js';
+
+export interface RecordEncoderOptions {
+  /** The registry client (`createRegistryClient`). Required. */
+  registry: Client;
+  /** Topic prefix: values of resource R are written to `<prefix>.R` with subject `<prefix>.R-value`. @default 'gamedata' */
+  topicPrefix?: string;
+  /**
+   * Largest encoded value accepted, in bytes; larger records are dead-lettered (`too-large`). The default stays
+   * under Kafka's default `message.max.bytes` (1 048 588) with room for the key and headers. @default 1_000_000
+   */
+  maxRecordBytes?: number;
+}
+
+export const DEFAULT_RECORD_ENCODER_OPTIONS = {
+  topicPrefix: DEFAULT_TOPIC_PREFIX,
+  maxRecordBytes: 1_000_000,
+} as const;
+
+export interface RecordEncoder {
+  /**
+   * The Confluent-framed Avro value of `record` for `resource`'s topic.
+   * @throws EncodingError (with `path` and `reason`) when the record cannot be encoded: dead-letter it.
+   * @throws ServiceError when the registry fails or the subject is not registered: retry later.
+   */
+  encode(resource: ResourceName, record: unknown): Promise<Buffer>;
+  /** The topic `resource` is written to. */
+  topic(resource: ResourceName): string;
+}
+
+/** Classifies the first issue of `checkRecord` into a dead-letter reason. */
+function reasonOf(issue: RecordIssue): EncodingFailureReason {
+  if (issue.path.endsWith('_id') && issue.message.startsWith('required _id')) return 'missing-id';
+  // check-record reports a bad date as "expected a date-time string, got string ..." (a string that does not parse).
+  if (issue.message.startsWith('expected a date-time string, got string')) return 'invalid-date';
+  return 'wrong-type';
+}
+
+/** One {@link EncodingError} for every issue of a record: the first names the path and reason, all are listed. */
+export function issuesToError(issues: readonly RecordIssue[]): EncodingError {
+  const first = issues[0];
+  if (first === undefined) throw new Error('issuesToError needs at least one issue');
+  const all = issues
+    .slice(0, 5)
+    .map((i) => `${i.path === '' ? '(record)' : i.path}: ${i.message}`)
+    .join('; ');
+  const more = issues.length > 5 ? ` (+${issues.length - 5} more)` : '';
+  return new EncodingError(`${all}${more}`, first.path, { reason: reasonOf(first) });
+}
+
+/** @throws ConfigError naming the option when a value is invalid. */
+function resolve(options: RecordEncoderOptions): Required<RecordEncoderOptions> {
+  const resolved = { ...DEFAULT_RECORD_ENCODER_OPTIONS, ...options };
+  if (!Number.isSafeInteger(resolved.maxRecordBytes) || resolved.maxRecordBytes < 64) {
+    throw new ConfigError(`maxRecordBytes must be an integer >= 64, got ${String(resolved.maxRecordBytes)}`);
+  }
+  return resolved;
+}
+
+/** A registry-backed record encoder. Serializer state (latest schema, compiled avsc types) is cached per subject. */
+export function createRecordEncoder(options: RecordEncoderOptions): RecordEncoder {
+  const { registry, topicPrefix, maxRecordBytes } = resolve(options);
+  const serializer = new AvroSerializer(registry, SerdeType.VALUE, {
+    useLatestVersion: true,
+    autoRegisterSchemas: false,
+    ...AVRO_TYPE_OPTIONS,
+  });
+  const url = registry.config().baseURLs[0] ?? '(no url)';
+  const topics = new Map<ResourceName, string>();
+  const topic = (resource: ResourceName): string => {
+    let name = topics.get(resource);
+    if (name === undefined) topics.set(resource, (name = topicName(topicPrefix, resource)));
+    return name;
+  };
+
+  return {
+    topic,
+    async encode(resource, record) {
+      const issues = checkRecord(RESOURCE_INFO[resource].model, record);
+      if (issues.length > 0) throw issuesToError(issues);
+      const value = toAvroValue(RESOURCE_INFO[resource].model, record);
+      const name = topic(resource);
+      let bytes: Buffer;
+      try {
+        bytes = await serializer.serialize(name, value);
+      } catch (error) {
+        if (isRegistryFailure(error)) {
+          const subject = valueSubjectName(name);
+          if (isSubjectNotFound(error)) {
+            throw new ServiceError(
+              `subject ${subject} is not registered at ${url} (run \`gamedata schemas register\`)`,
+              'schema-registry',
+              { cause: error },
+            );
+          }
+          throw toRegistryError(error, url, `fetching the latest schema of ${subject}`);
+        }
+        if (error instanceof ServiceError) throw error;
+        // What is left is avsc rejecting the value against the registered schema ("Invalid message at a.b ...").
+        const message = error instanceof Error ? error.message : String(error);
+        const path = /Invalid message at ([^,]*),/.exec(message)?.[1] ?? '';
+        throw new EncodingError(`not encodable with the registered schema: ${message}`, path, {
+          reason: 'not-encodable',
+          cause: error,
+        });
+      }
+      if (bytes.length > maxRecordBytes) {
+        throw new EncodingError(`encoded record is ${bytes.length} bytes, over the limit of ${maxRecordBytes}`, '', {
+          reason: 'too-large',
+        });
+      }
+      return bytes;
+    },
+  };
+}

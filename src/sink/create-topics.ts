@@ -1,0 +1,138 @@
+/**
+ * Creates the six resource topics and their `.dlq` topics. Entities that change (users, parties, elections,
+ * articles) are compacted so the latest version per `_id` is kept forever; immutable ones (transactions, donations)
+ * and every DLQ use time/size deletion.
+ */
+import { RESOURCES } from '../models/resources.js';
+import type { ResourceName } from '../models/resources.js';
+import { ConfigError } from '../errors.js';
+import { createKafkaClient, resolveKafkaOptions, toKafkaError } from './kafka-sink.js';
+import type { KafkaSinkOptions } from './kafka-sink.js';
+import { DEFAULT_TOPIC_PREFIX, allTopicNames } from './topic-names.js';
+
+export type CleanupPolicy = 'compact' | 'delete';
+
+export interface CreateTopicsOptions extends KafkaSinkOptions {
+  /** Topic prefix. @default 'gamedata' */
+  topicPrefix?: string;
+  /** Partitions per topic (DLQs included). @default 3 */
+  partitions?: number;
+  /** Replication factor; 1 fits a single-node dev cluster, use 3 in production. @default 1 */
+  replicationFactor?: number;
+  /**
+   * Cleanup policy per resource topic (DLQs always `delete`).
+   * @default { users: 'compact', parties: 'compact', elections: 'compact', articles: 'compact', transactions: 'delete', donations: 'delete' }
+   */
+  cleanupPolicy?: Partial<Record<ResourceName, CleanupPolicy>>;
+  /** `max.message.bytes` of the resource topics (the encoder's limit is 1 000 000 + key and headers). @default 2_097_152 */
+  maxMessageBytes?: number;
+  /** `max.message.bytes` of the DLQ topics, which hold the original JSON of rejected, possibly huge, records. @default 10_485_760 */
+  dlqMaxMessageBytes?: number;
+}
+
+export const DEFAULT_CLEANUP_POLICY: Readonly<Record<ResourceName, CleanupPolicy>> = {
+  users: 'compact',
+  parties: 'compact',
+  elections: 'compact',
+  articles: 'compact',
+  transactions: 'delete',
+  donations: 'delete',
+};
+
+export const DEFAULT_CREATE_TOPICS_OPTIONS = {
+  topicPrefix: DEFAULT_TOPIC_PREFIX,
+  partitions: 3,
+  replicationFactor: 1,
+  maxMessageBytes: 2_097_152,
+  dlqMaxMessageBytes: 10_485_760,
+} as const;
+
+export interface TopicSpec {
+  topic: string;
+  partitions: number;
+  replicationFactor: number;
+  config: Record<string, string>;
+}
+
+export interface CreateTopicsResult {
+  created: string[];
+  /** Topics that already existed (left as they are). */
+  existing: string[];
+}
+
+/** The topics `createTopics` would create, with their configs (pure; the CLI prints it). */
+export function planTopics(options: Omit<CreateTopicsOptions, keyof KafkaSinkOptions> = {}): TopicSpec[] {
+  const o = { ...DEFAULT_CREATE_TOPICS_OPTIONS, ...options };
+  for (const key of ['partitions', 'replicationFactor', 'maxMessageBytes', 'dlqMaxMessageBytes'] as const) {
+    if (!Number.isInteger(o[key]) || o[key] < 1) throw new ConfigError(`${key} must be an integer >= 1, got ${String(o[key])}`);
+  }
+  const policy = { ...DEFAULT_CLEANUP_POLICY, ...options.cleanupPolicy };
+  for (const r of RESOURCES) {
+    if (policy[r] !== 'compact' && policy[r] !== 'delete') {
+      throw new ConfigError(`cleanupPolicy.${r} must be "compact" or "delete", got ${JSON.stringify(policy[r])}`);
+    }
+  }
+  return allTopicNames(o.topicPrefix).flatMap(({ resource, topic, dlq }) => [
+    {
+      topic,
+      partitions: o.partitions,
+      replicationFactor: o.replicationFactor,
+      config: { 'cleanup.policy': policy[resource], 'max.message.bytes': String(o.maxMessageBytes) },
+    },
+    {
+      topic: dlq,
+      partitions: o.partitions,
+      replicationFactor: o.replicationFactor,
+      config: { 'cleanup.policy': 'delete', 'max.message.bytes': String(o.dlqMaxMessageBytes) },
+    },
+  ]);
+}
+
+/**
+ * Creates every missing topic of {@link planTopics}; existing topics are reported and left untouched.
+ * @throws ServiceError when Kafka is unreachable or refuses (e.g. replication factor above the broker count).
+ */
+export async function createTopics(options: CreateTopicsOptions): Promise<CreateTopicsResult> {
+  const specs = planTopics(options);
+  const resolved = resolveKafkaOptions(options);
+  const admin = createKafkaClient(resolved).admin();
+  try {
+    await admin.connect();
+    const present = new Set(await admin.listTopics());
+    const missing = specs.filter((s) => !present.has(s.topic));
+    if (missing.length > 0) {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((s) => ({
+          topic: s.topic,
+          numPartitions: s.partitions,
+          replicationFactor: s.replicationFactor,
+          configEntries: Object.entries(s.config).map(([name, value]) => ({ name, value })),
+        })),
+      });
+    }
+    return { created: missing.map((s) => s.topic), existing: specs.filter((s) => present.has(s.topic)).map((s) => s.topic) };
+  } catch (error) {
+    throw toKafkaError(error, resolved.brokers, 'creating topics');
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Deletes every topic of a prefix that exists (tests with a throwaway prefix). */
+export async function deleteTopics(options: KafkaSinkOptions & { topicPrefix: string }): Promise<void> {
+  const resolved = resolveKafkaOptions(options);
+  const admin = createKafkaClient(resolved).admin();
+  try {
+    await admin.connect();
+    const present = new Set(await admin.listTopics());
+    const topics = allTopicNames(options.topicPrefix)
+      .flatMap((t) => [t.topic, t.dlq])
+      .filter((t) => present.has(t));
+    if (topics.length > 0) await admin.deleteTopics({ topics });
+  } catch (error) {
+    throw toKafkaError(error, resolved.brokers, 'deleting topics');
+  } finally {
+    await admin.disconnect();
+  }
+}

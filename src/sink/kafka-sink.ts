@@ -1,0 +1,163 @@
+/**
+ * Our own small producer interface over kafkajs. kafkajs has had no release since 2023, so nothing outside this
+ * folder imports it: swapping the client means rewriting this file and `create-topics.ts`, nothing else.
+ */
+import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
+import type { LogEntry, Producer } from 'kafkajs';
+import { ConfigError, ServiceError } from '../errors.js';
+
+/** One message: key as a UTF-8 string (`_id`), value bytes, string headers. */
+export interface SinkMessage {
+  key: string | null;
+  value: Buffer | string;
+  headers?: Record<string, string>;
+}
+
+/** Where kafkajs's own log lines go (a pino logger fits). Library code never writes to the console. */
+export interface SinkLogger {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface KafkaSinkOptions {
+  /** Bootstrap brokers, e.g. `['127.0.0.1:19092']`. Required, at least one. */
+  brokers: readonly string[];
+  /** Client id seen by the brokers. @default 'gamedata' */
+  clientId?: string;
+  /** TCP connect timeout per broker. @default 3_000 */
+  connectionTimeoutMs?: number;
+  /** How long the broker may take to ack a produce request (acks=all). @default 30_000 */
+  requestTimeoutMs?: number;
+  /** kafkajs retries of a failed request before `send` rejects. @default 5 */
+  retries?: number;
+  /** Receives kafkajs warnings and errors. @default undefined (silent) */
+  logger?: SinkLogger;
+}
+
+export const DEFAULT_KAFKA_SINK_OPTIONS = {
+  clientId: 'gamedata',
+  connectionTimeoutMs: 3_000,
+  requestTimeoutMs: 30_000,
+  retries: 5,
+} as const;
+
+export interface KafkaSink {
+  /** Connects the producer. @throws ServiceError (retriable) when no broker is reachable. */
+  connect(): Promise<void>;
+  /**
+   * Sends messages to one topic with the idempotent producer and acks=all; resolves only after every message is
+   * acknowledged by all in-sync replicas. An empty list resolves at once.
+   * @throws ServiceError when Kafka refuses or cannot be reached (`retriable` as kafkajs says).
+   */
+  send(topic: string, messages: readonly SinkMessage[]): Promise<void>;
+  /** Flushes nothing (sends are awaited) and closes the connections. Safe to call twice. */
+  disconnect(): Promise<void>;
+}
+
+/** Resolved options; bad values throw a ConfigError naming the option. Shared with `createTopics`. */
+export function resolveKafkaOptions(options: KafkaSinkOptions): Required<Omit<KafkaSinkOptions, 'logger'>> & {
+  logger: SinkLogger | undefined;
+} {
+  if (!Array.isArray(options.brokers) || options.brokers.length === 0 || options.brokers.some((b) => !/^[^\s:]+:\d+$/.test(b))) {
+    throw new ConfigError(`brokers must be a non-empty list of host:port, got ${JSON.stringify(options.brokers)}`);
+  }
+  const resolved = { ...DEFAULT_KAFKA_SINK_OPTIONS, ...options, logger: options.logger };
+  for (const key of ['connectionTimeoutMs', 'requestTimeoutMs', 'retries'] as const) {
+    if (!Number.isInteger(resolved[key]) || resolved[key] < 0) {
+      throw new ConfigError(`${key} must be a non-negative integer, got ${String(resolved[key])}`);
+    }
+  }
+  return resolved;
+}
+
+/** A kafkajs client for resolved options (kafkajs log lines go to `logger`, never to the console). */
+export function createKafkaClient(options: ReturnType<typeof resolveKafkaOptions>): Kafka {
+  const logger = options.logger;
+  return new Kafka({
+    clientId: options.clientId,
+    brokers: [...options.brokers],
+    connectionTimeout: options.connectionTimeoutMs,
+    requestTimeout: options.requestTimeoutMs,
+    retry: { retries: options.retries, initialRetryTime: 200, maxRetryTime: 5_000 },
+    logLevel: logger === undefined ? KafkaLogLevel.NOTHING : KafkaLogLevel.WARN,
+    logCreator: () => (entry: LogEntry) => {
+      if (logger === undefined) return;
+      const { message, ...rest } = entry.log;
+      if (entry.level === KafkaLogLevel.ERROR) logger.error({ ns: entry.namespace, ...rest }, message);
+      else logger.warn({ ns: entry.namespace, ...rest }, message);
+    },
+  });
+}
+
+/** Turns a kafkajs failure into a ServiceError that names the brokers and what was being done. */
+export function toKafkaError(error: unknown, brokers: readonly string[], action: string): ServiceError {
+  if (error instanceof ServiceError) return error;
+  const e = error as { message?: string; retriable?: boolean; name?: string } | null;
+  const detail = e?.message ?? String(error);
+  const unreachable = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Connection timeout|Closed connection|KafkaJSConnectionError/i.test(
+    `${e?.name ?? ''} ${detail}`,
+  );
+  return new ServiceError(
+    unreachable
+      ? `Kafka unreachable at ${brokers.join(',')} while ${action}: ${detail}`
+      : `Kafka failed while ${action}: ${detail}`,
+    'kafka',
+    { cause: error, retriable: unreachable || e?.retriable !== false },
+  );
+}
+
+/**
+ * A producer behind our interface: idempotent (no duplicates from its own retries), acks=all, one request in
+ * flight (what kafkajs's idempotence requires to keep order).
+ * @example
+ * const sink = createKafkaSink({ brokers: ['127.0.0.1:19092'] });
+ * await sink.connect();
+ * await sink.send('gamedata.users', [{ key: user._id, value: bytes, headers: { ... } }]);
+ * await sink.disconnect();
+ */
+export function createKafkaSink(options: KafkaSinkOptions): KafkaSink {
+  const resolved = resolveKafkaOptions(options);
+  const kafka = createKafkaClient(resolved);
+  let producer: Producer | undefined;
+  let connected = false;
+
+  return {
+    async connect() {
+      if (connected) return;
+      producer ??= kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        // Java-compatible murmur2 partitioning: the same key lands where Java/Connect producers would put it.
+        createPartitioner: Partitioners.DefaultPartitioner,
+      });
+      try {
+        await producer.connect();
+        connected = true;
+      } catch (error) {
+        throw toKafkaError(error, resolved.brokers, 'connecting the producer');
+      }
+    },
+    async send(topic, messages) {
+      if (messages.length === 0) return;
+      if (!connected || producer === undefined) throw new ServiceError('send() before connect()', 'kafka');
+      try {
+        await producer.send({
+          topic,
+          acks: -1,
+          timeout: resolved.requestTimeoutMs,
+          messages: messages.map((m) => ({ key: m.key, value: m.value, headers: m.headers ?? {} })),
+        });
+      } catch (error) {
+        throw toKafkaError(error, resolved.brokers, `sending ${messages.length} message(s) to ${topic}`);
+      }
+    },
+    async disconnect() {
+      if (producer === undefined) return;
+      const p = producer;
+      producer = undefined;
+      connected = false;
+      await p.disconnect();
+    },
+  };
+}
