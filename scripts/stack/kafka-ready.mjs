@@ -1,0 +1,33 @@
+// Readiness probe for the local stack: exit 0 when a Kafka broker at argv[2] answers an admin
+// describeCluster (a real protocol round trip, not just an open port), else exit 1.
+// Usage: node scripts/stack/kafka-ready.mjs 127.0.0.1:19092 [timeoutMs=2000]
+import kafkajs from 'kafkajs';
+
+const { Kafka, logLevel } = kafkajs;
+const [brokers = '127.0.0.1:19092', timeoutArg = '2000'] = process.argv.slice(2);
+const timeout = Number(timeoutArg);
+const kafka = new Kafka({
+  clientId: 'stack-ready',
+  brokers: brokers.split(','),
+  logLevel: logLevel.NOTHING,
+  connectionTimeout: timeout,
+  requestTimeout: timeout,
+  retry: { retries: 0 },
+});
+const admin = kafka.admin();
+const timer = setTimeout(() => {
+  process.stderr.write(`kafka-ready: no answer from ${brokers} within ${timeout} ms\n`);
+  process.exit(1);
+}, timeout * 2);
+try {
+  await admin.connect();
+  const cluster = await admin.describeCluster();
+  if (cluster.brokers.length === 0) throw new Error('describeCluster returned no brokers');
+  process.stderr.write(`kafka-ready: cluster ${cluster.clusterId}, ${cluster.brokers.length} broker(s)\n`);
+  clearTimeout(timer);
+  await admin.disconnect();
+  process.exit(0);
+} catch (error) {
+  process.stderr.write(`kafka-ready: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+}
