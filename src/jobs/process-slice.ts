@@ -172,7 +172,8 @@ export async function processSlice(
       if (o.signal?.aborted === true) {
         throw new SliceInterruptedError(`slice ${data.sliceId} interrupted after its checkpoint`);
       }
-      if (lastTime !== undefined && topTime !== undefined && pagesSinceStart >= o.minPagesBeforeSplit && data.depth < o.maxDepth) {
+      // A finished slice (null cursor) has nothing left to hand off.
+      if (page.cursor !== null && lastTime !== undefined && topTime !== undefined && pagesSinceStart >= o.minPagesBeforeSplit && data.depth < o.maxDepth) {
         const covered = Math.max(1, topTime - lastTime);
         const expected = (rows / covered) * Math.max(0, lastTime - data.start);
         if (expected > o.targetRows * o.splitFactor) {
@@ -181,7 +182,7 @@ export async function processSlice(
           if (split !== null) {
             const children = split.children.map((c) => ({
               runId: data.runId,
-              sliceId: sliceJobId(data.runId, data.filters, c.start, c.end),
+              sliceId: sliceJobId(data.runId, { r: resource, ...data.filters }, c.start, c.end),
               resource,
               filters: data.filters,
               start: c.start,
