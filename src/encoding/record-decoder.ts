@@ -11,7 +11,7 @@ import { EncodingError } from '../errors.js';
 import { DEFAULT_TOPIC_PREFIX, topicName } from '../sink/topic-names.js';
 import { fromAvroValue } from './avro-mapping.js';
 import { parseConfluentFrame } from './confluent-frame.js';
-import { AVRO_TYPE_OPTIONS } from './timestamp-millis-type.js';
+import { AVRO_TYPE_OPTIONS } from './avro-types.js';
 import { isRegistryFailure, toRegistryError } from './registry-client.js';
 
 export interface RecordDecoderOptions {

@@ -17,7 +17,7 @@ import { ConfigError, EncodingError, ServiceError } from '../errors.js';
 import type { EncodingFailureReason } from '../errors.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../sink/topic-names.js';
 import { toAvroValue } from './avro-mapping.js';
-import { AVRO_TYPE_OPTIONS } from './timestamp-millis-type.js';
+import { AVRO_TYPE_OPTIONS } from './avro-types.js';
 import { isRegistryFailure, isSubjectNotFound, toRegistryError } from './registry-client.js';
 
 export interface RecordEncoderOptions {
