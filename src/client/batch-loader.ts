@@ -1,0 +1,157 @@
+/**
+ * The auto-batcher (DataLoader / tRPC `httpBatchLink` style). Calls made in the same tick (or within `windowMs`)
+ * are queued; each HTTP request takes up to `maxBatchSize` of them when it starts (lazily, so a request waiting
+ * for a free slot still picks up calls made meanwhile). Identical calls in flight share one slot. Each caller
+ * settles on its own slot; a slot the answer lacks rejects with MissingResultError. In-flight HTTP requests are
+ * bounded with p-limit.
+ */
+import pLimit from 'p-limit';
+import { AbortedError, ConfigError, GamedataError, MissingResultError } from '../errors.js';
+import type { ProcedureCall, Transport } from './transport.js';
+
+export interface BatchLoaderOptions {
+  /** Most procedures per POST. The upstream answers 413 above 50, so larger values are refused. @default 50 */
+  maxBatchSize?: number;
+  /** Extra time to gather calls before sending, in ms; 0 = the current tick only. @default 0 */
+  windowMs?: number;
+  /** Most HTTP requests in flight at once. @default 8 */
+  maxInFlight?: number;
+}
+
+export const DEFAULT_BATCH_LOADER_OPTIONS = { maxBatchSize: 50, windowMs: 0, maxInFlight: 8 } as const;
+/** The upstream's hard limit of procedures per batch. */
+export const UPSTREAM_MAX_BATCH = 50;
+
+export interface BatchLoader {
+  /** Queues one call; resolves with its own result. Identical calls in flight are shared. */
+  load(procedure: string, input: unknown, signal?: AbortSignal): Promise<unknown>;
+  /** Calls queued or in flight (for tests). */
+  pending(): number;
+}
+
+interface Waiter {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Entry {
+  key: string;
+  call: ProcedureCall;
+  waiters: Set<Waiter>;
+  sent: boolean;
+  /** The request carrying the entry, so it can be aborted when every waiter left. */
+  controller?: AbortController;
+  settled: boolean;
+}
+
+function positiveInt(name: string, value: number, max = Infinity): number {
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    throw new ConfigError(`${name} must be an integer in [1, ${max}], got ${value}`, [`${name}: ${value}`]);
+  return value;
+}
+
+export function createBatchLoader(transport: Transport, options: BatchLoaderOptions = {}): BatchLoader {
+  const maxBatchSize = positiveInt('maxBatchSize', options.maxBatchSize ?? DEFAULT_BATCH_LOADER_OPTIONS.maxBatchSize, UPSTREAM_MAX_BATCH);
+  const maxInFlight = positiveInt('maxInFlight', options.maxInFlight ?? DEFAULT_BATCH_LOADER_OPTIONS.maxInFlight);
+  const windowMs = options.windowMs ?? DEFAULT_BATCH_LOADER_OPTIONS.windowMs;
+  if (!(windowMs >= 0)) throw new ConfigError(`windowMs must be >= 0, got ${windowMs}`);
+
+  const limit = pLimit(maxInFlight);
+  const inFlight = new Map<string, Entry>();
+  let queue: Entry[] = [];
+  let scheduled = false;
+  let tasksQueued = 0;
+
+  const nextTick = (): Promise<void> =>
+    new Promise((resolve) => (windowMs > 0 ? setTimeout(resolve, windowMs) : setImmediate(resolve)));
+
+  function settle(entry: Entry, fn: (w: Waiter) => void): void {
+    if (entry.settled) return;
+    entry.settled = true;
+    if (inFlight.get(entry.key) === entry) inFlight.delete(entry.key);
+    for (const w of entry.waiters) fn(w);
+    entry.waiters.clear();
+  }
+
+  async function runOne(): Promise<void> {
+    tasksQueued--;
+    // Let callers resolved by the previous answer queue their follow-up calls first.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    queue = queue.filter((e) => e.waiters.size > 0);
+    const chunk = queue.splice(0, maxBatchSize);
+    if (queue.length > 0) schedule();
+    if (chunk.length === 0) return;
+    const controller = new AbortController();
+    for (const e of chunk) {
+      e.sent = true;
+      e.controller = controller;
+    }
+    try {
+      const results = await transport.send(
+        chunk.map((e) => e.call),
+        controller.signal,
+      );
+      chunk.forEach((entry, i) => {
+        const r = results[i];
+        if (r === undefined) settle(entry, (w) => w.reject(new MissingResultError(`no result for ${entry.call.procedure} (slot ${i} of ${chunk.length})`)));
+        else if (r.ok) settle(entry, (w) => w.resolve(r.data));
+        else settle(entry, (w) => w.reject(r.error));
+      });
+    } catch (error) {
+      const e = GamedataError.from(error);
+      for (const entry of chunk) settle(entry, (w) => w.reject(e));
+    }
+  }
+
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    void nextTick().then(() => {
+      scheduled = false;
+      // One task per chunk still needed beyond the tasks already waiting for a slot.
+      const needed = Math.ceil(queue.length / maxBatchSize) - tasksQueued;
+      for (let i = 0; i < needed; i++) {
+        tasksQueued++;
+        void limit(runOne);
+      }
+    });
+  }
+
+  function load(procedure: string, input: unknown, signal?: AbortSignal): Promise<unknown> {
+    if (signal?.aborted) return Promise.reject(new AbortedError('aborted', { cause: signal.reason }));
+    const key = `${procedure}\u0000${JSON.stringify(input)}`;
+    let entry = inFlight.get(key);
+    if (!entry) {
+      entry = { key, call: { procedure, input }, waiters: new Set(), sent: false, settled: false };
+      inFlight.set(key, entry);
+      queue.push(entry);
+      schedule();
+    }
+    const target = entry;
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject };
+      target.waiters.add(waiter);
+      if (!signal) return;
+      const onAbort = (): void => {
+        target.waiters.delete(waiter);
+        reject(new AbortedError('aborted', { cause: signal.reason }));
+        if (target.waiters.size === 0 && !target.settled) {
+          // Nobody wants it any more: forget it, and abort its request if every other slot is abandoned too.
+          if (inFlight.get(target.key) === target) inFlight.delete(target.key);
+          target.settled = true;
+          if (target.sent && target.controller) abortIfAbandoned(target.controller);
+        }
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      const cleanup = (): void => signal.removeEventListener('abort', onAbort);
+      waiter.resolve = (v) => (cleanup(), resolve(v));
+      waiter.reject = (e) => (cleanup(), reject(e));
+    });
+  }
+
+  function abortIfAbandoned(controller: AbortController): void {
+    const entries = [...inFlight.values()].filter((e) => e.controller === controller);
+    if (entries.length === 0) controller.abort(new AbortedError('every caller of the request aborted'));
+  }
+  return { load, pending: () => inFlight.size };
+}

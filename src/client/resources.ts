@@ -1,0 +1,409 @@
+/**
+ * The resources of the spec (§4) over the client core: article, transaction, party, user, election, donation,
+ * plus country.getAllCountries and inventory.fetchCurrentEquipment. snake_case methods are camelCase; keyword
+ * arguments are one options object; spec defaults are in {@link DEFAULT_PAGE_LIMITS} and {@link DEFAULT_COLLECT_OPTIONS}.
+ */
+import { AbortedError, ConfigError, GamedataError, NotFoundError } from '../errors.js';
+import pLimit from 'p-limit';
+import { models } from '../models/index.js';
+import type { ModelDef } from '../models/field.js';
+import type {
+  Article,
+  ArticleLite,
+  Country,
+  CursorPage,
+  Donation,
+  DonationTotals,
+  Election,
+  Equipment,
+  Party,
+  Transaction,
+  User,
+  UserLite,
+} from '../models/types.js';
+import type { CollectOptions } from './collect.js';
+import { collectSlices, iterateSlices } from './collect.js';
+import type { ClientCore, InvalidItemMode } from './core.js';
+import type { ListingFilters } from './listing.js';
+import { createListing } from './listing.js';
+import { paginateItems } from './paginate.js';
+import { assertRecordLike } from './internal/assert.js';
+
+/** Spec page sizes: 10 for article, transaction and user listings; 20 for party, election and donation. */
+export const DEFAULT_PAGE_LIMITS = { article: 10, transaction: 10, user: 10, party: 20, election: 20, donation: 20 } as const;
+/** Spec `collect_all` defaults; `user.collectByCountry` slices 30 days. Open-ended listings start their slice grid at 2025-01-01. */
+export const DEFAULT_RESOURCE_COLLECT = { limit: 100, timeSliceDays: 0.2, concurrency: 500, userTimeSliceDays: 30 } as const;
+
+export interface PageOptions {
+  /** Page size (1..100). Default per resource, see {@link DEFAULT_PAGE_LIMITS}. */
+  limit?: number | undefined;
+  /** A `nextCursor` of an earlier page. */
+  cursor?: string | null | undefined;
+  signal?: AbortSignal | undefined;
+  /** @default 'throw' */
+  onInvalidItem?: InvalidItemMode | undefined;
+}
+
+export interface AutoItemsOptions {
+  /** Return an AsyncIterable of items across pages instead of one page. */
+  autoItems: true;
+  /** Most pages fetched. @default Infinity */
+  maxPages?: number | undefined;
+  /** Stop once the cursor's date is older than this. */
+  cursorEnd?: string | Date | number | null | undefined;
+}
+
+export interface OnePageOptions {
+  autoItems?: false | undefined;
+}
+
+export interface DirectionOption {
+  /** `forward` (default) or `backward` (party, election and donation listings). */
+  direction?: 'forward' | 'backward' | undefined;
+}
+
+/** Options of a `collectAll` / `iterateAll` (see {@link CollectOptions}). */
+export type SliceOptions = Omit<CollectOptions, 'gridFloor'>;
+
+export interface ArticleFilters {
+  userId?: string | undefined;
+  categories?: string[] | undefined;
+  languages?: string[] | undefined;
+  positiveScoreOnly?: boolean | undefined;
+}
+export type ArticleType = 'daily' | 'weekly' | 'top' | 'my' | 'subscriptions' | 'last' | (string & {});
+
+export interface TransactionFilters {
+  userId?: string | undefined;
+  muId?: string | undefined;
+  countryId?: string | undefined;
+  partyId?: string | undefined;
+  itemCode?: string | undefined;
+  transactionType?: string | string[] | undefined;
+}
+export interface CountryFilter {
+  countryId?: string | undefined;
+}
+export interface DonationTarget {
+  muId?: string | undefined;
+  countryId?: string | undefined;
+  partyId?: string | undefined;
+}
+
+export interface ArticleResource {
+  /** The full article, with its body (cached). May count a view upstream: bulk ingestion uses the feed instead. */
+  get(articleId: string, options?: { signal?: AbortSignal }): Promise<Article>;
+  /** Metadata only, without counting a view (cached). */
+  getLite(articleId: string, options?: { signal?: AbortSignal }): Promise<ArticleLite>;
+  getPaginated(type: ArticleType, options: ArticleFilters & PageOptions & AutoItemsOptions): AsyncIterable<ArticleLite>;
+  getPaginated(type: ArticleType, options?: ArticleFilters & PageOptions & OnePageOptions): Promise<CursorPage<ArticleLite>>;
+  /** Every article of the feed (`type` default `last`), time-sliced, newest first by publishedAt. */
+  collectAll(options?: ArticleFilters & { type?: ArticleType } & SliceOptions): Promise<ArticleLite[]>;
+  iterateAll(options?: ArticleFilters & { type?: ArticleType } & SliceOptions): AsyncIterable<ArticleLite>;
+  invalidateCache(): Promise<void>;
+}
+
+export interface TransactionResource {
+  getPaginated(options: TransactionFilters & PageOptions & AutoItemsOptions): AsyncIterable<Transaction>;
+  getPaginated(options?: TransactionFilters & PageOptions & OnePageOptions): Promise<CursorPage<Transaction>>;
+  /** Every transaction back to `oldestDate` (required), time-sliced. The unfiltered feed reaches back 72 h only. */
+  collectAll(options: TransactionFilters & SliceOptions & { oldestDate: Date | string | number }): Promise<Transaction[]>;
+  iterateAll(options: TransactionFilters & SliceOptions & { oldestDate: Date | string | number }): AsyncIterable<Transaction>;
+  invalidateCache(): Promise<void>;
+}
+
+export interface PartyResource {
+  get(partyId: string, options?: { signal?: AbortSignal }): Promise<Party>;
+  /** Every party of a country (all pages). */
+  getByCountry(countryId: string, options?: { signal?: AbortSignal }): Promise<Party[]>;
+  getPaginated(options: CountryFilter & DirectionOption & PageOptions & AutoItemsOptions): AsyncIterable<Party>;
+  getPaginated(options?: CountryFilter & DirectionOption & PageOptions & OnePageOptions): Promise<CursorPage<Party>>;
+  collectAll(options?: CountryFilter & SliceOptions): Promise<Party[]>;
+  iterateAll(options?: CountryFilter & SliceOptions): AsyncIterable<Party>;
+  invalidateCache(): Promise<void>;
+}
+
+export interface UserResource {
+  getById(userId: string, options?: { signal?: AbortSignal }): Promise<User>;
+  /** @deprecated Use {@link UserResource.getById} (spec §9: `user.getUserLite` is deprecated). */
+  getLite(userId: string, options?: { signal?: AbortSignal }): Promise<UserLite>;
+  getByCountry(countryId: string, options: PageOptions & AutoItemsOptions): AsyncIterable<UserLite>;
+  getByCountry(countryId: string, options?: PageOptions & OnePageOptions): Promise<CursorPage<UserLite>>;
+  /** Every user of a country (all pages, 100 per page). Items may be thin (`_id`, `createdAt`). */
+  getUsersByCountry(countryId: string, options?: { signal?: AbortSignal }): Promise<UserLite[]>;
+  /** Users by id through the auto-batcher, aligned with `userIds`; `null` for ids that do not exist (404). */
+  getMany(userIds: readonly string[], options?: { concurrency?: number; signal?: AbortSignal }): Promise<(User | null)[]>;
+  /** Every user of one country, time-sliced (30-day slices by default). */
+  collectByCountry(countryId: string, options?: SliceOptions): Promise<UserLite[]>;
+  iterateByCountry(countryId: string, options?: SliceOptions): AsyncIterable<UserLite>;
+  /** Every user of every country: countries from `country.getAllCountries`, then all countries concurrently. */
+  collectAll(options?: SliceOptions): Promise<UserLite[]>;
+  iterateAll(options?: SliceOptions): AsyncIterable<UserLite>;
+  invalidateCache(): Promise<void>;
+}
+
+export interface ElectionResource {
+  getPaginated(options: CountryFilter & DirectionOption & PageOptions & AutoItemsOptions): AsyncIterable<Election>;
+  getPaginated(options?: CountryFilter & DirectionOption & PageOptions & OnePageOptions): Promise<CursorPage<Election>>;
+  getByCountry(countryId: string, options?: { signal?: AbortSignal }): Promise<Election[]>;
+  collectAll(options?: CountryFilter & SliceOptions): Promise<Election[]>;
+  iterateAll(options?: CountryFilter & SliceOptions): AsyncIterable<Election>;
+  invalidateCache(): Promise<void>;
+}
+
+export interface DonationResource {
+  getPaginated(options: DonationTarget & DirectionOption & PageOptions & AutoItemsOptions): AsyncIterable<Donation>;
+  getPaginated(options?: DonationTarget & DirectionOption & PageOptions & OnePageOptions): Promise<CursorPage<Donation>>;
+  /** Total amount and donor count of a target (cached). */
+  getTotals(options?: DonationTarget & { signal?: AbortSignal }): Promise<DonationTotals>;
+  collectAll(options?: DonationTarget & SliceOptions): Promise<Donation[]>;
+  iterateAll(options?: DonationTarget & SliceOptions): AsyncIterable<Donation>;
+  invalidateCache(): Promise<void>;
+}
+
+export interface CountryResource {
+  /** Every country (reference data, cached for an hour), normalised to a list with `_id` set. */
+  getAllCountries(options?: { signal?: AbortSignal }): Promise<Country[]>;
+  invalidateCache(): Promise<void>;
+}
+
+export interface InventoryResource {
+  /** A user's equipped items, flattened from the slot-keyed object into a list with `slot` set (cached briefly). */
+  fetchCurrentEquipment(userId: string, options?: { signal?: AbortSignal }): Promise<Equipment[]>;
+  invalidateCache(): Promise<void>;
+}
+
+export interface Resources {
+  article: ArticleResource;
+  transaction: TransactionResource;
+  party: PartyResource;
+  user: UserResource;
+  election: ElectionResource;
+  donation: DonationResource;
+  country: CountryResource;
+  inventory: InventoryResource;
+}
+
+export interface ResourceDeps {
+  core: ClientCore;
+  read: <T>(procedure: string, input: Record<string, unknown>, model: ModelDef | undefined, options?: { signal?: AbortSignal | undefined }) => Promise<T>;
+  invalidateCache: () => Promise<void>;
+}
+
+type AnyPageOptions = PageOptions & Partial<Omit<AutoItemsOptions, 'autoItems'>> & { autoItems?: boolean | undefined; direction?: string | undefined };
+
+const SLICE_KEYS = ['oldestDate', 'until', 'timeSliceDays', 'concurrency', 'limit', 'signal', 'onInvalidItem', 'splitDense', 'highWaterItems', 'now'] as const;
+const PAGE_KEYS = ['limit', 'cursor', 'signal', 'onInvalidItem', 'autoItems', 'maxPages', 'cursorEnd', 'direction'] as const;
+
+/** Splits an options object into wire filters and the rest. */
+function filtersOf(options: object, nonFilters: readonly string[]): ListingFilters {
+  const out: Record<string, ListingFilters[string]> = {};
+  for (const [k, v] of Object.entries(options)) if (!nonFilters.includes(k) && v !== undefined) out[k] = v as ListingFilters[string];
+  return out;
+}
+
+function sliceOptions(options: SliceOptions, defaults: Partial<SliceOptions>): CollectOptions {
+  const out: Record<string, unknown> = { ...defaults };
+  for (const k of SLICE_KEYS) if ((options as Record<string, unknown>)[k] !== undefined) out[k] = (options as Record<string, unknown>)[k];
+  return out as CollectOptions;
+}
+
+/** Normalises `country.getAllCountries` (a list, `{items}`, or an object keyed by id) to a list with `_id`. */
+export function normaliseCountries(raw: unknown): Country[] {
+  const list = Array.isArray(raw)
+    ? raw
+    : typeof raw === 'object' && raw !== null && Array.isArray((raw as Record<string, unknown>)['items'])
+      ? ((raw as Record<string, unknown>)['items'] as unknown[])
+      : typeof raw === 'object' && raw !== null
+        ? Object.entries(raw).map(([id, v]) => (typeof v === 'object' && v !== null ? { _id: id, ...v } : { _id: id, name: v }))
+        : undefined;
+  if (!list) throw new ConfigError(`country.getAllCountries: unexpected answer ${typeof raw}`);
+  list.forEach((c, i) => assertRecordLike(models.Country, c, 'country.getAllCountries', `[${i}]`));
+  return list as Country[];
+}
+
+/** Flattens `inventory.fetchCurrentEquipment` (slot-keyed object, list, `{items}`/`{data}`, slot -> item code). */
+export function flattenEquipment(raw: unknown): Equipment[] {
+  let out: Record<string, unknown>[];
+  if (Array.isArray(raw)) out = raw as Record<string, unknown>[];
+  else if (typeof raw !== 'object' || raw === null) out = [];
+  else {
+    const obj = raw as Record<string, unknown>;
+    const inner = obj['items'] ?? obj['data'];
+    if (Array.isArray(inner)) out = inner as Record<string, unknown>[];
+    else if ('itemCode' in obj || 'itemId' in obj || 'code' in obj) out = [obj];
+    else
+      out = Object.entries(obj).flatMap(([slot, v]) =>
+        v === null || v === undefined ? [] : typeof v === 'string' ? [{ slot, itemCode: v }] : typeof v === 'object' ? [{ ...(v as object), slot: (v as Record<string, unknown>)['slot'] ?? slot }] : [],
+      );
+  }
+  out.forEach((e, i) => assertRecordLike(models.Equipment, e, 'inventory.fetchCurrentEquipment', `[${i}]`));
+  return out as Equipment[];
+}
+
+export function createResources(deps: ResourceDeps): Resources {
+  const { core, read, invalidateCache } = deps;
+
+  function paginated<T>(resource: Parameters<typeof createListing>[0], filters: ListingFilters, options: AnyPageOptions, defaultLimit: number): AsyncIterable<T> | Promise<CursorPage<T>> {
+    const listing = createListing(resource, filters);
+    const limit = options.limit ?? defaultLimit;
+    if (options.autoItems) {
+      return paginateItems<T>(core, listing, {
+        limit,
+        cursor: options.cursor,
+        direction: options.direction,
+        maxPages: options.maxPages,
+        cursorEnd: options.cursorEnd,
+        signal: options.signal,
+        onInvalidItem: options.onInvalidItem,
+      });
+    }
+    return core.fetchPage<T>(
+      listing,
+      { limit, cursor: options.cursor ?? undefined, direction: options.direction },
+      { signal: options.signal, onInvalidItem: options.onInvalidItem },
+    );
+  }
+
+  async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
+    const out: T[] = [];
+    for await (const x of it) out.push(x);
+    return out;
+  }
+
+  const article: ArticleResource = {
+    get: (articleId, o = {}) => read<Article>('article.getArticleById', { articleId }, models.Article, o),
+    getLite: (articleId, o = {}) => read<ArticleLite>('article.getArticleLiteById', { articleId }, models.ArticleLite, o),
+    getPaginated: ((type: ArticleType, o: AnyPageOptions & ArticleFilters = {}) =>
+      paginated<ArticleLite>('articles', { ...filtersOf(o, PAGE_KEYS), type }, o, DEFAULT_PAGE_LIMITS.article)) as ArticleResource['getPaginated'],
+    collectAll: (o = {}) => collectSlices<ArticleLite>(core, [createListing('articles', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    iterateAll: (o = {}) => iterateSlices<ArticleLite>(core, [createListing('articles', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    invalidateCache,
+  };
+
+  function requireOldest(o: { oldestDate?: unknown }): void {
+    if (o.oldestDate === undefined || o.oldestDate === null)
+      throw new ConfigError('transaction.collectAll: oldestDate is required (the unfiltered feed reaches back 72 h only)', ['oldestDate']);
+  }
+  const transaction: TransactionResource = {
+    getPaginated: ((o: AnyPageOptions & TransactionFilters = {}) =>
+      paginated<Transaction>('transactions', filtersOf(o, PAGE_KEYS), o, DEFAULT_PAGE_LIMITS.transaction)) as TransactionResource['getPaginated'],
+    collectAll: (o) => {
+      requireOldest(o);
+      return collectSlices<Transaction>(core, [createListing('transactions', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {}));
+    },
+    iterateAll: (o) => {
+      requireOldest(o);
+      return iterateSlices<Transaction>(core, [createListing('transactions', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {}));
+    },
+    invalidateCache,
+  };
+
+  const party: PartyResource = {
+    get: (partyId, o = {}) => read<Party>('party.getById', { partyId }, models.Party, o),
+    getByCountry: (countryId, o = {}) =>
+      all(paginated<Party>('parties', { countryId }, { autoItems: true, limit: 100, signal: o.signal }, 100) as AsyncIterable<Party>),
+    getPaginated: ((o: AnyPageOptions & CountryFilter = {}) =>
+      paginated<Party>('parties', filtersOf(o, PAGE_KEYS), o, DEFAULT_PAGE_LIMITS.party)) as PartyResource['getPaginated'],
+    collectAll: (o = {}) => collectSlices<Party>(core, [createListing('parties', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    iterateAll: (o = {}) => iterateSlices<Party>(core, [createListing('parties', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    invalidateCache,
+  };
+
+  const country: CountryResource = {
+    getAllCountries: async (o = {}) => normaliseCountries(await read<unknown>('country.getAllCountries', {}, undefined, o)),
+    invalidateCache,
+  };
+
+  async function countryListings(signal?: AbortSignal): Promise<ReturnType<typeof createListing>[]> {
+    const countries = await country.getAllCountries(signal ? { signal } : {});
+    return countries.map((c) => createListing('users', { countryId: c._id }));
+  }
+  const userDefaults = { timeSliceDays: DEFAULT_RESOURCE_COLLECT.userTimeSliceDays };
+
+  const user: UserResource = {
+    getById: (userId, o = {}) => read<User>('user.getUserById', { userId }, models.User, o),
+    getLite: (userId, o = {}) => read<UserLite>('user.getUserLite', { userId }, models.UserLite, o),
+    getByCountry: ((countryId: string, o: AnyPageOptions = {}) =>
+      paginated<UserLite>('users', { countryId }, o, DEFAULT_PAGE_LIMITS.user)) as UserResource['getByCountry'],
+    getUsersByCountry: (countryId, o = {}) =>
+      all(paginated<UserLite>('users', { countryId }, { autoItems: true, limit: 100, signal: o.signal }, 100) as AsyncIterable<UserLite>),
+    async getMany(userIds, o = {}) {
+      const concurrency = o.concurrency ?? DEFAULT_RESOURCE_COLLECT.concurrency;
+      if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError(`concurrency must be an integer >= 1, got ${concurrency}`, ['concurrency']);
+      const limit = pLimit(concurrency);
+      // One failure (other than not-found) fails the call and cancels the rest.
+      const internal = new AbortController();
+      const signal = o.signal ? AbortSignal.any([o.signal, internal.signal]) : internal.signal;
+      try {
+        return await Promise.all(
+          userIds.map((id) =>
+            limit(async () => {
+              try {
+                return await user.getById(id, { signal });
+              } catch (error) {
+                if (error instanceof NotFoundError) return null;
+                if (!internal.signal.aborted) internal.abort(error);
+                throw error;
+              }
+            }),
+          ),
+        );
+      } catch (error) {
+        // Report the first real failure, not the cancellations it caused.
+        const reason: unknown = internal.signal.reason;
+        throw error instanceof AbortedError && reason instanceof GamedataError && !o.signal?.aborted ? reason : error;
+      }
+    },
+    collectByCountry: (countryId, o = {}) => collectSlices<UserLite>(core, [createListing('users', { countryId })], sliceOptions(o, userDefaults)),
+    iterateByCountry: (countryId, o = {}) => iterateSlices<UserLite>(core, [createListing('users', { countryId })], sliceOptions(o, userDefaults)),
+    async collectAll(o = {}) {
+      const items = await collectSlices<UserLite>(core, await countryListings(o.signal), sliceOptions(o, userDefaults));
+      // Newest first across countries.
+      return items.sort((a, b) => compareNewestFirst(a.createdAt, a._id, b.createdAt, b._id));
+    },
+    iterateAll(o = {}) {
+      return (async function* () {
+        yield* iterateSlices<UserLite>(core, await countryListings(o.signal), sliceOptions(o, userDefaults));
+      })();
+    },
+    invalidateCache,
+  };
+
+  const election: ElectionResource = {
+    getPaginated: ((o: AnyPageOptions & CountryFilter = {}) =>
+      paginated<Election>('elections', filtersOf(o, PAGE_KEYS), o, DEFAULT_PAGE_LIMITS.election)) as ElectionResource['getPaginated'],
+    getByCountry: (countryId, o = {}) =>
+      all(paginated<Election>('elections', { countryId }, { autoItems: true, limit: 100, signal: o.signal }, 100) as AsyncIterable<Election>),
+    collectAll: (o = {}) => collectSlices<Election>(core, [createListing('elections', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    iterateAll: (o = {}) => iterateSlices<Election>(core, [createListing('elections', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    invalidateCache,
+  };
+
+  const donation: DonationResource = {
+    getPaginated: ((o: AnyPageOptions & DonationTarget = {}) =>
+      paginated<Donation>('donations', filtersOf(o, PAGE_KEYS), o, DEFAULT_PAGE_LIMITS.donation)) as DonationResource['getPaginated'],
+    getTotals: (o = {}) => {
+      const input: Record<string, unknown> = {};
+      for (const k of ['muId', 'countryId', 'partyId'] as const) if (o[k] !== undefined) input[k] = o[k];
+      return read<DonationTotals>('donation.getTotalDonations', input, models.DonationTotals, o);
+    },
+    collectAll: (o = {}) => collectSlices<Donation>(core, [createListing('donations', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    iterateAll: (o = {}) => iterateSlices<Donation>(core, [createListing('donations', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    invalidateCache,
+  };
+
+  const inventory: InventoryResource = {
+    fetchCurrentEquipment: async (userId, o = {}) => flattenEquipment(await read<unknown>('inventory.fetchCurrentEquipment', { userId }, undefined, o)),
+    invalidateCache,
+  };
+
+  return { article, transaction, party, user, election, donation, country, inventory };
+}
+
+function compareNewestFirst(at: unknown, aid: string, bt: unknown, bid: string): number {
+  const ta = typeof at === 'string' ? Date.parse(at) : NaN;
+  const tb = typeof bt === 'string' ? Date.parse(bt) : NaN;
+  if (ta !== tb && !(Number.isNaN(ta) && Number.isNaN(tb))) return (Number.isNaN(tb) ? -Infinity : tb) - (Number.isNaN(ta) ? -Infinity : ta) || 0;
+  return aid < bid ? 1 : aid > bid ? -1 : 0;
+}
