@@ -1,0 +1,87 @@
+/**
+ * Reads a topic from the beginning up to the high watermarks taken at the start (so the read ends even while
+ * producers keep writing), with a throw-away consumer group that is deleted afterwards.
+ */
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { ServiceError } from '../errors.js';
+
+export interface TopicMessage {
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Record<string, string>;
+}
+
+export interface ReadTopicOptions {
+  brokers: readonly string[];
+  topic: string;
+  /** Give up when no progress for this long. @default 60000 */
+  idleTimeoutMs?: number;
+}
+
+/** Calls `onMessage` for every message of the topic up to its current end. Returns the count. */
+export async function readTopic(options: ReadTopicOptions, onMessage: (m: TopicMessage) => void | Promise<void>): Promise<number> {
+  const kafka = new Kafka({ clientId: 'gamedata-verify', brokers: [...options.brokers], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const topics = await admin.listTopics();
+    if (!topics.includes(options.topic)) return 0;
+    const offsets = await admin.fetchTopicOffsets(options.topic);
+    const remaining = new Map<number, bigint>();
+    for (const p of offsets) {
+      if (BigInt(p.high) > BigInt(p.low)) remaining.set(p.partition, BigInt(p.high));
+    }
+    if (remaining.size === 0) return 0;
+    const groupId = `gamedata-verify-${randomUUID()}`;
+    const consumer = kafka.consumer({ groupId, maxBytes: 20 * 1024 * 1024 });
+    let count = 0;
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: options.topic, fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        let idle: NodeJS.Timeout | undefined;
+        const arm = (): void => {
+          if (idle) clearTimeout(idle);
+          idle = setTimeout(
+            () => reject(new ServiceError(`reading ${options.topic} made no progress for ${options.idleTimeoutMs ?? 60_000} ms`, 'kafka')),
+            options.idleTimeoutMs ?? 60_000,
+          );
+        };
+        arm();
+        consumer
+          .run({
+            autoCommit: false,
+            eachBatchAutoResolve: true,
+            eachBatch: async ({ batch }) => {
+              const high = remaining.get(batch.partition);
+              if (high === undefined) return;
+              for (const m of batch.messages) {
+                if (BigInt(m.offset) >= high) break;
+                const headers: Record<string, string> = {};
+                for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
+                await onMessage({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, headers });
+                count += 1;
+              }
+              arm();
+              const last = batch.messages[batch.messages.length - 1];
+              if (last !== undefined && BigInt(last.offset) + 1n >= high) remaining.delete(batch.partition);
+              if (remaining.size === 0) {
+                if (idle) clearTimeout(idle);
+                resolve();
+              }
+            },
+          })
+          .catch(reject);
+      });
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+      await admin.deleteGroups([groupId]).catch(() => undefined);
+    }
+    return count;
+  } finally {
+    await admin.disconnect();
+  }
+}
