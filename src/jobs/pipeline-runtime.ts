@@ -1,0 +1,187 @@
+/**
+ * Wires the real parts into the pipeline's small interfaces: ONE batching client per process (so the pages of
+ * every slice share POSTs), the registry-backed encoder, the kafkajs sink, Redis for dedup/counters/BullMQ.
+ * Closing order: callers close the workers first, then this (Kafka producer, then Redis).
+ */
+import { Redis } from 'ioredis';
+import { ConfigError } from '../errors.js';
+import { createClient, type Client, type ClientOptions } from '../client/create-client.js';
+import { createListing } from '../client/listing.js';
+import { probeSortTimes, readSlice } from '../client/read-slice.js';
+import { LISTING_SPECS } from '../client/listing.js';
+import { createDedupStore, createRedisSeenSet, type DedupRecord, type DedupStore } from '../dedup/index.js';
+import { createRecordEncoder } from '../encoding/record-encoder.js';
+import { createRegistryClient } from '../encoding/registry-client.js';
+import type { ResourceName } from '../models/resources.js';
+import type { PlannerSource } from '../planner/plan-backfill.js';
+import { createKafkaSink, type KafkaSink } from '../sink/kafka-sink.js';
+import { createPagePublisher } from '../sink/publish-page.js';
+import { DEFAULT_TOPIC_PREFIX } from '../sink/topic-names.js';
+import type { PagePublisher, SliceSource } from './process-slice.js';
+import { DEFAULT_QUEUE_PREFIX } from './queue-names.js';
+import { createRunCounters, type RunCounters } from './run-counters.js';
+
+/** Where the pipeline's services are. */
+export interface PipelineSettings {
+  /** `GAMEDATA_API_URL`: tRPC base URL ending in `/trpc`. */
+  apiUrl: string;
+  /** `GAMEDATA_API_KEY`. */
+  apiKey?: string | undefined;
+  /** `KAFKA_BROKERS`. */
+  kafkaBrokers: string[];
+  /** `SCHEMA_REGISTRY_URL`. */
+  schemaRegistryUrl: string;
+  /** `REDIS_URL`. */
+  redisUrl: string;
+  /** `GAMEDATA_TOPIC_PREFIX`. @default 'gamedata' */
+  topicPrefix: string;
+  /** `GAMEDATA_QUEUE_PREFIX`: BullMQ key prefix. @default 'gamedata-bull' */
+  queuePrefix: string;
+  /** `GAMEDATA_REDIS_PREFIX`: prefix of the dedup and counter keys. @default 'gamedata' */
+  redisPrefix: string;
+}
+
+/**
+ * Reads the settings from the environment; one ConfigError lists every missing one.
+ * (A small reader of its own until every command reads `loadConfig()`; same variable names.)
+ */
+export function readPipelineSettings(
+  need: { api?: boolean; kafka?: boolean; registry?: boolean } = { api: true, kafka: true, registry: true },
+  env: NodeJS.ProcessEnv = process.env,
+): PipelineSettings {
+  const issues: string[] = [];
+  const get = (k: string): string => (env[k] ?? '').trim();
+  const brokers = get('KAFKA_BROKERS').split(',').map((b) => b.trim()).filter((b) => b !== '');
+  if (need.api === true && get('GAMEDATA_API_URL') === '') issues.push('GAMEDATA_API_URL is not set (e.g. http://127.0.0.1:4000/trpc)');
+  if (need.kafka === true && brokers.length === 0) issues.push('KAFKA_BROKERS is not set (e.g. 127.0.0.1:19092)');
+  if (need.registry === true && get('SCHEMA_REGISTRY_URL') === '') issues.push('SCHEMA_REGISTRY_URL is not set');
+  if (get('REDIS_URL') === '') issues.push('REDIS_URL is not set (e.g. redis://127.0.0.1:16379)');
+  if (issues.length > 0) throw new ConfigError('missing settings', issues);
+  return {
+    apiUrl: get('GAMEDATA_API_URL'),
+    apiKey: get('GAMEDATA_API_KEY') || undefined,
+    kafkaBrokers: brokers,
+    schemaRegistryUrl: get('SCHEMA_REGISTRY_URL'),
+    redisUrl: get('REDIS_URL'),
+    topicPrefix: get('GAMEDATA_TOPIC_PREFIX') || DEFAULT_TOPIC_PREFIX,
+    queuePrefix: get('GAMEDATA_QUEUE_PREFIX') || DEFAULT_QUEUE_PREFIX,
+    redisPrefix: get('GAMEDATA_REDIS_PREFIX') || 'gamedata',
+  };
+}
+
+/** A Redis connection fit for BullMQ workers (`maxRetriesPerRequest: null`). */
+export function connectRedis(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+}
+
+/** The slice source over the client: `readSlice` with malformed items passed through (they are dead-lettered). */
+export function createClientSliceSource(client: Client, options: { pageSize?: number } = {}): SliceSource {
+  return {
+    operation: (resource) => LISTING_SPECS[resource].procedure,
+    async *readPages(slice, o) {
+      const listing = createListing(slice.resource, slice.filters);
+      yield* readSlice<DedupRecord>(
+        client,
+        listing,
+        { start: slice.start, end: slice.end },
+        { cursor: o.cursor, signal: o.signal, limit: options.pageSize ?? 100, onInvalidItem: 'pass' },
+      );
+    },
+    async enrich(resource, items, signal) {
+      if (resource !== 'users') return items;
+      // Listing items can be thin (`_id`, `createdAt`): fetch full profiles by id. Calls made together ride in
+      // the same batched POSTs (50 per request).
+      return Promise.all(
+        items.map(async (item) => {
+          const id = String(item._id ?? '');
+          const full = await client.call('user.getUserById', { userId: id }, { signal });
+          return (typeof full === 'object' && full !== null ? full : item) as DedupRecord;
+        }),
+      );
+    },
+  };
+}
+
+/** The planner's view of the upstream over the client. */
+export function createClientPlannerSource(client: Client): PlannerSource {
+  return {
+    probe: (resource, filters) => (before, limit) => probeSortTimes(client, createListing(resource, filters), before, limit),
+    async countryIds() {
+      const countries = (await client.call('country.getAllCountries', {})) as unknown;
+      const list = Array.isArray(countries) ? countries : [];
+      return list.map((c) => String((c as { _id?: unknown })._id ?? '')).filter((id) => id !== '');
+    },
+    async userIds() {
+      const ids = new Set<string>();
+      const countries = await this.countryIds();
+      await Promise.all(
+        countries.map(async (countryId) => {
+          for await (const page of readSlice<DedupRecord>(client, createListing('users', { countryId }), { start: 0, end: Infinity }, { onInvalidItem: 'pass' })) {
+            for (const item of page.items) if (item._id !== undefined) ids.add(String(item._id));
+          }
+        }),
+      );
+      return [...ids].sort();
+    },
+  };
+}
+
+export interface PipelineRuntime {
+  settings: PipelineSettings;
+  redis: Redis;
+  client: Client;
+  sink: KafkaSink;
+  source: SliceSource;
+  planner: PlannerSource;
+  publisher: PagePublisher;
+  dedup: DedupStore;
+  counters: RunCounters;
+  /** Disconnects Kafka, then Redis. Close the workers first. */
+  close(): Promise<void>;
+}
+
+export interface PipelineRuntimeOptions {
+  /** Extra client options (timeouts, retry policy, pacing). */
+  client?: Partial<ClientOptions>;
+  /** Connect the Kafka producer (workers) or not (planner only). @default true */
+  kafka?: boolean;
+}
+
+/** Builds every real dependency of the pipeline from the settings. */
+export async function createPipelineRuntime(settings: PipelineSettings, options: PipelineRuntimeOptions = {}): Promise<PipelineRuntime> {
+  const redis = connectRedis(settings.redisUrl);
+  const client = createClient({ baseUrl: settings.apiUrl, apiKey: settings.apiKey, ...options.client });
+  const sink = createKafkaSink({ brokers: settings.kafkaBrokers, clientId: 'gamedata-worker' });
+  const useKafka = options.kafka ?? true;
+  if (useKafka) await sink.connect();
+  const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
+  const pagePublisher = registry
+    ? createPagePublisher({ sink, encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }) })
+    : undefined;
+  const publisher: PagePublisher = {
+    async publish(resource: ResourceName, records, lineage) {
+      if (!pagePublisher) throw new ConfigError('this runtime was created without Kafka');
+      const r = await pagePublisher.publishPage({
+        resource,
+        records,
+        lineage: { runId: lineage.runId, sliceId: lineage.sliceId, sourceOperation: lineage.operation, fetchedAt: lineage.fetchedAt },
+      });
+      return { published: r.published, deadLettered: r.deadLettered };
+    },
+  };
+  return {
+    settings,
+    redis,
+    client,
+    sink,
+    source: createClientSliceSource(client),
+    planner: createClientPlannerSource(client),
+    publisher,
+    dedup: createDedupStore(createRedisSeenSet(redis), { prefix: settings.redisPrefix }),
+    counters: createRunCounters(redis, settings.redisPrefix),
+    async close() {
+      await sink.disconnect();
+      await redis.quit();
+    },
+  };
+}
