@@ -23,3 +23,13 @@ export { enqueueRun, getRunStatus, waitForRun, sliceJobOptions } from './backfil
 export type { EnqueueRunOptions, RunStatus } from './backfill-flow.js';
 export { createRunCounters, emptyCounters } from './run-counters.js';
 export type { RunCounters } from './run-counters.js';
+export { startBackfill } from './start-backfill.js';
+export type { StartBackfillOptions } from './start-backfill.js';
+export {
+  readPipelineSettings,
+  connectRedis,
+  createClientSliceSource,
+  createClientPlannerSource,
+  createPipelineRuntime,
+} from './pipeline-runtime.js';
+export type { PipelineSettings, PipelineRuntime, PipelineRuntimeOptions } from './pipeline-runtime.js';

@@ -1,13 +1,88 @@
+/**
+ * `gamedata backfill <resource...> [--since ISO] [--until ISO] [--filter key=value]... [--full-history] [--replay]
+ * [--wait]`: plans the run (density probes, walks) and enqueues it as one BullMQ flow; workers (`gamedata worker`)
+ * do the reading. With `--wait` it follows the run to its end and exits non-zero if it failed.
+ * Settings: GAMEDATA_API_URL, GAMEDATA_API_KEY, REDIS_URL, GAMEDATA_QUEUE_PREFIX, GAMEDATA_REDIS_PREFIX.
+ */
 import type { Command } from 'commander';
-import { GamedataError } from '../../errors.js';
+import { ConfigError } from '../../errors.js';
+import { createPipelineRuntime, readPipelineSettings, startBackfill, waitForRun } from '../../jobs/index.js';
+import { parseFilters, parseResources } from '../../planner/index.js';
 
-/** Placeholder until the `backfill` command is built (see the issue that owns it). */
+interface BackfillFlags {
+  since?: string;
+  until?: string;
+  filter: string[];
+  fullHistory?: boolean;
+  replay?: boolean;
+  wait?: boolean;
+  targetRows?: string;
+  runId?: string;
+}
+
+function parseTime(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new ConfigError(`${flag} must be an ISO-8601 date-time, got ${JSON.stringify(value)}`);
+  return ms;
+}
+
 export function register(program: Command): void {
   program
     .command('backfill')
-    .description('(backfill: not built yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new GamedataError('the backfill command is not built yet');
+    .description('plan a backfill of resources into Kafka and enqueue it (run + slice jobs) for the workers')
+    .argument('<resource...>', 'articles, transactions, parties, users, elections, donations, or all')
+    .option('--since <iso>', 'oldest time to read (default: the earliest record; 72 h for the unfiltered transaction feed)')
+    .option('--until <iso>', 'newest time, exclusive (default: now)')
+    .option('--filter <key=value>', 'listing filter (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--full-history', 'transactions: walk every user (the unfiltered feed reaches only 72 h)')
+    .option('--replay', 'publish records earlier runs already published (still once within this run)')
+    .option('--wait', 'follow the run until it completes; exit 1 if it fails')
+    .option('--target-rows <n>', 'rows per planned slice', '5000')
+    .option('--run-id <id>', 'fix the run id (default: derived from resources and time)')
+    .action(async (names: string[], flags: BackfillFlags) => {
+      const resources = parseResources(names);
+      const targetRows = Number(flags.targetRows ?? '5000');
+      if (!Number.isSafeInteger(targetRows) || targetRows < 1) throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
+      const settings = readPipelineSettings({ api: true });
+      const rt = await createPipelineRuntime(settings, { kafka: false });
+      try {
+        const since = parseTime('--since', flags.since);
+        const until = parseTime('--until', flags.until);
+        const planned = await startBackfill(
+          {
+            resources,
+            filters: parseFilters(flags.filter),
+            fullHistory: flags.fullHistory === true,
+            replay: flags.replay === true,
+            ...(since === undefined ? {} : { since }),
+            ...(until === undefined ? {} : { until }),
+            ...(flags.runId === undefined ? {} : { runId: flags.runId }),
+          },
+          { connection: rt.redis, prefix: settings.queuePrefix, planner: rt.planner, counters: rt.counters, plan: { targetRows } },
+        );
+        console.log(`run ${planned.run.runId}: ${planned.slices.length} slices over ${resources.join(', ')}`);
+        if (flags.wait !== true) return;
+        const started = Date.now();
+        let lastLine = '';
+        const result = await waitForRun(planned.run.runId, {
+          connection: rt.redis,
+          prefix: settings.queuePrefix,
+          pollMs: 1000,
+          onTick: (s) => {
+            const line = `  ${s.state}: ${s.slices.completed} slices done, ${s.slices.pending} pending`;
+            if (line !== lastLine) console.error(line);
+            lastLine = line;
+          },
+        });
+        const secs = (Date.now() - started) / 1000;
+        const c = result.counters;
+        console.log(
+          `run ${result.runId} completed in ${secs.toFixed(1)} s: fetched ${c.fetched}, published ${c.published}, ` +
+            `deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered} (${(c.published / Math.max(secs, 0.001)).toFixed(0)} records/s)`,
+        );
+      } finally {
+        await rt.close();
+      }
     });
 }

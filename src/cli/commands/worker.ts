@@ -1,13 +1,55 @@
+/**
+ * `gamedata worker [--concurrency N]`: processes slice jobs (and completes runs) until SIGTERM/SIGINT, then drains:
+ * running slices stop after the page in hand is published and checkpointed, the workers close, then Kafka and
+ * Redis. All slices of the process share one batching client.
+ * Settings: GAMEDATA_API_URL, GAMEDATA_API_KEY, KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL, GAMEDATA_TOPIC_PREFIX.
+ */
 import type { Command } from 'commander';
-import { GamedataError } from '../../errors.js';
+import { ConfigError } from '../../errors.js';
+import { connectRedis, createPipelineRuntime, readPipelineSettings, startPipelineWorkers } from '../../jobs/index.js';
 
-/** Placeholder until the `worker` command is built (see the issue that owns it). */
 export function register(program: Command): void {
   program
     .command('worker')
-    .description('(worker: not built yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new GamedataError('the worker command is not built yet');
+    .description('process backfill slices: fetch -> dedup -> Avro -> Kafka -> ack -> mark seen -> checkpoint')
+    .option('--concurrency <n>', 'slices processed at once by this process', '8')
+    .option('--quiet', 'no per-slice lines')
+    .action(async (flags: { concurrency: string; quiet?: boolean }) => {
+      const concurrency = Number(flags.concurrency);
+      if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
+        throw new ConfigError(`--concurrency must be a positive integer, got ${JSON.stringify(flags.concurrency)}`);
+      }
+      const settings = readPipelineSettings();
+      const rt = await createPipelineRuntime(settings);
+      // BullMQ workers get their own connection (blocking commands); the runtime's serves dedup and counters.
+      const bull = connectRedis(settings.redisUrl);
+      const workers = startPipelineWorkers(
+        {
+          connection: bull,
+          prefix: settings.queuePrefix,
+          concurrency,
+          onError: (e, where) => console.error(`worker: ${where}: ${e.name}: ${e.message}`),
+          onProgress: (ev) => {
+            if (flags.quiet === true && ev.kind === 'slice') return;
+            const r = ev.result;
+            const c = 'counters' in r ? r.counters : r;
+            console.error(`${ev.kind} ${ev.id}: fetched ${c.fetched}, published ${c.published}, deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered}`);
+          },
+        },
+        rt,
+      );
+      console.error(`worker: pid ${process.pid}, concurrency ${concurrency}, queue prefix ${settings.queuePrefix}`);
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string): void => {
+          console.error(`worker: ${signal}: draining`);
+          resolve();
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+      await workers.close();
+      await bull.quit();
+      await rt.close();
+      console.error('worker: closed');
     });
 }
