@@ -13,6 +13,10 @@ import { recordVersion, type ResourceName } from '../models/resources.js';
 /** The minimal record shape dedup reads. */
 export type DedupRecord = Record<string, unknown> & { _id?: unknown };
 
+function hasId(record: DedupRecord): boolean {
+  return (typeof record._id === 'string' && record._id !== '') || typeof record._id === 'number';
+}
+
 /** The dedup key of one record: `_id` or `_id@version`. */
 export function dedupKey(resource: ResourceName, record: DedupRecord): string {
   const id = String(record._id ?? '');
@@ -118,7 +122,13 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
     async claim<T extends DedupRecord>(resource: ResourceName, records: readonly T[], o?: ClaimOptions) {
       // In-page repeats first: the first occurrence wins.
       const byKey = new Map<string, T>();
+      // A record without an `_id` cannot be recognised again: it always passes (it will be dead-lettered).
+      const anonymous: T[] = [];
       for (const rec of records) {
+        if (!hasId(rec)) {
+          anonymous.push(rec);
+          continue;
+        }
         const k = `${resource}/${dedupKey(resource, rec)}`;
         if (!byKey.has(k)) byKey.set(k, rec);
       }
@@ -131,7 +141,7 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
         name,
         entries.map(([k]) => k.slice(resource.length + 1)),
       );
-      const fresh: T[] = [];
+      const fresh: T[] = [...anonymous];
       let done!: () => void;
       const settled = new Promise<void>((resolve) => (done = resolve));
       const mine: string[] = [];
@@ -156,7 +166,7 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
     async markSeen(resource, records, o) {
       await backend.add(
         setsFor(resource, o),
-        records.map((r) => dedupKey(resource, r)),
+        records.filter(hasId).map((r) => dedupKey(resource, r)),
       );
     },
     async reset(resource, scopes = []) {

@@ -93,7 +93,9 @@ export function createClientSliceSource(client: Client, options: { pageSize?: nu
       // the same batched POSTs (50 per request).
       return Promise.all(
         items.map(async (item) => {
-          const id = String(item._id ?? '');
+          const id = item._id;
+          // A malformed listing item without a usable id goes on as it came, to be dead-lettered.
+          if (typeof id !== 'string' || !/^[a-f\d]{24}$/.test(id)) return item;
           const full = await client.call('user.getUserById', { userId: id }, { signal });
           return (typeof full === 'object' && full !== null ? full : item) as DedupRecord;
         }),

@@ -57,11 +57,15 @@ export async function verifyResource(o: VerifyResourceOptions): Promise<VerifyRe
   const report = compareRecords(keys, truthKeys, malformed);
   const dlqTopic = dlqTopicName(topic);
   const dlqKeys = new Set<string>();
+  let keyless = 0;
   const dlqMessages = await readTopic({ brokers: o.brokers, topic: dlqTopic }, (m) => {
-    if (m.key !== null) dlqKeys.add(m.key.toString());
+    if (m.key !== null && m.key.length > 0) dlqKeys.add(m.key.toString());
+    else keyless += 1;
   });
   let found = 0;
   for (const id of malformed) if (dlqKeys.has(id)) found += 1;
+  // A record corrupted by losing its `_id` is dead-lettered without a key: count those against the rest.
+  found += Math.min(keyless, malformed.size - found);
   return {
     ...report,
     resource: o.resource,

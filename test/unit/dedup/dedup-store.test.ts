@@ -65,3 +65,17 @@ describe('dedup store', () => {
     expect(backend.sets.size).toBe(0);
   });
 });
+
+describe('records without an _id', () => {
+  it('always pass and are never marked (they go to the DLQ every time)', async () => {
+    const backend = createMemorySeenSet();
+    const store = createDedupStore(backend);
+    const c = await store.claim('donations', [{ amount: 1 }, { amount: 2 }, { _id: 'a' }]);
+    expect(c.fresh).toHaveLength(3);
+    await store.markSeen('donations', c.fresh);
+    c.release();
+    expect([...(backend.sets.get('gamedata:seen:donations') ?? [])]).toEqual(['a']);
+    const again = await store.claim('donations', [{ amount: 1 }]);
+    expect(again.fresh).toHaveLength(1);
+  });
+});
