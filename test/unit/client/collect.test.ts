@@ -1,0 +1,155 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { collectSlices, iterateSlices, planSliceEdges } from '../../../src/client/collect.js';
+import { createListing } from '../../../src/client/listing.js';
+import { readSlice } from '../../../src/client/read-slice.js';
+import { GamedataError } from '../../../src/errors.js';
+import { createFakeFeed, makeRows, sortRows } from './fake-feed.js';
+import type { Row } from './fake-feed.js';
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 10, 1);
+const listing = createListing('transactions');
+
+/** Times clustered on few instants (same-millisecond ties, some on whole seconds, i.e. on slice edges). */
+const timesArb = fc.array(
+  fc.oneof(
+    fc.integer({ min: 0, max: 20 }).map((k) => T0 + k * 1000), // whole seconds
+    fc.integer({ min: 0, max: 20_000 }).map((k) => T0 + k),
+  ),
+  { maxLength: 400 },
+);
+
+describe('planSliceEdges', () => {
+  it('partitions [oldest, top) into adjacent slices, newest first, inner edges on the grid', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 500 }), fc.constantFrom(1, 1000), (span, slice, align) => {
+        const anchor = T0 + 100_000;
+        const oldest = anchor - span * 37;
+        const plan = planSliceEdges(oldest, Infinity, anchor, slice * 13, align);
+        expect(plan[0]?.end).toBe(Infinity);
+        expect(plan[plan.length - 1]?.start).toBe(oldest);
+        for (let i = 1; i < plan.length; i++) {
+          expect(plan[i]?.end).toBe(plan[i - 1]?.start);
+          const edge = plan[i]?.end ?? 0;
+          expect(edge % align).toBe(0);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('collectSlices (exact, against an in-memory feed)', () => {
+  for (const format of ['v2', 'v1'] as const) {
+    it(`equals the truth for every slice width, with ties on edges (${format})`, async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          timesArb,
+          fc.integer({ min: 1, max: 25 }),
+          fc.constantFrom(0.00001, 0.00005, 0.001, 1),
+          fc.integer({ min: 0, max: 15_000 }),
+          fc.boolean(),
+          async (times, limit, sliceDays, oldestOffset, splitDense) => {
+            const rows = makeRows(times);
+            const feed = createFakeFeed(rows, format);
+            const oldest = format === 'v1' ? T0 + Math.floor(oldestOffset / 1000) * 1000 : T0 + oldestOffset;
+            const got = await collectSlices<Row>(feed, [listing], {
+              oldestDate: oldest,
+              timeSliceDays: sliceDays,
+              limit,
+              concurrency: 7,
+              splitDense,
+              now: () => T0 + 25_000,
+            });
+            const truth = sortRows(rows, format).filter((r) => Date.parse(r.createdAt) >= oldest);
+            expect(got.map((r) => r._id)).toEqual(truth.map((r) => r._id));
+          },
+        ),
+        { numRuns: 60 },
+      );
+    });
+  }
+
+  it('splits a dense slice while running and still reads every row once', async () => {
+    const times = Array.from({ length: 3000 }, (_, i) => T0 + Math.floor(i / 3) * 7);
+    const rows = makeRows(times);
+    const feed = createFakeFeed(rows);
+    const stats = { slices: 0, splits: 0, pages: 0 };
+    const got = await collectSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 1, limit: 50, now: () => T0 + DAY / 2 }, stats);
+    expect(got).toHaveLength(3000);
+    expect(new Set(got.map((r) => r._id)).size).toBe(3000);
+    expect(stats.splits).toBeGreaterThan(4);
+    // Pages stay close to the ideal: every row read once, plus one short page per slice.
+    expect(stats.pages).toBeLessThan(3000 / 50 + stats.slices * 2);
+  });
+
+  it('reads nothing older than oldestDate and stops each slice at its first older item', async () => {
+    const rows = makeRows([T0 - 5, T0 - 1, T0, T0 + 1, T0 + 2]);
+    const got = await collectSlices<Row>(createFakeFeed(rows), [listing], { oldestDate: T0, timeSliceDays: 1, now: () => T0 + 10 });
+    expect(got.map((r) => r.createdAt)).toEqual([T0 + 2, T0 + 1, T0].map((t) => new Date(t).toISOString()));
+  });
+
+  it('fails the whole call when one slice keeps failing (never a partial list)', async () => {
+    const rows = makeRows(Array.from({ length: 500 }, (_, i) => T0 + i * 100));
+    const feed = createFakeFeed(rows, 'v2', { failWhen: (n) => n === 5 });
+    await expect(collectSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 0.0001, limit: 10, now: () => T0 + 50_000 })).rejects.toThrow(GamedataError);
+  });
+
+  it('cancels on abort', async () => {
+    const rows = makeRows(Array.from({ length: 2000 }, (_, i) => T0 + i));
+    const feed = createFakeFeed(rows);
+    const controller = new AbortController();
+    const it = iterateSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 0.00001, limit: 5, signal: controller.signal, now: () => T0 + 2000 });
+    let n = 0;
+    await expect(
+      (async () => {
+        for await (const _ of it) if (++n === 10) controller.abort();
+      })(),
+    ).rejects.toThrow(/abort/);
+    const callsAtAbort = feed.calls.length;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(feed.calls.length - callsAtAbort).toBeLessThanOrEqual(20);
+  });
+
+  it('streams with bounded buffering (readers of later slices pause)', async () => {
+    const rows = makeRows(Array.from({ length: 3000 }, (_, i) => T0 + i));
+    const feed = createFakeFeed(rows);
+    const it = iterateSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 0.00001, limit: 10, highWaterItems: 50, concurrency: 100, now: () => T0 + 3000 });
+    let n = 0;
+    for await (const _ of it) {
+      if (++n === 20) break;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    // 100 slices started, each read at most a page or two before pausing: far fewer than 300 pages.
+    expect(feed.calls.length).toBeLessThan(250);
+  });
+});
+
+describe('readSlice', () => {
+  it('adjacent slices partition the feed; a checkpoint resumes exactly the rest', async () => {
+    await fc.assert(
+      fc.asyncProperty(timesArb, fc.array(fc.integer({ min: 1, max: 19_999 }), { maxLength: 6 }), fc.integer({ min: 1, max: 7 }), async (times, cuts, limit) => {
+        const rows = makeRows(times);
+        const feed = createFakeFeed(rows);
+        const edges = [...new Set([T0, ...cuts.map((c) => T0 + c), T0 + 20_001])].sort((a, b) => a - b);
+        const seen: string[] = [];
+        for (let i = edges.length - 1; i > 0; i--) {
+          const range = { start: edges[i - 1] ?? 0, end: edges[i] ?? 0 };
+          let resumeAt: string | null = null;
+          let pages = 0;
+          for await (const page of readSlice<Row>(feed, listing, range, { limit })) {
+            seen.push(...page.items.map((r) => r._id));
+            if (++pages === 2) {
+              resumeAt = page.cursor;
+              break;
+            }
+          }
+          if (resumeAt) for await (const page of readSlice<Row>(feed, listing, range, { limit, cursor: resumeAt })) seen.push(...page.items.map((r) => r._id));
+        }
+        expect(seen).toEqual(sortRows(rows, 'v2').map((r) => r._id));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
