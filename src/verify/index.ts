@@ -5,3 +5,4 @@ export { readTopic } from './read-topic.js';
 export type { TopicMessage, ReadTopicOptions } from './read-topic.js';
 export { verifyResource } from './verify-resource.js';
 export type { VerifyResourceOptions, VerifyReport } from './verify-resource.js';
+export { collectUpstreamTruth } from './upstream-truth.js';

@@ -1,0 +1,36 @@
+/**
+ * The truth of a real upstream (no simulator): every record re-read through the client, walking the listings the
+ * way the planner does (users per country with full profiles, transactions per user). Repeats are kept once.
+ */
+import type { DedupRecord } from '../dedup/index.js';
+import type { SliceSource } from '../jobs/process-slice.js';
+import type { ResourceName } from '../models/resources.js';
+import type { PlannerSource } from '../planner/plan-backfill.js';
+
+/** Reads every record of `resource` older than `until` (epoch ms; default: the head of the feed). */
+export async function collectUpstreamTruth(
+  source: SliceSource,
+  planner: PlannerSource,
+  resource: ResourceName,
+  options: { until?: number; filters?: Record<string, string> } = {},
+): Promise<DedupRecord[]> {
+  const filters = options.filters ?? {};
+  const walks: Record<string, string>[] =
+    resource === 'users'
+      ? (await planner.countryIds()).map((countryId) => ({ ...filters, countryId }))
+      : resource === 'transactions' && filters['userId'] === undefined
+        ? (await planner.userIds()).map((userId) => ({ ...filters, userId }))
+        : [filters];
+  const byKey = new Map<string, DedupRecord>();
+  let anonymous = 0;
+  for (const walk of walks) {
+    for await (const page of source.readPages({ resource, filters: walk, start: -Infinity, end: options.until ?? Infinity }, {})) {
+      const items = source.enrich ? await source.enrich(resource, page.items) : page.items;
+      for (const item of items) {
+        const id = typeof item._id === 'string' ? item._id : `#anonymous-${anonymous++}`;
+        byKey.set(id, item);
+      }
+    }
+  }
+  return [...byKey.values()];
+}
