@@ -1,0 +1,51 @@
+// `createTopics` on the real broker: six topics + six DLQs with the planned partitions and cleanup policies
+// (compact for entities that change), idempotent on a second run.
+import { ConfigResourceTypes } from 'kafkajs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestServices } from '../../helpers/services.js';
+import { createTopics, planTopics } from '../../../src/sink/index.js';
+
+const services = createTestServices('topics-create');
+afterAll(() => services.cleanup());
+
+describe('createTopics against the real broker', () => {
+  it('creates every topic with its partitions and cleanup policy, then leaves them alone', async () => {
+    const options = { brokers: services.urls.kafkaBrokers, topicPrefix: services.prefix, partitions: 2, cleanupPolicy: { donations: 'compact' as const } };
+    const first = await createTopics(options);
+    const plan = planTopics(options);
+    expect(first.created.sort()).toEqual(plan.map((s) => s.topic).sort());
+    expect(first.existing).toEqual([]);
+
+    const admin = await services.admin();
+    const metadata = await admin.fetchTopicMetadata({ topics: plan.map((s) => s.topic) });
+    for (const topic of metadata.topics) expect(topic.partitions, topic.name).toHaveLength(2);
+    const configs = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: plan.map((s) => ({ type: ConfigResourceTypes.TOPIC, name: s.topic, configNames: ['cleanup.policy', 'max.message.bytes'] })),
+    });
+    const policy = Object.fromEntries(
+      configs.resources.map((r) => [r.resourceName, r.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue]),
+    );
+    const p = services.prefix;
+    expect(policy).toEqual({
+      [`${p}.articles`]: 'compact',
+      [`${p}.users`]: 'compact',
+      [`${p}.parties`]: 'compact',
+      [`${p}.elections`]: 'compact',
+      [`${p}.transactions`]: 'delete',
+      [`${p}.donations`]: 'compact',
+      [`${p}.articles.dlq`]: 'delete',
+      [`${p}.users.dlq`]: 'delete',
+      [`${p}.parties.dlq`]: 'delete',
+      [`${p}.elections.dlq`]: 'delete',
+      [`${p}.transactions.dlq`]: 'delete',
+      [`${p}.donations.dlq`]: 'delete',
+    });
+    const dlqMax = configs.resources.find((r) => r.resourceName === `${p}.users.dlq`)?.configEntries.find((e) => e.configName === 'max.message.bytes');
+    expect(dlqMax?.configValue).toBe('10485760');
+
+    const second = await createTopics(options);
+    expect(second.created).toEqual([]);
+    expect(second.existing).toHaveLength(12);
+  });
+});
