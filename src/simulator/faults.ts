@@ -1,0 +1,64 @@
+/**
+ * Record-level faults: a deterministic share of records is served corrupted (chosen by record identity, so every
+ * read of a record agrees), plus the stream of per-request fault decisions.
+ */
+import { hash32, unit } from './internal/prng.js';
+import type { SimulatorResource } from './world.js';
+
+export type MalformedKind = 'wrong-type' | 'missing-id' | 'invalid-date';
+const KINDS: readonly MalformedKind[] = ['wrong-type', 'missing-id', 'invalid-date'];
+
+const RESOURCE_SALT: Record<SimulatorResource, number> = {
+  articles: 1,
+  transactions: 2,
+  parties: 3,
+  users: 4,
+  elections: 5,
+  donations: 6,
+  countries: 7,
+};
+
+/** The field each resource gets with a wrong type (a number or array served as a string). */
+const WRONG_TYPE_FIELD: Record<SimulatorResource, string> = {
+  articles: 'views',
+  transactions: 'money',
+  parties: 'members',
+  users: 'militaryRank',
+  elections: 'votesCount',
+  donations: 'amount',
+  countries: 'name',
+};
+
+/** Whether (and how) the record with this identity is served corrupted. Countries never are (reference data). */
+export function malformedKind(
+  resource: SimulatorResource,
+  ident: number,
+  rate: number,
+  faultSeed: number,
+): MalformedKind | undefined {
+  if (rate <= 0 || resource === 'countries') return undefined;
+  const h = hash32(faultSeed, RESOURCE_SALT[resource], ident, 0x6d61);
+  if (unit(h) >= rate) return undefined;
+  return KINDS[hash32(h, 3) % KINDS.length];
+}
+
+/** A corrupted copy of a record (the original is not changed). */
+export function corruptRecord(resource: SimulatorResource, record: Record<string, unknown>, kind: MalformedKind): Record<string, unknown> {
+  const copy = { ...record };
+  switch (kind) {
+    case 'missing-id':
+      delete copy['_id'];
+      break;
+    case 'invalid-date':
+      copy['createdAt'] = 'not-a-date';
+      break;
+    case 'wrong-type': {
+      const field = WRONG_TYPE_FIELD[resource];
+      // Thin listing items lack the field: corrupt createdAt's type instead (a number where a string belongs).
+      if (field in copy) copy[field] = resource === 'countries' ? 42 : `${JSON.stringify(copy[field])}!`;
+      else copy['createdAt'] = 12345;
+      break;
+    }
+  }
+  return copy;
+}

@@ -1,0 +1,66 @@
+/** Request counters of a running simulator (what tests assert on: batching, retries, rate limiting). */
+
+export interface SimulatorStats {
+  /** HTTP requests to the tRPC endpoint (a batch is one). */
+  httpRequests: number;
+  /** Procedure calls: total and per procedure path. */
+  procedureCalls: { total: number; byProcedure: Record<string, number> };
+  /** Number of requests per batch size (`"1"` = single calls and batches of one). */
+  batchSizes: Record<string, number>;
+  /** Responses per HTTP status (`"0"` = no answer: reset or hang). */
+  byStatus: Record<string, number>;
+  /** Requests refused with 429. */
+  rateLimited: number;
+  /** Faults injected, by kind. */
+  faults: { http5xx: number; batch5xx: number; reset: number; hang: number; badJson: number };
+}
+
+export interface StatsRecorder {
+  snapshot(): SimulatorStats;
+  reset(): void;
+  request(batchSize: number): void;
+  call(path: string): void;
+  status(status: number): void;
+  rateLimited(): void;
+  fault(kind: keyof SimulatorStats['faults']): void;
+}
+
+const bump = (map: Record<string, number>, key: string, by = 1): void => {
+  map[key] = (map[key] ?? 0) + by;
+};
+
+function empty(): SimulatorStats {
+  return {
+    httpRequests: 0,
+    procedureCalls: { total: 0, byProcedure: {} },
+    batchSizes: {},
+    byStatus: {},
+    rateLimited: 0,
+    faults: { http5xx: 0, batch5xx: 0, reset: 0, hang: 0, badJson: 0 },
+  };
+}
+
+export function createStatsRecorder(): StatsRecorder {
+  let stats = empty();
+  return {
+    snapshot: () => structuredClone(stats),
+    reset: () => {
+      stats = empty();
+    },
+    request(batchSize) {
+      stats.httpRequests++;
+      bump(stats.batchSizes, String(batchSize));
+    },
+    call(path) {
+      stats.procedureCalls.total++;
+      bump(stats.procedureCalls.byProcedure, path);
+    },
+    status: (status) => bump(stats.byStatus, String(status)),
+    rateLimited: () => {
+      stats.rateLimited++;
+    },
+    fault: (kind) => {
+      stats.faults[kind]++;
+    },
+  };
+}
