@@ -32,6 +32,9 @@ export interface ServiceUrls {
   source: ServicesSource;
 }
 
+/** ioredis options (its `replyMapping` typing does not survive `exactOptionalPropertyTypes`, hence the Omit). */
+export type TestRedisOptions = Omit<RedisOptions, 'replyMapping'>;
+
 export interface TestServices {
   /** Unique per call: `it-<label>-<8 hex>`. Every topic, group, subject, queue and key of the file starts with it. */
   readonly prefix: string;
@@ -49,7 +52,7 @@ export interface TestServices {
   /** A Confluent schema-registry client for the registry's Confluent-compatible base URL. */
   registry(): SchemaRegistryClient;
   /** An ioredis client (`maxRetriesPerRequest: null`, as BullMQ workers need), closed by cleanup(). */
-  redis(options?: RedisOptions): Redis;
+  redis(options?: TestRedisOptions): Redis;
   /** Registers a function cleanup() runs first (last registered, first run). */
   onCleanup(fn: () => unknown): void;
   /**
@@ -123,7 +126,9 @@ export function createTestServices(label: string): TestServices {
     },
     redis(options = {}) {
       const redis = new Redis(urls.redisUrl, { maxRetriesPerRequest: null, ...options });
-      disconnects.push(() => redis.quit().catch(() => redis.disconnect()));
+      // Without a listener ioredis prints "Unhandled error event" on every failed reconnect (e.g. across a restart).
+      redis.on('error', () => undefined);
+      disconnects.push(() => (redis.status === 'end' ? undefined : redis.disconnect()));
       return redis;
     },
     onCleanup(fn) {
@@ -131,11 +136,20 @@ export function createTestServices(label: string): TestServices {
     },
     async cleanup() {
       const failures: string[] = [];
+      // Each step is bounded: a client stuck reconnecting must not hang the whole file.
       const attempt = async (what: string, fn: () => unknown): Promise<void> => {
+        let timer: NodeJS.Timeout | undefined;
         try {
-          await fn();
+          await Promise.race([
+            Promise.resolve().then(fn),
+            new Promise((_, reject) => {
+              timer = setTimeout(() => reject(new Error('timed out after 15 s')), 15_000);
+            }),
+          ]);
         } catch (error) {
           failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+        } finally {
+          clearTimeout(timer);
         }
       };
       for (const fn of cleanups.splice(0).reverse()) await attempt('cleanup function', fn);
