@@ -2,6 +2,7 @@
  * The BullMQ side of the pipeline: a slice worker (children) and a run worker (parents), sharing one set of
  * dependencies, so every slice of the process rides the same batching client and Kafka producer.
  */
+import { setMaxListeners } from 'node:events';
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { ConfigError, GamedataError } from '../errors.js';
 import type { RunCounterValues, RunJobData, RunResult, SliceJobData, SliceResult } from './job-types.js';
@@ -74,6 +75,8 @@ export function startPipelineWorkers(options: PipelineWorkerOptions, deps: Pipel
   }
   const onError = o.onError ?? (() => undefined);
   const stop = new AbortController();
+  // Every running slice (and each of its page reads) listens on this one signal.
+  setMaxListeners(0, stop.signal);
   const spawner = new Queue<SliceJobData>(QUEUE_NAMES.slices, { connection: o.connection, prefix: o.prefix });
   spawner.on('error', (e) => onError(e, 'spawn-queue'));
 
