@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# `npm run demo`: the main job on the embedded default.
-# For now: bring the local stack up (or use KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL when set) and run
-# the smoke flow against it (Avro record through the registry and Kafka; BullMQ jobs through Redis).
-# The backfill issue replaces this body with the full simulator -> Kafka demo.
+# `npm run demo`: the main job on the embedded default upstream.
+#   local stack (Kafka, schema registry, Redis; or KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL when set)
+#   -> simulator (scale small) -> schemas registered + topics created -> workers -> backfill of all six resources
+#   -> verify every topic against the simulator's truth -> summary table. Exits 1 if any record is missing.
+# Extra arguments go to `gamedata demo` (e.g. `npm run demo -- --faults 5xx=0.05,reset=0.01,malformed=0.002`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-[[ -d node_modules ]] || npm ci --no-audit --no-fund >&2
+# `npm install --no-save` when `npm ci` refuses the lock file (see .ci/run)
+[[ -d node_modules ]] || npm ci --no-audit --no-fund >&2 || npm install --no-save --no-audit --no-fund >&2
 if [[ -z "${KAFKA_BROKERS:-}${SCHEMA_REGISTRY_URL:-}${REDIS_URL:-}" ]]; then
   eval "$(bash scripts/stack.sh up)"
 fi
 echo "demo: Kafka $KAFKA_BROKERS, schema registry $SCHEMA_REGISTRY_URL, Redis $REDIS_URL" >&2
-exec npx vitest run --project services --reporter=verbose test/integration/smoke
+exec npx tsx src/cli/main.ts demo "$@"
