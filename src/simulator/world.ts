@@ -966,17 +966,19 @@ export function createWorld(options: WorldOptions = {}): World {
 
   function advanceTo(target: number, rates: LiveRates): void {
     if (target <= nowMs) return;
-    if (rates.ratePerSecond > 0) {
-      if (Number.isNaN(nextArrival)) nextArrival = nowMs + expGap(liveRng, rates.ratePerSecond);
-      while (nextArrival <= target) {
-        arrive(nextArrival);
+    if (rates.ratePerSecond > 0 && Number.isNaN(nextArrival)) nextArrival = nowMs + expGap(liveRng, rates.ratePerSecond);
+    if (rates.changeRatePerSecond > 0 && Number.isNaN(nextChange))
+      nextChange = nowMs + expGap(changeRng, rates.changeRatePerSecond);
+    // Arrivals and changes in time order, so advancing in one step or many gives the same world.
+    for (;;) {
+      const arrival = rates.ratePerSecond > 0 ? nextArrival : Infinity;
+      const changeAt = rates.changeRatePerSecond > 0 ? nextChange : Infinity;
+      if (Math.min(arrival, changeAt) > target) break;
+      if (arrival <= changeAt) {
+        arrive(arrival);
         nextArrival += expGap(liveRng, rates.ratePerSecond);
-      }
-    }
-    if (rates.changeRatePerSecond > 0) {
-      if (Number.isNaN(nextChange)) nextChange = nowMs + expGap(changeRng, rates.changeRatePerSecond);
-      while (nextChange <= target) {
-        change(nextChange);
+      } else {
+        change(changeAt);
         nextChange += expGap(changeRng, rates.changeRatePerSecond);
       }
     }
