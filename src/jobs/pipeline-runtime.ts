@@ -19,6 +19,7 @@ import { createPagePublisher } from '../sink/publish-page.js';
 import { DEFAULT_TOPIC_PREFIX } from '../sink/topic-names.js';
 import type { PagePublisher, SliceSource } from './process-slice.js';
 import { DEFAULT_QUEUE_PREFIX } from './queue-names.js';
+import { createCoalescingSink } from './coalescing-sink.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 
 /** Where the pipeline's services are. */
@@ -128,6 +129,13 @@ export function createClientPlannerSource(client: Client): PlannerSource {
   };
 }
 
+/**
+ * Client settings of a worker process. The upstream counts a batch of up to 50 calls as ONE request against its
+ * rate limit and takes about as long for 50 calls as for one, so the worker favours few, full POSTs: few requests
+ * in flight (a waiting request gathers every call queued meanwhile) and a short window to let slices catch up.
+ */
+export const PIPELINE_CLIENT_DEFAULTS = { maxInFlight: 4, batchWindowMs: 10 } as const;
+
 export interface PipelineRuntime {
   settings: PipelineSettings;
   redis: Redis;
@@ -152,13 +160,18 @@ export interface PipelineRuntimeOptions {
 /** Builds every real dependency of the pipeline from the settings. */
 export async function createPipelineRuntime(settings: PipelineSettings, options: PipelineRuntimeOptions = {}): Promise<PipelineRuntime> {
   const redis = connectRedis(settings.redisUrl);
-  const client = createClient({ baseUrl: settings.apiUrl, apiKey: settings.apiKey, ...options.client });
+  const client = createClient({
+    baseUrl: settings.apiUrl,
+    apiKey: settings.apiKey,
+    ...PIPELINE_CLIENT_DEFAULTS,
+    ...options.client,
+  });
   const sink = createKafkaSink({ brokers: settings.kafkaBrokers, clientId: 'gamedata-worker' });
   const useKafka = options.kafka ?? true;
   if (useKafka) await sink.connect();
   const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
   const pagePublisher = registry
-    ? createPagePublisher({ sink, encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }) })
+    ? createPagePublisher({ sink: createCoalescingSink(sink), encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }) })
     : undefined;
   const publisher: PagePublisher = {
     async publish(resource: ResourceName, records, lineage) {

@@ -1,13 +1,162 @@
+/**
+ * `gamedata demo`: the whole flow on the embedded default upstream, ending with a verified summary.
+ * Simulator (scale small) -> schemas registered -> topics created -> workers (one shared batching client) ->
+ * backfill of all six resources (transactions with --full-history) -> verify every topic against the simulator's
+ * truth -> a summary table (records per topic, missing, duplicates, DLQ, records/s). Exits 1 if anything is missing.
+ * Needs KAFKA_BROKERS, SCHEMA_REGISTRY_URL and REDIS_URL (`npm run demo` starts the local stack first).
+ */
 import type { Command } from 'commander';
-import { GamedataError } from '../../errors.js';
+import { ConfigError } from '../../errors.js';
+import { createRegistryClient } from '../../encoding/registry-client.js';
+import { createRecordDecoder } from '../../encoding/record-decoder.js';
+import { readSchemaFiles } from '../../encoding/schema-files.js';
+import { registerSchemas } from '../../encoding/schema-registration.js';
+import type { AvroRecordSchema } from '../../encoding/avro-schema.js';
+import {
+  connectRedis,
+  createPipelineRuntime,
+  readPipelineSettings,
+  startBackfill,
+  startPipelineWorkers,
+  waitForRun,
+  type PipelineSettings,
+} from '../../jobs/index.js';
+import { RESOURCES, type ResourceName } from '../../models/resources.js';
+import { createTopics } from '../../sink/create-topics.js';
+import { startSimulator } from '../../simulator/start-simulator.js';
+import { parseFaultSpec, parseLatencySpec } from '../../simulator/options.js';
+import { verifyResource, type VerifyReport } from '../../verify/index.js';
 
-/** Placeholder until the `demo` command is built (see the issue that owns it). */
+interface DemoFlags {
+  scale: string;
+  seed: string;
+  concurrency: string;
+  prefix?: string;
+  faults?: string;
+  latency?: string;
+}
+
+function pad(s: string | number, n: number, right = false): string {
+  const t = String(s);
+  return right ? t.padEnd(n) : t.padStart(n);
+}
+
 export function register(program: Command): void {
   program
     .command('demo')
-    .description('(demo: not built yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new GamedataError('the demo command is not built yet');
+    .description('simulator -> workers -> backfill of all six resources -> Kafka -> verify, with a summary table')
+    .option('--scale <scale>', 'simulator world size: small | medium | large', 'small')
+    .option('--seed <n>', 'simulator world seed', '1')
+    .option('--concurrency <n>', 'slices processed at once', '32')
+    .option('--prefix <prefix>', 'topic / key prefix (default: demo-<time>, so every demo starts empty)')
+    .option('--faults <spec>', 'simulator faults, e.g. 5xx=0.05,reset=0.01,hang=0.005,malformed=0.002')
+    .option('--latency <spec>', 'simulator latency: realistic | off | request=600,...')
+    .action(async (flags: DemoFlags) => {
+      if (!['small', 'medium', 'large'].includes(flags.scale)) throw new ConfigError(`--scale must be small, medium or large, got ${flags.scale}`);
+      const concurrency = Number(flags.concurrency);
+      if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new ConfigError(`--concurrency must be a positive integer, got ${flags.concurrency}`);
+      const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);
+      const prefix = flags.prefix ?? `demo-${stamp}`;
+      const t0 = Date.now();
+      const step = (msg: string): void => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${msg}`);
+
+      const sim = await startSimulator({
+        scale: flags.scale as 'small',
+        seed: Number(flags.seed),
+        port: 0,
+        ...(flags.faults === undefined ? {} : { faults: parseFaultSpec(flags.faults) }),
+        ...(flags.latency === undefined ? {} : { latency: parseLatencySpec(flags.latency) }),
+      });
+      step(`simulator (${flags.scale}, seed ${flags.seed}) at ${sim.url}, world now ${new Date(sim.now()).toISOString()}`);
+      const base = readPipelineSettings({ api: false, kafka: true, registry: true });
+      const settings: PipelineSettings = {
+        ...base,
+        apiUrl: sim.url,
+        apiKey: base.apiKey ?? 'demo-key',
+        topicPrefix: prefix,
+        queuePrefix: `${prefix}-bull`,
+        redisPrefix: prefix,
+      };
+      const registry = createRegistryClient({ url: settings.schemaRegistryUrl });
+      const files = await readSchemaFiles();
+      const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<ResourceName, AvroRecordSchema>;
+      const subjects = await registerSchemas({ registry, topicPrefix: prefix, schemas });
+      step(`schemas registered: ${subjects.map((s) => `${s.subject}#${s.id}`).join(', ')}`);
+      await createTopics({ brokers: settings.kafkaBrokers, topicPrefix: prefix });
+      step(`topics created: ${prefix}.<resource> and ${prefix}.<resource>.dlq`);
+
+      const rt = await createPipelineRuntime(settings);
+      const bull = connectRedis(settings.redisUrl);
+      const workers = startPipelineWorkers(
+        { connection: bull, prefix: settings.queuePrefix, concurrency, onError: (e, where) => console.error(`  ! ${where}: ${e.message}`) },
+        rt,
+      );
+      step(`workers started (concurrency ${concurrency}, one shared batching client)`);
+      const reports: VerifyReport[] = [];
+      let failed = false;
+      try {
+        const started = Date.now();
+        const planned = await startBackfill(
+          { resources: [...RESOURCES], fullHistory: true, until: sim.now() },
+          { connection: bull, prefix: settings.queuePrefix, planner: rt.planner, counters: rt.counters },
+        );
+        step(`backfill ${planned.run.runId}: ${planned.slices.length} slices (transactions walk every user)`);
+        let last = '';
+        const result = await waitForRun(planned.run.runId, {
+          connection: bull,
+          prefix: settings.queuePrefix,
+          pollMs: 1000,
+          onTick: (s) => {
+            const line = `${s.slices.completed} slices done, ${s.slices.pending} pending`;
+            if (line !== last) step(line);
+            last = line;
+          },
+        });
+        const secs = (Date.now() - started) / 1000;
+        const c = result.counters;
+        step(`backfill done in ${secs.toFixed(1)} s: fetched ${c.fetched}, published ${c.published}, deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered}`);
+        const decoder = createRecordDecoder({ registry, topicPrefix: prefix });
+        for (const resource of RESOURCES) {
+          reports.push(
+            await verifyResource({
+              resource,
+              brokers: settings.kafkaBrokers,
+              topicPrefix: prefix,
+              decoder,
+              truth: sim.truth(resource),
+              malformedIds: new Set(sim.malformed(resource).map((m) => m._id)),
+            }),
+          );
+        }
+        step('verified every topic against the simulator truth (consume, decode, compare)');
+        const counters = await rt.counters.get(planned.run.runId);
+        console.log('');
+        console.log(`${pad('topic', 34, true)} ${pad('truth', 8)} ${pad('records', 8)} ${pad('missing', 8)} ${pad('dupl.', 6)} ${pad('unexp.', 6)} ${pad('dlq', 5)} ${pad('deduped', 8)}`);
+        for (const r of reports) {
+          const byRes = counters.byResource[r.resource];
+          console.log(
+            `${pad(r.topic, 34, true)} ${pad(r.expected + r.dlq.expected, 8)} ${pad(r.consumed, 8)} ${pad(r.missing, 8)} ${pad(r.duplicates, 6)} ${pad(r.unexpected, 6)} ${pad(r.dlq.messages, 5)} ${pad(byRes?.deduplicated ?? 0, 8)}`,
+          );
+        }
+        const total = reports.reduce((a, r) => a + r.consumed, 0);
+        const missing = reports.reduce((a, r) => a + r.missing, 0);
+        const dups = reports.reduce((a, r) => a + r.duplicates, 0);
+        console.log(`${pad('total', 34, true)} ${pad('', 8)} ${pad(total, 8)} ${pad(missing, 8)} ${pad(dups, 6)}`);
+        console.log('');
+        const cs = rt.client.stats();
+        console.log(
+          `upstream: ${cs.httpRequests} HTTP requests carrying ${cs.procedures} procedure calls ` +
+            `(${(cs.procedures / Math.max(1, cs.httpRequests)).toFixed(1)} per POST), ${cs.status429} answered 429`,
+        );
+        console.log(`${c.published} records in ${secs.toFixed(1)} s = ${(c.published / secs).toFixed(0)} records/s end to end (upstream -> Kafka ack)`);
+        failed = reports.some((r) => !r.ok);
+        console.log(failed ? 'RESULT: MISSING RECORDS' : 'RESULT: OK (missing 0)');
+      } finally {
+        await workers.close();
+        await bull.quit();
+        await rt.close();
+        await sim.close();
+      }
+      if (failed) process.exitCode = 1;
     });
 }
