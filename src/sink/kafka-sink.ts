@@ -58,7 +58,8 @@ export interface KafkaSink {
 export function resolveKafkaOptions(options: KafkaSinkOptions): Required<Omit<KafkaSinkOptions, 'logger'>> & {
   logger: SinkLogger | undefined;
 } {
-  if (!Array.isArray(options.brokers) || options.brokers.length === 0 || options.brokers.some((b) => !/^[^\s:]+:\d+$/.test(b))) {
+  const brokers: unknown = options.brokers;
+  if (!Array.isArray(brokers) || brokers.length === 0 || brokers.some((b) => typeof b !== 'string' || !/^[^\s:]+:\d+$/.test(b))) {
     throw new ConfigError(`brokers must be a non-empty list of host:port, got ${JSON.stringify(options.brokers)}`);
   }
   const resolved = { ...DEFAULT_KAFKA_SINK_OPTIONS, ...options, logger: options.logger };
