@@ -197,7 +197,7 @@ async function waitForServices(urls: ServiceUrls): Promise<void> {
       const redis = new Redis(urls.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       try {
         await redis.connect();
-        const pong = await redis.ping();
+        const pong: string = await redis.ping();
         if (pong !== 'PONG') throw new Error(`PING answered ${pong}`);
       } finally {
         redis.disconnect();

@@ -1,0 +1,274 @@
+/**
+ * The one place settings are read and validated: environment variables, an optional JSON config file and explicit
+ * overrides (CLI flags), merged once at start. Every invalid or missing setting is reported together in one
+ * ConfigError, each issue naming the setting (as its environment variable), the rule and the value received
+ * (secrets are never echoed).
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+
+/** The validated settings. Flat, named after the environment variables they come from. */
+export interface GamedataConfig {
+  /** `GAMEDATA_API_URL`: the upstream tRPC endpoint (ends in `/trpc`). Undefined = not configured. */
+  apiUrl: string | undefined;
+  /** `GAMEDATA_API_KEY`: sent to the upstream; redacted from every log line and error. */
+  apiKey: string | undefined;
+  /** `KAFKA_BROKERS`: comma-separated `host:port`. Empty = not configured. */
+  kafkaBrokers: string[];
+  /** `SCHEMA_REGISTRY_URL`: Confluent-compatible base URL (no trailing slash). Undefined = not configured. */
+  schemaRegistryUrl: string | undefined;
+  /** `REDIS_URL`: `redis://` or `rediss://`. Undefined = not configured. */
+  redisUrl: string | undefined;
+  /** `GAMEDATA_TOPIC_PREFIX`: topics are `<prefix>.<resource>`. @default 'gamedata' */
+  topicPrefix: string;
+  /** `GAMEDATA_QUEUE_PREFIX`: BullMQ key prefix. @default 'gamedata-bull' */
+  queuePrefix: string;
+  /** `GAMEDATA_REDIS_PREFIX`: prefix of the dedup, cache and counter keys. @default 'gamedata' */
+  redisPrefix: string;
+  /** `GAMEDATA_LOG_LEVEL`. @default 'info' */
+  logLevel: LogLevel;
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** The services a command needs; each one named here must be configured, else loadConfig throws. */
+export type ConfigNeed = 'api' | 'kafka' | 'registry' | 'redis';
+
+/** The config with the needed settings typed as present. */
+export type ConfigWith<N extends ConfigNeed> = GamedataConfig &
+  ('api' extends N ? { apiUrl: string } : unknown) &
+  ('registry' extends N ? { schemaRegistryUrl: string } : unknown) &
+  ('redis' extends N ? { redisUrl: string } : unknown);
+
+/** Settings as they can appear in a config file or in `overrides` (camelCase keys of {@link GamedataConfig}). */
+export interface ConfigInput {
+  apiUrl?: string | undefined;
+  apiKey?: string | undefined;
+  /** A comma-separated string or an array of `host:port`. */
+  kafkaBrokers?: string | string[] | undefined;
+  schemaRegistryUrl?: string | undefined;
+  redisUrl?: string | undefined;
+  topicPrefix?: string | undefined;
+  queuePrefix?: string | undefined;
+  redisPrefix?: string | undefined;
+  logLevel?: string | undefined;
+}
+
+export interface LoadConfigOptions<N extends ConfigNeed = never> {
+  /** Services that must be configured. @default [] */
+  need?: readonly N[];
+  /** Where environment variables are read. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * A JSON file with {@link ConfigInput} keys. Environment variables win over it; `overrides` win over both.
+   * @default env GAMEDATA_CONFIG, else none
+   */
+  configFile?: string;
+  /** Highest-precedence values (CLI flags). Undefined entries are ignored. */
+  overrides?: ConfigInput;
+}
+
+/** Defaults of the optional settings. */
+export const DEFAULT_CONFIG = {
+  topicPrefix: 'gamedata',
+  queuePrefix: 'gamedata-bull',
+  redisPrefix: 'gamedata',
+  logLevel: 'info',
+} as const satisfies Partial<GamedataConfig>;
+
+/** Each setting's environment variable: also the name issues use. */
+export const CONFIG_ENV_NAMES = {
+  apiUrl: 'GAMEDATA_API_URL',
+  apiKey: 'GAMEDATA_API_KEY',
+  kafkaBrokers: 'KAFKA_BROKERS',
+  schemaRegistryUrl: 'SCHEMA_REGISTRY_URL',
+  redisUrl: 'REDIS_URL',
+  topicPrefix: 'GAMEDATA_TOPIC_PREFIX',
+  queuePrefix: 'GAMEDATA_QUEUE_PREFIX',
+  redisPrefix: 'GAMEDATA_REDIS_PREFIX',
+  logLevel: 'GAMEDATA_LOG_LEVEL',
+} as const satisfies Record<keyof GamedataConfig, string>;
+
+type Key = keyof typeof CONFIG_ENV_NAMES;
+const KEYS = Object.keys(CONFIG_ENV_NAMES) as Key[];
+const SECRET_KEYS: ReadonlySet<Key> = new Set<Key>(['apiKey']);
+const NEED_KEYS: Record<ConfigNeed, Key> = {
+  api: 'apiUrl',
+  kafka: 'kafkaBrokers',
+  registry: 'schemaRegistryUrl',
+  redis: 'redisUrl',
+};
+const NEED_EXAMPLES: Record<ConfigNeed, string> = {
+  api: 'e.g. http://127.0.0.1:4000/trpc',
+  kafka: 'e.g. 127.0.0.1:19092',
+  registry: 'e.g. http://127.0.0.1:18081/apis/ccompat/v7',
+  redis: 'e.g. redis://127.0.0.1:16379',
+};
+
+const httpUrl = (what: string) =>
+  z
+    .string()
+    .trim()
+    .refine((value) => isUrl(value, ['http:', 'https:']), `must be an http(s) URL (${what})`)
+    .transform((value) => value.replace(/\/+$/, ''));
+// Kafka's legal topic characters; the prefix leaves room for `.<resource>.dlq` under the 249-character limit.
+const namePrefix = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be 1-200 characters of A-Z a-z 0-9 . _ -');
+const brokerList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) =>
+    (Array.isArray(value) ? value : value.split(','))
+      .map((broker) => broker.trim())
+      .filter((broker) => broker !== ''),
+  )
+  .refine((brokers) => brokers.every(isHostPort), 'must be a comma-separated list of host:port (port 1-65535)');
+
+const FIELD_SCHEMAS = {
+  apiUrl: httpUrl('the upstream tRPC endpoint, e.g. http://127.0.0.1:4000/trpc'),
+  apiKey: z.string().trim().min(1, 'must not be empty'),
+  kafkaBrokers: brokerList,
+  schemaRegistryUrl: httpUrl('e.g. http://127.0.0.1:18081/apis/ccompat/v7'),
+  redisUrl: z
+    .string()
+    .trim()
+    .refine((value) => isUrl(value, ['redis:', 'rediss:']), 'must be a redis:// or rediss:// URL'),
+  topicPrefix: namePrefix,
+  queuePrefix: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be 1-200 characters of A-Z a-z 0-9 . _ - (no ":")'),
+  redisPrefix: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:-]{1,200}$/, 'must be 1-200 characters of A-Z a-z 0-9 . _ - :'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+} satisfies Record<Key, z.ZodType>;
+
+/**
+ * Reads and validates every setting once.
+ *
+ * Precedence, highest first: `overrides`, environment variables, the config file, {@link DEFAULT_CONFIG}.
+ * An empty environment variable counts as unset.
+ *
+ * @throws ConfigError listing every problem at once (`issues`: one line per setting).
+ * @example
+ * const config = loadConfig({ need: ['kafka', 'registry', 'redis'] });
+ * config.schemaRegistryUrl; // string (guaranteed by `need`)
+ */
+export function loadConfig<const N extends ConfigNeed = never>(options: LoadConfigOptions<N> = {}): ConfigWith<N> {
+  const env = options.env ?? process.env;
+  const issues: string[] = [];
+
+  const filePath = options.configFile ?? nonEmpty(env['GAMEDATA_CONFIG']);
+  const fromFile = filePath === undefined ? {} : readConfigFile(filePath, issues);
+
+  const raw: Partial<Record<Key, unknown>> = {};
+  const origin: Partial<Record<Key, string>> = {};
+  for (const key of KEYS) {
+    const override = options.overrides?.[key];
+    const envValue = nonEmpty(env[CONFIG_ENV_NAMES[key]]);
+    if (override !== undefined) {
+      raw[key] = override;
+      origin[key] = 'override';
+    } else if (envValue !== undefined) {
+      raw[key] = envValue;
+      origin[key] = 'env';
+    } else if (fromFile[key] !== undefined) {
+      raw[key] = fromFile[key];
+      origin[key] = `file ${filePath}`;
+    }
+  }
+
+  const values: Partial<Record<Key, unknown>> = {};
+  for (const key of KEYS) {
+    if (raw[key] === undefined) continue;
+    const parsed = FIELD_SCHEMAS[key].safeParse(raw[key]);
+    if (parsed.success) {
+      values[key] = parsed.data;
+    } else {
+      const rule = parsed.error.issues.map((issue) => issue.message).join('; ');
+      const shown = SECRET_KEYS.has(key) ? '[REDACTED]' : JSON.stringify(raw[key]);
+      issues.push(`${CONFIG_ENV_NAMES[key]} (${origin[key] ?? 'unknown'}): ${rule}; got ${shown}`);
+    }
+  }
+
+  for (const need of options.need ?? []) {
+    const key = NEED_KEYS[need];
+    const present = key === 'kafkaBrokers' ? Array.isArray(values[key]) && values[key].length > 0 : values[key] !== undefined;
+    // an invalid value was already reported above
+    if (!present && raw[key] === undefined) issues.push(`${CONFIG_ENV_NAMES[key]} is not set (${NEED_EXAMPLES[need]})`);
+    else if (!present && key === 'kafkaBrokers' && !issues.some((i) => i.startsWith(CONFIG_ENV_NAMES[key]))) {
+      issues.push(`${CONFIG_ENV_NAMES[key]} is empty (${NEED_EXAMPLES[need]})`);
+    }
+  }
+
+  if (issues.length > 0) {
+    throw new ConfigError(`invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n  ${issues.join('\n  ')}`, issues);
+  }
+
+  const config: GamedataConfig = {
+    apiUrl: values.apiUrl as string | undefined,
+    apiKey: values.apiKey as string | undefined,
+    kafkaBrokers: (values.kafkaBrokers as string[] | undefined) ?? [],
+    schemaRegistryUrl: values.schemaRegistryUrl as string | undefined,
+    redisUrl: values.redisUrl as string | undefined,
+    topicPrefix: (values.topicPrefix as string | undefined) ?? DEFAULT_CONFIG.topicPrefix,
+    queuePrefix: (values.queuePrefix as string | undefined) ?? DEFAULT_CONFIG.queuePrefix,
+    redisPrefix: (values.redisPrefix as string | undefined) ?? DEFAULT_CONFIG.redisPrefix,
+    logLevel: (values.logLevel as LogLevel | undefined) ?? DEFAULT_CONFIG.logLevel,
+  };
+  // `need` was checked above, so the narrowed type holds.
+  return config as ConfigWith<N>;
+}
+
+/** Reads a JSON config file; problems are added to `issues` (so they are reported with everything else). */
+function readConfigFile(path: string, issues: string[]): Partial<Record<Key, unknown>> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    issues.push(`GAMEDATA_CONFIG: cannot read config file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    return {};
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    issues.push(`GAMEDATA_CONFIG: config file ${path} is not valid JSON: ${(error as Error).message}`);
+    return {};
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    issues.push(`GAMEDATA_CONFIG: config file ${path} must hold a JSON object`);
+    return {};
+  }
+  const result: Partial<Record<Key, unknown>> = {};
+  for (const [name, value] of Object.entries(data)) {
+    if ((KEYS as string[]).includes(name)) result[name as Key] = value;
+    // a typo in a file would otherwise silently fall back to a default
+    else issues.push(`GAMEDATA_CONFIG: unknown setting "${name}" in ${path} (known: ${KEYS.join(', ')})`);
+  }
+  return result;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+function isUrl(value: string, protocols: readonly string[]): boolean {
+  try {
+    const url = new URL(value);
+    return protocols.includes(url.protocol) && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+function isHostPort(value: string): boolean {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(value);
+  if (match === null) return false;
+  const port = Number(match[2]);
+  return port >= 1 && port <= 65535;
+}

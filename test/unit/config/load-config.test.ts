@@ -1,0 +1,146 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG, loadConfig } from '../../../src/config/index.js';
+import { ConfigError } from '../../../src/errors.js';
+
+const FULL_ENV = {
+  GAMEDATA_API_URL: 'http://127.0.0.1:4000/trpc/',
+  GAMEDATA_API_KEY: 'sk-very-secret-key',
+  KAFKA_BROKERS: '127.0.0.1:19092, localhost:19094',
+  SCHEMA_REGISTRY_URL: 'http://127.0.0.1:18081/apis/ccompat/v7/',
+  REDIS_URL: 'redis://127.0.0.1:16379',
+};
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+function tempFile(content: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'gamedata-config-')), 'config.json');
+  writeFileSync(path, content);
+  return path;
+}
+
+describe('loadConfig', () => {
+  it('reads every setting from the environment and normalises it', () => {
+    const config = loadConfig({ env: FULL_ENV, need: ['api', 'kafka', 'registry', 'redis'] });
+    expect(config).toEqual({
+      apiUrl: 'http://127.0.0.1:4000/trpc',
+      apiKey: 'sk-very-secret-key',
+      kafkaBrokers: ['127.0.0.1:19092', 'localhost:19094'],
+      schemaRegistryUrl: 'http://127.0.0.1:18081/apis/ccompat/v7',
+      redisUrl: 'redis://127.0.0.1:16379',
+      topicPrefix: 'gamedata',
+      queuePrefix: 'gamedata-bull',
+      redisPrefix: 'gamedata',
+      logLevel: 'info',
+    });
+  });
+
+  it('applies the documented defaults when nothing is set and nothing is needed', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.topicPrefix).toBe(DEFAULT_CONFIG.topicPrefix);
+    expect(config.kafkaBrokers).toEqual([]);
+    expect(config.apiUrl).toBeUndefined();
+    expect(config.redisUrl).toBeUndefined();
+  });
+
+  it('treats an empty environment variable as unset', () => {
+    const config = loadConfig({ env: { GAMEDATA_TOPIC_PREFIX: '  ', REDIS_URL: '' } });
+    expect(config.topicPrefix).toBe('gamedata');
+    expect(config.redisUrl).toBeUndefined();
+  });
+
+  it('reports every missing needed setting in one error', () => {
+    const error = configError(() => loadConfig({ env: {}, need: ['api', 'kafka', 'registry', 'redis'] }));
+    expect(error.issues).toHaveLength(4);
+    expect(error.issues.join('\n')).toMatch(/GAMEDATA_API_URL is not set/);
+    expect(error.issues.join('\n')).toMatch(/KAFKA_BROKERS is not set/);
+    expect(error.issues.join('\n')).toMatch(/SCHEMA_REGISTRY_URL is not set/);
+    expect(error.issues.join('\n')).toMatch(/REDIS_URL is not set/);
+  });
+
+  it('reports every invalid setting in one error, naming the setting, the rule and the value', () => {
+    const error = configError(() =>
+      loadConfig({
+        env: {
+          GAMEDATA_API_URL: 'ftp://example',
+          KAFKA_BROKERS: '127.0.0.1,host:99999',
+          SCHEMA_REGISTRY_URL: 'not a url',
+          REDIS_URL: 'http://127.0.0.1:6379',
+          GAMEDATA_TOPIC_PREFIX: 'bad/prefix',
+          GAMEDATA_LOG_LEVEL: 'loud',
+        },
+      }),
+    );
+    expect(error.issues).toHaveLength(6);
+    const text = error.issues.join('\n');
+    expect(text).toContain('GAMEDATA_API_URL (env): must be an http(s) URL');
+    expect(text).toContain('got "ftp://example"');
+    expect(text).toContain('KAFKA_BROKERS (env): must be a comma-separated list of host:port');
+    expect(text).toContain('REDIS_URL (env): must be a redis:// or rediss:// URL');
+    expect(text).toContain('GAMEDATA_TOPIC_PREFIX (env)');
+    expect(text).toContain('GAMEDATA_LOG_LEVEL (env)');
+    expect(error.message).toContain('6 problems');
+  });
+
+  it('never echoes the API key in an error', () => {
+    const error = configError(() => loadConfig({ env: { GAMEDATA_API_KEY: '   ' }, overrides: { apiKey: ' ' } }));
+    expect(error.issues).toEqual([expect.stringContaining('GAMEDATA_API_KEY (override): must not be empty; got [REDACTED]')]);
+  });
+
+  it('merges overrides > env > config file > defaults', () => {
+    const file = tempFile(
+      JSON.stringify({ topicPrefix: 'from-file', redisUrl: 'redis://file:1', kafkaBrokers: ['file:1', 'file:2'] }),
+    );
+    const config = loadConfig({
+      env: { GAMEDATA_CONFIG: file, REDIS_URL: 'redis://env:2', GAMEDATA_TOPIC_PREFIX: 'from-env' },
+      overrides: { topicPrefix: 'from-flag', apiUrl: undefined },
+    });
+    expect(config.topicPrefix).toBe('from-flag');
+    expect(config.redisUrl).toBe('redis://env:2');
+    expect(config.kafkaBrokers).toEqual(['file:1', 'file:2']);
+    expect(config.queuePrefix).toBe('gamedata-bull');
+  });
+
+  it('reports config file problems together with the other settings', () => {
+    const file = tempFile(JSON.stringify({ topicPrefx: 'typo', redisUrl: 42 }));
+    const error = configError(() => loadConfig({ configFile: file, env: {}, need: ['kafka'] }));
+    const text = error.issues.join('\n');
+    expect(text).toContain('unknown setting "topicPrefx"');
+    expect(text).toContain(`REDIS_URL (file ${file})`);
+    expect(text).toContain('KAFKA_BROKERS is not set');
+    expect(error.issues).toHaveLength(3);
+  });
+
+  it('reports an unreadable or malformed config file', () => {
+    expect(configError(() => loadConfig({ configFile: '/nonexistent/gamedata.json', env: {} })).issues).toEqual([
+      expect.stringContaining('cannot read config file /nonexistent/gamedata.json: ENOENT'),
+    ]);
+    expect(configError(() => loadConfig({ configFile: tempFile('{ nope'), env: {} })).issues).toEqual([
+      expect.stringContaining('is not valid JSON'),
+    ]);
+    expect(configError(() => loadConfig({ configFile: tempFile('[1]'), env: {} })).issues).toEqual([
+      expect.stringContaining('must hold a JSON object'),
+    ]);
+  });
+
+  it('rejects an empty broker list when Kafka is needed', () => {
+    const error = configError(() => loadConfig({ env: { KAFKA_BROKERS: ' , ' }, need: ['kafka'] }));
+    expect(error.issues).toEqual([expect.stringContaining('KAFKA_BROKERS')]);
+  });
+
+  it('accepts IPv6 brokers and rediss URLs', () => {
+    const config = loadConfig({ env: { KAFKA_BROKERS: '[::1]:9092', REDIS_URL: 'rediss://user:pw@cache:6380/2' } });
+    expect(config.kafkaBrokers).toEqual(['[::1]:9092']);
+    expect(config.redisUrl).toBe('rediss://user:pw@cache:6380/2');
+  });
+});
