@@ -39,7 +39,10 @@ export interface Simulator {
   truth(resource: SimulatorResource): Record<string, unknown>[];
   /** The records served corrupted under the current fault settings (so tests can expect them in the DLQ). */
   malformed(resource: SimulatorResource): MalformedRecord[];
-  /** Switches runtime settings (faults, rate limit, latency, window, cursor format, hasMore, keys). */
+  /**
+   * Switches runtime settings (faults, rate limit, latency, window, cursor format, hasMore, keys). Naming
+   * `faults.seed` restarts the fault stream, so a request sequence meets the same faults again.
+   */
   configure(patch: RuntimePatch): void;
   /** The current runtime settings. */
   settings(): RuntimeSettings;
@@ -72,7 +75,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const stats = createStatsRecorder();
   const limiter = createRateLimiter();
   const faultRng = createRng(settings.faults.seed);
-  let faultSeed = settings.faults.seed;
+  /** Applies a patch; a patch that names `faults.seed` restarts the fault stream (reproducible sequences). */
+  const reconfigure = (patch: RuntimePatch): void => {
+    settings = applyRuntimePatch(settings, patch);
+    if (patch.faults?.seed !== undefined) faultRng.reseed(settings.faults.seed);
+  };
   const startedAt = Date.now();
   const live = resolved.live;
 
@@ -140,7 +147,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       req.on('data', (chunk: string) => (body += chunk));
       req.on('end', () => {
         try {
-          settings = applyRuntimePatch(settings, JSON.parse(body || '{}') as RuntimePatch);
+          reconfigure(JSON.parse(body || '{}') as RuntimePatch);
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(settings));
         } catch (error) {
           res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (error as Error).message }));
@@ -186,10 +193,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
 
     // Whole-request faults: one draw per request from the seeded stream.
-    if (current.faults.seed !== faultSeed) {
-      faultSeed = current.faults.seed;
-      faultRng.reseed(faultSeed);
-    }
     const f = current.faults;
     const draw = faultRng.next();
     let edge = f.hang;
@@ -263,9 +266,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       }
       return out;
     },
-    configure(patch) {
-      settings = applyRuntimePatch(settings, patch);
-    },
+    configure: reconfigure,
     settings: () => settings,
     world,
     now() {
