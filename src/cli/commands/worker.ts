@@ -14,7 +14,13 @@ export function register(program: Command): void {
     .description('process backfill slices: fetch -> dedup -> Avro -> Kafka -> ack -> mark seen -> checkpoint')
     .option('--concurrency <n>', 'slices processed at once by this process', '8')
     .option('--quiet', 'no per-slice lines')
-    .action(async (flags: { concurrency: string; quiet?: boolean }) => {
+    .option('--lock-duration <ms>', 'slice lock lifetime; a killed worker\'s slices resume after about this long', '30000')
+    .option('--stalled-interval <ms>', 'how often orphaned slices are looked for', '15000')
+    .action(async (flags: { concurrency: string; quiet?: boolean; lockDuration: string; stalledInterval: string }) => {
+      const lockDuration = Number(flags.lockDuration);
+      const stalledInterval = Number(flags.stalledInterval);
+      if (!Number.isSafeInteger(lockDuration) || lockDuration < 1000) throw new ConfigError(`--lock-duration must be an integer >= 1000 ms, got ${flags.lockDuration}`);
+      if (!Number.isSafeInteger(stalledInterval) || stalledInterval < 500) throw new ConfigError(`--stalled-interval must be an integer >= 500 ms, got ${flags.stalledInterval}`);
       const concurrency = Number(flags.concurrency);
       if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
         throw new ConfigError(`--concurrency must be a positive integer, got ${JSON.stringify(flags.concurrency)}`);
@@ -28,6 +34,8 @@ export function register(program: Command): void {
           connection: bull,
           prefix: settings.queuePrefix,
           concurrency,
+          lockDuration,
+          stalledInterval,
           onError: (e, where) => console.error(`worker: ${where}: ${e.name}: ${e.message}`),
           onProgress: (ev) => {
             if (flags.quiet === true && ev.kind === 'slice') return;
