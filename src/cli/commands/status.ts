@@ -1,13 +1,48 @@
+/**
+ * `gamedata status [--json] [--watch 5s]`: runs, slices done/active/failed, records fetched/published/deduplicated/
+ * dead-lettered, tails with their lag and watermark, live workers (and their summed /metrics), and the upstream
+ * rate-limit headroom the workers last saw. Reads Redis only (plus the workers' /metrics endpoints).
+ * Settings: REDIS_URL, GAMEDATA_QUEUE_PREFIX, GAMEDATA_REDIS_PREFIX.
+ */
 import type { Command } from 'commander';
-import { GamedataError } from '../../errors.js';
+import { ConfigError } from '../../errors.js';
+import { connectRedis, readPipelineSettings } from '../../jobs/index.js';
+import { parseDuration } from '../../schedules/index.js';
+import { collectStatus, formatStatus } from '../../status/index.js';
 
-/** Placeholder until the `status` command is built (see the issue that owns it). */
 export function register(program: Command): void {
   program
     .command('status')
-    .description('(status: not built yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new GamedataError('the status command is not built yet');
+    .description('runs, slices, records, tail lag, workers and upstream rate-limit headroom')
+    .option('--json', 'print the figures as JSON')
+    .option('--runs <n>', 'how many recent runs to list', '10')
+    .option('--no-scrape', 'do not read the workers\' /metrics endpoints')
+    .option('--watch <duration>', 'redraw every so often until interrupted')
+    .action(async (flags: { json?: boolean; runs: string; scrape: boolean; watch?: string }) => {
+      const recentRuns = Number(flags.runs);
+      if (!Number.isSafeInteger(recentRuns) || recentRuns < 0) throw new ConfigError(`--runs must be an integer >= 0, got ${JSON.stringify(flags.runs)}`);
+      const watchMs = flags.watch === undefined ? undefined : parseDuration('--watch', flags.watch);
+      const settings = readPipelineSettings({});
+      const redis = connectRedis(settings.redisUrl);
+      try {
+        for (;;) {
+          const report = await collectStatus({
+            redis,
+            queuePrefix: settings.queuePrefix,
+            redisPrefix: settings.redisPrefix,
+            recentRuns,
+            scrape: flags.scrape,
+          });
+          if (flags.json === true) console.log(JSON.stringify(report, null, 2));
+          else {
+            if (watchMs !== undefined && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
+            console.log(formatStatus(report));
+          }
+          if (watchMs === undefined) break;
+          await new Promise((r) => setTimeout(r, watchMs));
+        }
+      } finally {
+        await redis.quit();
+      }
     });
 }

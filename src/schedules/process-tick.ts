@@ -1,0 +1,170 @@
+/**
+ * One schedule tick of one resource, independent of BullMQ (unit-tested with fakes): settle the run the previous
+ * tick started (completed -> the watermark advances to its upper bound; failed -> it stays), and when no run of
+ * the resource is in flight, plan and enqueue the next one. A tick that finds a run still going does nothing, so
+ * two runs of one resource never overlap; the next run then covers everything that arrived meanwhile, and the
+ * planner cuts that wider range into as many slices as its density needs (catch-up by slicing).
+ */
+import { ConfigError } from '../errors.js';
+import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
+import type { BackfillRequest } from '../planner/plan-backfill.js';
+import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../planner/plan-backfill.js';
+import type { ScheduleKind } from './schedule-names.js';
+import type { ActiveRun, TailStateStore } from './tail-state.js';
+
+/** The data of a schedule tick job (the job scheduler's template). */
+export interface ScheduleTickData {
+  kind: ScheduleKind;
+  resource: ResourceName;
+  /** Tails: the range starts this far below the watermark (late arrivals; dedup drops the repeats). */
+  lookbackMs: number;
+  /**
+   * Tails of resources whose records change (users, parties, articles, elections): the upstream lists them by
+   * creation time only, so changes are found by re-reading the whole listing at most this often (0 = every run,
+   * -1 = never). Unchanged versions are dropped by dedup.
+   */
+  rescanEveryMs: number;
+  /** Backfills: publish again what earlier runs published (`--replay`). */
+  replay: boolean;
+  /** Transactions: walk every user, for history beyond the unfiltered feed's 72 h. */
+  fullHistory: boolean;
+  /** Tails: where the first run starts (epoch ms of upstream sort time); undefined = the earliest record. */
+  since?: number;
+  /** Rows per planned slice. */
+  targetRows?: number;
+}
+
+/** What a tick did. */
+export type TickOutcome =
+  | { action: 'locked'; resource: ResourceName }
+  | { action: 'skipped'; resource: ResourceName; runId: string; settled?: SettledRun }
+  | { action: 'empty'; resource: ResourceName; settled?: SettledRun }
+  | {
+      action: 'started';
+      resource: ResourceName;
+      runId: string;
+      kind: ScheduleKind;
+      from: number | undefined;
+      to: number;
+      slices: number;
+      fullHistory: boolean;
+      settled?: SettledRun;
+    };
+
+/** A previously started run the tick found finished. */
+export interface SettledRun {
+  runId: string;
+  outcome: 'completed' | 'failed';
+  reason?: string;
+}
+
+export interface TickDeps {
+  state: TailStateStore;
+  /** The BullMQ state of a run (`completed`, `failed`, anything else = in flight); undefined when it is gone. */
+  runStatus(runId: string): Promise<{ state: string; failedReason?: string } | undefined>;
+  /** The sort time of the newest record of the resource upstream (across every walk); undefined when empty. */
+  head(resource: ResourceName): Promise<number | undefined>;
+  /** Plans and enqueues a run (planner + flow); resolves to its slice count. */
+  startRun(request: BackfillRequest & { runId: string }): Promise<{ slices: number }>;
+}
+
+export interface ProcessTickOptions {
+  /** The planning lock's lifetime. @default 120000 */
+  lockTtlMs?: number;
+  now?: () => number;
+}
+
+export const DEFAULT_PROCESS_TICK_OPTIONS = { lockTtlMs: 120_000 } as const;
+
+/** Defaults of a tail schedule (`gamedata tail`). */
+export const DEFAULT_TAIL_SCHEDULE = {
+  /** Tick interval. */
+  everyMs: 30_000,
+  /** Overlap below the watermark. */
+  lookbackMs: 60_000,
+  /** Changing resources are re-read in full on every run (0); raise it for big worlds. */
+  rescanEveryMs: 0,
+  replay: false,
+  fullHistory: false,
+} as const;
+
+/** Checks a tick's data once; bad values throw a ConfigError naming the field. */
+export function checkTickData(d: ScheduleTickData): ScheduleTickData {
+  if (!Number.isSafeInteger(d.lookbackMs) || d.lookbackMs < 0) throw new ConfigError(`lookbackMs must be an integer >= 0, got ${String(d.lookbackMs)}`);
+  if (!Number.isSafeInteger(d.rescanEveryMs) || d.rescanEveryMs < -1) {
+    throw new ConfigError(`rescanEveryMs must be an integer >= 0 (or -1 = never), got ${String(d.rescanEveryMs)}`);
+  }
+  if (d.kind !== 'tail' && d.kind !== 'backfill') throw new ConfigError(`kind must be tail or backfill, got ${JSON.stringify(d.kind)}`);
+  if (!(d.resource in RESOURCE_INFO)) throw new ConfigError(`resource must be one of ${Object.keys(RESOURCE_INFO).join(', ')}, got ${JSON.stringify(d.resource)}`);
+  return d;
+}
+
+/** Runs one tick. Never throws for a run that failed (that is an outcome); throws when Redis or the upstream does. */
+export async function processTick(tick: ScheduleTickData, deps: TickDeps, options: ProcessTickOptions = {}): Promise<TickOutcome> {
+  const o = { ...DEFAULT_PROCESS_TICK_OPTIONS, ...options };
+  const now = options.now ?? Date.now;
+  const { resource } = checkTickData(tick);
+  const release = await deps.state.lock(resource, o.lockTtlMs);
+  if (release === undefined) return { action: 'locked', resource };
+  try {
+    let state = await deps.state.get(resource);
+    let settled: SettledRun | undefined;
+    if (state.active !== undefined) {
+      const active: ActiveRun = state.active;
+      const status = await deps.runStatus(active.runId);
+      if (status?.state === 'completed') {
+        await deps.state.finishActive(resource, active, 'completed', now());
+        settled = { runId: active.runId, outcome: 'completed' };
+      } else if (status === undefined || status.state === 'failed') {
+        const reason = status?.failedReason ?? 'the run is gone from the queue';
+        await deps.state.finishActive(resource, active, 'failed', now(), reason);
+        settled = { runId: active.runId, outcome: 'failed', reason };
+      } else {
+        await deps.state.countSkip(resource);
+        return { action: 'skipped', resource, runId: active.runId };
+      }
+      state = await deps.state.get(resource);
+    }
+    const withSettled = <T extends object>(x: T): T & { settled?: SettledRun } => (settled === undefined ? x : { ...x, settled });
+
+    const startedAt = now();
+    const head = await deps.head(resource);
+    if (head === undefined) return withSettled({ action: 'empty' as const, resource });
+    const to = head + 1;
+    let from: number | undefined;
+    if (tick.kind === 'backfill') from = undefined;
+    else if (state.watermark === undefined) from = tick.since;
+    else {
+      const mutable = RESOURCE_INFO[resource].dedup === 'version';
+      const rescanDue =
+        mutable && tick.rescanEveryMs >= 0 && (state.lastRescanAt === undefined || startedAt - state.lastRescanAt >= tick.rescanEveryMs);
+      from = rescanDue ? undefined : Math.max(0, state.watermark - tick.lookbackMs);
+    }
+    if (from !== undefined && from >= to) from = Math.max(0, to - 1);
+    // The unfiltered transaction feed ends 72 h back: an older start needs the per-user walk.
+    const fullHistory =
+      resource === 'transactions' && (tick.fullHistory || (from !== undefined && from < to - UNFILTERED_TRANSACTION_WINDOW_MS));
+    const runId = `${resource}-${tick.kind}-${startedAt}`;
+    const run: ActiveRun = { runId, kind: tick.kind, from, to, startedAt };
+    // Recorded before enqueueing: a crash in between leaves a run id the queue does not know, which the next tick
+    // settles as failed (watermark unchanged), never an untracked run that a second run could overlap.
+    await deps.state.setActive(resource, run);
+    let slices: number;
+    try {
+      ({ slices } = await deps.startRun({
+        resources: [resource],
+        ...(from === undefined ? {} : { since: from }),
+        until: to,
+        fullHistory,
+        replay: tick.kind === 'backfill' && tick.replay,
+        runId,
+      }));
+    } catch (error) {
+      await deps.state.finishActive(resource, run, 'failed', now(), error instanceof Error ? error.message : String(error));
+      throw error;
+    }
+    return withSettled({ action: 'started' as const, resource, runId, kind: tick.kind, from, to, slices, fullHistory });
+  } finally {
+    await release();
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The BullMQ worker of the schedules queue: each tick job runs {@link processTick} with the real planner, flow
+ * and Redis state. Every `gamedata worker` runs one, so schedules keep firing as long as any worker lives, and a
+ * restart after all workers stopped picks the schedule up where its watermark was.
+ */
+import { Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { getRunStatus, startBackfill, type RunCounters } from '../jobs/index.js';
+import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
+import type { ResourceName } from '../models/resources.js';
+import type { PlannerSource } from '../planner/plan-backfill.js';
+import { processTick, type ProcessTickOptions, type ScheduleTickData, type TickDeps, type TickOutcome } from './process-tick.js';
+import { SCHEDULE_QUEUE } from './schedule-names.js';
+import { createTailStateStore, type TailState, type TailStateStore } from './tail-state.js';
+
+/** A bound far beyond any record: the first page below it is the newest records. */
+const FAR_FUTURE_MS = Date.UTC(9999, 0, 1);
+
+export interface ScheduleWorkerOptions {
+  /** Redis connection for the BullMQ worker (`maxRetriesPerRequest: null`). */
+  connection: ConnectionOptions;
+  /** BullMQ key prefix. @default 'gamedata-bull' */
+  prefix?: string;
+  /** Prefix of the state keys (`GAMEDATA_REDIS_PREFIX`). @default 'gamedata' */
+  redisPrefix?: string;
+  /** Ticks of different resources processed at once. @default 6 */
+  concurrency?: number;
+  /** Rows per planned slice. @default 5000 */
+  targetRows?: number;
+  /** How often the tail-lag gauge is refreshed between ticks. @default 5000 */
+  lagRefreshMs?: number;
+  tick?: Omit<ProcessTickOptions, 'now'>;
+  onTick?: (outcome: TickOutcome) => void;
+  onError?: (error: Error, context: string) => void;
+}
+
+export const DEFAULT_SCHEDULE_WORKER_OPTIONS = {
+  prefix: DEFAULT_QUEUE_PREFIX,
+  redisPrefix: 'gamedata',
+  concurrency: 6,
+  targetRows: 5000,
+  lagRefreshMs: 5000,
+} as const;
+
+export interface ScheduleWorkerDeps {
+  /** Redis for the schedule state (any connection). */
+  redis: Redis;
+  planner: PlannerSource;
+  counters: Pick<RunCounters, 'setState'>;
+  /** Receives the tail lag per resource (seconds since the watermark's run was planned). */
+  tailLag?: { set(labels: { resource: string }, value: number): void };
+}
+
+export interface ScheduleWorker {
+  readonly worker: Worker<ScheduleTickData, TickOutcome>;
+  readonly state: TailStateStore;
+  close(): Promise<void>;
+}
+
+/** The newest sort time of a resource across its walks (users: every country). */
+export async function probeHead(planner: PlannerSource, resource: ResourceName): Promise<number | undefined> {
+  const walks: Record<string, string>[] = resource === 'users' ? (await planner.countryIds()).map((countryId) => ({ countryId })) : [{}];
+  const heads = await Promise.all(walks.map(async (f) => (await planner.probe(resource, f)(FAR_FUTURE_MS, 1))[0]));
+  let max: number | undefined;
+  for (const h of heads) if (h !== undefined && (max === undefined || h > max)) max = h;
+  return max;
+}
+
+/** Seconds between now and the planning time of the run that set the watermark; undefined without one. */
+export function tailLagSeconds(state: TailState, now: number): number | undefined {
+  return state.watermarkAt === undefined ? undefined : Math.max(0, (now - state.watermarkAt) / 1000);
+}
+
+export function startScheduleWorker(options: ScheduleWorkerOptions, deps: ScheduleWorkerDeps): ScheduleWorker {
+  const o = { ...DEFAULT_SCHEDULE_WORKER_OPTIONS, ...options };
+  const onError = o.onError ?? (() => undefined);
+  const state = createTailStateStore(deps.redis, o.redisPrefix);
+  const bull = { connection: o.connection, prefix: o.prefix };
+  const tickDeps: TickDeps = {
+    state,
+    runStatus: (runId) => getRunStatus(runId, bull),
+    head: (resource) => probeHead(deps.planner, resource),
+    async startRun(request) {
+      const planned = await startBackfill(request, { ...bull, planner: deps.planner, counters: deps.counters, plan: { targetRows: o.targetRows } });
+      return { slices: planned.slices.length };
+    },
+  };
+  const refreshLag = async (): Promise<void> => {
+    if (deps.tailLag === undefined) return;
+    const now = Date.now();
+    for (const s of await state.list()) {
+      const lag = tailLagSeconds(s, now);
+      if (lag !== undefined) deps.tailLag.set({ resource: s.resource }, lag);
+    }
+  };
+  const worker = new Worker<ScheduleTickData, TickOutcome>(
+    SCHEDULE_QUEUE,
+    async (job: Job<ScheduleTickData, TickOutcome>) => {
+      const outcome = await processTick(job.data, tickDeps, o.tick ?? {});
+      o.onTick?.(outcome);
+      await refreshLag().catch((e: unknown) => onError(e as Error, 'tail-lag'));
+      return outcome;
+    },
+    { ...bull, concurrency: o.concurrency },
+  );
+  worker.on('error', (e) => onError(e, 'schedule-worker'));
+  worker.on('failed', (job, e) => onError(e, `schedule tick ${job?.name ?? '?'} ${job?.data.resource ?? '?'}`));
+  const timer = setInterval(() => {
+    refreshLag().catch((e: unknown) => onError(e as Error, 'tail-lag'));
+  }, o.lagRefreshMs);
+  timer.unref();
+  return {
+    worker,
+    state,
+    async close() {
+      clearInterval(timer);
+      await worker.close();
+    },
+  };
+}

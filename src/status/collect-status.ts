@@ -1,0 +1,234 @@
+/**
+ * The figures of `gamedata status`: runs (from the run counters and states in Redis), slices by BullMQ state,
+ * records fetched/published/deduplicated/dead-lettered (sums of the run counters), the schedules and their tail lag,
+ * the live workers (heartbeats) with their `/metrics` URLs, and the upstream rate-limit headroom they last saw.
+ */
+import { Queue, type ConnectionOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createRunCounters, emptyCounters, getRunStatus, QUEUE_NAMES, type RunCounterValues } from '../jobs/index.js';
+import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
+import type { ResourceName } from '../models/resources.js';
+import { createScheduleRegistry, type ScheduleInfo } from '../schedules/schedule-registry.js';
+import { createTailStateStore } from '../schedules/tail-state.js';
+import { tailLagSeconds } from '../schedules/schedule-worker.js';
+import { recordCountersFromMetrics, scrapeMetrics } from './scrape-metrics.js';
+import { readHeartbeats, type WorkerHeartbeat } from './worker-telemetry.js';
+
+export interface RunSummary {
+  runId: string;
+  /** `running`, `completed` or `failed` (as the run worker recorded it). */
+  state: string;
+  resources: string[];
+  /** Slices planned up front (splits add more). */
+  planned: number;
+  /** Set for runs still going: slices completed and still to do, BullMQ's view. */
+  slices?: { completed: number; pending: number };
+  /** When the state last changed (epoch ms). */
+  at: number;
+  reason?: string;
+  counters: RunCounterValues;
+}
+
+export interface TailStatus {
+  resource: ResourceName;
+  /** ISO time (upstream sort time) below which everything is published. */
+  watermark: string | undefined;
+  /** Seconds since the run that set the watermark was planned: how stale the topic may be. */
+  lagSeconds: number | undefined;
+  activeRunId: string | undefined;
+  lastOutcome: string | undefined;
+  lastError: string | undefined;
+  completedRuns: number;
+  failedRuns: number;
+  skippedTicks: number;
+  schedules: ScheduleInfo[];
+}
+
+export interface StatusReport {
+  at: string;
+  runs: { total: number; running: number; completed: number; failed: number; recent: RunSummary[] };
+  /** Slice jobs by BullMQ state. */
+  slices: { waiting: number; active: number; delayed: number; completed: number; failed: number };
+  /** Sums of every run's counters. */
+  records: RunCounterValues;
+  byResource: Partial<Record<ResourceName, RunCounterValues>>;
+  tails: TailStatus[];
+  schedules: ScheduleInfo[];
+  workers: WorkerHeartbeat[];
+  /**
+   * The live workers' `/metrics`, summed (each worker counts since its own start, so this equals `records` only
+   * while no worker restarted since the runs began). Undefined when not scraped.
+   */
+  metrics?: { scraped: number; unreachable: string[]; records: RunCounterValues; pages: number; httpRequests: number };
+  upstream: {
+    /** The lowest `ratelimit-remaining` any live worker saw, of `limit`; `headroom` = remaining / limit. */
+    rateLimit: { limit: number | undefined; remaining: number | undefined; headroom: number | undefined; resetAt: string | undefined };
+  };
+}
+
+export interface CollectStatusOptions {
+  /** Any Redis connection (reads only). */
+  redis: Redis;
+  /** BullMQ connection (the same Redis). @default redis */
+  connection?: ConnectionOptions;
+  /** BullMQ prefix. @default 'gamedata-bull' */
+  queuePrefix?: string;
+  /** Prefix of counters, schedule state and heartbeats. @default 'gamedata' */
+  redisPrefix?: string;
+  /** How many of the newest runs to list. @default 10 */
+  recentRuns?: number;
+  /** Scrape the live workers' `/metrics` endpoints. @default true */
+  scrape?: boolean;
+  now?: () => number;
+}
+
+export const DEFAULT_COLLECT_STATUS_OPTIONS = { queuePrefix: DEFAULT_QUEUE_PREFIX, redisPrefix: 'gamedata', recentRuns: 10, scrape: true } as const;
+
+async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const out: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    cursor = next;
+    out.push(...keys);
+  } while (cursor !== '0');
+  return out;
+}
+
+function addInto(into: RunCounterValues, c: RunCounterValues): void {
+  into.fetched += c.fetched;
+  into.published += c.published;
+  into.deduplicated += c.deduplicated;
+  into.deadLettered += c.deadLettered;
+}
+
+/** Collects the status. Reads only. */
+export async function collectStatus(options: CollectStatusOptions): Promise<StatusReport> {
+  const o = { ...DEFAULT_COLLECT_STATUS_OPTIONS, ...options };
+  const now = (options.now ?? Date.now)();
+  const { redis } = o;
+  const connection = options.connection ?? redis;
+  const bull = { connection, prefix: o.queuePrefix };
+  const counters = createRunCounters(redis, o.redisPrefix);
+
+  // Runs: every `<prefix>:run:<id>:state` hash.
+  const stateKeys = await scanKeys(redis, `${o.redisPrefix}:run:*:state`);
+  const runs: RunSummary[] = [];
+  const records = emptyCounters();
+  const byResource: Partial<Record<ResourceName, RunCounterValues>> = {};
+  for (const key of stateKeys) {
+    const runId = key.slice(`${o.redisPrefix}:run:`.length, -':state'.length);
+    const [state, c] = await Promise.all([counters.getState(runId), counters.get(runId)]);
+    const { byResource: perResource, ...total } = c;
+    addInto(records, total);
+    for (const [r, v] of Object.entries(perResource)) {
+      const into = byResource[r as ResourceName] ?? emptyCounters();
+      addInto(into, v);
+      byResource[r as ResourceName] = into;
+    }
+    runs.push({
+      runId,
+      state: state['state'] ?? 'unknown',
+      resources: (state['resources'] ?? '').split(',').filter((x) => x !== ''),
+      planned: Number(state['slices'] ?? 0),
+      at: Number(state['at'] ?? 0),
+      ...(state['reason'] === undefined ? {} : { reason: state['reason'] }),
+      counters: total,
+    });
+  }
+  runs.sort((a, b) => b.at - a.at || b.runId.localeCompare(a.runId));
+  const recent = runs.slice(0, o.recentRuns);
+  for (const r of recent) {
+    if (r.state !== 'running') continue;
+    const s = await getRunStatus(r.runId, bull);
+    if (s !== undefined) r.slices = s.slices;
+  }
+
+  const slicesQueue = new Queue(QUEUE_NAMES.slices, bull);
+  const registry = createScheduleRegistry({ connection, prefix: o.queuePrefix });
+  let jobCounts: Record<string, number>;
+  let schedules: ScheduleInfo[];
+  try {
+    [jobCounts, schedules] = await Promise.all([slicesQueue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized', 'waiting-children'), registry.list()]);
+  } finally {
+    await slicesQueue.close();
+    await registry.close();
+  }
+
+  const tailStates = await createTailStateStore(redis, o.redisPrefix).list();
+  const scheduled = new Set(schedules.map((s) => s.resource));
+  const tails: TailStatus[] = [...new Set([...tailStates.map((t) => t.resource), ...scheduled])].sort().map((resource) => {
+    const t = tailStates.find((x) => x.resource === resource);
+    return {
+      resource,
+      watermark: t?.watermark === undefined ? undefined : new Date(t.watermark).toISOString(),
+      lagSeconds: t === undefined ? undefined : tailLagSeconds(t, now),
+      activeRunId: t?.active?.runId,
+      lastOutcome: t?.lastOutcome,
+      lastError: t?.lastError === '' ? undefined : t?.lastError,
+      completedRuns: t?.completedRuns ?? 0,
+      failedRuns: t?.failedRuns ?? 0,
+      skippedTicks: t?.skippedTicks ?? 0,
+      schedules: schedules.filter((s) => s.resource === resource),
+    };
+  });
+
+  const workers = await readHeartbeats(redis, o.redisPrefix, 30_000, now);
+  let limit: number | undefined;
+  let remaining: number | undefined;
+  let resetAt: number | undefined;
+  for (const w of workers) {
+    const rl = w.rateLimit;
+    if (rl?.remaining === undefined) continue;
+    if (remaining === undefined || rl.remaining < remaining) {
+      remaining = rl.remaining;
+      limit = rl.limit;
+      resetAt = rl.resetAt;
+    }
+  }
+
+  const urls = workers.map((w) => w.metricsUrl).filter((u): u is string => u !== undefined);
+  let metrics: StatusReport['metrics'];
+  if (o.scrape && urls.length > 0) {
+    const scraped = await scrapeMetrics(urls);
+    metrics = {
+      scraped: scraped.scraped,
+      unreachable: scraped.unreachable,
+      records: recordCountersFromMetrics(scraped.sums),
+      pages: scraped.sums.get('gamedata_pages_total') ?? 0,
+      httpRequests: scraped.sums.get('gamedata_http_requests_total') ?? 0,
+    };
+  }
+
+  return {
+    at: new Date(now).toISOString(),
+    runs: {
+      total: runs.length,
+      running: runs.filter((r) => r.state === 'running').length,
+      completed: runs.filter((r) => r.state === 'completed').length,
+      failed: runs.filter((r) => r.state === 'failed').length,
+      recent,
+    },
+    slices: {
+      waiting: (jobCounts['waiting'] ?? 0) + (jobCounts['prioritized'] ?? 0) + (jobCounts['waiting-children'] ?? 0),
+      active: jobCounts['active'] ?? 0,
+      delayed: jobCounts['delayed'] ?? 0,
+      completed: jobCounts['completed'] ?? 0,
+      failed: jobCounts['failed'] ?? 0,
+    },
+    records,
+    byResource,
+    tails,
+    schedules,
+    workers,
+    ...(metrics === undefined ? {} : { metrics }),
+    upstream: {
+      rateLimit: {
+        limit,
+        remaining,
+        headroom: limit === undefined || remaining === undefined || limit === 0 ? undefined : remaining / limit,
+        resetAt: resetAt === undefined ? undefined : new Date(resetAt).toISOString(),
+      },
+    },
+  };
+}

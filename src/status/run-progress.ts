@@ -1,0 +1,129 @@
+/**
+ * A live progress display for one run (what `backfill --wait` shows): a slices bar with its ETA and a records bar
+ * with records/s, redrawn from the run's BullMQ state and its Redis counters. Resolves like `waitForRun`.
+ */
+import { MultiBar, Presets } from 'cli-progress';
+import type { ConnectionOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { GamedataError } from '../errors.js';
+import { createRunCounters, getRunStatus, type RunResult } from '../jobs/index.js';
+import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
+
+export interface RunProgressOptions {
+  /** Redis (counters) and the BullMQ connection. */
+  redis: Redis;
+  connection?: ConnectionOptions;
+  /** @default 'gamedata-bull' */
+  queuePrefix?: string;
+  /** @default 'gamedata' */
+  redisPrefix?: string;
+  /** @default 1000 */
+  pollMs?: number;
+  /** @default Infinity */
+  timeoutMs?: number;
+  /** Where the bars go. @default process.stderr */
+  stream?: NodeJS.WritableStream;
+  /** Draw bars (false: one line per change, for logs and pipes). @default stream is a TTY */
+  bars?: boolean;
+}
+
+/** One sample of a run's progress (also what non-TTY output prints). */
+export interface ProgressSample {
+  state: string;
+  slicesDone: number;
+  slicesTotal: number;
+  fetched: number;
+  published: number;
+  deduplicated: number;
+  deadLettered: number;
+  /** Records fetched per second since the display started. */
+  rate: number;
+  /** Seconds left, extrapolated from the slices done so far; undefined before the first one. */
+  etaSeconds: number | undefined;
+}
+
+/** Pure: the sample from raw figures. */
+export function progressSample(
+  raw: { state: string; completed: number; pending: number; fetched: number; published: number; deduplicated: number; deadLettered: number },
+  elapsedMs: number,
+): ProgressSample {
+  const total = raw.completed + raw.pending;
+  const secs = Math.max(elapsedMs / 1000, 0.001);
+  return {
+    state: raw.state,
+    slicesDone: raw.completed,
+    slicesTotal: total,
+    fetched: raw.fetched,
+    published: raw.published,
+    deduplicated: raw.deduplicated,
+    deadLettered: raw.deadLettered,
+    rate: raw.fetched / secs,
+    etaSeconds: raw.completed === 0 ? undefined : (secs / raw.completed) * raw.pending,
+  };
+}
+
+/** Formats a sample as one line (non-TTY output). */
+export function formatProgressLine(s: ProgressSample): string {
+  return (
+    `${s.state}: ${s.slicesDone}/${s.slicesTotal} slices, ${s.fetched} fetched, ${s.published} published, ${s.deduplicated} deduplicated, ` +
+    `${s.deadLettered} dead-lettered, ${s.rate.toFixed(0)} records/s, ETA ${s.etaSeconds === undefined ? '?' : `${Math.ceil(s.etaSeconds)} s`}`
+  );
+}
+
+/** Follows a run to its end with the progress display; resolves with its result, rejects when it failed. */
+export async function waitForRunWithProgress(runId: string, options: RunProgressOptions): Promise<RunResult> {
+  const stream = options.stream ?? process.stderr;
+  const bars = options.bars ?? (stream as { isTTY?: boolean }).isTTY === true;
+  const bull = { connection: options.connection ?? options.redis, prefix: options.queuePrefix ?? DEFAULT_QUEUE_PREFIX };
+  const counters = createRunCounters(options.redis, options.redisPrefix ?? 'gamedata');
+  const started = Date.now();
+  const deadline = started + (options.timeoutMs ?? Number.POSITIVE_INFINITY);
+  const multi = bars
+    ? new MultiBar(
+        { stream, hideCursor: true, clearOnComplete: false, etaBuffer: 20, format: ' {label} |{bar}| {value}/{total} {unit} | {extra}' },
+        Presets.shades_classic,
+      )
+    : undefined;
+  const slicesBar = multi?.create(1, 0, { label: 'slices ', unit: 'slices', extra: 'ETA ?' });
+  const recordsBar = multi?.create(1, 0, { label: 'records', unit: 'fetched', extra: '' });
+  let lastLine = '';
+  try {
+    for (;;) {
+      const [s, c] = await Promise.all([getRunStatus(runId, bull), counters.get(runId)]);
+      const sample = progressSample(
+        {
+          state: s?.state ?? 'missing',
+          completed: s?.slices.completed ?? 0,
+          pending: s?.slices.pending ?? 0,
+          fetched: c.fetched,
+          published: c.published,
+          deduplicated: c.deduplicated,
+          deadLettered: c.deadLettered,
+        },
+        Date.now() - started,
+      );
+      if (slicesBar !== undefined && recordsBar !== undefined) {
+        const eta = sample.etaSeconds === undefined ? '?' : `${Math.ceil(sample.etaSeconds)} s`;
+        slicesBar.setTotal(Math.max(1, sample.slicesTotal));
+        slicesBar.update(sample.slicesDone, { extra: `ETA ${eta} (${sample.state})` });
+        // The records total is unknown up front: extrapolated from the share of slices done.
+        const share = sample.slicesTotal === 0 ? 0 : sample.slicesDone / sample.slicesTotal;
+        const estimate = share > 0 ? Math.max(sample.fetched, Math.round(sample.fetched / share)) : Math.max(1, sample.fetched);
+        recordsBar.setTotal(Math.max(1, estimate));
+        recordsBar.update(sample.fetched, {
+          extra: `${sample.rate.toFixed(0)} records/s; ${sample.published} published, ${sample.deduplicated} dup, ${sample.deadLettered} dlq`,
+        });
+      } else {
+        const line = formatProgressLine(sample);
+        if (line !== lastLine) stream.write(`${line}\n`);
+        lastLine = line;
+      }
+      if (s?.state === 'completed' && s.result !== undefined) return s.result;
+      if (s?.state === 'failed') throw new GamedataError(`run ${runId} failed: ${s.failedReason ?? 'unknown reason'}`);
+      if (Date.now() > deadline) throw new GamedataError(`run ${runId} did not finish in ${String(options.timeoutMs)} ms (state ${s?.state ?? 'missing'})`);
+      await new Promise((r) => setTimeout(r, options.pollMs ?? 1000));
+    }
+  } finally {
+    multi?.stop();
+  }
+}

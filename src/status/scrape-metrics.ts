@@ -1,0 +1,47 @@
+/** Reads workers' `/metrics` endpoints and sums the record counters, so `status` can show what the workers count. */
+import type { RunCounterValues } from '../jobs/index.js';
+
+/** Sums every sample of each metric name in a Prometheus text exposition (labels summed away). */
+export function sumMetrics(text: string): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?\s+(\S+)/.exec(line);
+    if (m === null) continue;
+    const value = Number(m[3]);
+    if (!Number.isFinite(value)) continue;
+    const name = m[1] as string;
+    sums.set(name, (sums.get(name) ?? 0) + value);
+  }
+  return sums;
+}
+
+/** The record counters as the metrics name them. */
+export function recordCountersFromMetrics(sums: ReadonlyMap<string, number>): RunCounterValues {
+  return {
+    fetched: sums.get('gamedata_records_fetched_total') ?? 0,
+    published: sums.get('gamedata_records_published_total') ?? 0,
+    deduplicated: sums.get('gamedata_records_deduplicated_total') ?? 0,
+    deadLettered: sums.get('gamedata_records_dead_lettered_total') ?? 0,
+  };
+}
+
+/** Fetches each URL (2 s timeout each) and sums them; endpoints that do not answer are listed in `unreachable`. */
+export async function scrapeMetrics(urls: readonly string[], timeoutMs = 2000): Promise<{ sums: Map<string, number>; scraped: number; unreachable: string[] }> {
+  const sums = new Map<string, number>();
+  const unreachable: string[] = [];
+  let scraped = 0;
+  await Promise.all(
+    urls.map(async (url) => {
+      try {
+        const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+        if (!res.ok) throw new Error(String(res.status));
+        for (const [k, v] of sumMetrics(await res.text())) sums.set(k, (sums.get(k) ?? 0) + v);
+        scraped += 1;
+      } catch {
+        unreachable.push(url);
+      }
+    }),
+  );
+  return { sums, scraped, unreachable };
+}

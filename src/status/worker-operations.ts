@@ -1,0 +1,85 @@
+/**
+ * Everything a worker process runs besides the slice and run workers: the `/metrics` endpoint with the pipeline
+ * instrumented, the heartbeat, and the schedule worker (tail and cron ticks). `gamedata worker` and tests call it
+ * the same way:
+ *
+ * @example
+ * const ops = createWorkerOperations(settings, { metricsPort: 9464 });
+ * const rt = await createPipelineRuntime(settings, ops.runtimeOptions);
+ * const workers = startPipelineWorkers({ connection: bull, prefix: settings.queuePrefix }, ops.instrument(rt));
+ * await ops.start({ runtime: rt, workers, connection: bull });
+ * // ... on shutdown:
+ * await ops.close(); await workers.close(); await rt.close();
+ */
+import type { ConnectionOptions } from 'bullmq';
+import { ConfigError } from '../errors.js';
+import type { PipelineRuntime, PipelineRuntimeOptions, PipelineSettings, PipelineWorkers, PipelineWorkerDeps } from '../jobs/index.js';
+import { startScheduleWorker, type ScheduleWorker, type ScheduleWorkerOptions } from '../schedules/schedule-worker.js';
+import { createWorkerTelemetry, type WorkerTelemetry, type WorkerTelemetryOptions } from './worker-telemetry.js';
+
+export interface WorkerOperationsOptions {
+  /** `/metrics` port (`GAMEDATA_METRICS_PORT`): 0 = any free port, false = off. @default 9464 */
+  metricsPort?: number | false;
+  /** `GAMEDATA_METRICS_HOST`. @default '127.0.0.1' */
+  metricsHost?: string;
+  /** Run the schedule worker here (tail and cron ticks). @default true */
+  schedules?: boolean;
+  /** Options of the schedule worker (concurrency, targetRows, ...). */
+  scheduleWorker?: Omit<ScheduleWorkerOptions, 'connection' | 'prefix' | 'redisPrefix'>;
+  telemetry?: Omit<WorkerTelemetryOptions, 'topicPrefix' | 'redisPrefix' | 'metricsPort' | 'metricsHost'>;
+}
+
+export interface WorkerOperations {
+  readonly telemetry: WorkerTelemetry;
+  /** Pass to `createPipelineRuntime` (the client reports its HTTP exchanges). */
+  readonly runtimeOptions: PipelineRuntimeOptions;
+  instrument<D extends PipelineWorkerDeps>(deps: D): D;
+  /** Starts the endpoint, heartbeat and schedule worker. Resolves to the `/metrics` URL (if on). */
+  start(o: { runtime: PipelineRuntime; workers?: PipelineWorkers; connection: ConnectionOptions }): Promise<string | undefined>;
+  readonly schedules: ScheduleWorker | undefined;
+  /** Stops the schedule worker, the heartbeat and the endpoint (before the runtime closes Redis). */
+  close(): Promise<void>;
+}
+
+/** Reads `GAMEDATA_METRICS_PORT` (`off` = false). @throws ConfigError naming the variable and the value. */
+export function metricsPortFromEnv(env: NodeJS.ProcessEnv = process.env, fallback: number | false = 9464): number | false {
+  const raw = (env['GAMEDATA_METRICS_PORT'] ?? '').trim();
+  if (raw === '') return fallback;
+  if (raw === 'off' || raw === 'false') return false;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`GAMEDATA_METRICS_PORT must be 0..65535 or off, got ${JSON.stringify(raw)}`);
+  return port;
+}
+
+export function createWorkerOperations(settings: PipelineSettings, options: WorkerOperationsOptions = {}): WorkerOperations {
+  const telemetry = createWorkerTelemetry({
+    ...options.telemetry,
+    topicPrefix: settings.topicPrefix,
+    redisPrefix: settings.redisPrefix,
+    metricsPort: options.metricsPort ?? 9464,
+    ...(options.metricsHost === undefined ? {} : { metricsHost: options.metricsHost }),
+  });
+  let schedules: ScheduleWorker | undefined;
+  return {
+    telemetry,
+    runtimeOptions: { client: { onRequest: (info) => telemetry.onRequest(info) } },
+    instrument: (deps) => telemetry.instrument(deps),
+    get schedules() {
+      return schedules;
+    },
+    async start({ runtime, workers, connection }) {
+      const url = await telemetry.start({ redis: runtime.redis, client: runtime.client, ...(workers === undefined ? {} : { slices: workers.slices }) });
+      if (options.schedules ?? true) {
+        schedules = startScheduleWorker(
+          { ...options.scheduleWorker, connection, prefix: settings.queuePrefix, redisPrefix: settings.redisPrefix },
+          { redis: runtime.redis, planner: runtime.planner, counters: runtime.counters, tailLag: telemetry.metrics.tailLagSeconds },
+        );
+      }
+      return url;
+    },
+    async close() {
+      await schedules?.close();
+      await telemetry.close();
+    },
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * Metrics of a worker process without touching the pipeline's code: the pipeline's injected dependencies are
+ * wrapped (counters -> record counters, publisher -> produce latency), the client reports each HTTP exchange, the
+ * BullMQ slice worker's events give slice durations, and a heartbeat in Redis
+ * (`<redisPrefix>:workers`, one field per process) tells `status` where every worker's `/metrics` is and what
+ * rate-limit headroom it last saw.
+ */
+import { hostname } from 'node:os';
+import type { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Client } from '../client/create-client.js';
+import type { PipelineWorkerDeps, SliceJobData, SliceResult } from '../jobs/index.js';
+import { createPipelineMetrics, startMetricsServer, type MetricsServer, type PipelineMetrics } from '../metrics/index.js';
+import { topicName } from '../sink/topic-names.js';
+
+/** What a worker writes into its heartbeat, read back by `status`. */
+export interface WorkerHeartbeat {
+  id: string;
+  host: string;
+  pid: number;
+  /** `http://host:port/metrics`, when the endpoint is on. */
+  metricsUrl?: string;
+  startedAt: number;
+  /** Last heartbeat (epoch ms). */
+  at: number;
+  /** The upstream rate limit as the worker's client last saw it (`ratelimit-*` headers). */
+  rateLimit?: { limit?: number; remaining?: number; resetAt?: number };
+}
+
+export interface WorkerTelemetryOptions {
+  /** Topic prefix (labels of the produce latency). @default 'gamedata' */
+  topicPrefix?: string;
+  /** Prefix of the heartbeat key (`GAMEDATA_REDIS_PREFIX`). @default 'gamedata' */
+  redisPrefix?: string;
+  /** Port of `/metrics`: a number (0 = any free port), or `false` for no endpoint. @default 9464 */
+  metricsPort?: number | false;
+  /** @default '127.0.0.1' (use 0.0.0.0 to let a Prometheus on another machine scrape) */
+  metricsHost?: string;
+  /** How often the heartbeat and the client-derived gauges are refreshed. @default 5000 */
+  heartbeatMs?: number;
+  /** A heartbeat older than this is a dead worker (status ignores it). @default 30000 */
+  heartbeatTtlMs?: number;
+  /** Metrics registry to fill (tests). @default a new one */
+  metrics?: PipelineMetrics;
+}
+
+export const DEFAULT_WORKER_TELEMETRY_OPTIONS = {
+  topicPrefix: 'gamedata',
+  redisPrefix: 'gamedata',
+  metricsPort: 9464,
+  metricsHost: '127.0.0.1',
+  heartbeatMs: 5000,
+  heartbeatTtlMs: 30_000,
+} as const;
+
+export interface WorkerTelemetry {
+  readonly metrics: PipelineMetrics;
+  readonly id: string;
+  /** Pass as the client's `onRequest` (HTTP requests by status, batch sizes). */
+  onRequest(info: { procedures: number; status: number | undefined; ms: number }): void;
+  /** The pipeline's dependencies, wrapped so every page counts into the metrics. */
+  instrument<D extends PipelineWorkerDeps>(deps: D): D;
+  /**
+   * Starts the endpoint and the heartbeat, and follows the slice worker's events.
+   * @returns the `/metrics` URL (undefined when the endpoint is off).
+   */
+  start(o: { redis: Redis; client?: Pick<Client, 'stats'>; slices?: Worker<SliceJobData, SliceResult> }): Promise<string | undefined>;
+  close(): Promise<void>;
+}
+
+/** Key of the heartbeat hash. */
+export function heartbeatKey(redisPrefix: string): string {
+  return `${redisPrefix}:workers`;
+}
+
+export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): WorkerTelemetry {
+  const o = { ...DEFAULT_WORKER_TELEMETRY_OPTIONS, ...options };
+  const metrics = options.metrics ?? createPipelineMetrics({ defaultLabels: { worker: `${hostname()}-${process.pid}` } });
+  const id = `${hostname()}-${process.pid}-${Date.now().toString(36)}`;
+  const startedAt = Date.now();
+  let server: MetricsServer | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let redis: Redis | undefined;
+  let lastCache = { fresh: 0, stale: 0, misses: 0 };
+
+  const telemetry: WorkerTelemetry = {
+    metrics,
+    id,
+    onRequest(info) {
+      metrics.httpRequests.inc({ status: String(info.status ?? 0) });
+      metrics.batchSize.observe(info.procedures);
+    },
+    instrument(deps) {
+      const counters = deps.counters;
+      const publisher = deps.publisher;
+      return {
+        ...deps,
+        counters: {
+          ...counters,
+          get: counters.get.bind(counters),
+          setState: counters.setState.bind(counters),
+          async add(runId, delta, resource) {
+            await counters.add(runId, delta, resource);
+            // processSlice adds once per page, after the page's acks and dedup marks: a page, a checkpoint.
+            const labels = { resource: resource ?? 'unknown' };
+            metrics.recordsFetched.inc(labels, delta.fetched ?? 0);
+            metrics.recordsPublished.inc(labels, delta.published ?? 0);
+            metrics.recordsDeduplicated.inc(labels, delta.deduplicated ?? 0);
+            if ((delta.deadLettered ?? 0) > 0) metrics.recordsDeadLettered.inc({ ...labels, reason: 'invalid' }, delta.deadLettered ?? 0);
+            metrics.pages.inc(labels);
+            metrics.checkpoints.inc(labels);
+          },
+        },
+        publisher: {
+          async publish(resource, records, lineage) {
+            const end = metrics.produceLatency.startTimer({ topic: topicName(o.topicPrefix, resource) });
+            const r = await publisher.publish(resource, records, lineage);
+            end();
+            return r;
+          },
+        },
+      };
+    },
+    async start(s) {
+      redis = s.redis;
+      if (s.slices !== undefined) {
+        s.slices.on('completed', (job) => {
+          if (job.processedOn !== undefined && job.finishedOn !== undefined) {
+            metrics.sliceDuration.observe({ resource: job.data.resource, outcome: 'completed' }, (job.finishedOn - job.processedOn) / 1000);
+          }
+        });
+        s.slices.on('failed', (job, error) => {
+          if (job === undefined || error.name === 'DelayedError') return;
+          if (job.processedOn !== undefined) metrics.sliceDuration.observe({ resource: job.data.resource, outcome: 'failed' }, (Date.now() - job.processedOn) / 1000);
+        });
+      }
+      if (o.metricsPort !== false) server = await startMetricsServer(metrics, { port: o.metricsPort, host: o.metricsHost });
+      const beat = async (): Promise<void> => {
+        const stats = s.client?.stats();
+        const rl = stats?.rateLimit;
+        if (rl?.remaining !== undefined) metrics.rateLimitRemaining.set(rl.remaining);
+        const cache = stats?.cache;
+        if (cache !== undefined) {
+          // The client counts since its start; the counters take the difference since the last beat.
+          metrics.cacheLookups.inc({ operation: 'all', result: 'hit' }, Math.max(0, cache.fresh - lastCache.fresh));
+          metrics.cacheLookups.inc({ operation: 'all', result: 'stale' }, Math.max(0, cache.stale - lastCache.stale));
+          metrics.cacheLookups.inc({ operation: 'all', result: 'miss' }, Math.max(0, cache.misses - lastCache.misses));
+          lastCache = { fresh: cache.fresh, stale: cache.stale, misses: cache.misses };
+        }
+        const hb: WorkerHeartbeat = {
+          id,
+          host: hostname(),
+          pid: process.pid,
+          ...(server === undefined ? {} : { metricsUrl: server.url }),
+          startedAt,
+          at: Date.now(),
+          ...(rl === undefined
+            ? {}
+            : {
+                rateLimit: {
+                  ...(rl.limit === undefined ? {} : { limit: rl.limit }),
+                  ...(rl.remaining === undefined ? {} : { remaining: rl.remaining }),
+                  ...(rl.resetAt === undefined ? {} : { resetAt: rl.resetAt }),
+                },
+              }),
+        };
+        await s.redis.hset(heartbeatKey(o.redisPrefix), id, JSON.stringify(hb));
+      };
+      await beat();
+      timer = setInterval(() => {
+        beat().catch(() => undefined);
+      }, o.heartbeatMs);
+      timer.unref();
+      return server?.url;
+    },
+    async close() {
+      if (timer !== undefined) clearInterval(timer);
+      await redis?.hdel(heartbeatKey(o.redisPrefix), id).catch(() => undefined);
+      await server?.close();
+    },
+  };
+  return telemetry;
+}
+
+/** Reads the live workers' heartbeats (dropping, and deleting, those older than `ttlMs`). */
+export async function readHeartbeats(redis: Redis, redisPrefix = 'gamedata', ttlMs = 30_000, now = Date.now()): Promise<WorkerHeartbeat[]> {
+  const all = await redis.hgetall(heartbeatKey(redisPrefix));
+  const live: WorkerHeartbeat[] = [];
+  for (const [field, raw] of Object.entries(all)) {
+    try {
+      const hb = JSON.parse(raw) as WorkerHeartbeat;
+      if (now - hb.at <= ttlMs) live.push(hb);
+      else await redis.hdel(heartbeatKey(redisPrefix), field);
+    } catch {
+      await redis.hdel(heartbeatKey(redisPrefix), field);
+    }
+  }
+  return live.sort((a, b) => a.id.localeCompare(b.id));
+}

@@ -1,0 +1,106 @@
+/* eslint-disable @typescript-eslint/require-await -- in-memory fakes of async interfaces */
+import { describe, expect, it } from 'vitest';
+import { createPipelineMetrics } from '../../../src/metrics/index.js';
+import type { PipelineWorkerDeps } from '../../../src/jobs/index.js';
+import {
+  createWorkerTelemetry,
+  formatProgressLine,
+  formatStatus,
+  progressSample,
+  recordCountersFromMetrics,
+  sumMetrics,
+  type StatusReport,
+} from '../../../src/status/index.js';
+
+describe('progressSample', () => {
+  it('rates records per second and extrapolates the ETA from the slices done', () => {
+    const s = progressSample({ state: 'waiting-children', completed: 5, pending: 15, fetched: 1000, published: 900, deduplicated: 90, deadLettered: 10 }, 10_000);
+    expect(s.rate).toBe(100);
+    expect(s.slicesTotal).toBe(20);
+    expect(s.etaSeconds).toBe(30);
+    expect(formatProgressLine(s)).toBe('waiting-children: 5/20 slices, 1000 fetched, 900 published, 90 deduplicated, 10 dead-lettered, 100 records/s, ETA 30 s');
+    expect(progressSample({ state: 'x', completed: 0, pending: 3, fetched: 0, published: 0, deduplicated: 0, deadLettered: 0 }, 0).etaSeconds).toBeUndefined();
+  });
+});
+
+describe('metrics scraping', () => {
+  it('sums every labelled sample of a metric', async () => {
+    const m = createPipelineMetrics({ processMetrics: false });
+    m.recordsFetched.inc({ resource: 'users' }, 10);
+    m.recordsFetched.inc({ resource: 'parties' }, 5);
+    m.recordsDeadLettered.inc({ resource: 'users', reason: 'invalid' }, 2);
+    const sums = sumMetrics(await m.render());
+    expect(recordCountersFromMetrics(sums)).toEqual({ fetched: 15, published: 0, deduplicated: 0, deadLettered: 2 });
+  });
+});
+
+describe('worker telemetry', () => {
+  it('counts pages into the metrics exactly as the run counters get them, and times produce', async () => {
+    const metrics = createPipelineMetrics({ processMetrics: false });
+    const t = createWorkerTelemetry({ metrics, metricsPort: false, topicPrefix: 'p' });
+    const added: unknown[] = [];
+    const deps = {
+      source: { operation: () => 'op', readPages: async function* () {} },
+      dedup: {} as PipelineWorkerDeps['dedup'],
+      publisher: { publish: async (_r: string, records: unknown[]) => ({ published: records.length, deadLettered: 0 }) },
+      counters: {
+        add: async (...args: unknown[]) => {
+          added.push(args);
+        },
+        get: async () => ({ fetched: 0, published: 0, deduplicated: 0, deadLettered: 0, byResource: {} }),
+        setState: async () => undefined,
+      },
+    } as unknown as PipelineWorkerDeps;
+    const wrapped = t.instrument(deps);
+    await wrapped.counters.add('run1', { fetched: 100, published: 97, deduplicated: 1, deadLettered: 2 }, 'users');
+    await wrapped.publisher.publish('users', [{ _id: 'a' }], { runId: 'r', sliceId: 's', operation: 'o', fetchedAt: 0 });
+    t.onRequest({ procedures: 50, status: 200, ms: 10 });
+    t.onRequest({ procedures: 1, status: 429, ms: 10 });
+    expect(added).toHaveLength(1);
+    const text = await metrics.render();
+    expect(text).toContain('gamedata_records_fetched_total{resource="users"} 100');
+    expect(text).toContain('gamedata_records_published_total{resource="users"} 97');
+    expect(text).toContain('gamedata_records_deduplicated_total{resource="users"} 1');
+    expect(text).toContain('gamedata_records_dead_lettered_total{resource="users",reason="invalid"} 2');
+    expect(text).toContain('gamedata_pages_total{resource="users"} 1');
+    expect(text).toContain('gamedata_http_requests_total{status="429"} 1');
+    expect(text).toContain('gamedata_produce_latency_seconds_count{topic="p.users"} 1');
+    expect(text).toContain('gamedata_batch_size_sum 51');
+  });
+});
+
+describe('formatStatus', () => {
+  it('shows runs, slices, records, tails, headroom and workers', () => {
+    const report: StatusReport = {
+      at: '2026-11-22T10:00:00.000Z',
+      runs: { total: 3, running: 1, completed: 1, failed: 1, recent: [] },
+      slices: { waiting: 2, active: 1, delayed: 0, completed: 10, failed: 1 },
+      records: { fetched: 1200, published: 1100, deduplicated: 90, deadLettered: 10 },
+      byResource: { users: { fetched: 1200, published: 1100, deduplicated: 90, deadLettered: 10 } },
+      tails: [
+        {
+          resource: 'users',
+          watermark: '2026-11-01T00:00:00.000Z',
+          lagSeconds: 42,
+          activeRunId: undefined,
+          lastOutcome: 'completed',
+          lastError: undefined,
+          completedRuns: 4,
+          failedRuns: 0,
+          skippedTicks: 1,
+          schedules: [{ id: 'tail-users', kind: 'tail', resource: 'users', every: 30_000 }],
+        },
+      ],
+      schedules: [],
+      workers: [],
+      upstream: { rateLimit: { limit: 500, remaining: 400, headroom: 0.8, resetAt: undefined } },
+    };
+    const text = formatStatus(report);
+    expect(text).toContain('runs: 3 (1 running, 1 completed, 1 failed)');
+    expect(text).toContain('slices: 10 done, 1 active, 2 waiting, 0 delayed (retrying), 1 failed');
+    expect(text).toContain('records: 1,200 fetched, 1,100 published, 90 deduplicated, 10 dead-lettered');
+    expect(text).toContain('users         lag 42s, watermark 2026-11-01T00:00:00.000Z');
+    expect(text).toContain('tail every 30s');
+    expect(text).toContain('400 of 500 left (80% headroom)');
+  });
+});
