@@ -63,27 +63,45 @@ export interface Rng {
   reseed(seed: number): void;
 }
 
-/** mulberry32: a tiny generator with a 32-bit state, plenty for synthetic data. */
-export function createRng(seed: number): Rng {
-  let state = seed >>> 0;
-  const u32 = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
+/**
+ * mulberry32: a tiny generator with a 32-bit state, plenty for synthetic data. A class (methods on the
+ * prototype) so that making or reseeding one costs nothing: records are regenerated millions of times.
+ */
+class Mulberry32 implements Rng {
+  #state: number;
+  constructor(seed: number) {
+    this.#state = seed >>> 0;
+  }
+  u32(): number {
+    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
+    let t = this.#state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return (t ^ (t >>> 14)) >>> 0;
-  };
-  const next = (): number => u32() / 4294967296;
-  return {
-    next,
-    u32,
-    int: (n) => Math.floor(next() * n),
-    between: (min, max) => min + Math.floor(next() * (max - min + 1)),
-    float: (min, max) => min + next() * (max - min),
-    chance: (p) => next() < p,
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
-    reseed: (seed) => {
-      state = seed >>> 0;
-    },
-  };
+  }
+  next(): number {
+    return this.u32() / 4294967296;
+  }
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+  between(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+  float(min: number, max: number): number {
+    return min + this.next() * (max - min);
+  }
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.next() * items.length)] as T;
+  }
+  reseed(seed: number): void {
+    this.#state = seed >>> 0;
+  }
+}
+
+export function createRng(seed: number): Rng {
+  return new Mulberry32(seed);
 }
