@@ -3,7 +3,8 @@
  * the frame (AvroDeserializer, no reader schema), then mapped back to the upstream record shape
  * (`fromAvroValue`). Used by tests and `verify`.
  */
-import { AvroDeserializer, SerdeType } from '@confluentinc/schemaregistry';
+import { SerdeType } from '@confluentinc/schemaregistry';
+import { CachedAvroDeserializer } from './cached-avro-serde.js';
 import type { Client } from '@confluentinc/schemaregistry';
 import { RESOURCE_INFO } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
@@ -38,7 +39,7 @@ export interface RecordDecoder {
 
 export function createRecordDecoder(options: RecordDecoderOptions): RecordDecoder {
   const prefix = options.topicPrefix ?? DEFAULT_TOPIC_PREFIX;
-  const deserializer = new AvroDeserializer(options.registry, SerdeType.VALUE, { ...AVRO_TYPE_OPTIONS });
+  const deserializer = new CachedAvroDeserializer(options.registry, SerdeType.VALUE, { ...AVRO_TYPE_OPTIONS });
   const url = options.registry.config().baseURLs[0] ?? '(no url)';
   return {
     async decode(resource, value) {
