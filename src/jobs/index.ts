@@ -31,5 +31,6 @@ export {
   createClientSliceSource,
   createClientPlannerSource,
   createPipelineRuntime,
+  PIPELINE_CLIENT_DEFAULTS,
 } from './pipeline-runtime.js';
 export type { PipelineSettings, PipelineRuntime, PipelineRuntimeOptions } from './pipeline-runtime.js';
