@@ -212,7 +212,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       res.writeHead(bad ? 502 : 503, { 'content-type': 'text/html' }).end(bad ? BAD_GATEWAY : UNAVAILABLE);
       return;
     }
-    if (draw < (edge += f.badJson)) {
+    if (draw < edge + f.badJson) {
       stats.fault('badJson');
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(isBatch ? '[{"result":{"data":{"items":[{"_id":"' : '{"result":{"data":{"items":[{"_id":"');

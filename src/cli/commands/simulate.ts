@@ -3,7 +3,8 @@
  * `gamedata simulate truth <resource>` prints a world's ground truth as NDJSON without a server.
  */
 import { once } from 'node:events';
-import { Command, Option } from 'commander';
+import { Option } from 'commander';
+import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
 import {
   DEFAULT_LIVE_RATES,
