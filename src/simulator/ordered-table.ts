@@ -30,9 +30,11 @@ export interface OrderedTable {
   /** Appends a row that must sort after every existing row (live mode). Returns its row number. */
   append(timeMs: number, idSeconds: number): number;
   /** Posting list of a filter value (family `'country'`, value 3), ascending rows; undefined when empty. */
-  index(family: string, value: number): readonly number[] | undefined;
+  index(family: string, value: number): RowView | undefined;
   /** Adds a row to a posting list; rows must be added in ascending order. */
   addToIndex(family: string, value: number, row: number): void;
+  /** Packs the posting lists into typed arrays (4 bytes per entry) once bulk indexing is done. */
+  seal(): void;
   /** Total rows over every posting list (a memory figure for benchmarks). */
   indexedRows(): number;
 }
@@ -41,6 +43,32 @@ export interface OrderedTable {
 export interface RowView {
   readonly length: number;
   at(j: number): number;
+}
+
+const EMPTY = new Int32Array(0);
+
+/** A posting list: a packed Int32Array plus a small growing tail (live appends between seals). */
+class PostingList implements RowView {
+  #base: Int32Array = EMPTY;
+  #tail: number[] = [];
+  get length(): number {
+    return this.#base.length + this.#tail.length;
+  }
+  at(j: number): number {
+    const base = this.#base;
+    return j < base.length ? (base[j] as number) : (this.#tail[j - base.length] as number);
+  }
+  push(row: number): void {
+    this.#tail.push(row);
+  }
+  seal(): void {
+    if (this.#tail.length === 0) return;
+    const packed = new Int32Array(this.#base.length + this.#tail.length);
+    packed.set(this.#base);
+    packed.set(this.#tail, this.#base.length);
+    this.#base = packed;
+    this.#tail = [];
+  }
 }
 
 /**
@@ -95,7 +123,7 @@ export function createOrderedTable(name: string, seed: number, times: Float64Arr
     rowOfIdent.set(ident, row);
   }
   // Posting lists by family, then by the value's numeric index: no string hashing on the hot path.
-  const indexes = new Map<string, Array<number[] | undefined>>();
+  const indexes = new Map<string, Array<PostingList | undefined>>();
   let byOid: Map<string, number> | undefined;
 
   const oid = (row: number): string =>
@@ -142,9 +170,15 @@ export function createOrderedTable(name: string, seed: number, times: Float64Arr
         lists = [];
         indexes.set(family, lists);
       }
-      const list = lists[value];
-      if (list === undefined) lists[value] = [row];
-      else list.push(row);
+      let list = lists[value];
+      if (list === undefined) {
+        list = new PostingList();
+        lists[value] = list;
+      }
+      list.push(row);
+    },
+    seal() {
+      for (const lists of indexes.values()) for (const list of lists) list?.seal();
     },
     indexedRows() {
       let total = 0;
@@ -161,9 +195,7 @@ export function tableView(table: OrderedTable): RowView {
 
 /** A posting list as a view (empty when the value has no rows). */
 export function indexView(table: OrderedTable, family: string, value: number): RowView {
-  const list = table.index(family, value);
-  if (list === undefined) return { length: 0, at: () => -1 };
-  return { length: list.length, at: (j) => list[j] as number };
+  return table.index(family, value) ?? { length: 0, at: () => -1 };
 }
 
 /** Compares a row's key `(time, _id)` with a bound. */

@@ -530,6 +530,7 @@ export function createWorld(options: WorldOptions = {}): World {
     if (party >= 0) transactions.addToIndex('party', party, row);
   };
   for (let row = 0; row < transactions.length; row++) indexTransaction(row);
+  for (const table of [users, parties, articles, elections, donations, transactions]) table.seal();
 
   // ---- versions of mutable entities (live changes, article views) ---------------------------------------------
   const versions = {
