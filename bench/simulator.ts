@@ -38,11 +38,15 @@ async function main(): Promise<void> {
   const world = sim?.world ?? createWorld({ seed: 1, scale });
   const genMs = performance.now() - t0;
   global.gc?.();
-  const rss1 = process.memoryUsage().rss;
+  const mem = process.memoryUsage();
+  const rss1 = mem.rss;
+  // RSS keeps freed build garbage; live heap + typed arrays is what the world really holds.
+  const held = mem.heapUsed + mem.arrayBuffers;
   const footprint = world.footprint();
   console.log(
     `generate ${scale}: ${fmt(genMs)} ms, rows ${fmt(footprint.rows)} (transactions ${fmt(world.store('transactions').table.length)}), ` +
-      `posting-list entries ${fmt(footprint.indexedRows)}, RSS +${mb(rss1 - rss0)} (total ${mb(rss1)})`,
+      `posting-list entries ${fmt(footprint.indexedRows)}, RSS +${mb(rss1 - rss0)} (total ${mb(rss1)}), ` +
+      `heap + typed arrays after GC ${mb(held)}`,
   );
   if (sim === undefined) return;
   const txs = world.store('transactions').table;
