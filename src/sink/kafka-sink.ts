@@ -28,7 +28,7 @@ export interface KafkaSinkOptions {
   connectionTimeoutMs?: number;
   /** How long the broker may take to ack a produce request (acks=all). @default 30_000 */
   requestTimeoutMs?: number;
-  /** kafkajs retries of a failed request before `send` rejects. @default 5 */
+  /** kafkajs retries of a failed request before `send` rejects (at least 1 for the idempotent producer). @default 5 */
   retries?: number;
   /** Receives kafkajs warnings and errors. @default undefined (silent) */
   logger?: SinkLogger;
@@ -125,14 +125,16 @@ export function createKafkaSink(options: KafkaSinkOptions): KafkaSink {
   return {
     async connect() {
       if (connected) return;
-      producer ??= kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-        // Java-compatible murmur2 partitioning: the same key lands where Java/Connect producers would put it.
-        createPartitioner: Partitioners.DefaultPartitioner,
-      });
       try {
+        producer ??= kafka.producer({
+          idempotent: true,
+          maxInFlightRequests: 1,
+          allowAutoTopicCreation: false,
+          // kafkajs refuses an idempotent producer without retries (its sequence numbers protect the retries).
+          retry: { retries: Math.max(1, resolved.retries), initialRetryTime: 200, maxRetryTime: 5_000 },
+          // Java-compatible murmur2 partitioning: the same key lands where Java/Connect producers would put it.
+          createPartitioner: Partitioners.DefaultPartitioner,
+        });
         await producer.connect();
         connected = true;
       } catch (error) {

@@ -78,3 +78,24 @@ describe('createRecordEncoder', () => {
     expect(() => createRecordEncoder({ registry, maxRecordBytes: 0 })).toThrow(/maxRecordBytes/);
   });
 });
+
+describe('schema evolution with useLatestVersion', () => {
+  it('picks up a newer registered version; old and new values both decode; a field the code does not know yet stays in _extra', async () => {
+    const { extendModel, t } = await import('../../../src/models/field.js');
+    const { generateAvroSchema } = await import('../../../src/encoding/avro-schema.js');
+    const evolving = new MockClient({ baseURLs: ['mock://'] });
+    await registerSchemas({ registry: evolving, schemas: generateResourceSchemas(), topicPrefix: 'evo' });
+    const v1 = await createRecordEncoder({ registry: evolving, topicPrefix: 'evo' }).encode('transactions', { _id: 'a', money: 1 });
+    const next = generateAvroSchema(extendModel(Transaction, 'Transaction', { nickname: t.string }));
+    const [v2info] = await registerSchemas({ registry: evolving, schemas: { transactions: next }, topicPrefix: 'evo' });
+    // A fresh encoder (the serializer caches the latest version for cacheLatestTtlSecs) with the old catalogue.
+    const v2 = await createRecordEncoder({ registry: evolving, topicPrefix: 'evo' }).encode('transactions', { _id: 'b', money: 2, nickname: 'zed' });
+    expect(parseConfluentFrame(v2).schemaId).toBe(v2info?.id);
+    expect(parseConfluentFrame(v1).schemaId).not.toBe(v2info?.id);
+    const decoder = createRecordDecoder({ registry: evolving, topicPrefix: 'evo' });
+    expect((await decoder.decode('transactions', v1)).record).toStrictEqual(canonicalRecord(Transaction, { _id: 'a', money: 1 }));
+    const b = (await decoder.decode('transactions', v2)).record;
+    expect(b['nickname']).toBe('zed');
+    expect(b['money']).toBe(2);
+  });
+});
