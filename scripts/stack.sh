@@ -258,9 +258,9 @@ start_registry() {
     -jar "$REGISTRY_DIR/app-$APICURIO_VERSION/quarkus-run.jar" >"$RUN_DIR/registry.pid"
 }
 
-# args: dir pidfile logfile
+# args: dir pidfile logfile [binary]
 redis_server_start() {
-  "$STACK/bin/redis-server" --bind $HOST --port "$REDIS_PORT" --protected-mode yes \
+  "${4:-$STACK/bin/redis-server}" --bind $HOST --port "$REDIS_PORT" --protected-mode yes \
     --daemonize yes --dir "$1" --pidfile "$2" --logfile "$3" \
     --maxmemory-policy noeviction \
     --appendonly yes --appendfsync everysec --save "" 9>&- >&2
@@ -403,11 +403,16 @@ cmd_restart_redis() {
     || die "redis: append-only persistence is off on $REDIS_URL; a restart would lose data"
   [[ -n "$dir" && -n "$pidfile" && -s "$pidfile" ]] || die "redis: $REDIS_URL was not started with a pid file (not a stack Redis)"
   pid="$(cat "$pidfile")"
+  # Start it again through its owner's binary (<stack>/run/redis.pid -> <stack>/bin/redis-server): the owner's
+  # `down` recognises its processes by their command line, which must keep pointing into the owner's folder.
+  local bin
+  bin="$(dirname "$(dirname "$pidfile")")/bin/redis-server"
+  [[ -x "$bin" ]] || bin="$STACK/bin/redis-server"
   log "redis: restarting pid $pid (dir $dir)"
   redis-cli -h "$HOST" -p "$REDIS_PORT" shutdown >/dev/null 2>&1 || true
   for ((i = 0; i < 120; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
   kill -0 "$pid" 2>/dev/null && die "redis: pid $pid did not stop"
-  redis_server_start "$dir" "$pidfile" "${logfile:-$dir/redis.log}" || die "redis: could not start again"
+  redis_server_start "$dir" "$pidfile" "${logfile:-$dir/redis.log}" "$bin" || die "redis: could not start again"
   local start=$SECONDS
   until redis_answers && [[ "$(redis-cli -h "$HOST" -p "$REDIS_PORT" info persistence | tr -d '\r' | sed -n 's/^loading://p')" == 0 ]]; do
     ((SECONDS - start < REDIS_WAIT_S)) || { log_tail redis "${logfile:-$dir/redis.log}"; die "redis: no answer after restart"; }
