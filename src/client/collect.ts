@@ -13,6 +13,7 @@
  * silent partial list. The streaming form keeps memory bounded: slices behind the one being emitted stop reading
  * once `highWaterItems` items are buffered.
  */
+import { setMaxListeners } from 'node:events';
 import { AbortedError, ConfigError, GamedataError } from '../errors.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import type { Listing } from './listing.js';
@@ -36,6 +37,11 @@ export interface CollectOptions {
   onInvalidItem?: InvalidItemMode | undefined;
   /** Split dense slices while running. @default true */
   splitDense?: boolean | undefined;
+  /**
+   * A slice splits when its unread part likely holds more than this many pages. Every slice ends with one short
+   * page, so larger values waste fewer requests; smaller values read more slices in parallel. @default 8
+   */
+  splitPages?: number | undefined;
   /** Where the slice grid starts when `oldestDate` is open-ended. @default 2025-01-01 */
   gridFloor?: Date | string | number | undefined;
   /** Items buffered ahead of the consumer before readers of later slices pause (streaming only). @default 20 000 */
@@ -50,6 +56,7 @@ export const DEFAULT_COLLECT_OPTIONS = {
   limit: 100,
   onInvalidItem: 'throw',
   splitDense: true,
+  splitPages: 8,
   gridFloor: Date.UTC(2025, 0, 1),
   highWaterItems: 20_000,
 } as const;
@@ -106,6 +113,7 @@ interface Resolved {
   limit: number;
   onInvalidItem: InvalidItemMode;
   splitDense: boolean;
+  splitPages: number;
   highWater: number;
   signal: AbortSignal | undefined;
 }
@@ -132,6 +140,7 @@ function resolve(core: ClientCore, options: CollectOptions): Resolved {
     limit,
     onInvalidItem: options.onInvalidItem ?? DEFAULT_COLLECT_OPTIONS.onInvalidItem,
     splitDense: options.splitDense ?? DEFAULT_COLLECT_OPTIONS.splitDense,
+    splitPages: options.splitPages ?? DEFAULT_COLLECT_OPTIONS.splitPages,
     highWater: options.highWaterItems ?? DEFAULT_COLLECT_OPTIONS.highWaterItems,
     signal: options.signal,
     ...(oldest === -Infinity ? { gridFloor: floor } : {}),
@@ -143,6 +152,8 @@ export interface CollectStats {
   slices: number;
   splits: number;
   pages: number;
+  /** Slices known empty from a neighbour's page, never requested. */
+  skipped?: number;
 }
 
 /**
@@ -181,6 +192,8 @@ export async function* iterateSlices<T>(
 
   const internal = new AbortController();
   const signal = o.signal ? AbortSignal.any([o.signal, internal.signal]) : internal.signal;
+  // Every in-flight page listens on it: hundreds of listeners are expected, not a leak.
+  setMaxListeners(0, signal);
   let failure: GamedataError | undefined;
   let waiters: (() => void)[] = [];
   const notify = (): void => {
@@ -197,6 +210,8 @@ export async function* iterateSlices<T>(
 
   let running = 0;
   let buffered = 0;
+  // Rows per ms over completed slices: sizes the first page of later slices.
+  const density = { rows: 0, ms: 0 };
   let nextInitial = 0;
   const splitQueue: Segment<T>[] = [];
   let current: Segment<T> | null = head;
@@ -213,13 +228,27 @@ export async function* iterateSlices<T>(
     try {
       let top = seg.end;
       let rows = 0;
+      // A slice expected to be sparse asks for a short first page (less to transfer for empty slices).
+      // Unknown density (the first wave): a short page, since most slices of a wide grid may be empty.
+      const expected = density.ms > 0 && seg.end !== Infinity && seg.start !== -Infinity ? (density.rows / density.ms) * (seg.end - seg.start) : 0;
+      const firstLimit = Math.min(o.limit, Math.max(10, Math.ceil(expected * 1.5) + 1));
+      let prevTime = seg.end;
       const pages = readSlicePages<T>(core, seg.listing, seg.end, () => seg.start, {
         limit: o.limit,
+        firstLimit,
         signal,
         onInvalidItem: o.onInvalidItem,
       });
       for await (const page of pages) {
         st.pages++;
+        // Learn rows per ms from every page over a finite span.
+        const spanEnd = page.cursor === null ? seg.start : page.lastTimeMs;
+        if (prevTime !== Infinity && Number.isFinite(spanEnd) && prevTime > spanEnd) {
+          density.rows += page.items.length;
+          density.ms += prevTime - spanEnd;
+        }
+        if (!Number.isNaN(page.lastTimeMs)) prevTime = page.lastTimeMs;
+        if (page.cursor === null) skipEmptyBelow(seg, page.fetched === 0 ? -Infinity : page.belowTimeMs);
         if (page.items.length > 0) {
           for (const item of page.items) seg.buffer.push(item);
           buffered += page.items.length;
@@ -228,12 +257,12 @@ export async function* iterateSlices<T>(
         rows += page.items.length;
         if (page.cursor === null) break;
         if (top === Infinity && !Number.isNaN(page.firstTimeMs)) top = page.firstTimeMs;
-        if (o.splitDense && page.fetched >= o.limit && !Number.isNaN(page.lastTimeMs) && seg.start !== -Infinity) {
+        if (o.splitDense && page.fetched >= page.limit && !Number.isNaN(page.lastTimeMs) && seg.start !== -Infinity) {
           const t = page.lastTimeMs;
           const width = t - seg.start;
           const covered = Math.max(1, top - t);
-          // Split when the rest of the slice likely holds more than two more pages.
-          if (width >= minSplitMs && (rows * width) / covered > 2 * o.limit) {
+          // Split when the rest of the slice likely holds more than `splitPages` pages.
+          if (width >= minSplitMs && (rows * width) / covered > o.splitPages * o.limit) {
             const mid = Math.floor((seg.start + width / 2) / align) * align;
             if (mid > seg.start && mid <= t) {
               const older: Segment<T> = { listing: seg.listing, start: seg.start, end: mid, buffer: [], started: false, done: false, next: seg.next };
@@ -257,6 +286,23 @@ export async function* iterateSlices<T>(
       running--;
       notify();
       pump();
+    }
+  }
+
+  /**
+   * The page that ended a slice names the newest row older than the slice (`below`, -Infinity when there is none):
+   * unstarted slices of the same listing lying wholly between it and the slice hold no row, so they are done
+   * without a request (this is what keeps thousands of tiny, empty slices cheap).
+   */
+  function skipEmptyBelow(seg: Segment<T>, below: number): void {
+    if (Number.isNaN(below)) return;
+    // v1 orders by whole second: only seconds after the row's own second are known empty.
+    const emptyFrom = below === -Infinity ? -Infinity : align === 1 ? below + 1 : Math.floor(below / 1000) * 1000 + 1000;
+    for (let s = seg.next; s && s.listing === seg.listing && s.start >= emptyFrom; s = s.next) {
+      if (s.started) continue; // already reading: it will find nothing and end on its own
+      s.started = true;
+      s.done = true;
+      st.skipped = (st.skipped ?? 0) + 1;
     }
   }
 

@@ -45,6 +45,10 @@ export interface SlicePageDetail<T> extends SlicePage<T> {
   lastTimeMs: number;
   /** Sort time of the newest item of the page (NaN when unknown). */
   firstTimeMs: number;
+  /** Sort time of the first item below the slice's start (NaN when the page had none). */
+  belowTimeMs: number;
+  /** The page size requested. */
+  limit: number;
 }
 
 /** The sort time of an item in epoch ms, NaN when missing or malformed. */
@@ -76,16 +80,17 @@ export async function* readSlicePages<T>(
   listing: Listing,
   end: number,
   lowerBound: () => number,
-  options: ReadSliceOptions = {},
+  options: ReadSliceOptions & { firstLimit?: number | undefined } = {},
 ): AsyncGenerator<SlicePageDetail<T>> {
   const limit = options.limit ?? DEFAULT_READ_SLICE_OPTIONS.limit;
+  let pageLimit = Math.min(limit, Math.max(1, options.firstLimit ?? limit));
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ConfigError(`limit must be an integer in [1, 100], got ${limit}`);
   let cursor = options.cursor === undefined || options.cursor === null ? sliceStartCursor(core, end) : options.cursor;
   const seen = new Set<string>();
   for (;;) {
     const page = await core.fetchPage<T>(
       listing,
-      { limit, cursor },
+      { limit: pageLimit, cursor },
       { signal: options.signal, onInvalidItem: options.onInvalidItem ?? DEFAULT_READ_SLICE_OPTIONS.onInvalidItem },
     );
     const lo = lowerBound();
@@ -95,10 +100,12 @@ export async function* readSlicePages<T>(
     const items: T[] = [];
     let reachedStart = false;
     let lastTimeMs = NaN;
+    let belowTimeMs = NaN;
     for (const item of page.items) {
       const t = sortTimeOf(item, listing.sortField);
       if (t < stopBelow) {
         reachedStart = true;
+        belowTimeMs = t;
         break;
       }
       if (t < lo || t >= end) continue;
@@ -116,9 +123,12 @@ export async function* readSlicePages<T>(
       fetched: page.items.length,
       lastTimeMs,
       firstTimeMs: sortTimeOf(page.items[0], listing.sortField),
+      belowTimeMs,
+      limit: pageLimit,
     };
     if (done) return;
     cursor = next as string;
+    pageLimit = limit;
   }
 }
 

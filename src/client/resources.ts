@@ -4,6 +4,7 @@
  * arguments are one options object; spec defaults are in {@link DEFAULT_PAGE_LIMITS} and {@link DEFAULT_COLLECT_OPTIONS}.
  */
 import { AbortedError, ConfigError, GamedataError, NotFoundError } from '../errors.js';
+import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import { models } from '../models/index.js';
 import type { ModelDef } from '../models/field.js';
@@ -192,7 +193,7 @@ export interface ResourceDeps {
 
 type AnyPageOptions = PageOptions & Partial<Omit<AutoItemsOptions, 'autoItems'>> & { autoItems?: boolean | undefined; direction?: string | undefined };
 
-const SLICE_KEYS = ['oldestDate', 'until', 'timeSliceDays', 'concurrency', 'limit', 'signal', 'onInvalidItem', 'splitDense', 'highWaterItems', 'now'] as const;
+const SLICE_KEYS = ['oldestDate', 'until', 'timeSliceDays', 'concurrency', 'limit', 'signal', 'onInvalidItem', 'splitDense', 'splitPages', 'highWaterItems', 'now'] as const;
 const PAGE_KEYS = ['limit', 'cursor', 'signal', 'onInvalidItem', 'autoItems', 'maxPages', 'cursorEnd', 'direction'] as const;
 
 /** Splits an options object into wire filters and the rest. */
@@ -335,6 +336,7 @@ export function createResources(deps: ResourceDeps): Resources {
       // One failure (other than not-found) fails the call and cancels the rest.
       const internal = new AbortController();
       const signal = o.signal ? AbortSignal.any([o.signal, internal.signal]) : internal.signal;
+      setMaxListeners(0, signal);
       try {
         return await Promise.all(
           userIds.map((id) =>

@@ -55,15 +55,22 @@ describe('transaction.collectAll', () => {
   });
 
   it('each filter reaches the full history and equals the truth', async () => {
-    const sample = txs.find((t) => t['sellerId'] && t['muId'] && t['partyId'] && t['itemCode'])!;
+    const having = (field: string): string => String(txs.find((t) => t[field])![field]);
+    const user = having('sellerId');
+    const item = having('itemCode');
+    const country = having('countryId');
+    const mu = having('muId');
+    const party = having('partyId');
     const oldest = WORLD_NOW - 400 * DAY;
+    const byUser = (t: Rec): boolean => t['buyerId'] === user || t['sellerId'] === user;
+    const types = ['trading', 'wage', 'itemMarket'];
     const cases: [Record<string, string | string[]>, (t: Rec) => boolean][] = [
-      [{ userId: String(sample['buyerId']) }, (t) => t['buyerId'] === sample['buyerId'] || t['sellerId'] === sample['buyerId']],
-      [{ itemCode: String(sample['itemCode']) }, (t) => t['itemCode'] === sample['itemCode']],
-      [{ countryId: String(sample['countryId']) }, (t) => t['countryId'] === sample['countryId']],
-      [{ muId: String(sample['muId']) }, (t) => t['muId'] === sample['muId']],
-      [{ partyId: String(sample['partyId']) }, (t) => t['partyId'] === sample['partyId']],
-      [{ userId: String(sample['buyerId']), transactionType: ['trading', 'wage', 'itemMarket'] }, (t) => (t['buyerId'] === sample['buyerId'] || t['sellerId'] === sample['buyerId']) && ['trading', 'wage', 'itemMarket'].includes(String(t['transactionType']))],
+      [{ userId: user }, byUser],
+      [{ itemCode: item }, (t) => t['itemCode'] === item],
+      [{ countryId: country }, (t) => t['countryId'] === country],
+      [{ muId: mu }, (t) => t['muId'] === mu],
+      [{ partyId: party }, (t) => t['partyId'] === party],
+      [{ userId: user, transactionType: types }, (t) => byUser(t) && types.includes(String(t['transactionType']))],
     ];
     for (const [filters, match] of cases) {
       const got = await client.transaction.collectAll({ oldestDate: oldest, timeSliceDays: 7, ...filters });

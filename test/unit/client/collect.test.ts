@@ -51,6 +51,7 @@ describe('collectSlices (exact, against an in-memory feed)', () => {
           fc.integer({ min: 0, max: 15_000 }),
           fc.boolean(),
           async (times, limit, sliceDays, oldestOffset, splitDense) => {
+            const splitPages = 1 + (limit % 3);
             const rows = makeRows(times);
             const feed = createFakeFeed(rows, format);
             const oldest = format === 'v1' ? T0 + Math.floor(oldestOffset / 1000) * 1000 : T0 + oldestOffset;
@@ -60,6 +61,7 @@ describe('collectSlices (exact, against an in-memory feed)', () => {
               limit,
               concurrency: 7,
               splitDense,
+              splitPages,
               now: () => T0 + 25_000,
             });
             const truth = sortRows(rows, format).filter((r) => Date.parse(r.createdAt) >= oldest);
@@ -76,7 +78,7 @@ describe('collectSlices (exact, against an in-memory feed)', () => {
     const rows = makeRows(times);
     const feed = createFakeFeed(rows);
     const stats = { slices: 0, splits: 0, pages: 0 };
-    const got = await collectSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 1, limit: 50, now: () => T0 + DAY / 2 }, stats);
+    const got = await collectSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 1, limit: 50, splitPages: 2, now: () => T0 + DAY / 2 }, stats);
     expect(got).toHaveLength(3000);
     expect(new Set(got.map((r) => r._id)).size).toBe(3000);
     expect(stats.splits).toBeGreaterThan(4);
