@@ -32,6 +32,11 @@ export interface ScheduleTickData {
   since?: number;
   /** Rows per planned slice. */
   targetRows?: number;
+  /**
+   * After starting a run, follow it for up to this long and settle it at once when it ends (the watermark moves
+   * without waiting for the next tick). Tails use their interval. @default 0 (settled by the next tick)
+   */
+  settleWithinMs?: number;
 }
 
 /** What a tick did. */
@@ -69,12 +74,14 @@ export interface TickDeps {
 }
 
 export interface ProcessTickOptions {
-  /** The planning lock's lifetime. @default 120000 */
+  /** The planning lock's lifetime (a tick that follows its run keeps it for at most half of this). @default 120000 */
   lockTtlMs?: number;
+  /** Poll interval while following a run (`settleWithinMs`). @default 250 */
+  pollMs?: number;
   now?: () => number;
 }
 
-export const DEFAULT_PROCESS_TICK_OPTIONS = { lockTtlMs: 120_000 } as const;
+export const DEFAULT_PROCESS_TICK_OPTIONS = { lockTtlMs: 120_000, pollMs: 250 } as const;
 
 /** Defaults of a tail schedule (`gamedata tail`). */
 export const DEFAULT_TAIL_SCHEDULE = {
@@ -141,9 +148,11 @@ export async function processTick(tick: ScheduleTickData, deps: TickDeps, option
       from = rescanDue ? undefined : Math.max(0, state.watermark - tick.lookbackMs);
     }
     if (from !== undefined && from >= to) from = Math.max(0, to - 1);
-    // The unfiltered transaction feed ends 72 h back: an older start needs the per-user walk.
+    // The unfiltered transaction feed ends 72 h back: a full read with --full-history, or a start older than that,
+    // needs the per-user walk. Incremental runs within the window read the feed.
     const fullHistory =
-      resource === 'transactions' && (tick.fullHistory || (from !== undefined && from < to - UNFILTERED_TRANSACTION_WINDOW_MS));
+      resource === 'transactions' &&
+      ((from === undefined && tick.fullHistory) || (from !== undefined && from < to - UNFILTERED_TRANSACTION_WINDOW_MS));
     const runId = `${resource}-${tick.kind}-${startedAt}`;
     const run: ActiveRun = { runId, kind: tick.kind, from, to, startedAt };
     // Recorded before enqueueing: a crash in between leaves a run id the queue does not know, which the next tick
@@ -163,7 +172,22 @@ export async function processTick(tick: ScheduleTickData, deps: TickDeps, option
       await deps.state.finishActive(resource, run, 'failed', now(), error instanceof Error ? error.message : String(error));
       throw error;
     }
-    return withSettled({ action: 'started' as const, resource, runId, kind: tick.kind, from, to, slices, fullHistory });
+    const started = { action: 'started' as const, resource, runId, kind: tick.kind, from, to, slices, fullHistory };
+    const followMs = Math.min(tick.settleWithinMs ?? 0, o.lockTtlMs / 2);
+    if (followMs > 0) {
+      const deadline = now() + followMs;
+      for (;;) {
+        const status = await deps.runStatus(runId);
+        if (status?.state === 'completed' || status?.state === 'failed') {
+          const outcome = status.state;
+          await deps.state.finishActive(resource, run, outcome, now(), outcome === 'failed' ? (status.failedReason ?? 'failed') : undefined);
+          return { ...started, settled: { runId, outcome, ...(status.failedReason === undefined ? {} : { reason: status.failedReason }) } };
+        }
+        if (now() >= deadline) break;
+        await new Promise((r) => setTimeout(r, o.pollMs));
+      }
+    }
+    return withSettled(started);
   } finally {
     await release();
   }

@@ -68,8 +68,10 @@ export function createScheduleRegistry(options: ScheduleRegistryOptions): Schedu
         throw new ConfigError(`--every must be at least ${MIN_TAIL_EVERY_MS} ms, got ${String(everyMs)}`);
       }
       const id = schedulerId('tail', data.resource);
-      // `immediately`: the first tick runs now, not one interval from now.
-      await queue.upsertJobScheduler(id, { every: everyMs, immediately: true }, { name: 'tail', data, opts: TICK_JOB_OPTS });
+      // Each tick follows its run for up to one interval, so the watermark moves as soon as the run ends.
+      data = { ...data, settleWithinMs: data.settleWithinMs ?? everyMs };
+      // With `every`, BullMQ runs the first tick at once, then one per interval.
+      await queue.upsertJobScheduler(id, { every: everyMs }, { name: 'tail', data, opts: TICK_JOB_OPTS });
       return { id, kind: 'tail', resource: data.resource, every: everyMs, data };
     },
     async upsertBackfill(data, pattern, tz) {

@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
 import { connectRedis, createPipelineRuntime, readPipelineSettings, startPipelineWorkers } from '../../jobs/index.js';
+import { createWorkerOperations, metricsPortFromEnv } from '../../status/index.js';
 
 export function register(program: Command): void {
   program
@@ -16,7 +17,9 @@ export function register(program: Command): void {
     .option('--quiet', 'no per-slice lines')
     .option('--lock-duration <ms>', 'slice lock lifetime; a killed worker\'s slices resume after about this long', '30000')
     .option('--stalled-interval <ms>', 'how often orphaned slices are looked for', '15000')
-    .action(async (flags: { concurrency: string; quiet?: boolean; lockDuration: string; stalledInterval: string }) => {
+    .option('--metrics-port <port>', '/metrics port (0 = any free port, off = none; env GAMEDATA_METRICS_PORT)')
+    .option('--no-schedules', 'do not fire tail / cron schedule ticks in this process')
+    .action(async (flags: { concurrency: string; quiet?: boolean; lockDuration: string; stalledInterval: string; metricsPort?: string; schedules: boolean }) => {
       const lockDuration = Number(flags.lockDuration);
       const stalledInterval = Number(flags.stalledInterval);
       if (!Number.isSafeInteger(lockDuration) || lockDuration < 1000) throw new ConfigError(`--lock-duration must be an integer >= 1000 ms, got ${flags.lockDuration}`);
@@ -26,7 +29,10 @@ export function register(program: Command): void {
         throw new ConfigError(`--concurrency must be a positive integer, got ${JSON.stringify(flags.concurrency)}`);
       }
       const settings = readPipelineSettings();
-      const rt = await createPipelineRuntime(settings);
+      // Operations (issue 7): /metrics, heartbeat for `status`, and the schedule worker firing tails.
+      const metricsPort = metricsPortFromEnv(flags.metricsPort === undefined ? process.env : { GAMEDATA_METRICS_PORT: flags.metricsPort });
+      const ops = createWorkerOperations(settings, { metricsPort, schedules: flags.schedules, ...(process.env['GAMEDATA_METRICS_HOST'] ? { metricsHost: process.env['GAMEDATA_METRICS_HOST'] } : {}) });
+      const rt = await createPipelineRuntime(settings, ops.runtimeOptions);
       // BullMQ workers get their own connection (blocking commands); the runtime's serves dedup and counters.
       const bull = connectRedis(settings.redisUrl);
       const workers = startPipelineWorkers(
@@ -44,9 +50,10 @@ export function register(program: Command): void {
             console.error(`${ev.kind} ${ev.id}: fetched ${c.fetched}, published ${c.published}, deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered}`);
           },
         },
-        rt,
+        ops.instrument(rt),
       );
-      console.error(`worker: pid ${process.pid}, concurrency ${concurrency}, queue prefix ${settings.queuePrefix}`);
+      const metricsUrl = await ops.start({ runtime: rt, workers, connection: bull });
+      console.error(`worker: pid ${process.pid}, concurrency ${concurrency}, queue prefix ${settings.queuePrefix}, metrics ${metricsUrl ?? 'off'}`);
       await new Promise<void>((resolve) => {
         const stop = (signal: string): void => {
           console.error(`worker: ${signal}: draining`);
@@ -55,6 +62,7 @@ export function register(program: Command): void {
         process.once('SIGTERM', () => stop('SIGTERM'));
         process.once('SIGINT', () => stop('SIGINT'));
       });
+      await ops.close();
       await workers.close();
       await bull.quit();
       await rt.close();

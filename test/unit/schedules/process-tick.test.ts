@@ -218,6 +218,22 @@ describe('processTick', () => {
     expect(h.state.locked.size).toBe(0);
   });
 
+  it('follows its run for up to settleWithinMs and moves the watermark as soon as it completed', async () => {
+    const h = harness(5_000_000);
+    let polls = 0;
+    const deps: TickDeps = {
+      ...h.deps,
+      async runStatus(id) {
+        polls += 1;
+        return polls >= 3 ? { state: 'completed' } : h.runs.get(id);
+      },
+    };
+    const out = await processTick(tail('donations', { settleWithinMs: 5_000 }), deps, { now: () => Date.now(), pollMs: 5 });
+    expect(out).toMatchObject({ action: 'started', settled: { outcome: 'completed' } });
+    expect((await h.state.get('donations')).watermark).toBe(5_000_001);
+    expect((await h.state.get('donations')).active).toBeUndefined();
+  });
+
   it('rejects bad tick data naming the field', async () => {
     const h = harness(1);
     await expect(processTick(tail('users', { lookbackMs: -1 }), h.deps)).rejects.toThrow(/lookbackMs/);
