@@ -19,7 +19,7 @@ function hasId(record: DedupRecord): boolean {
 
 /** The dedup key of one record: `_id` or `_id@version`. */
 export function dedupKey(resource: ResourceName, record: DedupRecord): string {
-  const id = String(record._id ?? '');
+  const id = typeof record._id === 'string' ? record._id : typeof record._id === 'number' ? String(record._id) : '';
   const version = recordVersion(resource, record);
   return version === '' ? id : `${id}@${version}`;
 }
@@ -90,16 +90,18 @@ export function createMemorySeenSet(): SeenSetBackend & { sets: Map<string, Set<
   const sets = new Map<string, Set<string>>();
   return {
     sets,
-    has: async (name, keys) => keys.map((k) => sets.get(name)?.has(k) ?? false),
-    add: async (names, keys) => {
+    has: (name, keys) => Promise.resolve(keys.map((k) => sets.get(name)?.has(k) ?? false)),
+    add: (names, keys) => {
       for (const n of names) {
         const s = sets.get(n) ?? new Set<string>();
         for (const k of keys) s.add(k);
         sets.set(n, s);
       }
+      return Promise.resolve();
     },
-    drop: async (names) => {
+    drop: (names) => {
       for (const n of names) sets.delete(n);
+      return Promise.resolve();
     },
   };
 }

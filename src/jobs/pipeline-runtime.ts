@@ -110,9 +110,11 @@ export function createClientPlannerSource(client: Client): PlannerSource {
   return {
     probe: (resource, filters) => (before, limit) => probeSortTimes(client, createListing(resource, filters), before, limit),
     async countryIds() {
-      const countries = (await client.call('country.getAllCountries', {})) as unknown;
-      const list = Array.isArray(countries) ? countries : [];
-      return list.map((c) => String((c as { _id?: unknown })._id ?? '')).filter((id) => id !== '');
+      const countries = await client.call('country.getAllCountries', {});
+      const list: unknown[] = Array.isArray(countries) ? countries : [];
+      return list
+        .map((c) => (typeof c === 'object' && c !== null ? (c as { _id?: unknown })._id : undefined))
+        .filter((id): id is string => typeof id === 'string' && id !== '');
     },
     async userIds() {
       const ids = new Set<string>();
@@ -120,7 +122,7 @@ export function createClientPlannerSource(client: Client): PlannerSource {
       await Promise.all(
         countries.map(async (countryId) => {
           for await (const page of readSlice<DedupRecord>(client, createListing('users', { countryId }), { start: 0, end: Infinity }, { onInvalidItem: 'pass' })) {
-            for (const item of page.items) if (item._id !== undefined) ids.add(String(item._id));
+            for (const item of page.items) if (typeof item._id === 'string') ids.add(item._id);
           }
         }),
       );

@@ -7,7 +7,8 @@ import { recordVersion, type ResourceName } from '../models/resources.js';
 
 /** `_id` or `_id@<version ms>`. */
 export function versionKey(resource: ResourceName, record: Record<string, unknown>): string {
-  const id = String(record['_id'] ?? '');
+  const raw = record['_id'];
+  const id = typeof raw === 'string' ? raw : typeof raw === 'number' ? String(raw) : '';
   const v = recordVersion(resource, record);
   if (v === '') return id;
   const ms = Date.parse(v);

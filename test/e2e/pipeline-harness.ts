@@ -4,7 +4,7 @@
  * verify a resource against the simulator's truth. `cleanup()` deletes everything it created.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { SimulatorOptions } from '../../src/simulator/options.js';
 import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
 import { createRegistryClient } from '../../src/encoding/registry-client.js';

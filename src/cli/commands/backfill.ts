@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
-import { createPipelineRuntime, readPipelineSettings, startBackfill, waitForRun } from '../../jobs/index.js';
+import { createPipelineRuntime, readPipelineSettings, startBackfill } from '../../jobs/index.js';
+import { waitForRunWithProgress } from '../../status/index.js';
 import { parseFilters, parseResources } from '../../planner/index.js';
 
 interface BackfillFlags {
@@ -64,16 +65,12 @@ export function register(program: Command): void {
         console.log(`run ${planned.run.runId}: ${planned.slices.length} slices over ${resources.join(', ')}`);
         if (flags.wait !== true) return;
         const started = Date.now();
-        let lastLine = '';
-        const result = await waitForRun(planned.run.runId, {
-          connection: rt.redis,
-          prefix: settings.queuePrefix,
+        // Live progress (issue 7): bars with records/s and ETA on a terminal, one line per change otherwise.
+        const result = await waitForRunWithProgress(planned.run.runId, {
+          redis: rt.redis,
+          queuePrefix: settings.queuePrefix,
+          redisPrefix: settings.redisPrefix,
           pollMs: 1000,
-          onTick: (s) => {
-            const line = `  ${s.state}: ${s.slices.completed} slices done, ${s.slices.pending} pending`;
-            if (line !== lastLine) console.error(line);
-            lastLine = line;
-          },
         });
         const secs = (Date.now() - started) / 1000;
         const c = result.counters;

@@ -93,7 +93,7 @@ export function register(program: Command): void {
       );
       step(`workers started (concurrency ${concurrency}, one shared batching client)`);
       const reports: VerifyReport[] = [];
-      let failed = false;
+      let failed: boolean | undefined;
       try {
         const started = Date.now();
         const planned = await startBackfill(
@@ -157,6 +157,6 @@ export function register(program: Command): void {
         await rt.close();
         await sim.close();
       }
-      if (failed) process.exitCode = 1;
+      if (failed === true) process.exitCode = 1;
     });
 }

@@ -13,7 +13,6 @@ import { ConfigError } from '../../errors.js';
 import { createRecordDecoder } from '../../encoding/record-decoder.js';
 import { createRegistryClient } from '../../encoding/registry-client.js';
 import { createPipelineRuntime, readPipelineSettings } from '../../jobs/index.js';
-import type { ResourceName } from '../../models/resources.js';
 import { parseResources } from '../../planner/index.js';
 import { collectUpstreamTruth, verifyResource, type VerifyReport } from '../../verify/index.js';
 
@@ -58,7 +57,7 @@ export function register(program: Command): void {
         for (const resource of resources) {
           const truth = flags.truth !== undefined
             ? readNdjson(join(flags.truth, `${resource}.ndjson`))
-            : await collectUpstreamTruth(rt!.source, rt!.planner, resource as ResourceName, until === undefined ? {} : { until });
+            : await collectUpstreamTruth(rt!.source, rt!.planner, resource, until === undefined ? {} : { until });
           const malformedPath = flags.malformed === undefined ? undefined : join(flags.malformed, `${resource}.malformed`);
           const malformedIds = new Set(
             malformedPath !== undefined && existsSync(malformedPath)

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 /**
  * The BullMQ flow against the real Redis: a run with slices, workers with a recording publisher over an in-memory
  * upstream, dense slices splitting into children, counters, and a failing slice failing its run.

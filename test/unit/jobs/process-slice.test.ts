@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
 import { createDedupStore, createMemorySeenSet, type DedupRecord } from '../../../src/dedup/index.js';
 import {

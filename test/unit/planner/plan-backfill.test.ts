@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
 import { parseFilters, parseResources, planBackfill, UNFILTERED_TRANSACTION_WINDOW_MS, type PlannerSource } from '../../../src/planner/index.js';
 

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { cutRange, planSlices, splitEvenly, splitRemaining, type TimeRange } from '../../../src/planner/slice-range.js';
