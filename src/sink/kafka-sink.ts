@@ -30,6 +30,13 @@ export interface KafkaSinkOptions {
   requestTimeoutMs?: number;
   /** kafkajs retries of a failed request before `send` rejects (at least 1 for the idempotent producer). @default 5 */
   retries?: number;
+  /**
+   * Largest sum of key + value + header bytes sent in one produce request. The broker's `max.message.bytes`
+   * limits a whole record batch, not one record, so a page of large records (or dead letters) sent at once could
+   * be refused forever; `send` splits into sequential requests under this size (a single larger message goes
+   * alone). @default 900_000
+   */
+  maxBatchBytes?: number;
   /** Receives kafkajs warnings and errors. @default undefined (silent) */
   logger?: SinkLogger;
 }
@@ -39,6 +46,7 @@ export const DEFAULT_KAFKA_SINK_OPTIONS = {
   connectionTimeoutMs: 3_000,
   requestTimeoutMs: 30_000,
   retries: 5,
+  maxBatchBytes: 900_000,
 } as const;
 
 export interface KafkaSink {
@@ -63,7 +71,7 @@ export function resolveKafkaOptions(options: KafkaSinkOptions): Required<Omit<Ka
     throw new ConfigError(`brokers must be a non-empty list of host:port, got ${JSON.stringify(options.brokers)}`);
   }
   const resolved = { ...DEFAULT_KAFKA_SINK_OPTIONS, ...options, logger: options.logger };
-  for (const key of ['connectionTimeoutMs', 'requestTimeoutMs', 'retries'] as const) {
+  for (const key of ['connectionTimeoutMs', 'requestTimeoutMs', 'retries', 'maxBatchBytes'] as const) {
     if (!Number.isInteger(resolved[key]) || resolved[key] < 0) {
       throw new ConfigError(`${key} must be a non-negative integer, got ${String(resolved[key])}`);
     }
@@ -107,6 +115,31 @@ export function toKafkaError(error: unknown, brokers: readonly string[], action:
   );
 }
 
+function messageBytes(m: SinkMessage): number {
+  let n = (m.key === null ? 0 : Buffer.byteLength(m.key)) + (typeof m.value === 'string' ? Buffer.byteLength(m.value) : m.value.length);
+  for (const [k, v] of Object.entries(m.headers ?? {})) n += Buffer.byteLength(k) + Buffer.byteLength(v);
+  return n;
+}
+
+/** Splits messages, in order, into runs whose total size stays under `maxBytes` (a larger message goes alone). */
+export function chunkBySize(messages: readonly SinkMessage[], maxBytes: number): SinkMessage[][] {
+  const chunks: SinkMessage[][] = [];
+  let current: SinkMessage[] = [];
+  let size = 0;
+  for (const m of messages) {
+    const n = messageBytes(m);
+    if (current.length > 0 && size + n > maxBytes) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(m);
+    size += n;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
 /**
  * A producer behind our interface: idempotent (no duplicates from its own retries), acks=all, one request in
  * flight (what kafkajs's idempotence requires to keep order).
@@ -145,12 +178,15 @@ export function createKafkaSink(options: KafkaSinkOptions): KafkaSink {
       if (messages.length === 0) return;
       if (!connected || producer === undefined) throw new ServiceError('send() before connect()', 'kafka');
       try {
-        await producer.send({
-          topic,
-          acks: -1,
-          timeout: resolved.requestTimeoutMs,
-          messages: messages.map((m) => ({ key: m.key, value: m.value, headers: m.headers ?? {} })),
-        });
+        // Sequential, in order: each request resolves after its acks, so the whole call does too.
+        for (const chunk of chunkBySize(messages, resolved.maxBatchBytes)) {
+          await producer.send({
+            topic,
+            acks: -1,
+            timeout: resolved.requestTimeoutMs,
+            messages: chunk.map((m) => ({ key: m.key, value: m.value, headers: m.headers ?? {} })),
+          });
+        }
       } catch (error) {
         throw toKafkaError(error, resolved.brokers, `sending ${messages.length} message(s) to ${topic}`);
       }

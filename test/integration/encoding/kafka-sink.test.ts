@@ -47,6 +47,22 @@ describe('createKafkaSink on the real broker', () => {
     expect(got.has('(null)')).toBe(true);
   });
 
+  it('splits a send of large messages so no request passes the topic\'s max.message.bytes', async () => {
+    const topic = services.name('large');
+    const admin = await services.admin();
+    await admin.createTopics({
+      topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1048588' }] }],
+      waitForLeaders: true,
+    });
+    const sink = createKafkaSink({ brokers: services.urls.kafkaBrokers });
+    await sink.connect();
+    // 3 x 600 kB = 1.8 MB: one request would be refused (RecordBatchTooLarge); three requests are not.
+    await sink.send(topic, ['a', 'b', 'c'].map((key) => ({ key, value: Buffer.alloc(600_000, key) })));
+    await sink.disconnect();
+    const offsets = await admin.fetchTopicOffsets(topic);
+    expect(offsets[0]?.high).toBe('3');
+  });
+
   it('reports an unreachable broker as a retriable ServiceError naming the brokers', async () => {
     const sink = createKafkaSink({ brokers: ['127.0.0.1:1'], retries: 0, connectionTimeoutMs: 500 });
     const error = await sink.connect().then(
