@@ -63,6 +63,8 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
   let generation = 0;
 
   async function read(key: string): Promise<CacheEntry | undefined> {
+    let best: CacheEntry | undefined;
+    let bestAt = -1;
     for (let i = 0; i < stores.length; i++) {
       let entry: CacheEntry | undefined;
       try {
@@ -71,13 +73,18 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
         report(error, key);
         continue;
       }
-      if (entry && freshnessOf(entry, now()) !== 'expired') {
-        // Promote into the faster stores.
-        for (let j = 0; j < i; j++) await stores[j]?.set(key, entry).catch((e: unknown) => report(e, key));
-        return entry;
+      if (!entry || freshnessOf(entry, now()) === 'expired') continue;
+      if (!best || entry.fetchedAt > best.fetchedAt) {
+        best = entry;
+        bestAt = i;
       }
+      // A fresh entry ends the search; a stale one asks the slower (shared) stores whether another process
+      // already revalidated it.
+      if (freshnessOf(entry, now()) === 'fresh') break;
     }
-    return undefined;
+    // Promote into the faster stores.
+    if (best) for (let j = 0; j < bestAt; j++) await stores[j]?.set(key, best).catch((e: unknown) => report(e, key));
+    return best;
   }
 
   async function write(key: string, entry: CacheEntry, gen: number): Promise<void> {
