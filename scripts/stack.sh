@@ -73,10 +73,15 @@ owned_pid() {
 
 # Start a long-running process in its own session, detached from our stdout/stderr (so `$(...)` returns)
 # and from the lock's file descriptor (so the lock is released when this script exits).
+# The process records its own pid (`sh` writes $$, then execs the service under the same pid): `$!` would be
+# wrong whenever setsid has to fork, i.e. when the caller has job control.
+# args: pidfile logfile command...
 start_detached() {
-  local logfile="$1"; shift
-  ( exec setsid "$@" ) >"$logfile" 2>&1 </dev/null 9>&- &
-  printf '%s' "$!"
+  local pidfile="$1" logfile="$2" i; shift 2
+  rm -f "$pidfile"
+  setsid sh -c 'echo $$ >"$0"; exec "$@"' "$pidfile" "$@" >"$logfile" 2>&1 </dev/null 9>&- &
+  for ((i = 0; i < 50; i++)); do [[ -s "$pidfile" ]] && return 0; sleep 0.1; done
+  die "could not start $1 (no pid after 5 s; see $logfile)"
 }
 
 log_tail() {
@@ -235,10 +240,10 @@ start_kafka() {
       >"$KAFKA_DIR/format.log" 2>&1 || { log_tail kafka-format "$KAFKA_DIR/format.log"; die "kafka: storage format failed"; }
   fi
   log "kafka: starting $KAFKA_VERSION on $KAFKA_URL"
-  start_detached "$KAFKA_DIR/kafka.out" java -Xms256m -Xmx1g -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+  start_detached "$RUN_DIR/kafka.pid" "$KAFKA_DIR/kafka.out" java -Xms256m -Xmx1g -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
-    -cp "$cp" kafka.Kafka "$KAFKA_DIR/server.properties" >"$RUN_DIR/kafka.pid"
+    -cp "$cp" kafka.Kafka "$KAFKA_DIR/server.properties"
 }
 
 start_registry() {
@@ -246,7 +251,7 @@ start_registry() {
   local java
   java="$(find_registry_java)"
   log "registry: starting Apicurio Registry $APICURIO_VERSION on $REGISTRY_ROOT (java $(java_major "$java"))"
-  start_detached "$REGISTRY_DIR/registry.log" "$java" -Xms128m -Xmx512m -XX:+UseSerialGC \
+  start_detached "$RUN_DIR/registry.pid" "$REGISTRY_DIR/registry.log" "$java" -Xms128m -Xmx512m -XX:+UseSerialGC \
     -Dquarkus.http.host=$HOST -Dquarkus.http.port="$REGISTRY_PORT" \
     -Dquarkus.management.host=$HOST -Dquarkus.management.port="$REGISTRY_MGMT_PORT" \
     -Dquarkus.http.access-log.enabled=false \
@@ -255,7 +260,7 @@ start_registry() {
     -Dapicurio.datasource.jdbc.max-size=20 \
     -Dapicurio.rules.global.compatibility=BACKWARD \
     -Dapicurio.ccompat.use-canonical-hash=true \
-    -jar "$REGISTRY_DIR/app-$APICURIO_VERSION/quarkus-run.jar" >"$RUN_DIR/registry.pid"
+    -jar "$REGISTRY_DIR/app-$APICURIO_VERSION/quarkus-run.jar"
 }
 
 # args: dir pidfile logfile [binary]
