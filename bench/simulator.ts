@@ -25,7 +25,10 @@ const mb = (bytes: number): string => `${Math.round(bytes / 1024 / 1024)} MiB`;
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 function machine(): string {
-  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? 'unknown';
+  const cpu =
+    /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ??
+    os.cpus()[0]?.model ??
+    'unknown';
   return `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${os.loadavg()[0]?.toFixed(1)}`;
 }
 
@@ -34,7 +37,9 @@ async function main(): Promise<void> {
   const rss0 = process.memoryUsage().rss;
   const t0 = performance.now();
   // The server's own world is the one measured (generation dominates start-up; listening is instant).
-  const sim = generateOnly ? undefined : await startSimulator({ seed: 1, scale, rateLimit: { enabled: false } });
+  const sim = generateOnly
+    ? undefined
+    : await startSimulator({ seed: 1, scale, rateLimit: { enabled: false } });
   const world = sim?.world ?? createWorld({ seed: 1, scale });
   const genMs = performance.now() - t0;
   global.gc?.();
@@ -85,19 +90,27 @@ async function main(): Promise<void> {
     let items = 0;
     let bytes = 0;
     let requests = 0;
+    let failures = 0;
     const deadline = performance.now() + seconds * 1000;
     const started = performance.now();
     const cpu0 = process.cpuUsage();
     const worker = async (): Promise<void> => {
       while (performance.now() < deadline) {
         const calls = Array.from({ length: 50 }, make);
-        const response = await fetch(`${sim.url}/${calls.map(([p]) => p).join(',')}?batch=1`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
-          body: JSON.stringify(Object.fromEntries(calls.map(([, input], i) => [i, input]))),
-        });
+        let response: Response;
+        try {
+          response = await fetch(`${sim.url}/${calls.map(([p]) => p).join(',')}?batch=1`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
+            body: JSON.stringify(Object.fromEntries(calls.map(([, input], i) => [i, input]))),
+          });
+        } catch {
+          failures++;
+          continue;
+        }
         const text = await response.text();
-        if (response.status !== 200) throw new Error(`${name}: HTTP ${response.status}: ${text.slice(0, 200)}`);
+        if (response.status !== 200)
+          throw new Error(`${name}: HTTP ${response.status}: ${text.slice(0, 200)}`);
         bytes += text.length;
         requests++;
         for (const slot of JSON.parse(text) as Array<{ result: { data: { items: unknown[] } } }>) {
@@ -113,7 +126,8 @@ async function main(): Promise<void> {
     const cpuSeconds = (cpu.user + cpu.system) / 1e6;
     const line =
       `${name}: ${fmt(pages / elapsed)} pages/s (${fmt(items / elapsed)} records/s, ${fmt(requests / elapsed)} batches/s, ` +
-      `${mb(bytes / elapsed)}/s, ${fmt(items / pages)} items/page; ${fmt(pages / cpuSeconds)} pages per CPU-second, client included)`;
+      `${mb(bytes / elapsed)}/s, ${fmt(items / pages)} items/page; ${fmt(pages / cpuSeconds)} pages per CPU-second, client included` +
+      `${failures > 0 ? `; ${failures} transport failures` : ''})`;
     results.push(line);
     console.log(line);
   }

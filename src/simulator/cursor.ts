@@ -78,7 +78,8 @@ export function decodeCursor(cursor: string): CursorBound {
     } catch {
       throw invalid(cursor, 'v2 payload is not base64url JSON');
     }
-    if (!Array.isArray(parsed) || parsed.length !== 2) throw invalid(cursor, 'v2 payload is not a 2-element array');
+    if (!Array.isArray(parsed) || parsed.length !== 2)
+      throw invalid(cursor, 'v2 payload is not a 2-element array');
     const [date, id] = parsed as [unknown, unknown];
     const dv = (date as { t?: unknown; v?: unknown } | null)?.v;
     const iv = (id as { t?: unknown; v?: unknown } | null)?.v;
@@ -94,5 +95,12 @@ export function decodeCursor(cursor: string): CursorBound {
   if (bar < 0) throw invalid(cursor, 'neither v2 nor v1 (<date>|<oid>)');
   const timeMs = parseV1Date(cursor.slice(0, bar));
   if (timeMs === undefined) throw invalid(cursor, 'v1 date part is not a date');
-  return { format: 'v1', timeMs: Math.floor(timeMs / 1000) * 1000, oid: cursor.slice(bar + 1).trim().toLowerCase() };
+  return {
+    format: 'v1',
+    timeMs: Math.floor(timeMs / 1000) * 1000,
+    oid: cursor
+      .slice(bar + 1)
+      .trim()
+      .toLowerCase(),
+  };
 }

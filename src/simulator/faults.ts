@@ -43,7 +43,11 @@ export function malformedKind(
 }
 
 /** A corrupted copy of a record (the original is not changed). */
-export function corruptRecord(resource: SimulatorResource, record: Record<string, unknown>, kind: MalformedKind): Record<string, unknown> {
+export function corruptRecord(
+  resource: SimulatorResource,
+  record: Record<string, unknown>,
+  kind: MalformedKind,
+): Record<string, unknown> {
   const copy = { ...record };
   switch (kind) {
     case 'missing-id':

@@ -125,7 +125,11 @@ export const REALISTIC_LATENCY: LatencySettings = {
   filteredMs: 270,
 };
 
-export const DEFAULT_LIVE_RATES: LiveRates & { speed: number } = { ratePerSecond: 9, changeRatePerSecond: 1, speed: 1 };
+export const DEFAULT_LIVE_RATES: LiveRates & { speed: number } = {
+  ratePerSecond: 9,
+  changeRatePerSecond: 1,
+  speed: 1,
+};
 
 /** Every default in one place. */
 export const DEFAULT_SIMULATOR_OPTIONS = {
@@ -159,14 +163,21 @@ export function applyRuntimePatch(base: RuntimeSettings, patch: RuntimePatch): R
   if (patch.countArticleViews !== undefined) next.countArticleViews = patch.countArticleViews;
   check(next.cursor === 'v2' || next.cursor === 'v1', 'cursor', "'v2' or 'v1'", next.cursor);
   check(
-    next.apiKeys === undefined || (Array.isArray(next.apiKeys) && next.apiKeys.every((k) => typeof k === 'string' && k !== '')),
+    next.apiKeys === undefined ||
+      (Array.isArray(next.apiKeys) && next.apiKeys.every((k) => typeof k === 'string' && k !== '')),
     'apiKeys',
     'undefined or a list of non-empty strings',
     next.apiKeys,
   );
   for (const k of ['keyed', 'anonymous', 'windowMs'] as const)
-    check(Number.isInteger(next.rateLimit[k]) && next.rateLimit[k] > 0, `rateLimit.${k}`, 'a positive integer', next.rateLimit[k]);
-  for (const [k, v] of Object.entries(next.latency)) check(isNonNegative(v), `latency.${k}`, 'a number >= 0', v);
+    check(
+      Number.isInteger(next.rateLimit[k]) && next.rateLimit[k] > 0,
+      `rateLimit.${k}`,
+      'a positive integer',
+      next.rateLimit[k],
+    );
+  for (const [k, v] of Object.entries(next.latency))
+    check(isNonNegative(v), `latency.${k}`, 'a number >= 0', v);
   for (const [k, v] of Object.entries(next.faults))
     if (k !== 'seed') check(isRate(v), `faults.${k}`, 'a rate between 0 and 1', v);
   check(Number.isSafeInteger(next.faults.seed), 'faults.seed', 'an integer', next.faults.seed);
@@ -189,10 +200,24 @@ export function resolveSimulatorOptions(options: SimulatorOptions = {}): Resolve
   if (options.live !== undefined && options.live !== false) {
     live = { ...DEFAULT_LIVE_RATES, ...options.live };
     check(isNonNegative(live.ratePerSecond), 'live.ratePerSecond', 'a number >= 0', live.ratePerSecond);
-    check(isNonNegative(live.changeRatePerSecond), 'live.changeRatePerSecond', 'a number >= 0', live.changeRatePerSecond);
+    check(
+      isNonNegative(live.changeRatePerSecond),
+      'live.changeRatePerSecond',
+      'a number >= 0',
+      live.changeRatePerSecond,
+    );
     check(isNonNegative(live.speed) && live.speed > 0, 'live.speed', 'a number > 0', live.speed);
   }
-  const { port: _p, host: _h, seed: _s, scale: _sc, now: _n, live: _l, extraFields, ...runtimePatch } = options;
+  const {
+    port: _p,
+    host: _h,
+    seed: _s,
+    scale: _sc,
+    now: _n,
+    live: _l,
+    extraFields,
+    ...runtimePatch
+  } = options;
   return {
     port,
     host,
@@ -219,11 +244,16 @@ const FAULT_KEYS: Record<string, keyof FaultSettings> = {
  */
 export function parseFaultSpec(spec: string): Partial<FaultSettings> {
   const out: Partial<FaultSettings> = {};
-  for (const part of spec.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const [rawKey, rawValue] = part.split('=', 2);
     const key = FAULT_KEYS[(rawKey ?? '').trim().toLowerCase()];
     if (key === undefined)
-      throw new ConfigError(`option faults: unknown fault ${JSON.stringify(rawKey)} (known: ${Object.keys(FAULT_KEYS).join(', ')})`);
+      throw new ConfigError(
+        `option faults: unknown fault ${JSON.stringify(rawKey)} (known: ${Object.keys(FAULT_KEYS).join(', ')})`,
+      );
     const value = Number(rawValue);
     if (rawValue === undefined || rawValue.trim() === '' || !Number.isFinite(value))
       throw new ConfigError(`option faults: ${rawKey} needs a number, got ${JSON.stringify(rawValue)}`);
@@ -241,7 +271,8 @@ export function parseFaultSpec(spec: string): Partial<FaultSettings> {
 export function parseLatencySpec(spec: string): LatencySettings {
   const trimmed = spec.trim().toLowerCase();
   if (trimmed === 'realistic') return { ...REALISTIC_LATENCY };
-  if (trimmed === '0' || trimmed === 'off' || trimmed === 'none') return { ...DEFAULT_RUNTIME_SETTINGS.latency };
+  if (trimmed === '0' || trimmed === 'off' || trimmed === 'none')
+    return { ...DEFAULT_RUNTIME_SETTINGS.latency };
   const keys: Record<string, keyof LatencySettings> = {
     request: 'requestMs',
     procedure: 'procedureMs',
@@ -254,7 +285,10 @@ export function parseLatencySpec(spec: string): LatencySettings {
     const [rawKey, rawValue] = part.split('=', 2);
     const key = keys[(rawKey ?? '').replace(/ms$/, '')];
     const value = Number(rawValue);
-    if (key === undefined) throw new ConfigError(`option latency: unknown key ${JSON.stringify(rawKey)} (known: ${Object.keys(keys).join(', ')}, or "realistic")`);
+    if (key === undefined)
+      throw new ConfigError(
+        `option latency: unknown key ${JSON.stringify(rawKey)} (known: ${Object.keys(keys).join(', ')}, or "realistic")`,
+      );
     check(Number.isFinite(value) && value >= 0, `latency.${key}`, 'a number of ms >= 0', rawValue);
     out[key] = value;
   }

@@ -75,7 +75,12 @@ class PostingList implements RowView {
  * Builds a table from rows given in creation order (row identity = position in the input). `times` are sort
  * times in ms; `idSeconds` the creation seconds that open each `_id`.
  */
-export function createOrderedTable(name: string, seed: number, times: Float64Array, idSeconds: Uint32Array): OrderedTable {
+export function createOrderedTable(
+  name: string,
+  seed: number,
+  times: Float64Array,
+  idSeconds: Uint32Array,
+): OrderedTable {
   const tableHash = hash32(seed, name.length, name.charCodeAt(0), name.charCodeAt(name.length - 1));
   // Process parts sorted as hex, so comparing process indexes compares the id text.
   const processHex = Array.from({ length: PROCESSES }, (_, k) => {
@@ -101,7 +106,7 @@ export function createOrderedTable(name: string, seed: number, times: Float64Arr
     const p = (procs[a] as number) - (procs[b] as number);
     return p !== 0 ? p : a - b;
   };
-  for (let start = 0; start < n; ) {
+  for (let start = 0; start < n;) {
     const t = times[perm[start] as number] as number;
     let end = start + 1;
     while (end < n && times[perm[end] as number] === t) end++;
@@ -256,7 +261,10 @@ export function listRows(table: OrderedTable, view: RowView, query: ListRowsQuer
   const minTime = query.minTimeMs ?? -Infinity;
   const accept = (row: number): boolean => query.predicate === undefined || query.predicate(row);
   if (query.mode === 'v2') {
-    let j = query.bound === undefined ? view.length : countKeyBelow(table, view, query.bound.timeMs, query.bound.oid);
+    let j =
+      query.bound === undefined
+        ? view.length
+        : countKeyBelow(table, view, query.bound.timeMs, query.bound.oid);
     while (--j >= 0 && rows.length < want) {
       const row = view.at(j);
       if (table.time(row) < minTime) break;

@@ -14,7 +14,11 @@ export interface RateDecision {
 
 export interface RateLimiter {
   /** Counts one request of a caller and says whether it may pass. */
-  take(caller: { apiKey: string | undefined; address: string }, settings: RateLimitSettings, nowMs: number): RateDecision;
+  take(
+    caller: { apiKey: string | undefined; address: string },
+    settings: RateLimitSettings,
+    nowMs: number,
+  ): RateDecision;
   reset(): void;
 }
 

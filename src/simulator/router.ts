@@ -33,7 +33,8 @@ interface Page {
 }
 
 const HOUR = 3_600_000;
-const sleep = (ms: number): Promise<void> => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
+const sleep = (ms: number): Promise<void> =>
+  ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
 
 // ---- input schemas (wire names from wire-contract.json) -------------------------------------------------------
 // Operations documented in the service's OpenAPI declare additionalProperties:false: unknown keys are rejected.
@@ -63,14 +64,22 @@ const inputs = {
       countryId: z.string().optional(),
       partyId: z.string().optional(),
       itemCode: z.string().optional(),
-      transactionType: z.union([z.enum(ACCEPTED_TRANSACTION_TYPES), z.array(z.enum(ACCEPTED_TRANSACTION_TYPES))]).optional(),
+      transactionType: z
+        .union([z.enum(ACCEPTED_TRANSACTION_TYPES), z.array(z.enum(ACCEPTED_TRANSACTION_TYPES))])
+        .optional(),
     })
     .optional(),
   partyById: z.object({ partyId: id }),
-  partiesPaginated: z.object({ countryId: z.string().optional(), limit: limitOf(), cursor, direction }).optional(),
+  partiesPaginated: z
+    .object({ countryId: z.string().optional(), limit: limitOf(), cursor, direction })
+    .optional(),
   userById: z.strictObject({ userId: id }),
   userLite: z.strictObject({ userId: z.string().regex(/^[a-f\d]{24}$/) }),
-  usersByCountry: z.strictObject({ countryId: z.string().min(1), limit: z.number().min(1).max(100).optional(), cursor }),
+  usersByCountry: z.strictObject({
+    countryId: z.string().min(1),
+    limit: z.number().min(1).max(100).optional(),
+    cursor,
+  }),
   elections: z.object({ countryId: z.string().optional(), limit: limitOf(), cursor, direction }).optional(),
   donations: z
     .object({
@@ -111,7 +120,12 @@ export function createSimulatorRouter(world: World) {
     new TRPCError({ code: 'NOT_FOUND', message: `${what} not found: ${value}` });
 
   function serve(resource: SimulatorResource, row: number, record: Rec, settings: RuntimeSettings): Rec {
-    const kind = malformedKind(resource, world.store(resource).table.ident(row), settings.faults.malformed, settings.faults.seed);
+    const kind = malformedKind(
+      resource,
+      world.store(resource).table.ident(row),
+      settings.faults.malformed,
+      settings.faults.seed,
+    );
     return kind === undefined ? record : corruptRecord(resource, record, kind);
   }
 
@@ -157,7 +171,8 @@ export function createSimulatorRouter(world: World) {
     const encode = spec.settings.cursor === 'v2' ? encodeCursorV2 : encodeCursorV1;
     // The next page's bound is the last item's key; an empty page echoes the cursor it was given (upstream may
     // send a cursor with an empty page: clients must stop on empty items, not on a missing cursor).
-    const nextCursor = last !== undefined ? encode(table.time(last), table.oid(last)) : (spec.cursor ?? undefined);
+    const nextCursor =
+      last !== undefined ? encode(table.time(last), table.oid(last)) : (spec.cursor ?? undefined);
     const out: Page = { items };
     if (nextCursor !== undefined && nextCursor !== '') out.nextCursor = nextCursor;
     if (spec.settings.hasMore) out.hasMore = more;
@@ -267,7 +282,8 @@ export function createSimulatorRouter(world: World) {
 
   const transaction = t.router({
     getPaginatedTransactions: base.input(inputs.transactions).query(async ({ input = {}, ctx }) => {
-      if (ctx.apiKey === undefined) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'API token required' });
+      if (ctx.apiKey === undefined)
+        throw new TRPCError({ code: 'UNAUTHORIZED', message: 'API token required' });
       const table = world.store('transactions').table;
       const { tx } = world;
       const views: RowView[] = [];
@@ -321,7 +337,9 @@ export function createSimulatorRouter(world: World) {
         }
       }
       if (input.transactionType !== undefined) {
-        const wanted = (Array.isArray(input.transactionType) ? input.transactionType : [input.transactionType])
+        const wanted = (
+          Array.isArray(input.transactionType) ? input.transactionType : [input.transactionType]
+        )
           .map((type) => (TRANSACTION_TYPES as readonly string[]).indexOf(type))
           .filter((k) => k >= 0);
         if (wanted.length === 0) none = true;
@@ -374,7 +392,13 @@ export function createSimulatorRouter(world: World) {
         view = c === undefined ? emptyView : indexView(table, 'country', c);
       }
       await sleep(ctx.settings.latency.filteredMs);
-      return page({ resource: 'parties', view, limit: input.limit ?? 20, cursor: input.cursor, settings: ctx.settings });
+      return page({
+        resource: 'parties',
+        view,
+        limit: input.limit ?? 20,
+        cursor: input.cursor,
+        settings: ctx.settings,
+      });
     }),
   });
 
@@ -413,12 +437,22 @@ export function createSimulatorRouter(world: World) {
         view = c === undefined ? emptyView : indexView(table, 'country', c);
       }
       await sleep(ctx.settings.latency.filteredMs);
-      return page({ resource: 'elections', view, limit: input.limit ?? 20, cursor: input.cursor, settings: ctx.settings });
+      return page({
+        resource: 'elections',
+        view,
+        limit: input.limit ?? 20,
+        cursor: input.cursor,
+        settings: ctx.settings,
+      });
     }),
   });
 
   /** Donation targets of a filter: [kind, target] pairs that must all match (AND); undefined target = unknown id. */
-  function donationTargets(input: { muId?: string | undefined; countryId?: string | undefined; partyId?: string | undefined }) {
+  function donationTargets(input: {
+    muId?: string | undefined;
+    countryId?: string | undefined;
+    partyId?: string | undefined;
+  }) {
     const wanted: Array<[number, number | undefined]> = [];
     if (input.muId !== undefined) wanted.push([0, world.muIndex(input.muId)]);
     if (input.countryId !== undefined) wanted.push([1, world.countryIndex(input.countryId)]);
@@ -426,7 +460,10 @@ export function createSimulatorRouter(world: World) {
     return wanted;
   }
   const FAMILIES = ['mu', 'country', 'party'] as const;
-  function donationView(input: Parameters<typeof donationTargets>[0]): { view: RowView; predicate?: (row: number) => boolean } {
+  function donationView(input: Parameters<typeof donationTargets>[0]): {
+    view: RowView;
+    predicate?: (row: number) => boolean;
+  } {
     const table = world.store('donations').table;
     const wanted = donationTargets(input);
     if (wanted.length === 0) return { view: tableView(table) };
@@ -440,7 +477,13 @@ export function createSimulatorRouter(world: World) {
     getManyPaginated: base.input(inputs.donations).query(async ({ input = {}, ctx }) => {
       const { view } = donationView(input);
       await sleep(ctx.settings.latency.filteredMs);
-      return page({ resource: 'donations', view, limit: input.limit ?? 20, cursor: input.cursor, settings: ctx.settings });
+      return page({
+        resource: 'donations',
+        view,
+        limit: input.limit ?? 20,
+        cursor: input.cursor,
+        settings: ctx.settings,
+      });
     }),
     getTotalDonations: base.input(inputs.donationTotals).query(({ input = {} }) => {
       const { view } = donationView(input);

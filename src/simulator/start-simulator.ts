@@ -11,7 +11,13 @@ import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { ConfigError } from '../errors.js';
 import { malformedKind, type MalformedKind } from './faults.js';
 import { createRng } from './internal/prng.js';
-import { applyRuntimePatch, resolveSimulatorOptions, type RuntimePatch, type RuntimeSettings, type SimulatorOptions } from './options.js';
+import {
+  applyRuntimePatch,
+  resolveSimulatorOptions,
+  type RuntimePatch,
+  type RuntimeSettings,
+  type SimulatorOptions,
+} from './options.js';
 import { createRateLimiter } from './rate-limiter.js';
 import { createSimulatorRouter, type SimContext } from './router.js';
 import { createStatsRecorder, type SimulatorStats } from './stats.js';
@@ -53,11 +59,21 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const BAD_GATEWAY = '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>\n';
-const UNAVAILABLE = '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center></body></html>\n';
+const BAD_GATEWAY =
+  '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>\n';
+const UNAVAILABLE =
+  '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center></body></html>\n';
 
-function errorEnvelope(message: string, code: number, key: string, httpStatus: number, path?: string): string {
-  return JSON.stringify({ error: { message, code, data: { code: key, httpStatus, ...(path === undefined ? {} : { path }) } } });
+function errorEnvelope(
+  message: string,
+  code: number,
+  key: string,
+  httpStatus: number,
+  path?: string,
+): string {
+  return JSON.stringify({
+    error: { message, code, data: { code: key, httpStatus, ...(path === undefined ? {} : { path }) } },
+  });
 }
 
 /**
@@ -119,7 +135,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (req.method === 'GET' && path.startsWith('/__sim/truth/')) {
       const resource = path.slice('/__sim/truth/'.length);
       if (!(SIMULATOR_RESOURCES as readonly string[]).includes(resource)) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `unknown resource ${resource}` }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: `unknown resource ${resource}` }));
         return;
       }
       tick();
@@ -150,12 +168,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           reconfigure(JSON.parse(body || '{}') as RuntimePatch);
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(settings));
         } catch (error) {
-          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (error as Error).message }));
+          res
+            .writeHead(400, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: (error as Error).message }));
         }
       });
       return;
     }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unknown /__sim route' }));
+    res
+      .writeHead(404, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ error: 'unknown /__sim route' }));
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -163,7 +185,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const path = url.pathname;
     if (path.startsWith('/__sim/')) return handleSim(req, res, path);
     if (!path.startsWith('/trpc/')) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(errorEnvelope(`No route ${path}`, -32004, 'NOT_FOUND', 404));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(errorEnvelope(`No route ${path}`, -32004, 'NOT_FOUND', 404));
       return;
     }
     const current = settings;
@@ -176,19 +200,27 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const rawKey = req.headers['x-api-key'];
     const apiKey = (Array.isArray(rawKey) ? rawKey[0] : rawKey)?.trim() || undefined;
     if (current.rateLimit.enabled) {
-      const decision = limiter.take({ apiKey, address: req.socket.remoteAddress ?? 'unknown' }, current.rateLimit, Date.now());
+      const decision = limiter.take(
+        { apiKey, address: req.socket.remoteAddress ?? 'unknown' },
+        current.rateLimit,
+        Date.now(),
+      );
       for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
       if (!decision.allowed) {
         stats.rateLimited();
         res.setHeader('retry-after', String(decision.resetSeconds));
         res.writeHead(429, { 'content-type': 'application/json' });
-        res.end(errorEnvelope('Too many requests, please try again later.', -32029, 'TOO_MANY_REQUESTS', 429));
+        res.end(
+          errorEnvelope('Too many requests, please try again later.', -32029, 'TOO_MANY_REQUESTS', 429),
+        );
         return;
       }
     }
     if (isBatch && procedures.length > MAX_BATCH_SIZE) {
       res.writeHead(413, { 'content-type': 'application/json' });
-      res.end(errorEnvelope(`Batch size too large (max ${MAX_BATCH_SIZE})`, -32013, 'PAYLOAD_TOO_LARGE', 413));
+      res.end(
+        errorEnvelope(`Batch size too large (max ${MAX_BATCH_SIZE})`, -32013, 'PAYLOAD_TOO_LARGE', 413),
+      );
       return;
     }
 
@@ -219,7 +251,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return;
     }
     const failingSlots = new Set<number>();
-    if (f.batch5xx > 0) for (let i = 0; i < batchSize; i++) if (faultRng.next() < f.batch5xx) failingSlots.add(i);
+    if (f.batch5xx > 0)
+      for (let i = 0; i < batchSize; i++) if (faultRng.next() < f.batch5xx) failingSlots.add(i);
     for (let i = 0; i < failingSlots.size; i++) stats.fault('batch5xx');
 
     if (current.latency.requestMs > 0) await new Promise((r) => setTimeout(r, current.latency.requestMs));
@@ -231,15 +264,32 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const server = http.createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(errorEnvelope(error instanceof Error ? error.message : String(error), -32603, 'INTERNAL_SERVER_ERROR', 500));
+      res.end(
+        errorEnvelope(
+          error instanceof Error ? error.message : String(error),
+          -32603,
+          'INTERNAL_SERVER_ERROR',
+          500,
+        ),
+      );
     });
   });
+  // Keep idle keep-alive sockets longer than clients do (undici: 4 s), as services behind load balancers do;
+  // with Node's 5 s default a client can send on a socket the server is just closing ("other side closed").
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => reject(new ConfigError(`cannot listen on ${resolved.host}:${resolved.port}: ${error.message}`, [], { cause: error })));
+    server.once('error', (error) =>
+      reject(
+        new ConfigError(`cannot listen on ${resolved.host}:${resolved.port}: ${error.message}`, [], {
+          cause: error,
+        }),
+      ),
+    );
     server.listen(resolved.port, resolved.host, () => resolve());
   });
   const address = server.address();
@@ -285,4 +335,3 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
   };
 }
-

@@ -167,7 +167,13 @@ export interface World {
   /** Transaction filters resolved to row tests; `undefined` rows lists mean "no such entity". */
   readonly tx: TransactionColumns;
   /** Filter attributes of an article row (feed filters). */
-  articleMeta(row: number): { author: number; country: number; category: string; language: string; score: number };
+  articleMeta(row: number): {
+    author: number;
+    country: number;
+    category: string;
+    language: string;
+    score: number;
+  };
   /** Target and donor of a donation row: kind 0 = military unit, 1 = country, 2 = party. */
   donationMeta(row: number): { donor: number; kind: number; target: number };
   /** Index of a country id / military unit id; undefined when unknown. */
@@ -219,15 +225,22 @@ const S = {
 const iso = (ms: number): string => new Date(ms).toISOString();
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 
-function resolveWorldOptions(options: WorldOptions): { seed: number; scale: Scale; startMs: number; extraFields: boolean } {
+function resolveWorldOptions(options: WorldOptions): {
+  seed: number;
+  scale: Scale;
+  startMs: number;
+  extraFields: boolean;
+} {
   const seed = options.seed ?? DEFAULT_WORLD_OPTIONS.seed;
   if (!Number.isSafeInteger(seed) || seed < 0)
     throw new ConfigError(`option seed must be a non-negative integer, got ${String(seed)}`);
   const scale = options.scale ?? DEFAULT_WORLD_OPTIONS.scale;
-  if (!(scale in SCALES)) throw new ConfigError(`option scale must be small, medium or large, got ${String(scale)}`);
+  if (!(scale in SCALES))
+    throw new ConfigError(`option scale must be small, medium or large, got ${String(scale)}`);
   const now = options.now ?? DEFAULT_WORLD_OPTIONS.now;
   const startMs = Date.parse(now);
-  if (!Number.isFinite(startMs)) throw new ConfigError(`option now must be an ISO date-time, got ${JSON.stringify(now)}`);
+  if (!Number.isFinite(startMs))
+    throw new ConfigError(`option now must be an ISO date-time, got ${JSON.stringify(now)}`);
   return { seed, scale, startMs, extraFields: options.extraFields ?? DEFAULT_WORLD_OPTIONS.extraFields };
 }
 
@@ -261,9 +274,12 @@ export function createWorld(options: WorldOptions = {}): World {
   // ---- countries and military units -------------------------------------------------------------------------
   rng.reseed(hash32(seed, S.countries));
   const countryTimes = new Float64Array(spec.countries);
-  for (let i = 0; i < spec.countries; i++) countryTimes[i] = historyStart - 30 * DAY + i * HOUR + rng.int(1000);
+  for (let i = 0; i < spec.countries; i++)
+    countryTimes[i] = historyStart - 30 * DAY + i * HOUR + rng.int(1000);
   const countries = createOrderedTable('countries', seed, countryTimes, secondsOf(countryTimes));
-  const countryIds = Array.from({ length: spec.countries }, (_, i) => countries.oid(countries.rowOf(i) as number));
+  const countryIds = Array.from({ length: spec.countries }, (_, i) =>
+    countries.oid(countries.rowOf(i) as number),
+  );
 
   rng.reseed(hash32(seed, S.mus));
   const muCountry: number[] = [];
@@ -345,7 +361,8 @@ export function createWorld(options: WorldOptions = {}): World {
       }
     }
   }
-  for (let row = 0; row < parties.length; row++) parties.addToIndex('country', partyCountry[parties.ident(row)] as number, row);
+  for (let row = 0; row < parties.length; row++)
+    parties.addToIndex('country', partyCountry[parties.ident(row)] as number, row);
   const partyIds = Array.from({ length: spec.parties }, (_, i) => parties.oid(parties.rowOf(i) as number));
 
   // ---- articles (sorted on publishedAt; the _id carries createdAt) --------------------------------------------
@@ -363,7 +380,9 @@ export function createWorld(options: WorldOptions = {}): World {
     articleLanguage.push(rng.int(LANGUAGES.length));
     articleScore.push(rng.between(-20, 120));
     // Recent days are denser, so the daily and weekly feeds are not empty.
-    const published = Math.floor(rng.chance(0.25) ? rng.float(startMs - 7 * DAY, startMs - 1) : rng.float(historyStart, startMs - 1));
+    const published = Math.floor(
+      rng.chance(0.25) ? rng.float(startMs - 7 * DAY, startMs - 1) : rng.float(historyStart, startMs - 1),
+    );
     const created = published - rng.int(6 * HOUR);
     articleTimes[i] = published;
     articleSecs[i] = Math.floor(created / 1000);
@@ -418,7 +437,11 @@ export function createWorld(options: WorldOptions = {}): World {
   const DONATION_FAMILIES = ['mu', 'country', 'party'] as const;
   const indexDonation = (row: number): void => {
     const ident = donations.ident(row);
-    donations.addToIndex(DONATION_FAMILIES[donationKind.get(ident)] as string, donationTarget.get(ident), row);
+    donations.addToIndex(
+      DONATION_FAMILIES[donationKind.get(ident)] as string,
+      donationTarget.get(ident),
+      row,
+    );
   };
   for (let row = 0; row < donations.length; row++) indexDonation(row);
 
@@ -566,7 +589,7 @@ export function createWorld(options: WorldOptions = {}): World {
       countryIds,
     });
     const tier = Number(/\d$/.exec(code)?.[0] ?? String(1 + r.int(5)));
-    const kind = slot ?? (EQUIPMENT_SLOTS.find((s) => EQUIPMENT_CODES[s].includes(code)) ?? 'weapon');
+    const kind = slot ?? EQUIPMENT_SLOTS.find((s) => EQUIPMENT_CODES[s].includes(code)) ?? 'weapon';
     const rec: Rec = {
       ...base,
       itemId,
@@ -592,7 +615,8 @@ export function createWorld(options: WorldOptions = {}): World {
       if (slot !== 'weapon' && !r.chance(0.8)) continue;
       const codes = EQUIPMENT_CODES[slot];
       const code = codes[hash32(seed, ident, slot.length) % codes.length] as string;
-      const acquired = createdMs + (hash32(seed, ident, slot.charCodeAt(0)) % Math.max(1, startMs - createdMs));
+      const acquired =
+        createdMs + (hash32(seed, ident, slot.charCodeAt(0)) % Math.max(1, startMs - createdMs));
       out[slot] = equipment(code, slot, itemIdOf(1, ident, slot.charCodeAt(1)), acquired, createRng(0));
     }
     return out;
@@ -736,7 +760,11 @@ export function createWorld(options: WorldOptions = {}): World {
       __v: version?.v ?? 0,
     };
     if (variant === 'full') return pick(rec, articleFullKeys);
-    if (variant === 'lite') return pick(rec, articleLiteKeys.filter((k) => k !== 'content'));
+    if (variant === 'lite')
+      return pick(
+        rec,
+        articleLiteKeys.filter((k) => k !== 'content'),
+      );
     return pick(rec, articleLiteKeys); // the feed: lite fields plus content
   }
 
@@ -823,7 +851,11 @@ export function createWorld(options: WorldOptions = {}): World {
     const code = itemIdx >= 0 ? (ITEM_CODES[itemIdx] as string) : undefined;
     const createdMs = transactions.time(row);
     const isEquipment = itemIdx >= equipBase;
-    const quantity = isEquipment ? 1 : code !== undefined && itemIdx >= caseBase ? 1 + r.int(5) : 1 + r.int(500);
+    const quantity = isEquipment
+      ? 1
+      : code !== undefined && itemIdx >= caseBase
+        ? 1 + r.int(5)
+        : 1 + r.int(500);
     const unitPrice = isEquipment ? r.float(5, 900) : r.float(0.05, 12);
     let money: number;
     switch (type) {
@@ -887,7 +919,11 @@ export function createWorld(options: WorldOptions = {}): World {
     return {
       _id: countries.oid(row),
       name,
-      code: name.replace(/[^A-Za-z]/g, '').slice(0, 2).toLowerCase() + String(ident),
+      code:
+        name
+          .replace(/[^A-Za-z]/g, '')
+          .slice(0, 2)
+          .toLowerCase() + String(ident),
       createdAt,
       updatedAt: createdAt,
       __v: 0,
@@ -909,7 +945,8 @@ export function createWorld(options: WorldOptions = {}): World {
   const changeRng = createRng(hash32(seed, S.changes));
   let nextArrival = Number.NaN;
   let nextChange = Number.NaN;
-  const expGap = (r: Rng, ratePerSecond: number): number => Math.max(1, Math.round((-Math.log(1 - r.next()) / ratePerSecond) * 1000));
+  const expGap = (r: Rng, ratePerSecond: number): number =>
+    Math.max(1, Math.round((-Math.log(1 - r.next()) / ratePerSecond) * 1000));
   /** Times must sort after every existing row of the table. */
   const afterLast = (table: OrderedTable, at: number): number =>
     table.length === 0 ? at : Math.max(at, table.time(table.length - 1) + 1);
@@ -967,7 +1004,8 @@ export function createWorld(options: WorldOptions = {}): World {
 
   function advanceTo(target: number, rates: LiveRates): void {
     if (target <= nowMs) return;
-    if (rates.ratePerSecond > 0 && Number.isNaN(nextArrival)) nextArrival = nowMs + expGap(liveRng, rates.ratePerSecond);
+    if (rates.ratePerSecond > 0 && Number.isNaN(nextArrival))
+      nextArrival = nowMs + expGap(liveRng, rates.ratePerSecond);
     if (rates.changeRatePerSecond > 0 && Number.isNaN(nextChange))
       nextChange = nowMs + expGap(changeRng, rates.changeRatePerSecond);
     // Arrivals and changes in time order, so advancing in one step or many gives the same world.
@@ -1021,7 +1059,11 @@ export function createWorld(options: WorldOptions = {}): World {
     },
     donationMeta(row) {
       const ident = donations.ident(row);
-      return { donor: donationDonor.get(ident), kind: donationKind.get(ident), target: donationTarget.get(ident) };
+      return {
+        donor: donationDonor.get(ident),
+        kind: donationKind.get(ident),
+        target: donationTarget.get(ident),
+      };
     },
     countryIndex: (id) => countryIndexById.get(id.toLowerCase()),
     muIndex: (id) => muIndexById.get(id.toLowerCase()),

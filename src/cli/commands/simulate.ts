@@ -24,7 +24,9 @@ function integer(option: string, min: number, max: number) {
   return (value: string): number => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min || n > max)
-      throw new ConfigError(`option --${option} must be an integer in ${min}..${max}, got ${JSON.stringify(value)}`);
+      throw new ConfigError(
+        `option --${option} must be an integer in ${min}..${max}, got ${JSON.stringify(value)}`,
+      );
     return n;
   };
 }
@@ -32,22 +34,31 @@ function integer(option: string, min: number, max: number) {
 function positiveNumber(option: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isFinite(n) || n < 0) throw new ConfigError(`option --${option} must be a number >= 0, got ${JSON.stringify(value)}`);
+    if (!Number.isFinite(n) || n < 0)
+      throw new ConfigError(`option --${option} must be a number >= 0, got ${JSON.stringify(value)}`);
     return n;
   };
 }
 
 function isoDate(value: string): string {
-  if (!Number.isFinite(Date.parse(value))) throw new ConfigError(`option --now must be an ISO-8601 date-time, got ${JSON.stringify(value)}`);
+  if (!Number.isFinite(Date.parse(value)))
+    throw new ConfigError(`option --now must be an ISO-8601 date-time, got ${JSON.stringify(value)}`);
   return new Date(Date.parse(value)).toISOString();
 }
 
 /** Adds the options that define a world (shared by serve and truth). */
 function withWorldOptions(command: Command): Command {
   return command
-    .option('--seed <n>', 'world seed (same seed, same world)', integer('seed', 0, Number.MAX_SAFE_INTEGER), DEFAULT_SIMULATOR_OPTIONS.seed)
+    .option(
+      '--seed <n>',
+      'world seed (same seed, same world)',
+      integer('seed', 0, Number.MAX_SAFE_INTEGER),
+      DEFAULT_SIMULATOR_OPTIONS.seed,
+    )
     .addOption(
-      new Option('--scale <scale>', 'world size').choices(['small', 'medium', 'large']).default(DEFAULT_SIMULATOR_OPTIONS.scale),
+      new Option('--scale <scale>', 'world size')
+        .choices(['small', 'medium', 'large'])
+        .default(DEFAULT_SIMULATOR_OPTIONS.scale),
     )
     .option('--now <iso>', "the world's now (every record is older)", isoDate, DEFAULT_SIMULATOR_OPTIONS.now)
     .option('--no-extra-fields', 'leave out the fields upstream sends beyond the spec (sellerMuId, ...)');
@@ -108,7 +119,11 @@ export function serveOptions(flags: ServeFlags): SimulatorOptions {
     };
   if (flags.faults !== undefined) options.faults = parseFaultSpec(flags.faults);
   if (flags.latency !== undefined) options.latency = parseLatencySpec(flags.latency);
-  if (flags.apiKeys !== undefined) options.apiKeys = flags.apiKeys.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  if (flags.apiKeys !== undefined)
+    options.apiKeys = flags.apiKeys
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => k !== '');
   if (flags.fullUserListing === true) options.thinUserListing = false;
   return options;
 }
@@ -135,46 +150,99 @@ async function serve(flags: ServeFlags): Promise<void> {
 
 async function printTruth(resource: string, flags: WorldFlags): Promise<void> {
   if (!(SIMULATOR_RESOURCES as readonly string[]).includes(resource))
-    throw new ConfigError(`unknown resource ${JSON.stringify(resource)} (known: ${SIMULATOR_RESOURCES.join(', ')})`);
+    throw new ConfigError(
+      `unknown resource ${JSON.stringify(resource)} (known: ${SIMULATOR_RESOURCES.join(', ')})`,
+    );
   const world = createWorld(worldOptions(flags));
   const store = world.store(resource as SimulatorResource);
   const variant = resource === 'articles' ? 'feed' : 'full';
   for (let row = store.table.length - 1; row >= 0; row--) {
-    if (!process.stdout.write(`${JSON.stringify(store.build(row, variant))}\n`)) await once(process.stdout, 'drain');
+    if (!process.stdout.write(`${JSON.stringify(store.build(row, variant))}\n`))
+      await once(process.stdout, 'drain');
   }
 }
 
 export function register(program: Command): void {
   const simulate = program
     .command('simulate')
-    .description('Run the upstream simulator (a deterministic twin of the game-data API), or print its ground truth');
+    .description(
+      'Run the upstream simulator (a deterministic twin of the game-data API), or print its ground truth',
+    );
 
   withWorldOptions(
     simulate
       .command('serve', { isDefault: true })
-      .description('Serve the simulated API; prints the base URL (http://host:port/trpc) and runs until SIGINT/SIGTERM'),
+      .description(
+        'Serve the simulated API; prints the base URL (http://host:port/trpc) and runs until SIGINT/SIGTERM',
+      ),
   )
-    .option('--port <port>', 'port to listen on (0 = any free port)', integer('port', 0, 65535), DEFAULT_CLI_PORT)
+    .option(
+      '--port <port>',
+      'port to listen on (0 = any free port)',
+      integer('port', 0, 65535),
+      DEFAULT_CLI_PORT,
+    )
     .option('--host <host>', 'address to bind', DEFAULT_SIMULATOR_OPTIONS.host)
-    .addOption(new Option('--cursor <format>', 'cursor format emitted and accepted').choices(['v2', 'v1']).default('v2'))
+    .addOption(
+      new Option('--cursor <format>', 'cursor format emitted and accepted')
+        .choices(['v2', 'v1'])
+        .default('v2'),
+    )
     .option('--has-more', 'send hasMore in pages (upstream does not)')
-    .option('--live [ratePerSecond]', 'live mode: the clock runs, records arrive (default 9/s) and entities change', positiveNumber('live'))
-    .option('--change-rate <perSecond>', 'live mode: entity changes per second (default 1)', positiveNumber('change-rate'))
-    .option('--speed <factor>', 'live mode: simulated seconds per wall second (default 1)', positiveNumber('speed'))
-    .option('--faults <spec>', 'fault injection, e.g. 5xx=0.05,batch5xx=0.02,reset=0.01,hang=0.005,badjson=0.01,malformed=0.001,seed=7')
-    .option('--latency <spec>', 'latency model: realistic | 0 | request=600,procedure=0,feedHead=240,feedPerHour=90,filtered=270')
+    .option(
+      '--live [ratePerSecond]',
+      'live mode: the clock runs, records arrive (default 9/s) and entities change',
+      positiveNumber('live'),
+    )
+    .option(
+      '--change-rate <perSecond>',
+      'live mode: entity changes per second (default 1)',
+      positiveNumber('change-rate'),
+    )
+    .option(
+      '--speed <factor>',
+      'live mode: simulated seconds per wall second (default 1)',
+      positiveNumber('speed'),
+    )
+    .option(
+      '--faults <spec>',
+      'fault injection, e.g. 5xx=0.05,batch5xx=0.02,reset=0.01,hang=0.005,badjson=0.01,malformed=0.001,seed=7',
+    )
+    .option(
+      '--latency <spec>',
+      'latency model: realistic | 0 | request=600,procedure=0,feedHead=240,feedPerHour=90,filtered=270',
+    )
     .option('--no-rate-limit', 'do not enforce the rate limit (and send no ratelimit-* headers)')
-    .option('--keyed-limit <n>', 'requests per 60 s with a key (default 500)', integer('keyed-limit', 1, 1_000_000))
-    .option('--anonymous-limit <n>', 'requests per 60 s without a key (default 100)', integer('anonymous-limit', 1, 1_000_000))
-    .option('--no-window', 'let the unfiltered transaction feed reach the full history (upstream stops at 72 h)')
+    .option(
+      '--keyed-limit <n>',
+      'requests per 60 s with a key (default 500)',
+      integer('keyed-limit', 1, 1_000_000),
+    )
+    .option(
+      '--anonymous-limit <n>',
+      'requests per 60 s without a key (default 100)',
+      integer('anonymous-limit', 1, 1_000_000),
+    )
+    .option(
+      '--no-window',
+      'let the unfiltered transaction feed reach the full history (upstream stops at 72 h)',
+    )
     .option('--api-keys <keys>', 'comma-separated accepted keys (default: any non-empty key)')
-    .option('--full-user-listing', 'users-by-country items carry the lite profile instead of only _id and createdAt')
+    .option(
+      '--full-user-listing',
+      'users-by-country items carry the lite profile instead of only _id and createdAt',
+    )
     .action(async (flags: ServeFlags) => serve(flags));
 
   withWorldOptions(
     simulate
       .command('truth')
-      .description(`Print a resource's ground truth as NDJSON, newest first (resources: ${SIMULATOR_RESOURCES.join(', ')})`)
-      .argument('<resource>', 'articles | transactions | parties | users | elections | donations | countries'),
+      .description(
+        `Print a resource's ground truth as NDJSON, newest first (resources: ${SIMULATOR_RESOURCES.join(', ')})`,
+      )
+      .argument(
+        '<resource>',
+        'articles | transactions | parties | users | elections | donations | countries',
+      ),
   ).action(async (resource: string, flags: WorldFlags) => printTruth(resource, flags));
 }

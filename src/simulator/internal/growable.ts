@@ -12,7 +12,10 @@ export interface Column<T extends TypedArray = TypedArray> {
   view(): T;
 }
 
-export function createColumn<T extends TypedArray>(ctor: TypedArrayCtor<T>, initial: T | number = 16): Column<T> {
+export function createColumn<T extends TypedArray>(
+  ctor: TypedArrayCtor<T>,
+  initial: T | number = 16,
+): Column<T> {
   let data: T = typeof initial === 'number' ? new ctor(Math.max(16, initial)) : initial;
   let length = typeof initial === 'number' ? 0 : initial.length;
   return {

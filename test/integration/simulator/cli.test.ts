@@ -13,7 +13,11 @@ afterAll(() => {
 
 describe('gamedata simulate', () => {
   it('serve prints the base URL, answers, and stops on SIGTERM', async () => {
-    const child = spawn(TSX, ['src/cli/main.ts', 'simulate', '--port', '0', '--seed', '3', '--cursor', 'v1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      TSX,
+      ['src/cli/main.ts', 'simulate', '--port', '0', '--seed', '3', '--cursor', 'v1'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.push(child);
     let out = '';
     child.stdout.setEncoding('utf8');
@@ -26,9 +30,12 @@ describe('gamedata simulate', () => {
       child.once('exit', (code) => reject(new Error(`exited ${code}`)));
     });
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/trpc$/);
-    const r = await fetch(`${url}/transaction.getPaginatedTransactions?input=${encodeURIComponent('{"limit":1}')}`, {
-      headers: { 'x-api-key': 'k' },
-    });
+    const r = await fetch(
+      `${url}/transaction.getPaginatedTransactions?input=${encodeURIComponent('{"limit":1}')}`,
+      {
+        headers: { 'x-api-key': 'k' },
+      },
+    );
     const body = (await r.json()) as { result: { data: { nextCursor: string } } };
     expect(body.result.data.nextCursor).toMatch(/GMT\+0000 \(Coordinated Universal Time\)\|/); // --cursor v1
     child.kill('SIGTERM');
@@ -38,7 +45,9 @@ describe('gamedata simulate', () => {
 
   it('truth prints NDJSON equal to the world truth; bad arguments fail clearly', async () => {
     const run = async (args: string[]): Promise<{ code: number | null; out: string; err: string }> => {
-      const child = spawn(TSX, ['src/cli/main.ts', 'simulate', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(TSX, ['src/cli/main.ts', 'simulate', ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.push(child);
       let out = '';
       let err = '';
@@ -49,7 +58,10 @@ describe('gamedata simulate', () => {
     };
     const ok = await run(['truth', 'parties', '--seed', '4']);
     expect(ok.code).toBe(0);
-    const lines = ok.out.trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    const lines = ok.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
     expect(lines).toEqual(createWorld({ seed: 4 }).truth('parties'));
     const bad = await run(['truth', 'planets']);
     expect(bad.code).not.toBe(0);

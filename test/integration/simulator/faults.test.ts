@@ -13,7 +13,10 @@ afterAll(async () => {
   await sim.close();
 });
 beforeEach(() => {
-  sim.configure({ faults: { ...OFF, seed: 7 }, latency: { requestMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0, procedureMs: 0 } });
+  sim.configure({
+    faults: { ...OFF, seed: 7 },
+    latency: { requestMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0, procedureMs: 0 },
+  });
   sim.resetStats();
 });
 
@@ -21,7 +24,10 @@ async function outcome(): Promise<string> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 1_000);
   try {
-    const r = await fetch(`${sim.url}/country.getAllCountries`, { signal: controller.signal, headers: { 'x-api-key': KEY } });
+    const r = await fetch(`${sim.url}/country.getAllCountries`, {
+      signal: controller.signal,
+      headers: { 'x-api-key': KEY },
+    });
     const text = await r.text();
     if (r.status !== 200) return `status ${r.status}`;
     try {
@@ -69,13 +75,17 @@ describe('request faults', () => {
 
   it('batch5xx fails single slots with their own 500 envelope: the batch answers 207', async () => {
     sim.configure({ faults: { batch5xx: 0.3 } });
-    const a = await batch(sim, Array.from({ length: 50 }, () => ['country.getAllCountries', {}] as [string, unknown]));
+    const a = await batch(
+      sim,
+      Array.from({ length: 50 }, () => ['country.getAllCountries', {}] as [string, unknown]),
+    );
     expect(a.status).toBe(207);
     const slots = a.body as Rec[];
     const failed = slots.filter((s) => 'error' in s);
     expect(failed.length).toBeGreaterThan(3);
     expect(failed.length).toBeLessThan(40);
-    for (const f of failed) expect(f).toMatchObject({ error: { data: { code: 'INTERNAL_SERVER_ERROR', httpStatus: 500 } } });
+    for (const f of failed)
+      expect(f).toMatchObject({ error: { data: { code: 'INTERNAL_SERVER_ERROR', httpStatus: 500 } } });
     expect(sim.stats().faults.batch5xx).toBe(failed.length);
   });
 });
@@ -84,7 +94,9 @@ describe('malformed records', () => {
   it('serves a deterministic share corrupted, lists them with their real _id, and keeps truth clean', async () => {
     sim.configure({ faults: { malformed: 0.05 } });
     const bad = sim.malformed('transactions');
-    const window = sim.truth('transactions').filter((t) => Date.parse(String(t['createdAt'])) >= Date.parse('2026-10-29T00:00:00Z'));
+    const window = sim
+      .truth('transactions')
+      .filter((t) => Date.parse(String(t['createdAt'])) >= Date.parse('2026-10-29T00:00:00Z'));
     expect(bad.length).toBeGreaterThan(100);
     expect(new Set(bad.map((b) => b.kind))).toEqual(new Set(['wrong-type', 'missing-id', 'invalid-date']));
     expect(sim.malformed('transactions')).toEqual(bad);
@@ -116,13 +128,17 @@ describe('malformed records', () => {
     const user = sim.malformed('users')[0];
     expect(users.length).toBeLessThanOrEqual(sim.malformed('users').length);
     const a = await get(sim, 'user.getUserById', { userId: user?._id });
-    expect(checkRecord(models.User, (a.body as { result: { data: Rec } }).result.data).length).toBeGreaterThan(0);
+    expect(
+      checkRecord(models.User, (a.body as { result: { data: Rec } }).result.data).length,
+    ).toBeGreaterThan(0);
   });
 
   it('records carry the unknown fields upstream sends (sellerMuId, buyerMuId, sellerCountryId, buyerCountryId)', async () => {
     const a = await get(sim, 'transaction.getPaginatedTransactions', { limit: 10 });
     for (const t of (a.body as { result: { data: { items: Rec[] } } }).result.data.items)
-      expect(Object.keys(t)).toEqual(expect.arrayContaining(['sellerMuId', 'buyerMuId', 'sellerCountryId', 'buyerCountryId']));
+      expect(Object.keys(t)).toEqual(
+        expect.arrayContaining(['sellerMuId', 'buyerMuId', 'sellerCountryId', 'buyerCountryId']),
+      );
   });
 });
 
@@ -136,10 +152,20 @@ describe('latency', () => {
     sim.configure({ latency: { requestMs: 150 } });
     expect(await time(() => get(sim, 'country.getAllCountries', {}))).toBeGreaterThanOrEqual(145);
     sim.configure({ latency: { requestMs: 0, feedHeadMs: 20, feedPerHourMs: 10, filteredMs: 50 } });
-    const deep = `v2.${Buffer.from(JSON.stringify([{ t: 'date', v: '2026-10-31T00:00:00.000Z' }, { t: 'str', v: '0'.repeat(24) }])).toString('base64url')}`;
-    expect(await time(() => get(sim, 'transaction.getPaginatedTransactions', { limit: 1, cursor: deep }))).toBeGreaterThanOrEqual(255);
+    const deep = `v2.${Buffer.from(
+      JSON.stringify([
+        { t: 'date', v: '2026-10-31T00:00:00.000Z' },
+        { t: 'str', v: '0'.repeat(24) },
+      ]),
+    ).toString('base64url')}`;
+    expect(
+      await time(() => get(sim, 'transaction.getPaginatedTransactions', { limit: 1, cursor: deep })),
+    ).toBeGreaterThanOrEqual(255);
     const filtered = await time(() =>
-      batch(sim, Array.from({ length: 10 }, () => ['party.getManyPaginated', { limit: 1 }] as [string, unknown])),
+      batch(
+        sim,
+        Array.from({ length: 10 }, () => ['party.getManyPaginated', { limit: 1 }] as [string, unknown]),
+      ),
     );
     expect(filtered).toBeGreaterThanOrEqual(45);
     expect(filtered).toBeLessThan(400); // concurrent, not 10 x 50 ms

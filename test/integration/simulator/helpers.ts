@@ -27,13 +27,26 @@ async function answer(response: Response): Promise<Answer> {
 /** `apiKey`: the X-API-Key header (`null` sends none). */
 
 /** A single call: `GET {url}/{procedure}?input=<json>`. */
-export async function get(sim: Simulator, procedure: string, input?: unknown, apiKey: string | null = KEY): Promise<Answer> {
+export async function get(
+  sim: Simulator,
+  procedure: string,
+  input?: unknown,
+  apiKey: string | null = KEY,
+): Promise<Answer> {
   const query = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-  return answer(await fetch(`${sim.url}/${procedure}${query}`, { headers: apiKey === null ? {} : { 'x-api-key': apiKey } }));
+  return answer(
+    await fetch(`${sim.url}/${procedure}${query}`, {
+      headers: apiKey === null ? {} : { 'x-api-key': apiKey },
+    }),
+  );
 }
 
 /** A batch: `POST {url}/{p0},{p1}?batch=1` with body `{"0":...,"1":...}`. */
-export async function batch(sim: Simulator, calls: Array<[string, unknown]>, apiKey: string | null = KEY): Promise<Answer> {
+export async function batch(
+  sim: Simulator,
+  calls: Array<[string, unknown]>,
+  apiKey: string | null = KEY,
+): Promise<Answer> {
   const body = Object.fromEntries(calls.map(([, input], i) => [String(i), input]));
   return answer(
     await fetch(`${sim.url}/${calls.map(([p]) => p).join(',')}?batch=1`, {
@@ -51,7 +64,12 @@ export interface Page {
 }
 
 /** The data of a successful single call (throws with the body otherwise). */
-export async function data<T = Page>(sim: Simulator, procedure: string, input?: unknown, apiKey: string | null = KEY): Promise<T> {
+export async function data<T = Page>(
+  sim: Simulator,
+  procedure: string,
+  input?: unknown,
+  apiKey: string | null = KEY,
+): Promise<T> {
   const a = await get(sim, procedure, input, apiKey);
   if (a.status !== 200) throw new Error(`${procedure} -> ${a.status}: ${a.text.slice(0, 300)}`);
   return (a.body as { result: { data: T } }).result.data;
@@ -65,18 +83,31 @@ export async function walk(
   sim: Simulator,
   procedure: string,
   input: Rec,
-  options: { limit?: number; cursor?: string; maxPages?: number; stopBelowMs?: number; sortField?: string } = {},
+  options: {
+    limit?: number;
+    cursor?: string;
+    maxPages?: number;
+    stopBelowMs?: number;
+    sortField?: string;
+  } = {},
 ): Promise<{ items: Rec[]; pages: number; cursors: string[] }> {
   const items: Rec[] = [];
   const cursors: string[] = [];
   let cursor = options.cursor;
   let pages = 0;
   for (;;) {
-    const page = await data(sim, procedure, { ...input, limit: options.limit ?? 100, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await data(sim, procedure, {
+      ...input,
+      limit: options.limit ?? 100,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     pages++;
     if (page.items.length === 0) return { items, pages, cursors };
     for (const item of page.items) {
-      if (options.stopBelowMs !== undefined && Date.parse(String(item[options.sortField ?? 'createdAt'])) < options.stopBelowMs)
+      if (
+        options.stopBelowMs !== undefined &&
+        Date.parse(String(item[options.sortField ?? 'createdAt'])) < options.stopBelowMs
+      )
         return { items, pages, cursors };
       items.push(item);
     }

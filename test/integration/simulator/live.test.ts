@@ -28,10 +28,15 @@ describe('live mode', () => {
     const t1 = sim.now();
     expect(t1 - t0).toBeGreaterThan(100_000);
     // Tail: everything newer than what we had, read newest first down to the old head.
-    const { items } = await walk(sim, 'transaction.getPaginatedTransactions', {}, {
-      limit: 100,
-      stopBelowMs: Date.parse(String(newest['createdAt'])),
-    });
+    const { items } = await walk(
+      sim,
+      'transaction.getPaginatedTransactions',
+      {},
+      {
+        limit: 100,
+        stopBelowMs: Date.parse(String(newest['createdAt'])),
+      },
+    );
     const fresh = items.filter((t) => t['_id'] !== newest['_id']);
     expect(fresh.length).toBeGreaterThan(100);
     for (const t of fresh) expect(Date.parse(String(t['createdAt']))).toBeGreaterThan(NOW);
@@ -44,10 +49,14 @@ describe('live mode', () => {
     const before = new Map(sim.truth('users').map((u) => [u['_id'], u]));
     await sleep(500);
     const after = sim.truth('users');
-    const changed = after.filter((u) => before.has(u['_id']) && before.get(u['_id'])?.['updatedAt'] !== u['updatedAt']);
+    const changed = after.filter(
+      (u) => before.has(u['_id']) && before.get(u['_id'])?.['updatedAt'] !== u['updatedAt'],
+    );
     expect(changed.length).toBeGreaterThan(0);
     for (const u of changed) {
-      expect(Date.parse(String(u['updatedAt']))).toBeGreaterThan(Date.parse(String(before.get(u['_id'])?.['updatedAt'])));
+      expect(Date.parse(String(u['updatedAt']))).toBeGreaterThan(
+        Date.parse(String(before.get(u['_id'])?.['updatedAt'])),
+      );
       expect(u['__v'] as number).toBeGreaterThan(before.get(u['_id'])?.['__v'] as number);
     }
     // The API serves the same current version.
@@ -58,7 +67,10 @@ describe('live mode', () => {
 
   it('the 72 h window follows the clock', async () => {
     const floor = sim.now() - 72 * 3_600_000;
-    const page = await data(sim, 'transaction.getPaginatedTransactions', { limit: 100, cursor: encodeCursorV2(floor + 60_000, '0'.repeat(24)) });
+    const page = await data(sim, 'transaction.getPaginatedTransactions', {
+      limit: 100,
+      cursor: encodeCursorV2(floor + 60_000, '0'.repeat(24)),
+    });
     for (const t of page.items) expect(Date.parse(String(t['createdAt']))).toBeGreaterThanOrEqual(floor);
   });
 });

@@ -4,7 +4,12 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursorV1, encodeCursorV2, startSimulator, type Simulator } from '../../../src/simulator/index.js';
+import {
+  encodeCursorV1,
+  encodeCursorV2,
+  startSimulator,
+  type Simulator,
+} from '../../../src/simulator/index.js';
 import { H72, NOW, data, ids, walk, type Rec } from './helpers.js';
 
 let sim: Simulator;
@@ -17,7 +22,16 @@ beforeAll(async () => {
   // The rate limit is not under test here: walks make hundreds of requests.
   sim = await startSimulator({ port: 0, seed: 5, rateLimit: { enabled: false } });
   v1 = await startSimulator({ port: 0, seed: 5, cursor: 'v1', rateLimit: { enabled: false } });
-  for (const r of ['transactions', 'users', 'parties', 'elections', 'donations', 'articles', 'countries'] as const) truth[r] = sim.truth(r);
+  for (const r of [
+    'transactions',
+    'users',
+    'parties',
+    'elections',
+    'donations',
+    'articles',
+    'countries',
+  ] as const)
+    truth[r] = sim.truth(r);
 });
 afterAll(async () => {
   await Promise.all([sim.close(), v1.close()]);
@@ -42,12 +56,19 @@ describe('transaction feed', () => {
   it('pages through the >100-row same-millisecond burst with limit 100 and smaller', async () => {
     const counts = new Map<number, number>();
     for (const t of tx()) counts.set(ms(t), (counts.get(ms(t)) ?? 0) + 1);
-    const [burstMs] = [...counts.entries()].filter(([t]) => t >= NOW - H72).sort((a, b) => b[1] - a[1])[0] as [number, number];
+    const [burstMs] = [...counts.entries()]
+      .filter(([t]) => t >= NOW - H72)
+      .sort((a, b) => b[1] - a[1])[0] as [number, number];
     const want = tx().filter((t) => ms(t) === burstMs);
     expect(want.length).toBeGreaterThan(100);
     for (const limit of [100, 37, 1]) {
       const start = encodeCursorV2(burstMs, 'ffffffffffffffffffffffff');
-      const { items } = await walk(sim, TX, {}, { limit, cursor: start, stopBelowMs: burstMs, maxPages: 400 });
+      const { items } = await walk(
+        sim,
+        TX,
+        {},
+        { limit, cursor: start, stopBelowMs: burstMs, maxPages: 400 },
+      );
       expectSameOrder(items, want);
     }
   });
@@ -73,7 +94,8 @@ describe('transaction feed', () => {
   });
 
   it('countryId, muId, partyId reach the full history', async () => {
-    const sample = (field: string): string => String(tx().filter((t) => t[field] !== undefined && ms(t) < NOW - H72)[0]?.[field]);
+    const sample = (field: string): string =>
+      String(tx().filter((t) => t[field] !== undefined && ms(t) < NOW - H72)[0]?.[field]);
     for (const field of ['countryId', 'muId', 'partyId']) {
       const value = sample(field);
       const want = tx().filter((t) => t[field] === value);
@@ -87,20 +109,37 @@ describe('transaction feed', () => {
     const caseTx = tx().find((t) => t['transactionType'] === 'openCase') as Rec;
     const inner = String((caseTx['item'] as Rec)['itemCode']);
     const byInner = await walk(sim, TX, { itemCode: inner }, { limit: 100 });
-    expectSameOrder(byInner.items, tx().filter((t) => t['itemCode'] === inner));
+    expectSameOrder(
+      byInner.items,
+      tx().filter((t) => t['itemCode'] === inner),
+    );
     expect(byInner.items.some((t) => t['transactionType'] === 'openCase')).toBe(false);
     const both = await walk(sim, TX, { itemCode: inner, transactionType: 'itemMarket' }, { limit: 100 });
-    expectSameOrder(both.items, tx().filter((t) => t['itemCode'] === inner && t['transactionType'] === 'itemMarket'));
-    const many = await walk(sim, TX, { itemCode: inner, transactionType: ['craftItem', 'dismantleItem'] }, { limit: 100 });
+    expectSameOrder(
+      both.items,
+      tx().filter((t) => t['itemCode'] === inner && t['transactionType'] === 'itemMarket'),
+    );
+    const many = await walk(
+      sim,
+      TX,
+      { itemCode: inner, transactionType: ['craftItem', 'dismantleItem'] },
+      { limit: 100 },
+    );
     expectSameOrder(
       many.items,
-      tx().filter((t) => t['itemCode'] === inner && ['craftItem', 'dismantleItem'].includes(String(t['transactionType']))),
+      tx().filter(
+        (t) =>
+          t['itemCode'] === inner && ['craftItem', 'dismantleItem'].includes(String(t['transactionType'])),
+      ),
     );
   });
 
   it('transactionType alone stays inside the 72 h window', async () => {
     const { items } = await walk(sim, TX, { transactionType: ['wage', 'donation'] }, { limit: 100 });
-    expectSameOrder(items, tx().filter((t) => ms(t) >= NOW - H72 && ['wage', 'donation'].includes(String(t['transactionType']))));
+    expectSameOrder(
+      items,
+      tx().filter((t) => ms(t) >= NOW - H72 && ['wage', 'donation'].includes(String(t['transactionType']))),
+    );
   });
 
   it('unknown entities give empty pages, not errors', async () => {
@@ -118,7 +157,9 @@ describe('transaction feed', () => {
         fc.integer({ min: 5, max: 100 }),
         async (cuts, byUser, limit) => {
           const input: Rec = byUser ? { userId: u } : {};
-          const want = byUser ? userWant.filter((t) => ms(t) >= NOW - H72 - 3_600_000) : tx().filter((t) => ms(t) >= NOW - H72);
+          const want = byUser
+            ? userWant.filter((t) => ms(t) >= NOW - H72 - 3_600_000)
+            : tx().filter((t) => ms(t) >= NOW - H72);
           const edges = [NOW - H72 - 3_600_000, ...new Set(cuts), NOW + 1].sort((a, b) => a - b);
           const got: Rec[] = [];
           // Newest slice first: [edges[i], edges[i+1]) read from v2(end, 000…0) until an item older than start.
@@ -126,7 +167,11 @@ describe('transaction feed', () => {
             const start = edges[i] as number;
             const end = edges[i + 1] as number;
             if (start === end) continue;
-            const { items } = await walk(sim, TX, input, { limit, cursor: encodeCursorV2(end, ZERO), stopBelowMs: start });
+            const { items } = await walk(sim, TX, input, {
+              limit,
+              cursor: encodeCursorV2(end, ZERO),
+              stopBelowMs: start,
+            });
             got.push(...items);
           }
           expectSameOrder(got, want);
@@ -142,7 +187,12 @@ describe('other listings', () => {
     const all: Rec[] = [];
     for (const c of truth['countries'] as Rec[]) {
       const want = (truth['users'] as Rec[]).filter((u) => u['country'] === c['_id']);
-      const { items } = await walk(sim, 'user.getUsersByCountry', { countryId: String(c['_id']) }, { limit: 17 });
+      const { items } = await walk(
+        sim,
+        'user.getUsersByCountry',
+        { countryId: String(c['_id']) },
+        { limit: 17 },
+      );
       expectSameOrder(items, want);
       for (const item of items) expect(Object.keys(item).sort()).toEqual(['_id', 'createdAt']);
       all.push(...items);
@@ -157,7 +207,10 @@ describe('other listings', () => {
     ] as const) {
       const everything = truth[resource] as Rec[];
       expectSameOrder((await walk(sim, procedure, {}, { limit: 20 })).items, everything);
-      expectSameOrder((await walk(sim, procedure, { direction: 'backward' }, { limit: 9 })).items, everything);
+      expectSameOrder(
+        (await walk(sim, procedure, { direction: 'backward' }, { limit: 9 })).items,
+        everything,
+      );
       const country = String(everything[0]?.[field]);
       expectSameOrder(
         (await walk(sim, procedure, { countryId: country }, { limit: 3 })).items,
@@ -172,7 +225,10 @@ describe('other listings', () => {
     for (const field of ['muId', 'countryId', 'partyId']) {
       const value = String(all.find((d) => d[field] !== undefined)?.[field]);
       const want = all.filter((d) => d[field] === value);
-      expectSameOrder((await walk(sim, 'donation.getManyPaginated', { [field]: value }, { limit: 20 })).items, want);
+      expectSameOrder(
+        (await walk(sim, 'donation.getManyPaginated', { [field]: value }, { limit: 20 })).items,
+        want,
+      );
       const totals = await data<Rec>(sim, 'donation.getTotalDonations', { [field]: value });
       const sum = Math.round(want.reduce((a, d) => a + (d['amount'] as number), 0) * 100) / 100;
       expect(totals).toEqual({ totalAmount: sum, donorCount: new Set(want.map((d) => d['userId'])).size });
@@ -194,7 +250,10 @@ describe('other listings', () => {
       [{ type: 'my', userId: author }, all.filter((a) => a['authorId'] === author)],
       [{ type: 'my' }, []],
       [{ type: 'subscriptions', userId: author }, all.filter((a) => a['countryId'] === authorCountry)],
-      [{ type: 'last', categories: ['economy', 'fun'] }, all.filter((a) => ['economy', 'fun'].includes(String(a['category'])))],
+      [
+        { type: 'last', categories: ['economy', 'fun'] },
+        all.filter((a) => ['economy', 'fun'].includes(String(a['category']))),
+      ],
       [{ type: 'last', languages: ['fr'] }, all.filter((a) => a['language'] === 'fr')],
       [{ type: 'last', positiveScoreOnly: true }, all.filter((a) => (a['score'] as number) > 0)],
     ];
@@ -218,7 +277,9 @@ describe('v1 cursors', () => {
 
   it('emits JS-date cursors and walks the window and a user history completely (order: second, then _id)', async () => {
     const page = await data(v1, TX, { limit: 5 });
-    expect(page.nextCursor).toMatch(/^\w{3} \w{3} \d{2} \d{4} \d{2}:\d{2}:\d{2} GMT\+0000 \(Coordinated Universal Time\)\|[0-9a-f]{24}$/);
+    expect(page.nextCursor).toMatch(
+      /^\w{3} \w{3} \d{2} \d{4} \d{2}:\d{2}:\d{2} GMT\+0000 \(Coordinated Universal Time\)\|[0-9a-f]{24}$/,
+    );
     const window = await walk(v1, TX, {}, { limit: 100 });
     expectSameOrder(window.items, v1Order(tx().filter((t) => ms(t) >= NOW - H72)));
     const u = String(tx()[tx().length - 1]?.['buyerId']);
@@ -234,6 +295,8 @@ describe('v1 cursors', () => {
       expectSameOrder(page.items, want);
     }
     // A v2 cursor means nothing to the v1 service.
-    expect((await data(v1, TX, { limit: 1, cursor: encodeCursorV2(at, ZERO) }).catch((e: Error) => e.message))).toMatch(/500/);
+    expect(
+      await data(v1, TX, { limit: 1, cursor: encodeCursorV2(at, ZERO) }).catch((e: Error) => e.message),
+    ).toMatch(/500/);
   });
 });

@@ -14,7 +14,14 @@ afterAll(async () => {
 
 const batched = () =>
   createTRPCClient<SimulatorRouter>({
-    links: [httpBatchLink({ url: sim.url, methodOverride: 'POST', maxItems: 50, headers: { 'x-api-key': 'client-key' } })],
+    links: [
+      httpBatchLink({
+        url: sim.url,
+        methodOverride: 'POST',
+        maxItems: 50,
+        headers: { 'x-api-key': 'client-key' },
+      }),
+    ],
   });
 
 describe('@trpc/client against the simulator', () => {
@@ -92,7 +99,9 @@ describe('@trpc/client against the simulator', () => {
   });
 
   it('plain GET links work too (single calls)', async () => {
-    const client = createTRPCClient<SimulatorRouter>({ links: [httpLink({ url: sim.url, headers: { 'x-api-key': 'k' } })] });
+    const client = createTRPCClient<SimulatorRouter>({
+      links: [httpLink({ url: sim.url, headers: { 'x-api-key': 'k' } })],
+    });
     const page = await client.transaction.getPaginatedTransactions.query({ limit: 2 });
     expect(page.items).toHaveLength(2);
     expect(page.nextCursor).toMatch(/^v2\./);

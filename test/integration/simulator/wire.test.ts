@@ -62,8 +62,12 @@ describe('wire protocol', () => {
     expect(a.status).toBe(207);
     const [ok, missing, invalid] = a.body as Array<Rec>;
     expect(ok).toEqual({ result: { data: user } });
-    expect(missing).toMatchObject({ error: { code: -32004, data: { code: 'NOT_FOUND', httpStatus: 404, path: 'user.getUserById' } } });
-    expect(invalid).toMatchObject({ error: { code: -32600, data: { code: 'BAD_REQUEST', httpStatus: 400 } } });
+    expect(missing).toMatchObject({
+      error: { code: -32004, data: { code: 'NOT_FOUND', httpStatus: 404, path: 'user.getUserById' } },
+    });
+    expect(invalid).toMatchObject({
+      error: { code: -32600, data: { code: 'BAD_REQUEST', httpStatus: 400 } },
+    });
     expect(JSON.stringify(a.body)).not.toContain('stack');
   });
 
@@ -77,7 +81,8 @@ describe('wire protocol', () => {
   });
 
   it('413 "Batch size too large (max 50)" above 50 procedures; 50 pass', async () => {
-    const calls = (n: number): Array<[string, unknown]> => Array.from({ length: n }, () => ['country.getAllCountries', {}]);
+    const calls = (n: number): Array<[string, unknown]> =>
+      Array.from({ length: n }, () => ['country.getAllCountries', {}]);
     const big = await batch(sim, calls(51));
     expect(big.status).toBe(413);
     expect(big.text).toContain('Batch size too large (max 50)');
@@ -89,8 +94,12 @@ describe('wire protocol', () => {
   it('401 "API token required" for transactions without X-API-Key; any non-empty key works', async () => {
     const none = await get(sim, 'transaction.getPaginatedTransactions', { limit: 1 }, null);
     expect(none.status).toBe(401);
-    expect(none.body).toMatchObject({ error: { message: 'API token required', data: { code: 'UNAUTHORIZED', httpStatus: 401 } } });
-    expect((await get(sim, 'transaction.getPaginatedTransactions', { limit: 1 }, 'anything')).status).toBe(200);
+    expect(none.body).toMatchObject({
+      error: { message: 'API token required', data: { code: 'UNAUTHORIZED', httpStatus: 401 } },
+    });
+    expect((await get(sim, 'transaction.getPaginatedTransactions', { limit: 1 }, 'anything')).status).toBe(
+      200,
+    );
     // Other operations are open to anonymous callers.
     expect((await get(sim, 'user.getUserById', { userId: user['_id'] }, null)).status).toBe(200);
   });
@@ -142,7 +151,9 @@ describe('wire protocol', () => {
   });
 
   it('a v1 cursor sent to the v2 service answers 500, as upstream', async () => {
-    const a = await get(sim, 'transaction.getPaginatedTransactions', { cursor: '2026-10-30T00:00:00.000Z|000000000000000000000000' });
+    const a = await get(sim, 'transaction.getPaginatedTransactions', {
+      cursor: '2026-10-30T00:00:00.000Z|000000000000000000000000',
+    });
     expect(a.status).toBe(500);
   });
 
@@ -176,7 +187,11 @@ describe('rate limit', () => {
     expect(a.headers.get('ratelimit-remaining')).toBe('499');
     expect(a.headers.get('ratelimit-policy')).toBe('500;w=60');
     expect(Number(a.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
-    const b = await batch(sim, Array.from({ length: 50 }, () => ['country.getAllCountries', {}] as [string, unknown]), 'rl-key-1');
+    const b = await batch(
+      sim,
+      Array.from({ length: 50 }, () => ['country.getAllCountries', {}] as [string, unknown]),
+      'rl-key-1',
+    );
     expect(b.headers.get('ratelimit-remaining')).toBe('498');
     const err = await get(sim, 'user.getUserById', { userId: 'x' }, 'rl-key-1');
     expect(err.status).toBe(404);
@@ -221,13 +236,19 @@ describe('introspection', () => {
   it('GET /__sim/stats, POST /__sim/reset-stats, GET /__sim/truth/<resource> (NDJSON)', async () => {
     const base = sim.url.replace(/\/trpc$/, '');
     await get(sim, 'country.getAllCountries', {});
-    const stats = (await (await fetch(`${base}/__sim/stats`)).json()) as { httpRequests: number; procedureCalls: { byProcedure: Rec } };
+    const stats = (await (await fetch(`${base}/__sim/stats`)).json()) as {
+      httpRequests: number;
+      procedureCalls: { byProcedure: Rec };
+    };
     expect(stats.httpRequests).toBe(1);
     expect(stats.procedureCalls.byProcedure).toEqual({ 'country.getAllCountries': 1 });
     expect((await fetch(`${base}/__sim/reset-stats`, { method: 'POST' })).status).toBe(204);
     expect(sim.stats().httpRequests).toBe(0);
     const ndjson = await (await fetch(`${base}/__sim/truth/parties`)).text();
-    const lines = ndjson.trim().split('\n').map((l) => JSON.parse(l) as Rec);
+    const lines = ndjson
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Rec);
     expect(lines).toEqual(sim.truth('parties'));
     expect((await fetch(`${base}/__sim/truth/nothing`)).status).toBe(404);
     // Introspection is not an upstream request.

@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursorV1, encodeCursorV2, formatJsDateUtc, parseV1Date } from '../../../src/simulator/cursor.js';
+import {
+  decodeCursor,
+  encodeCursorV1,
+  encodeCursorV2,
+  formatJsDateUtc,
+  parseV1Date,
+} from '../../../src/simulator/cursor.js';
 import { ValidationError } from '../../../src/errors.js';
 
 const oid = fc.stringMatching(/^[0-9a-f]{24}$/);
@@ -43,7 +49,9 @@ describe('v1 cursor', () => {
 
   it('decodes emitted and forged forms to the whole second', () => {
     const second = Date.parse('2026-02-11T14:18:58.000Z');
-    expect(decodeCursor('Wed Feb 11 2026 14:18:58 GMT+0000 (Coordinated Universal Time)|698C8FD256F71DD42526BFE2')).toEqual({
+    expect(
+      decodeCursor('Wed Feb 11 2026 14:18:58 GMT+0000 (Coordinated Universal Time)|698C8FD256F71DD42526BFE2'),
+    ).toEqual({
       format: 'v1',
       timeMs: second,
       oid: '698c8fd256f71dd42526bfe2',
@@ -59,13 +67,19 @@ describe('v1 cursor', () => {
   it('round-trips through the emitted text for any instant (to the second)', () => {
     fc.assert(
       fc.property(time, oid, (t, id) => {
-        expect(decodeCursor(encodeCursorV1(t, id))).toEqual({ format: 'v1', timeMs: Math.floor(t / 1000) * 1000, oid: id });
+        expect(decodeCursor(encodeCursorV1(t, id))).toEqual({
+          format: 'v1',
+          timeMs: Math.floor(t / 1000) * 1000,
+          oid: id,
+        });
       }),
     );
   });
 
   it('parses JS date text even with another zone label, and refuses non-dates', () => {
-    expect(parseV1Date('Wed Feb 11 2026 14:18:58 GMT+0000 (Greenwich Mean Time)')).toBe(Date.parse('2026-02-11T14:18:58Z'));
+    expect(parseV1Date('Wed Feb 11 2026 14:18:58 GMT+0000 (Greenwich Mean Time)')).toBe(
+      Date.parse('2026-02-11T14:18:58Z'),
+    );
     expect(parseV1Date('not a date')).toBeUndefined();
     expect(() => decodeCursor('yesterday|000000000000000000000000')).toThrow(/v1 date/);
   });

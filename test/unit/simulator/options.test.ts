@@ -29,12 +29,16 @@ describe('simulator options', () => {
   });
 
   it('names the bad option, the rule and the value', () => {
-    expect(() => resolveSimulatorOptions({ port: -1 })).toThrow(/option port must be an integer in 0\.\.65535, got -1/);
+    expect(() => resolveSimulatorOptions({ port: -1 })).toThrow(
+      /option port must be an integer in 0\.\.65535, got -1/,
+    );
     expect(() => resolveSimulatorOptions({ scale: 'huge' as 'small' })).toThrow(ConfigError);
     expect(() => resolveSimulatorOptions({ now: 'soon' })).toThrow(/option now/);
     expect(() => resolveSimulatorOptions({ faults: { http5xx: 2 } })).toThrow(/faults\.http5xx/);
     expect(() => resolveSimulatorOptions({ live: { ratePerSecond: -1 } })).toThrow(/live\.ratePerSecond/);
-    expect(() => applyRuntimePatch(resolveSimulatorOptions().runtime, { rateLimit: { keyed: 0 } })).toThrow(/rateLimit\.keyed/);
+    expect(() => applyRuntimePatch(resolveSimulatorOptions().runtime, { rateLimit: { keyed: 0 } })).toThrow(
+      /rateLimit\.keyed/,
+    );
     expect(() => applyRuntimePatch(resolveSimulatorOptions().runtime, { apiKeys: [''] })).toThrow(/apiKeys/);
   });
 
@@ -47,7 +51,9 @@ describe('simulator options', () => {
   });
 
   it('parses the CLI fault spec', () => {
-    expect(parseFaultSpec('5xx=0.05,batch5xx=0.02,reset=0.01,hang=0.005,badjson=0.01,malformed=0.001,seed=7')).toEqual({
+    expect(
+      parseFaultSpec('5xx=0.05,batch5xx=0.02,reset=0.01,hang=0.005,badjson=0.01,malformed=0.001,seed=7'),
+    ).toEqual({
       http5xx: 0.05,
       batch5xx: 0.02,
       reset: 0.01,
@@ -65,7 +71,11 @@ describe('simulator options', () => {
   it('parses the CLI latency spec', () => {
     expect(parseLatencySpec('realistic')).toEqual(REALISTIC_LATENCY);
     expect(parseLatencySpec('off').requestMs).toBe(0);
-    expect(parseLatencySpec('request=600,feedPerHour=90')).toMatchObject({ requestMs: 600, feedPerHourMs: 90, filteredMs: 0 });
+    expect(parseLatencySpec('request=600,feedPerHour=90')).toMatchObject({
+      requestMs: 600,
+      feedPerHourMs: 90,
+      filteredMs: 0,
+    });
     expect(() => parseLatencySpec('warp=1')).toThrow(/unknown key/);
     expect(() => parseLatencySpec('request=-1')).toThrow(/latency\.requestMs/);
   });

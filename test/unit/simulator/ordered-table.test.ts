@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createOrderedTable, indexView, listRows, tableView, type OrderedTable, type RowView } from '../../../src/simulator/ordered-table.js';
+import {
+  createOrderedTable,
+  indexView,
+  listRows,
+  tableView,
+  type OrderedTable,
+  type RowView,
+} from '../../../src/simulator/ordered-table.js';
 import type { CursorBound } from '../../../src/simulator/cursor.js';
 
 const BASE = Date.parse('2026-10-01T00:00:00.000Z');
@@ -13,9 +20,16 @@ function table(offsets: number[]): OrderedTable {
 }
 
 const keyOf = (t: OrderedTable, row: number): [number, string] => [t.time(row), t.oid(row)];
-const before = (a: [number, string], b: [number, string]): boolean => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+const before = (a: [number, string], b: [number, string]): boolean =>
+  a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
 
-function walk(t: OrderedTable, view: RowView, limit: number, mode: 'v2' | 'v1', first?: CursorBound): number[] {
+function walk(
+  t: OrderedTable,
+  view: RowView,
+  limit: number,
+  mode: 'v2' | 'v1',
+  first?: CursorBound,
+): number[] {
   const out: number[] = [];
   let bound = first;
   for (;;) {
@@ -23,11 +37,18 @@ function walk(t: OrderedTable, view: RowView, limit: number, mode: 'v2' | 'v1', 
     if (rows.length === 0) return out;
     out.push(...rows);
     const last = rows[rows.length - 1] as number;
-    bound = { format: mode, timeMs: mode === 'v1' ? Math.floor(t.time(last) / 1000) * 1000 : t.time(last), oid: t.oid(last) };
+    bound = {
+      format: mode,
+      timeMs: mode === 'v1' ? Math.floor(t.time(last) / 1000) * 1000 : t.time(last),
+      oid: t.oid(last),
+    };
   }
 }
 
-const offsets = fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 5000 })), { minLength: 0, maxLength: 400 });
+const offsets = fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 5000 })), {
+  minLength: 0,
+  maxLength: 400,
+});
 
 describe('ordered table', () => {
   it('keeps rows ascending by (time, _id) with unique ids whose first 4 bytes are the creation seconds', () => {
@@ -66,11 +87,23 @@ describe('ordered table', () => {
       fc.property(offsets, fc.integer({ min: -10, max: 5010 }), (o, cut) => {
         const t = table(o);
         const at = BASE + cut;
-        const lo = walk(t, tableView(t), 100, 'v2', { format: 'v2', timeMs: at, oid: '000000000000000000000000' });
-        const hi = walk(t, tableView(t), 100, 'v2', { format: 'v2', timeMs: at, oid: 'ffffffffffffffffffffffff' });
+        const lo = walk(t, tableView(t), 100, 'v2', {
+          format: 'v2',
+          timeMs: at,
+          oid: '000000000000000000000000',
+        });
+        const hi = walk(t, tableView(t), 100, 'v2', {
+          format: 'v2',
+          timeMs: at,
+          oid: 'ffffffffffffffffffffffff',
+        });
         expect(lo.every((row) => t.time(row) < at)).toBe(true);
-        expect(lo.length).toBe(Array.from({ length: t.length }, (_, r) => r).filter((r) => t.time(r) < at).length);
-        expect(hi.length).toBe(Array.from({ length: t.length }, (_, r) => r).filter((r) => t.time(r) <= at).length);
+        expect(lo.length).toBe(
+          Array.from({ length: t.length }, (_, r) => r).filter((r) => t.time(r) < at).length,
+        );
+        expect(hi.length).toBe(
+          Array.from({ length: t.length }, (_, r) => r).filter((r) => t.time(r) <= at).length,
+        );
       }),
       { numRuns: 60 },
     );
@@ -86,7 +119,11 @@ describe('ordered table', () => {
         let start = -Infinity;
         for (const end of bounds) {
           // A slice [start, end) read newest first from v2(end, 000…0) until a row older than start.
-          const rows = walk(t, tableView(t), 7, 'v2', { format: 'v2', timeMs: end, oid: '000000000000000000000000' });
+          const rows = walk(t, tableView(t), 7, 'v2', {
+            format: 'v2',
+            timeMs: end,
+            oid: '000000000000000000000000',
+          });
           slices.push(rows.filter((r) => t.time(r) >= start));
           start = end;
         }

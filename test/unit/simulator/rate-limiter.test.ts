@@ -13,7 +13,12 @@ describe('rate limiter (injected clock)', () => {
     expect(first).toEqual({
       allowed: true,
       resetSeconds: 10,
-      headers: { 'ratelimit-limit': '3', 'ratelimit-remaining': '2', 'ratelimit-reset': '10', 'ratelimit-policy': '3;w=10' },
+      headers: {
+        'ratelimit-limit': '3',
+        'ratelimit-remaining': '2',
+        'ratelimit-reset': '10',
+        'ratelimit-policy': '3;w=10',
+      },
     });
     limiter.take(keyed, settings, t + 1);
     expect(limiter.take(keyed, settings, t + 2).allowed).toBe(true);
@@ -46,7 +51,10 @@ describe('malformed records', () => {
 
   it('corrupt a copy, never the original', () => {
     const record = { _id: 'a'.repeat(24), money: 3.5, createdAt: '2026-10-01T00:00:00.000Z' };
-    expect(corruptRecord('transactions', record, 'missing-id')).toEqual({ money: 3.5, createdAt: record.createdAt });
+    expect(corruptRecord('transactions', record, 'missing-id')).toEqual({
+      money: 3.5,
+      createdAt: record.createdAt,
+    });
     expect(corruptRecord('transactions', record, 'invalid-date')['createdAt']).toBe('not-a-date');
     expect(typeof corruptRecord('transactions', record, 'wrong-type')['money']).toBe('string');
     expect(corruptRecord('users', { _id: 'x', createdAt: 'y' }, 'wrong-type')['createdAt']).toBe(12345);

@@ -8,7 +8,10 @@ import type { SimulatorResource } from '../../../src/simulator/index.js';
 const NOW = Date.parse('2026-11-01T00:00:00.000Z');
 const H72 = 72 * 3_600_000;
 const world = createWorld({ seed: 1, scale: 'small' });
-const truth = Object.fromEntries(SIMULATOR_RESOURCES.map((r) => [r, world.truth(r)])) as Record<SimulatorResource, Record<string, unknown>[]>;
+const truth = Object.fromEntries(SIMULATOR_RESOURCES.map((r) => [r, world.truth(r)])) as Record<
+  SimulatorResource,
+  Record<string, unknown>[]
+>;
 
 const MODEL: Record<SimulatorResource, ModelDef> = {
   articles: models.ArticleLite,
@@ -97,8 +100,11 @@ describe('world', () => {
     const leaves = [...modelPaths(models.User)];
     const present = truth.users.map((u) => paths(u));
     // Every user has its identity; no leaf is always there, except the ones the world sets itself.
-    for (const p of present) for (const k of ['username', 'country', 'createdAt', 'updatedAt']) expect(p.has(k)).toBe(true);
-    const sometimesAbsent = leaves.filter((leaf) => present.some((p) => ![...p].some((s) => s === leaf || s.startsWith(`${leaf}.`))));
+    for (const p of present)
+      for (const k of ['username', 'country', 'createdAt', 'updatedAt']) expect(p.has(k)).toBe(true);
+    const sometimesAbsent = leaves.filter((leaf) =>
+      present.some((p) => ![...p].some((s) => s === leaf || s.startsWith(`${leaf}.`))),
+    );
     expect(sometimesAbsent.length).toBeGreaterThan(leaves.length / 2);
     expect(truth.users.some((u) => !('mu' in u))).toBe(true);
     expect(truth.users.some((u) => 'mu' in u)).toBe(true);
@@ -117,7 +123,8 @@ describe('world', () => {
     const txs = truth.transactions;
     expect(new Set(txs.map((t) => t['transactionType']))).toEqual(new Set(TRANSACTION_TYPES));
     for (const t of txs) {
-      for (const k of ['sellerMuId', 'buyerMuId', 'sellerCountryId', 'buyerCountryId']) expect(k in t).toBe(true);
+      for (const k of ['sellerMuId', 'buyerMuId', 'sellerCountryId', 'buyerCountryId'])
+        expect(k in t).toBe(true);
       expect(typeof t['buyerId']).toBe('string'); // every transaction is reachable from a user walk
     }
     const perMs = new Map<string, number>();
@@ -126,7 +133,9 @@ describe('world', () => {
     expect(size).toBeGreaterThan(100);
     expect(Date.parse(burstAt)).toBeGreaterThanOrEqual(NOW - H72);
     expect(txs.filter((t) => Date.parse(String(t['createdAt'])) >= NOW - H72).length).toBeGreaterThan(1000);
-    expect(txs.filter((t) => Date.parse(String(t['createdAt'])) < NOW - 30 * 24 * 3_600_000).length).toBeGreaterThan(1000);
+    expect(
+      txs.filter((t) => Date.parse(String(t['createdAt'])) < NOW - 30 * 24 * 3_600_000).length,
+    ).toBeGreaterThan(1000);
   });
 
   it('case openings carry the case as itemCode and the content as item', () => {
@@ -149,7 +158,9 @@ describe('world', () => {
       if (t['partyId'] !== undefined) expect(parties.has(t['partyId'])).toBe(true);
     }
     for (const u of truth.users) expect(countries.has(u['country'])).toBe(true);
-    for (const e of truth.elections) for (const c of e['candidates'] as Array<Record<string, unknown>>) expect(users.has(c['user'])).toBe(true);
+    for (const e of truth.elections)
+      for (const c of e['candidates'] as Array<Record<string, unknown>>)
+        expect(users.has(c['user'])).toBe(true);
     for (const d of truth.donations) {
       expect(users.has(d['userId'])).toBe(true);
       expect(['muId', 'countryId', 'partyId'].filter((k) => d[k] !== undefined)).toHaveLength(1);
