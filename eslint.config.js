@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.stack/', 'bin/', 'coverage/'] },
+  { ignores: ['node_modules/', 'dist/', '.stack/', 'bin/', 'coverage/', 'tmp/', '.vitest-cache/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
