@@ -312,35 +312,49 @@ lock() {
   flock -w 600 9 || die "another scripts/stack.sh is still running"
 }
 
+# Decides, for one service, whether to reuse what answers, wait for our own process that is still starting
+# (an earlier `up` was interrupted), or start it. Prints "start", "wait" or "reuse".
+# args: name probe port pidname address
+plan_service() {
+  local name="$1" probe="$2" port="$3" pidname="$4" address="$5" start
+  if "$probe"; then
+    log "$name: already answering on $address ($(owned_pid "$pidname" >/dev/null && echo 'started by this stack' || echo 'reused'))"
+    echo reuse; return
+  fi
+  if owned_pid "$pidname" >/dev/null; then
+    log "$name: started earlier by this stack and not answering yet; waiting for it"
+    echo wait; return
+  fi
+  if port_open "$port"; then
+    # Something listens: on a busy machine a healthy service can miss one probe, so give it time before
+    # calling it a stranger.
+    start=$SECONDS
+    while ((SECONDS - start < 30)); do
+      if "$probe"; then log "$name: already answering on $address (reused)"; echo reuse; return; fi
+      sleep 1
+    done
+    die "$name: port $port is taken by something that does not answer like $name (30 s of probes)"
+  fi
+  echo start
+}
+
 cmd_up() {
   lock
-  local t0=$SECONDS started_kafka="" started_registry="" started_redis=""
+  local t0=$SECONDS kafka registry redis
   need java "install a JDK 17 (apt-get install -y openjdk-17-jre-headless)"
   need curl "apt-get install -y curl"
   need node "install Node 20"
 
-  if kafka_answers 2000; then
-    log "kafka: already answering on $KAFKA_URL ($(owned_pid kafka >/dev/null && echo 'started by this stack' || echo 'reused'))"
-  else
-    port_open "$KAFKA_PORT" && die "kafka: port $KAFKA_PORT is taken by something that is not a Kafka broker"
-    install_kafka; start_kafka; started_kafka=1
-  fi
-  if registry_answers; then
-    log "registry: already answering on $REGISTRY_ROOT ($(owned_pid registry >/dev/null && echo 'started by this stack' || echo 'reused'))"
-  else
-    port_open "$REGISTRY_PORT" && die "registry: port $REGISTRY_PORT is taken by something that does not answer GET /apis/ccompat/v7/subjects"
-    install_registry; start_registry; started_registry=1
-  fi
-  if redis_answers; then
-    log "redis: already answering on $REDIS_URL ($(owned_pid redis >/dev/null && echo 'started by this stack' || echo 'reused'))"
-  else
-    port_open "$REDIS_PORT" && die "redis: port $REDIS_PORT is taken by something that does not answer PING"
-    install_redis; start_redis; started_redis=1
-  fi
+  kafka="$(plan_service kafka kafka_answers "$KAFKA_PORT" kafka "$KAFKA_URL")"
+  [[ "$kafka" != start ]] || { install_kafka; start_kafka; }
+  registry="$(plan_service registry registry_answers "$REGISTRY_PORT" registry "$REGISTRY_ROOT")"
+  [[ "$registry" != start ]] || { install_registry; start_registry; }
+  redis="$(plan_service redis redis_answers "$REDIS_PORT" redis "$REDIS_URL")"
+  [[ "$redis" != start ]] || { install_redis; start_redis; }
 
-  [[ -z "$started_redis" ]] || wait_until redis "$REDIS_WAIT_S" redis_answers "$REDIS_DIR/redis.log" redis
-  [[ -z "$started_kafka" ]] || wait_until kafka "$KAFKA_WAIT_S" kafka_answers "$KAFKA_DIR/kafka.out" kafka
-  if [[ -n "$started_registry" ]]; then
+  [[ "$redis" == reuse ]] || wait_until redis "$REDIS_WAIT_S" redis_answers "$REDIS_DIR/redis.log" redis
+  [[ "$kafka" == reuse ]] || wait_until kafka "$KAFKA_WAIT_S" kafka_answers "$KAFKA_DIR/kafka.out" kafka
+  if [[ "$registry" != reuse ]]; then
     wait_until registry "$REGISTRY_WAIT_S" registry_answers "$REGISTRY_DIR/registry.log" registry
     registry_defaults
   fi
