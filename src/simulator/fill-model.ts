@@ -5,6 +5,7 @@
  * (ids, times, names) are set afterwards by the world as overrides.
  */
 import type { FieldType, ModelDef } from '../models/field.js';
+import { isoString } from './internal/iso-string.js';
 import type { Rng } from './internal/prng.js';
 import { RANKING_TIERS, WORDS } from './vocab.js';
 
@@ -50,7 +51,7 @@ function fillField(name: string, type: FieldType, ctx: FillContext): unknown {
     case 'string':
       return leafString(name, ctx);
     case 'datetime':
-      return new Date(Math.floor(rng.float(ctx.fromMs, ctx.toMs))).toISOString();
+      return isoString(Math.floor(rng.float(ctx.fromMs, ctx.toMs)));
     case 'integer':
       return name === 'level' ? rng.between(1, 40) : rng.int(name.endsWith('Count') ? 500 : 100_000);
     case 'number':

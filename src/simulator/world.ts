@@ -9,6 +9,7 @@
 import { Article, ArticleLite, Equipment, User, UserLite } from '../models/catalogue.js';
 import { ConfigError } from '../errors.js';
 import { createColumn, type Column } from './internal/growable.js';
+import { isoString } from './internal/iso-string.js';
 import { createRng, hash32, hashString, type Rng } from './internal/prng.js';
 import { fillModel } from './fill-model.js';
 import { createOrderedTable, type OrderedTable } from './ordered-table.js';
@@ -222,7 +223,7 @@ const S = {
   txBody: 26,
 } as const;
 
-const iso = (ms: number): string => new Date(ms).toISOString();
+const iso = isoString;
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 function resolveWorldOptions(options: WorldOptions): {

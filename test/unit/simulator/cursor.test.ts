@@ -84,3 +84,22 @@ describe('v1 cursor', () => {
     expect(() => decodeCursor('yesterday|000000000000000000000000')).toThrow(/v1 date/);
   });
 });
+
+describe('isoString', () => {
+  it('equals Date.prototype.toISOString for any instant of years 1970-2100', async () => {
+    const { isoString } = await import('../../../src/simulator/internal/iso-string.js');
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Date.parse('2100-12-31T23:59:59.999Z') }), (ms) => {
+        expect(isoString(ms)).toBe(new Date(ms).toISOString());
+      }),
+      { numRuns: 5000 },
+    );
+    for (const edge of [
+      '2024-02-29T23:59:59.999Z',
+      '2000-03-01T00:00:00.000Z',
+      '1970-01-01T00:00:00.000Z',
+      '2026-12-31T23:59:59.999Z',
+    ])
+      expect(isoString(Date.parse(edge))).toBe(edge);
+  });
+});
