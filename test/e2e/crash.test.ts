@@ -3,11 +3,13 @@
  * restarted. The run completes, nothing is missing, and every duplicate lies in a crash window (a page acked by
  * Kafka but not yet marked seen when the process died): at most kills x concurrency x page size.
  * Last, SIGTERM drains the worker and it exits 0.
+ * Default: scale small, all six resources, simulator latency on (so five kills land mid-run). For a medium-size run:
+ * `CRASH_SCALE=medium CRASH_RESOURCES=donations,parties,elections npx vitest run --project services test/e2e/crash.test.ts`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESOURCES } from '../../src/models/resources.js';
+import { RESOURCES, isResourceName } from '../../src/models/resources.js';
 import { getRunStatus } from '../../src/jobs/index.js';
 import { connectRedis } from '../../src/jobs/index.js';
 import { createHarness, type Harness } from './pipeline-harness.js';
@@ -16,6 +18,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CONCURRENCY = 16;
 const PAGE = 100;
 const KILLS = 5;
+const SCALE = (process.env['CRASH_SCALE'] ?? 'small') as 'small' | 'medium';
+const RESOURCES_UNDER_TEST = (process.env['CRASH_RESOURCES'] ?? RESOURCES.join(',')).split(',').filter(isResourceName);
 
 function startWorker(h: Harness, log: string[]): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
   const child = spawn(
@@ -42,7 +46,10 @@ describe('SIGKILL a worker process 5 times during a run', () => {
   let h: Harness;
   beforeAll(async () => {
     // Latency on, so the run lasts long enough to be killed five times mid-flight.
-    h = await createHarness('crash', { latency: { requestMs: 120, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 } });
+    h = await createHarness('crash', {
+      scale: SCALE,
+      ...(SCALE === 'small' ? { latency: { requestMs: 120, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 } } : { rateLimit: { enabled: false } }),
+    });
   });
   afterAll(async () => {
     await h?.cleanup();
@@ -50,7 +57,7 @@ describe('SIGKILL a worker process 5 times during a run', () => {
 
   it('completes with nothing missing; duplicates only from crash windows; SIGTERM drains cleanly', async () => {
     const log: string[] = [];
-    const runId = await h.enqueue({ resources: [...RESOURCES], fullHistory: true });
+    const runId = await h.enqueue({ resources: RESOURCES_UNDER_TEST, fullHistory: true });
     const redis = connectRedis(h.settings.redisUrl);
     let kills = 0;
     try {
@@ -64,7 +71,7 @@ describe('SIGKILL a worker process 5 times during a run', () => {
         await w.exited;
         w = startWorker(h, log);
       }
-      const result = await h.wait(runId, 280_000);
+      const result = await h.wait(runId, SCALE === 'small' ? 280_000 : 800_000);
       // Clean shutdown: SIGTERM -> drain -> exit 0.
       await w.ready;
       w.child.kill('SIGTERM');
@@ -73,17 +80,17 @@ describe('SIGKILL a worker process 5 times during a run', () => {
 
       let duplicates = 0;
       let truth = 0;
-      for (const resource of RESOURCES) {
+      for (const resource of RESOURCES_UNDER_TEST) {
         const r = await h.verify(resource);
         expect({ resource, missing: r.missing, unexpected: r.unexpected, undecodable: r.undecodable }).toEqual({ resource, missing: 0, unexpected: 0, undecodable: 0 });
         duplicates += r.duplicates;
         truth += r.expected;
       }
-      console.log(`crash test: ${kills} kills, ${truth} records, ${duplicates} duplicates, run counters ${JSON.stringify(result.counters)}`);
+      console.log(`crash test (${SCALE}, ${RESOURCES_UNDER_TEST.join(',')}): ${kills} kills, ${truth} records, ${duplicates} duplicates, run counters ${JSON.stringify(result.counters)}`);
       // Each killed process can leave at most one acked-but-unmarked page per running slice.
       expect(duplicates).toBeLessThanOrEqual(kills * CONCURRENCY * PAGE);
     } finally {
       await redis.quit();
     }
-  });
+  }, 900_000);
 });

@@ -109,6 +109,47 @@ describe('pipeline flow on real Redis', () => {
     }
   });
 
+  it('close() drains mid-run: slices checkpoint and hand back; new workers finish with each row once', async () => {
+    const all = rows(400);
+    const sent: string[] = [];
+    const slow: SliceSource = {
+      ...source(all),
+      async *readPages(slice, o) {
+        for await (const page of source(all).readPages(slice, o)) {
+          await new Promise((r) => setTimeout(r, 40));
+          yield page;
+        }
+      },
+    };
+    const deps = () => ({
+      source: slow,
+      dedup: createDedupStore(createRedisSeenSet(redis), { prefix: `${prefix}c` }),
+      publisher: {
+        async publish(_r: string, recs: DedupRecord[]) {
+          sent.push(...recs.map((r) => String(r._id)));
+          return { published: recs.length, deadLettered: 0 };
+        },
+      } as PagePublisher,
+      counters: createRunCounters(redis, `${prefix}c`),
+    });
+    const runId = `r4-${Date.now()}`;
+    const slices = [slice(runId, 0, 1_001_000), slice(runId, 1_001_000, 2_000_000)];
+    await enqueueRun(run(runId, slices), slices, { connection: redis, prefix });
+    const first = startPipelineWorkers({ connection: redis, prefix, concurrency: 2, slice: { targetRows: 1_000_000 } }, deps());
+    while (sent.length < 50) await new Promise((r) => setTimeout(r, 20));
+    await first.close();
+    const before = sent.length;
+    expect(before).toBeLessThan(400);
+    const second = startPipelineWorkers({ connection: redis, prefix, concurrency: 2, slice: { targetRows: 1_000_000 } }, deps());
+    try {
+      await waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 });
+      expect(sent).toHaveLength(400);
+      expect(new Set(sent).size).toBe(400);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('a slice that cannot be read fails its run loudly', async () => {
     const all = rows(50);
     const errors: string[] = [];
