@@ -4,6 +4,7 @@
  * (bad input -> 400 BAD_REQUEST), plain JSON (no transformer, as upstream).
  */
 import { initTRPC, TRPCError } from '@trpc/server';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { decodeCursor, encodeCursorV1, encodeCursorV2, type CursorBound } from './cursor.js';
 import { corruptRecord, malformedKind } from './faults.js';
@@ -155,6 +156,21 @@ export function createSimulatorRouter(world: World) {
     settings: RuntimeSettings;
   }
 
+  // Transactions and donations never change once written: their served bodies are cached (walks and retries
+  // re-read the same pages). Served objects are only serialised, never mutated; truth() builds fresh copies.
+  const immutable = new LRUCache<string, Rec>({ max: 50_000 });
+  function built(resource: SimulatorResource, row: number, variant: RecordVariant | undefined): Rec {
+    const store = world.store(resource);
+    if (resource !== 'transactions' && resource !== 'donations') return store.build(row, variant);
+    const key = `${resource}:${store.table.ident(row)}`;
+    let record = immutable.get(key);
+    if (record === undefined) {
+      record = store.build(row, variant);
+      immutable.set(key, record);
+    }
+    return record;
+  }
+
   function page(spec: ListSpec): Page {
     const store = world.store(spec.resource);
     const { table } = store;
@@ -166,7 +182,9 @@ export function createSimulatorRouter(world: World) {
       predicate: spec.predicate,
       mode: spec.settings.cursor,
     });
-    const items = rows.map((row) => serve(spec.resource, row, store.build(row, spec.variant), spec.settings));
+    const items = rows.map((row) =>
+      serve(spec.resource, row, built(spec.resource, row, spec.variant), spec.settings),
+    );
     const last = rows[rows.length - 1];
     const encode = spec.settings.cursor === 'v2' ? encodeCursorV2 : encodeCursorV1;
     // The next page's bound is the last item's key; an empty page echoes the cursor it was given (upstream may
