@@ -17,30 +17,32 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
   const now = options.now ?? Date.now;
   const lru = new LRUCache<string, CacheEntry>({ max: options.max ?? DEFAULT_MEMORY_STORE_OPTIONS.max });
   const locks = new Map<string, { token: string; until: number }>();
+  // Synchronous underneath; the store interface is async because Redis is.
   return {
-    async get(key) {
-      return lru.get(key);
-    },
-    async set(key, entry) {
-      if (!mayReplace(lru.get(key), entry)) return false;
+    get: (key) => Promise.resolve(lru.get(key)),
+    set(key, entry) {
+      if (!mayReplace(lru.get(key), entry)) return Promise.resolve(false);
       lru.set(key, entry);
-      return true;
+      return Promise.resolve(true);
     },
-    async delete(key) {
+    delete(key) {
       lru.delete(key);
+      return Promise.resolve();
     },
-    async clear() {
+    clear() {
       lru.clear();
+      return Promise.resolve();
     },
-    async tryLock(key, ttlMs) {
+    tryLock(key, ttlMs) {
       const held = locks.get(key);
-      if (held && held.until > now()) return undefined;
+      if (held && held.until > now()) return Promise.resolve(undefined);
       const token = randomUUID();
       locks.set(key, { token, until: now() + ttlMs });
-      return token;
+      return Promise.resolve(token);
     },
-    async unlock(key, token) {
+    unlock(key, token) {
       if (locks.get(key)?.token === token) locks.delete(key);
+      return Promise.resolve();
     },
   };
 }

@@ -31,7 +31,7 @@ export interface BatchLoader {
 
 interface Waiter {
   resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
+  reject: (error: Error) => void;
 }
 
 interface Entry {

@@ -144,7 +144,7 @@ function resolve(core: ClientCore, options: CollectOptions): Resolved {
     highWater: options.highWaterItems ?? DEFAULT_COLLECT_OPTIONS.highWaterItems,
     signal: options.signal,
     ...(oldest === -Infinity ? { gridFloor: floor } : {}),
-  } as Resolved & { gridFloor?: number };
+  };
 }
 
 /** Engine statistics (for tests and the benchmark). */

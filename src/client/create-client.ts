@@ -10,7 +10,8 @@ import type { CacheWindows } from '../cache/freshness.js';
 import type { SwrCache, SwrCacheStats } from '../cache/swr-cache.js';
 import { createSwrCache } from '../cache/swr-cache.js';
 import type { CacheStore } from '../cache/cache-store.js';
-import { ConfigError, GamedataError, ValidationError } from '../errors.js';
+import type { GamedataError} from '../errors.js';
+import { ConfigError, ValidationError } from '../errors.js';
 import { checkRecord } from '../models/check-record.js';
 import type { ModelDef } from '../models/field.js';
 import type { CursorPage } from '../models/types.js';
@@ -182,7 +183,11 @@ export function createClient(options: ClientOptions): Client {
     apiKey: options.apiKey,
     fetch: fetchImpl,
     timeoutMs,
-    limiter: { acquire: limiter.acquire, complete: limiter.complete, state: () => limiter.state() ?? ({} as RateLimiterState) },
+    limiter: {
+      acquire: (signal) => limiter.acquire(signal),
+      complete: (headers, status, retryAfterMs) => limiter.complete(headers, status, retryAfterMs),
+      state: () => limiter.state() ?? ({} as RateLimiterState),
+    },
     retry,
     onRequest: (info) => {
       counters.httpRequests++;
@@ -247,19 +252,20 @@ export function createClient(options: ClientOptions): Client {
   }
 
   const core: ClientCore = { fetchPage, cursorFormat };
+  const invalidateCache = async (): Promise<void> => {
+    await cache?.clear();
+  };
   const client = {
     fetchPage,
     cursorFormat,
     call,
     read,
-    async invalidateCache() {
-      await cache?.clear();
-    },
+    invalidateCache,
     stats: (): ClientStats => ({ ...counters, cache: cache?.stats(), rateLimit: limiter.state() }),
     idle: async () => {
       await cache?.idle();
     },
   } as Client;
-  Object.assign(client, createResources({ core, read: client.read, invalidateCache: client.invalidateCache }));
+  Object.assign(client, createResources({ core, read, invalidateCache }));
   return client;
 }

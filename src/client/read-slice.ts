@@ -119,7 +119,7 @@ export async function* readSlicePages<T>(
     if (typeof next === 'string') seen.add(next);
     yield {
       items,
-      cursor: done ? null : (next as string),
+      cursor: done ? null : (next),
       fetched: page.items.length,
       lastTimeMs,
       firstTimeMs: sortTimeOf(page.items[0], listing.sortField),
@@ -127,7 +127,7 @@ export async function* readSlicePages<T>(
       limit: pageLimit,
     };
     if (done) return;
-    cursor = next as string;
+    cursor = next;
     pageLimit = limit;
   }
 }

@@ -206,7 +206,7 @@ function filtersOf(options: object, nonFilters: readonly string[]): ListingFilte
 function sliceOptions(options: SliceOptions, defaults: Partial<SliceOptions>): CollectOptions {
   const out: Record<string, unknown> = { ...defaults };
   for (const k of SLICE_KEYS) if ((options as Record<string, unknown>)[k] !== undefined) out[k] = (options as Record<string, unknown>)[k];
-  return out as CollectOptions;
+  return out;
 }
 
 /** Normalises `country.getAllCountries` (a list, `{items}`, or an object keyed by id) to a list with `_id`. */
@@ -216,7 +216,9 @@ export function normaliseCountries(raw: unknown): Country[] {
     : typeof raw === 'object' && raw !== null && Array.isArray((raw as Record<string, unknown>)['items'])
       ? ((raw as Record<string, unknown>)['items'] as unknown[])
       : typeof raw === 'object' && raw !== null
-        ? Object.entries(raw).map(([id, v]) => (typeof v === 'object' && v !== null ? { _id: id, ...v } : { _id: id, name: v }))
+        ? Object.entries(raw as Record<string, unknown>).map(([id, v]): Record<string, unknown> =>
+            typeof v === 'object' && v !== null ? { _id: id, ...(v as Record<string, unknown>) } : { _id: id, name: v },
+          )
         : undefined;
   if (!list) throw new ConfigError(`country.getAllCountries: unexpected answer ${typeof raw}`);
   list.forEach((c, i) => assertRecordLike(models.Country, c, 'country.getAllCountries', `[${i}]`));
@@ -235,11 +237,11 @@ export function flattenEquipment(raw: unknown): Equipment[] {
     else if ('itemCode' in obj || 'itemId' in obj || 'code' in obj) out = [obj];
     else
       out = Object.entries(obj).flatMap(([slot, v]) =>
-        v === null || v === undefined ? [] : typeof v === 'string' ? [{ slot, itemCode: v }] : typeof v === 'object' ? [{ ...(v as object), slot: (v as Record<string, unknown>)['slot'] ?? slot }] : [],
+        v === null || v === undefined ? [] : typeof v === 'string' ? [{ slot, itemCode: v }] : typeof v === 'object' ? [{ ...(v), slot: (v as Record<string, unknown>)['slot'] ?? slot }] : [],
       );
   }
   out.forEach((e, i) => assertRecordLike(models.Equipment, e, 'inventory.fetchCurrentEquipment', `[${i}]`));
-  return out as Equipment[];
+  return out;
 }
 
 export function createResources(deps: ResourceDeps): Resources {

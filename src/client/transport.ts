@@ -130,7 +130,8 @@ export function createTransport(options: TransportOptions): Transport {
       });
     }
     // Whole-request failure: the status decides whether it is worth another try.
-    const message = isEnvelope(parsed) && 'error' in parsed ? String((parsed['error'] as Record<string, unknown>)['message'] ?? '') : text.slice(0, 200);
+    const envelopeMessage = isEnvelope(parsed) && 'error' in parsed ? (parsed['error'] as Record<string, unknown>)['message'] : undefined;
+    const message = typeof envelopeMessage === 'string' ? envelopeMessage : text.slice(0, 200);
     const opts = retryAfterMs === undefined ? {} : { retryAfterMs };
     if (status >= 400) {
       const Cls = status === 429 ? RateLimitError : status === 404 ? NotFoundError : UpstreamError;

@@ -11,19 +11,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim.close();
 });
-beforeEach(async () => {
-  await sim.configure({ faults: { batch5xx: 0, http5xx: 0 } });
-  await sim.resetStats();
+beforeEach(() => {
+  sim.configure({ faults: { batch5xx: 0, http5xx: 0 } });
+  sim.resetStats();
 });
 
 describe('auto-batcher against the simulator', () => {
   it('120 concurrent user.getById -> 3 HTTP requests (50 + 50 + 20)', async () => {
     const client = testClient(sim, { cache: false });
     const users = (await truth(sim, 'users')).slice(0, 120);
-    await sim.resetStats();
+    sim.resetStats();
     const got = await Promise.all(users.map((u) => client.user.getById(u._id)));
     expect(ids(got)).toEqual(ids(users));
-    const stats = await sim.stats();
+    const stats = sim.stats();
     expect(stats.httpRequests).toBe(3);
     expect(stats.batchSizes).toEqual({ '50': 2, '20': 1 });
   });
@@ -32,14 +32,14 @@ describe('auto-batcher against the simulator', () => {
     const client = testClient(sim, { cache: false });
     const users = (await truth(sim, 'users')).slice(0, 400);
     const parties = (await truth(sim, 'parties')).slice(0, 40);
-    await sim.resetStats();
+    sim.resetStats();
     await Promise.all([
       ...users.map((u) => client.user.getById(u._id)),
       ...users.map((u) => client.inventory.fetchCurrentEquipment(u._id)),
       ...parties.map((p) => client.party.get(p._id)),
       ...Array.from({ length: 160 }, (_, i) => client.transaction.getPaginated({ limit: 1 + (i % 100) })),
     ]);
-    const stats = await sim.stats();
+    const stats = sim.stats();
     expect(stats.byStatus['413'] ?? 0).toBe(0);
     expect(Math.max(...Object.keys(stats.batchSizes).map(Number))).toBeLessThanOrEqual(50);
     expect(stats.httpRequests).toBeLessThanOrEqual(Math.ceil(1000 / 50) + 8);
@@ -49,11 +49,11 @@ describe('auto-batcher against the simulator', () => {
     const client = testClient(sim, { cache: false });
     const users = (await truth(sim, 'users')).slice(0, 30);
     const wanted = users.flatMap((u, i) => (i % 3 === 0 ? [u._id, `ffffffffffffffffffff${String(i).padStart(4, '0')}`] : [u._id]));
-    await sim.resetStats();
+    sim.resetStats();
     const got = await client.user.getMany(wanted);
     expect(got).toHaveLength(wanted.length);
     got.forEach((u, i) => expect(u === null ? null : u._id).toBe(wanted[i]!.startsWith('ffff') ? null : wanted[i]));
-    const stats = await sim.stats();
+    const stats = sim.stats();
     expect(stats.httpRequests).toBe(1);
     expect(stats.byStatus['207']).toBe(1);
   });
@@ -67,13 +67,13 @@ describe('auto-batcher against the simulator', () => {
   });
 
   it('a per-procedure 5xx is retried alone and succeeds', async () => {
-    await sim.configure({ faults: { batch5xx: 0.2 } });
+    sim.configure({ faults: { batch5xx: 0.2 } });
     const client = testClient(sim, { cache: false });
     const users = (await truth(sim, 'users')).slice(0, 100);
-    await sim.resetStats();
+    sim.resetStats();
     const got = await Promise.all(users.map((u) => client.user.getById(u._id)));
     expect(ids(got)).toEqual(ids(users));
-    const stats = await sim.stats();
+    const stats = sim.stats();
     expect(stats.faults.batch5xx).toBeGreaterThan(0);
     // Only the failed slots went again: calls = 100 + one per injected fault.
     expect(stats.procedureCalls.total).toBe(100 + stats.faults.batch5xx);
@@ -82,10 +82,10 @@ describe('auto-batcher against the simulator', () => {
   it('whole-request 5xx and resets are retried; exhausted retries raise', async () => {
     const client = testClient(sim, { cache: false });
     const users = (await truth(sim, 'users')).slice(0, 60);
-    await sim.configure({ faults: { http5xx: 0.3, reset: 0.1 } });
+    sim.configure({ faults: { http5xx: 0.3, reset: 0.1 } });
     const got = await Promise.all(users.map((u) => client.user.getById(u._id)));
     expect(ids(got)).toEqual(ids(users));
-    await sim.configure({ faults: { http5xx: 1, reset: 0 } });
+    sim.configure({ faults: { http5xx: 1, reset: 0 } });
     const failing = testClient(sim, { cache: false, retry: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 } });
     await expect(failing.user.getById(users[0]!._id)).rejects.toBeInstanceOf(UpstreamError);
   });

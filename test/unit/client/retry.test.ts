@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- async fakes stand in for async work */
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, DEFAULT_RETRY_POLICY, resolveRetryPolicy, withRetry } from '../../../src/client/retry.js';
 import { GamedataError, RateLimitError, UpstreamError } from '../../../src/errors.js';
