@@ -106,10 +106,11 @@ export function toKafkaError(error: unknown, brokers: readonly string[], action:
   const unreachable = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Connection timeout|Closed connection|KafkaJSConnectionError/i.test(
     `${e?.name ?? ''} ${detail}`,
   );
+  const missingTopic = /does not host this topic-partition|UNKNOWN_TOPIC/i.test(detail);
   return new ServiceError(
     unreachable
       ? `Kafka unreachable at ${brokers.join(',')} while ${action}: ${detail}`
-      : `Kafka failed while ${action}: ${detail}`,
+      : `Kafka failed while ${action}: ${detail}${missingTopic ? ' (does the topic exist? run `gamedata topics create`)' : ''}`,
     'kafka',
     { cause: error, retriable: unreachable || e?.retriable !== false },
   );

@@ -25,3 +25,13 @@ describe('createKafkaSink options', () => {
     expect(() => createKafkaSink({ brokers: ['a:1'], maxBatchBytes: -1 })).toThrow(/maxBatchBytes must be a non-negative integer, got -1/);
   });
 });
+
+describe('toKafkaError', () => {
+  it('says what to do about a missing topic, and keeps kafkajs\'s retriable flag', async () => {
+    const { toKafkaError } = await import('../../../src/sink/kafka-sink.js');
+    const e = toKafkaError({ message: 'This server does not host this topic-partition', retriable: false }, ['b:1'], 'sending 2 message(s) to x');
+    expect(e.message).toBe('Kafka failed while sending 2 message(s) to x: This server does not host this topic-partition (does the topic exist? run `gamedata topics create`)');
+    expect(e.retriable).toBe(false);
+    expect(toKafkaError(new Error('connect ECONNREFUSED 127.0.0.1:1'), ['127.0.0.1:1'], 'connecting').retriable).toBe(true);
+  });
+});
