@@ -86,7 +86,12 @@ export function createScheduleRegistry(options: ScheduleRegistryOptions): Schedu
       return all.map((s) => toInfo(s as Parameters<typeof toInfo>[0])).filter((s): s is ScheduleInfo => s !== undefined);
     },
     async remove(kind, resource) {
-      return queue.removeJobScheduler(schedulerId(kind, resource));
+      const id = schedulerId(kind, resource);
+      const removed = await queue.removeJobScheduler(id);
+      // A tick already due (waiting) would still fire once: remove it too, so `--remove` means no more runs.
+      const due = await queue.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
+      await Promise.all(due.filter((j) => j.id?.startsWith(`repeat:${id}:`) === true).map((j) => j.remove().catch(() => undefined)));
+      return removed;
     },
     close: () => queue.close(),
   };

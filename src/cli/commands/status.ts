@@ -33,7 +33,8 @@ export function register(program: Command): void {
             recentRuns,
             scrape: flags.scrape,
           });
-          if (flags.json === true) console.log(JSON.stringify(report, null, 2));
+          // Unknown figures print as null (not left out), so scripts see every key.
+          if (flags.json === true) console.log(JSON.stringify(report, (_k, v: unknown) => (v === undefined ? null : v), 2));
           else {
             if (watchMs !== undefined && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
             console.log(formatStatus(report));
