@@ -1,5 +1,8 @@
 // `createTopics` on the real broker: six topics + six DLQs with the planned partitions and cleanup policies
 // (compact for entities that change), idempotent on a second run.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestServices } from '../../helpers/services.js';
@@ -47,5 +50,20 @@ describe('createTopics against the real broker', () => {
     const second = await createTopics(options);
     expect(second.created).toEqual([]);
     expect(second.existing).toHaveLength(12);
+  });
+
+  it('`gamedata topics create` creates them from the command line with its flags', async () => {
+    const prefix = `${services.prefix}-cli`;
+    const root = fileURLToPath(new URL('../../..', import.meta.url));
+    const { stdout } = await promisify(execFile)(
+      'npx',
+      ['tsx', 'src/cli/main.ts', 'topics', 'create', '--prefix', prefix, '--partitions', '2', '--cleanup', 'transactions=compact'],
+      { cwd: root, env: { ...process.env, KAFKA_BROKERS: services.urls.kafkaBrokers.join(',') } },
+    );
+    expect(stdout).toContain(`${prefix}.transactions: 2 partition(s), replication 1, cleanup.policy=compact`);
+    expect(stdout).toContain('created 12 topic(s), 0 already existed');
+    const admin = await services.admin();
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.`));
+    expect(topics).toHaveLength(12);
   });
 });
