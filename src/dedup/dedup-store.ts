@@ -32,6 +32,13 @@ export interface SeenSetBackend {
   add(names: readonly string[], keys: readonly string[]): Promise<void>;
   /** Removes the sets. */
   drop(names: readonly string[]): Promise<void>;
+  /**
+   * Cross-process in-flight locks (optional): for each key, whether `owner` got it (`SET key owner NX PX ttl`).
+   * Without them, only slices of the same process wait for each other.
+   */
+  lock?(keys: readonly string[], owner: string, ttlMs: number): Promise<boolean[]>;
+  /** Releases the keys `owner` still holds. */
+  unlock?(keys: readonly string[], owner: string): Promise<void>;
 }
 
 export interface ClaimOptions {
@@ -61,9 +68,20 @@ export interface DedupStore {
 export interface DedupStoreOptions {
   /** Key prefix in Redis. @default 'gamedata' */
   prefix?: string;
+  /**
+   * How long a cross-process in-flight lock lives if its holder dies (it is released right after `markSeen`).
+   * Longer than publishing one page takes. @default 60000
+   */
+  lockTtlMs?: number;
+  /** How often a record locked by another process is checked again. @default 100 */
+  lockPollMs?: number;
+  /** Identifies this process's locks. @default `<pid>-<random>` */
+  owner?: string;
 }
 
-export const DEFAULT_DEDUP_STORE_OPTIONS: Required<DedupStoreOptions> = { prefix: 'gamedata' };
+export const DEFAULT_DEDUP_STORE_OPTIONS = { prefix: 'gamedata', lockTtlMs: 60_000, lockPollMs: 100 } as const;
+
+const UNLOCK_SCRIPT = `for i, k in ipairs(KEYS) do if redis.call('get', k) == ARGV[1] then redis.call('del', k) end end return 0`;
 
 /** A Redis seen-set backend (SMISMEMBER / SADD; Redis >= 6.2). */
 export function createRedisSeenSet(redis: Redis): SeenSetBackend {
@@ -82,14 +100,39 @@ export function createRedisSeenSet(redis: Redis): SeenSetBackend {
     async drop(names) {
       if (names.length > 0) await redis.del(...names);
     },
+    async lock(keys, owner, ttlMs) {
+      if (keys.length === 0) return [];
+      const tx = redis.multi();
+      for (const k of keys) tx.set(k, owner, 'PX', ttlMs, 'NX');
+      const results = (await tx.exec()) ?? [];
+      return results.map(([error, reply]) => error === null && reply === 'OK');
+    },
+    async unlock(keys, owner) {
+      if (keys.length > 0) await redis.eval(UNLOCK_SCRIPT, keys.length, ...keys, owner);
+    },
   };
 }
 
 /** An in-memory backend for unit tests and dry runs. */
-export function createMemorySeenSet(): SeenSetBackend & { sets: Map<string, Set<string>> } {
+export function createMemorySeenSet(): SeenSetBackend & { sets: Map<string, Set<string>>; locks: Map<string, { owner: string; until: number }> } {
   const sets = new Map<string, Set<string>>();
+  const locks = new Map<string, { owner: string; until: number }>();
   return {
     sets,
+    locks,
+    lock: (keys, owner, ttlMs) =>
+      Promise.resolve(
+        keys.map((k) => {
+          const held = locks.get(k);
+          if (held !== undefined && held.until > Date.now()) return false;
+          locks.set(k, { owner, until: Date.now() + ttlMs });
+          return true;
+        }),
+      ),
+    unlock: (keys, owner) => {
+      for (const k of keys) if (locks.get(k)?.owner === owner) locks.delete(k);
+      return Promise.resolve();
+    },
     has: (name, keys) => Promise.resolve(keys.map((k) => sets.get(name)?.has(k) ?? false)),
     add: (names, keys) => {
       for (const n of names) {
@@ -107,14 +150,19 @@ export function createMemorySeenSet(): SeenSetBackend & { sets: Map<string, Set<
 }
 
 /**
- * Creates the dedup store. Besides the seen-set it tracks keys in flight in this process: when two slices read
- * the same record at once (a trade under its buyer and its seller), the second waits for the first's outcome
- * instead of publishing it again.
+ * Creates the dedup store. Besides the seen-set it tracks keys in flight: when two slices read the same record at
+ * once (a trade under its buyer and its seller), the second waits for the first's outcome instead of publishing
+ * it again. Within a process through promises; across processes through short-lived Redis locks (when the backend
+ * has them), released right after `markSeen`.
  */
 export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOptions = {}): DedupStore {
   const prefix = options.prefix ?? DEFAULT_DEDUP_STORE_OPTIONS.prefix;
   if (prefix === '') throw new ConfigError('option prefix must be a non-empty string, got ""');
   const inFlight = new Map<string, Promise<void>>();
+  const lockTtlMs = options.lockTtlMs ?? DEFAULT_DEDUP_STORE_OPTIONS.lockTtlMs;
+  const lockPollMs = options.lockPollMs ?? DEFAULT_DEDUP_STORE_OPTIONS.lockPollMs;
+  const owner = options.owner ?? `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const lockKey = (k: string): string => `${prefix}:inflight:${k}`;
   const globalSet = (r: ResourceName): string => `${prefix}:seen:${r}`;
   const scopedSet = (r: ResourceName, scope: string): string => `${prefix}:seen:${r}:run:${scope}`;
   const setsFor = (r: ResourceName, o?: ClaimOptions): string[] =>
@@ -146,13 +194,56 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
       const fresh: T[] = [...anonymous];
       let done!: () => void;
       const settled = new Promise<void>((resolve) => (done = resolve));
-      const mine: string[] = [];
+      let candidates: [string, T][] = [];
       entries.forEach(([k, rec], i) => {
         if (seen[i] === true || inFlight.has(k)) return;
         inFlight.set(k, settled);
-        mine.push(k);
-        fresh.push(rec);
+        candidates.push([k, rec]);
       });
+      const mine: string[] = [];
+      const locked: string[] = [];
+      const acquired: [string, T][] = [];
+      try {
+        // Other processes: take a lock per key; a key locked elsewhere is waited for until it is seen (the other
+        // process published it) or its lock is gone (it failed, or died and the lock expired).
+        while (candidates.length > 0 && backend.lock !== undefined) {
+          const got = await backend.lock(candidates.map(([k]) => lockKey(k)), owner, lockTtlMs);
+          const rest: [string, T][] = [];
+          candidates.forEach(([k, rec], i) => {
+            if (got[i] === true) {
+              locked.push(lockKey(k));
+              acquired.push([k, rec]);
+            } else rest.push([k, rec]);
+          });
+          if (rest.length === 0) break;
+          await new Promise((r) => setTimeout(r, lockPollMs));
+          const nowSeen = await backend.has(name, rest.map(([k]) => k.slice(resource.length + 1)));
+          candidates = [];
+          rest.forEach(([k, rec], i) => {
+            if (nowSeen[i] === true) {
+              if (inFlight.get(k) === settled) inFlight.delete(k);
+            } else candidates.push([k, rec]);
+          });
+        }
+        if (backend.lock === undefined) {
+          for (const [k, rec] of candidates) {
+            mine.push(k);
+            fresh.push(rec);
+          }
+        } else if (acquired.length > 0) {
+          // Another process may have published and released between our read of the seen-set and our lock.
+          const again = await backend.has(name, acquired.map(([k]) => k.slice(resource.length + 1)));
+          acquired.forEach(([k, rec], i) => {
+            mine.push(k);
+            if (again[i] !== true) fresh.push(rec);
+          });
+        }
+      } catch (error) {
+        for (const [k] of [...candidates, ...mine.map((m) => [m] as const)]) if (inFlight.get(k) === settled) inFlight.delete(k);
+        done();
+        if (locked.length > 0 && backend.unlock) await backend.unlock(locked, owner).catch(() => undefined);
+        throw error;
+      }
       let released = false;
       return {
         fresh,
@@ -162,6 +253,8 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
           released = true;
           for (const k of mine) if (inFlight.get(k) === settled) inFlight.delete(k);
           done();
+          // Best effort: a lock that is not deleted expires after lockTtlMs.
+          if (locked.length > 0 && backend.unlock) void backend.unlock(locked, owner).catch(() => undefined);
         },
       };
     },

@@ -79,3 +79,38 @@ describe('records without an _id', () => {
     expect(again.fresh).toHaveLength(1);
   });
 });
+
+describe('two processes (two stores on one backend)', () => {
+  it('the second waits for the first and gets a repeat once the first marked the record seen', async () => {
+    const backend = createMemorySeenSet();
+    const a = createDedupStore(backend, { owner: 'a', lockPollMs: 5 });
+    const b = createDedupStore(backend, { owner: 'b', lockPollMs: 5 });
+    const ca = await a.claim('transactions', [{ _id: 't1' }, { _id: 't2' }]);
+    let got: unknown[] | undefined;
+    const pb = b.claim('transactions', [{ _id: 't1' }, { _id: 't3' }]).then((c) => {
+      got = c.fresh.map((r) => r._id);
+      c.release();
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(got).toBeUndefined();
+    await a.markSeen('transactions', ca.fresh);
+    ca.release();
+    await pb;
+    expect(got).toEqual(['t3']);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(backend.locks.size).toBe(0);
+  });
+
+  it('when the first fails (no mark), the second publishes the record itself', async () => {
+    const backend = createMemorySeenSet();
+    const a = createDedupStore(backend, { owner: 'a', lockPollMs: 5 });
+    const b = createDedupStore(backend, { owner: 'b', lockPollMs: 5 });
+    const ca = await a.claim('donations', [{ _id: 'd1' }]);
+    const pb = b.claim('donations', [{ _id: 'd1' }]);
+    await new Promise((r) => setTimeout(r, 20));
+    ca.release();
+    const cb = await pb;
+    expect(cb.fresh).toEqual([{ _id: 'd1' }]);
+    cb.release();
+  });
+});
