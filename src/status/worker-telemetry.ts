@@ -32,7 +32,10 @@ export interface WorkerTelemetryOptions {
   topicPrefix?: string;
   /** Prefix of the heartbeat key (`GAMEDATA_REDIS_PREFIX`). @default 'gamedata' */
   redisPrefix?: string;
-  /** Port of `/metrics`: a number (0 = any free port), or `false` for no endpoint. @default 9464 */
+  /**
+   * Port of `/metrics`: a number (0 = any free port), or `false` for no endpoint. When the port is taken (several
+   * workers on one machine) a free one is used; every worker's URL is in its heartbeat. @default 9464
+   */
   metricsPort?: number | false;
   /** @default '127.0.0.1' (use 0.0.0.0 to let a Prometheus on another machine scrape) */
   metricsHost?: string;
@@ -134,7 +137,15 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
           if (job.processedOn !== undefined) metrics.sliceDuration.observe({ resource: job.data.resource, outcome: 'failed' }, (Date.now() - job.processedOn) / 1000);
         });
       }
-      if (o.metricsPort !== false) server = await startMetricsServer(metrics, { port: o.metricsPort, host: o.metricsHost });
+      if (o.metricsPort !== false) {
+        try {
+          server = await startMetricsServer(metrics, { port: o.metricsPort, host: o.metricsHost });
+        } catch (error) {
+          // Several workers on one machine: the second one takes any free port (its URL is in the heartbeat).
+          if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+          server = await startMetricsServer(metrics, { port: 0, host: o.metricsHost });
+        }
+      }
       const beat = async (): Promise<void> => {
         const stats = s.client?.stats();
         const rl = stats?.rateLimit;

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/require-await -- in-memory fakes of async interfaces */
 import { describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
 import { createPipelineMetrics } from '../../../src/metrics/index.js';
 import type { PipelineWorkerDeps } from '../../../src/jobs/index.js';
 import {
@@ -102,5 +103,31 @@ describe('formatStatus', () => {
     expect(text).toContain('users         lag 42s, watermark 2026-11-01T00:00:00.000Z');
     expect(text).toContain('tail every 30s');
     expect(text).toContain('400 of 500 left (80% headroom)');
+  });
+});
+
+describe('worker telemetry endpoint', () => {
+  it('takes a free port when the configured one is in use (several workers on one machine)', async () => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const heartbeats = new Map<string, string>();
+    const redis = {
+      hset: async (_k: string, f: string, v: string) => void heartbeats.set(f, v),
+      hdel: async (_k: string, f: string) => void heartbeats.delete(f),
+    } as unknown as Redis;
+    const t = createWorkerTelemetry({ metrics: createPipelineMetrics({ processMetrics: false }), metricsPort: port });
+    try {
+      const url = await t.start({ redis });
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+      expect(url).not.toContain(`:${port}/`);
+      expect((await fetch(url!)).status).toBe(200);
+      expect(JSON.parse([...heartbeats.values()][0] ?? '{}')).toMatchObject({ metricsUrl: url });
+    } finally {
+      await t.close();
+      blocker.close();
+    }
+    expect(heartbeats.size).toBe(0);
   });
 });
