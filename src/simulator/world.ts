@@ -6,7 +6,7 @@
  *
  * Generation needs no server: tests and `gamedata simulate truth` build a world directly.
  */
-import { Article, ArticleLite, Equipment, User, UserLite } from '../models/catalogue.js';
+import { Article, ArticleLite, EquipmentSkills, User, UserLite } from '../models/catalogue.js';
 import { ConfigError } from '../errors.js';
 import { createColumn, type Column } from './internal/growable.js';
 import { isoString } from './internal/iso-string.js';
@@ -580,32 +580,40 @@ export function createWorld(options: WorldOptions = {}): World {
     hash32(seed, S.equipment, kind, b, a).toString(16).padStart(8, '0') +
     hash32(seed, S.equipment, a, kind, b).toString(16).padStart(8, '0');
 
+  const tierOf = (code: string, r: Rng): number => {
+    const last = code.charCodeAt(code.length - 1) - 48;
+    return last >= 1 && last <= 9 ? last : 1 + r.int(5);
+  };
+  const slotOfCode = new Map<string, string>();
+  for (const s of EQUIPMENT_SLOTS) for (const code of EQUIPMENT_CODES[s]) slotOfCode.set(code, s);
+
+  /**
+   * An Equipment in catalogue field order. Built as one fresh object (no spread, no delete: those turn objects
+   * into slow dictionaries, and serving serialises millions of these).
+   */
   function equipment(code: string, slot: Slot | undefined, itemId: string, acquiredMs: number, r: Rng): Rec {
     r.reseed(hash32(seed, S.equipment, hashString(itemId), acquiredMs));
-    const base = fillModel(Equipment, {
+    const tier = tierOf(code, r);
+    const rec: Rec = {};
+    if (slot !== undefined) rec['slot'] = slot;
+    rec['itemId'] = itemId;
+    rec['itemCode'] = code;
+    rec['name'] = `${code[0]?.toUpperCase() ?? ''}${code.slice(1)}`;
+    rec['rarity'] = RARITIES[Math.min(RARITIES.length - 1, tier - 1)] ?? 'common';
+    rec['type'] = slot ?? slotOfCode.get(code) ?? 'weapon';
+    rec['code'] = code;
+    rec['lastAcquisitionAt'] = iso(acquiredMs);
+    if (!r.chance(0.03)) rec['stats'] = { tier, durability: r.int(100), power: round2(r.float(0, 50)) };
+    rec['skills'] = fillModel(EquipmentSkills, {
       rng: r,
-      fromMs: acquiredMs - DAY,
+      fromMs: acquiredMs,
       toMs: acquiredMs,
       absentRate: 0.03,
       countryIds,
     });
-    const tier = Number(/\d$/.exec(code)?.[0] ?? String(1 + r.int(5)));
-    const kind = slot ?? EQUIPMENT_SLOTS.find((s) => EQUIPMENT_CODES[s].includes(code)) ?? 'weapon';
-    const rec: Rec = {
-      ...base,
-      itemId,
-      itemCode: code,
-      code,
-      name: `${code[0]?.toUpperCase() ?? ''}${code.slice(1)}`,
-      rarity: RARITIES[Math.min(RARITIES.length - 1, tier - 1)] ?? 'common',
-      type: kind,
-      lastAcquisitionAt: iso(acquiredMs),
-      maxState: 100,
-      state: round2(r.float(1, 100)),
-      quantity: 1,
-    };
-    if (slot === undefined) delete rec['slot'];
-    else rec['slot'] = slot;
+    rec['state'] = round2(r.float(1, 100));
+    rec['maxState'] = 100;
+    rec['quantity'] = 1;
     return rec;
   }
 
@@ -629,6 +637,7 @@ export function createWorld(options: WorldOptions = {}): World {
     return out;
   };
   const userLiteKeys = ['_id', ...Object.keys(UserLite.fields), '__v'];
+  const userFieldKeys = Object.keys(User.fields);
   const articleLiteKeys = ['_id', ...Object.keys(ArticleLite.fields), '__v'];
   const articleFullKeys = ['_id', ...Object.keys(Article.fields), '__v'];
 
@@ -646,23 +655,28 @@ export function createWorld(options: WorldOptions = {}): World {
     const party = userParty.get(ident);
     const updatedMs = version?.at ?? Math.min(startMs - 1, createdMs + r.int(30 * DAY));
     const gear = equipmentOfIdent(ident, createdMs);
-    const rec: Rec = { _id: users.oid(row), ...body };
-    rec['username'] = username;
-    rec['usernameLower'] = username.toLowerCase();
-    rec['country'] = countryIds[c];
-    rec['avatarUrl'] = `https://cdn.example.invalid/avatars/${users.oid(row)}.png`;
-    if (mu >= 0) rec['mu'] = muIds[mu];
-    else delete rec['mu'];
-    if (party >= 0) rec['party'] = partyIds[party];
-    else delete rec['party'];
-    if (r.chance(0.6)) rec['company'] = itemIdOf(2, ident, 7);
-    else delete rec['company'];
-    rec['createdAt'] = iso(createdMs);
-    rec['updatedAt'] = iso(updatedMs);
-    rec['isActive'] = startMs - updatedMs < 14 * DAY || r.chance(0.2);
-    rec['militaryRank'] = r.between(0, 60);
-    rec['equipment'] = Object.fromEntries(Object.entries(gear).map(([slot, item]) => [slot, item['itemId']]));
-    rec['orgs'] = r.chance(0.1) ? [itemIdOf(3, ident, 1)] : [];
+    // Fields the world decides; `undefined` leaves the field out. The rest comes from the catalogue filler.
+    const set: Rec = {
+      username,
+      usernameLower: username.toLowerCase(),
+      country: countryIds[c],
+      avatarUrl: `https://cdn.example.invalid/avatars/${users.oid(row)}.png`,
+      mu: mu >= 0 ? muIds[mu] : undefined,
+      party: party >= 0 ? partyIds[party] : undefined,
+      company: r.chance(0.6) ? itemIdOf(2, ident, 7) : undefined,
+      createdAt: iso(createdMs),
+      updatedAt: iso(updatedMs),
+      isActive: startMs - updatedMs < 14 * DAY || r.chance(0.2),
+      militaryRank: r.between(0, 60),
+      equipment: Object.fromEntries(Object.entries(gear).map(([slot, item]) => [slot, item['itemId']])),
+      orgs: r.chance(0.1) ? [itemIdOf(3, ident, 1)] : [],
+    };
+    // One fresh object in catalogue order (no spread, no delete: both make slow dictionary-mode objects).
+    const rec: Rec = { _id: users.oid(row) };
+    for (const key of userFieldKeys) {
+      const value = key in set ? set[key] : body[key];
+      if (value !== undefined) rec[key] = value;
+    }
     const dates = rec['dates'] as Rec | undefined;
     if (dates !== undefined && version !== undefined) dates['lastConnectionAt'] = iso(version.at);
     const leveling = rec['leveling'] as Rec | undefined;
