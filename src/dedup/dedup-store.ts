@@ -70,7 +70,8 @@ export interface DedupStoreOptions {
   prefix?: string;
   /**
    * How long a cross-process in-flight lock lives if its holder dies (it is released right after `markSeen`).
-   * Longer than publishing one page takes. @default 60000
+   * Longer than publishing one page takes; about the slice lock, so a crashed worker's records are free by the time
+   * its slices resume. @default 30000
    */
   lockTtlMs?: number;
   /** How often a record locked by another process is checked again. @default 100 */
@@ -79,7 +80,7 @@ export interface DedupStoreOptions {
   owner?: string;
 }
 
-export const DEFAULT_DEDUP_STORE_OPTIONS = { prefix: 'gamedata', lockTtlMs: 60_000, lockPollMs: 100 } as const;
+export const DEFAULT_DEDUP_STORE_OPTIONS = { prefix: 'gamedata', lockTtlMs: 30_000, lockPollMs: 100 } as const;
 
 const UNLOCK_SCRIPT = `for i, k in ipairs(KEYS) do if redis.call('get', k) == ARGV[1] then redis.call('del', k) end end return 0`;
 
