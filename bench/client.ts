@@ -101,7 +101,7 @@ async function main(): Promise<void> {
       `client, run ${run + 1}: ${fmt(got.length)} items in ${secs.toFixed(2)} s = ${fmt(got.length / secs)} items/s; ` +
       `${s.httpRequests} requests (${per10k.toFixed(2)} per 10k items, ideal ${((idealRequests * 10_000) / n).toFixed(2)}; ` +
       `${(s.httpRequests / idealRequests).toFixed(2)}x ideal), ${s.procedureCalls.total} pages (${(s.procedureCalls.total / idealPages).toFixed(2)}x ideal), ` +
-      `${stats.slices} slices (${stats.splits} splits, ${stats.skipped ?? 0} skipped empty), 429s: ${s.rateLimited}`;
+      `${stats.slices} slices (${stats.splits} splits, ${stats.skipped ?? 0} skipped empty), 429s: ${s.rateLimited}; batch sizes ${JSON.stringify(s.batchSizes)}`;
     console.log(summary);
   }
   console.log(`items/s: client ${fmt(clientBest)} vs simulator alone ${fmt(simBest)} = ${((100 * clientBest) / simBest).toFixed(0)} %`);

@@ -16,9 +16,15 @@ export interface BatchLoaderOptions {
   windowMs?: number;
   /** Most HTTP requests in flight at once. @default 8 */
   maxInFlight?: number;
+  /**
+   * While other requests are in flight, a batch with fewer than `maxBatchSize` calls waits up to this long (ms) for
+   * more calls before it is sent: the upstream counts requests, not procedures, against the rate limit and takes
+   * about as long for one call as for fifty. With nothing in flight a batch is sent at once. @default 1000
+   */
+  maxHoldMs?: number;
 }
 
-export const DEFAULT_BATCH_LOADER_OPTIONS = { maxBatchSize: 50, windowMs: 0, maxInFlight: 8 } as const;
+export const DEFAULT_BATCH_LOADER_OPTIONS = { maxBatchSize: 50, windowMs: 0, maxInFlight: 8, maxHoldMs: 1000 } as const;
 /** The upstream's hard limit of procedures per batch. */
 export const UPSTREAM_MAX_BATCH = 50;
 
@@ -39,6 +45,7 @@ interface Entry {
   call: ProcedureCall;
   waiters: Set<Waiter>;
   sent: boolean;
+  queuedAt: number;
   /** The request carrying the entry, so it can be aborted when every waiter left. */
   controller?: AbortController;
   settled: boolean;
@@ -55,6 +62,10 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
   const maxInFlight = positiveInt('maxInFlight', options.maxInFlight ?? DEFAULT_BATCH_LOADER_OPTIONS.maxInFlight);
   const windowMs = options.windowMs ?? DEFAULT_BATCH_LOADER_OPTIONS.windowMs;
   if (!(windowMs >= 0)) throw new ConfigError(`windowMs must be >= 0, got ${windowMs}`);
+  const maxHoldMs = options.maxHoldMs ?? DEFAULT_BATCH_LOADER_OPTIONS.maxHoldMs;
+  if (!(maxHoldMs >= 0)) throw new ConfigError(`maxHoldMs must be >= 0, got ${maxHoldMs}`);
+  let active = 0;
+  let holdTimer: NodeJS.Timeout | undefined;
 
   const limit = pLimit(maxInFlight);
   const inFlight = new Map<string, Entry>();
@@ -78,9 +89,22 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
     // Let callers resolved by the previous answer queue their follow-up calls first.
     await new Promise<void>((resolve) => setImmediate(resolve));
     queue = queue.filter((e) => e.waiters.size > 0);
+    const oldest = queue[0];
+    if (oldest && queue.length < maxBatchSize && active > 0 && maxHoldMs > 0) {
+      // A partial batch while others are in flight: their answers will bring more calls. Wait for them (or the hold).
+      const waited = performance.now() - oldest.queuedAt;
+      if (waited < maxHoldMs) {
+        holdTimer ??= setTimeout(() => {
+          holdTimer = undefined;
+          schedule();
+        }, maxHoldMs - waited);
+        return;
+      }
+    }
     const chunk = queue.splice(0, maxBatchSize);
     if (queue.length > 0) schedule();
     if (chunk.length === 0) return;
+    active++;
     const controller = new AbortController();
     for (const e of chunk) {
       e.sent = true;
@@ -100,6 +124,10 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
     } catch (error) {
       const e = GamedataError.from(error);
       for (const entry of chunk) settle(entry, (w) => w.reject(e));
+    } finally {
+      active--;
+      // Held partial batches may go now (or fill up with the calls this answer triggers).
+      if (queue.length > 0) schedule();
     }
   }
 
@@ -122,7 +150,7 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
     const key = `${procedure}\u0000${JSON.stringify(input)}`;
     let entry = inFlight.get(key);
     if (!entry) {
-      entry = { key, call: { procedure, input }, waiters: new Set(), sent: false, settled: false };
+      entry = { key, call: { procedure, input }, waiters: new Set(), sent: false, settled: false, queuedAt: performance.now() };
       inFlight.set(key, entry);
       queue.push(entry);
       schedule();

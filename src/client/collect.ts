@@ -39,7 +39,7 @@ export interface CollectOptions {
   splitDense?: boolean | undefined;
   /**
    * A slice splits when its unread part likely holds more than this many pages. Every slice ends with one short
-   * page, so larger values waste fewer requests; smaller values read more slices in parallel. @default 8
+   * page, so larger values waste fewer requests; smaller values read more slices in parallel. @default 12
    */
   splitPages?: number | undefined;
   /** Where the slice grid starts when `oldestDate` is open-ended. @default 2025-01-01 */
@@ -56,7 +56,7 @@ export const DEFAULT_COLLECT_OPTIONS = {
   limit: 100,
   onInvalidItem: 'throw',
   splitDense: true,
-  splitPages: 8,
+  splitPages: 12,
   gridFloor: Date.UTC(2025, 0, 1),
   highWaterItems: 20_000,
 } as const;
@@ -261,16 +261,32 @@ export async function* iterateSlices<T>(
           const t = page.lastTimeMs;
           const width = t - seg.start;
           const covered = Math.max(1, top - t);
-          // Split when the rest of the slice likely holds more than `splitPages` pages.
-          if (width >= minSplitMs && (rows * width) / covered > o.splitPages * o.limit) {
-            const mid = Math.floor((seg.start + width / 2) / align) * align;
-            if (mid > seg.start && mid <= t) {
-              const older: Segment<T> = { listing: seg.listing, start: seg.start, end: mid, buffer: [], started: false, done: false, next: seg.next };
-              seg.next = older;
-              seg.start = mid;
-              splitQueue.push(older);
-              st.slices++;
+          // Split when the rest of the slice likely holds more than `splitPages` pages: into as many parts as
+          // it has `splitPages`-sized chunks (at most 64 at once), so a dense slice fans out in one step.
+          const estimate = (rows * width) / covered;
+          if (width >= minSplitMs && estimate > o.splitPages * o.limit) {
+            const parts = Math.min(64, Math.ceil(estimate / (o.splitPages * o.limit)));
+            const cuts: number[] = [];
+            for (let i = 1; i < parts; i++) {
+              const cut = Math.floor((seg.start + (width * i) / parts) / align) * align;
+              if (cut > seg.start && cut <= t && cut > (cuts[cuts.length - 1] ?? -Infinity)) cuts.push(cut);
+            }
+            const keep = cuts[cuts.length - 1];
+            if (keep !== undefined) {
+              // The reader keeps the newest part; the older parts become slices, newest first after it.
+              let prev = seg;
+              let hi = keep;
+              for (let j = cuts.length - 2; j >= -1; j--) {
+                const lo = j >= 0 ? (cuts[j] as number) : seg.start;
+                const older: Segment<T> = { listing: seg.listing, start: lo, end: hi, buffer: [], started: false, done: false, next: prev.next };
+                prev.next = older;
+                prev = older;
+                hi = lo;
+                splitQueue.push(older);
+                st.slices++;
+              }
               st.splits++;
+              seg.start = keep;
               pump();
             }
           }

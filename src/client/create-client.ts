@@ -76,6 +76,8 @@ export interface ClientOptions {
   batchWindowMs?: number | undefined;
   /** Most HTTP requests in flight. @default 8 */
   maxInFlight?: number | undefined;
+  /** How long a partial batch may wait for more calls while other requests are in flight, ms. @default 1000 */
+  maxBatchHoldMs?: number | undefined;
   /** Header-driven pacing; `false` disables it. @default {} (on) */
   rateLimit?: RateLimiterOptions | false | undefined;
   /** The upstream's cursor format: `v1` for the pre-2026-08-17 service (second-precision bounds). @default 'v2' */
@@ -201,6 +203,7 @@ export function createClient(options: ClientOptions): Client {
     maxBatchSize: options.maxBatchSize ?? DEFAULT_CLIENT_OPTIONS.maxBatchSize,
     windowMs: options.batchWindowMs ?? DEFAULT_CLIENT_OPTIONS.batchWindowMs,
     maxInFlight: options.maxInFlight ?? DEFAULT_CLIENT_OPTIONS.maxInFlight,
+    maxHoldMs: options.maxBatchHoldMs ?? DEFAULT_BATCH_LOADER_OPTIONS.maxHoldMs,
   };
   const loader = createBatchLoader(transport, loaderOptions);
   // Whole-request failures were already retried by the transport; here only a failed slot is retried, alone.
