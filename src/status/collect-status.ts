@@ -102,7 +102,7 @@ function addInto(into: RunCounterValues, c: RunCounterValues): void {
   into.deadLettered += c.deadLettered;
 }
 
-/** Collects the status. Reads only. */
+/** Collects the status. Reads only, except that heartbeats of workers silent for 30 s are dropped. */
 export async function collectStatus(options: CollectStatusOptions): Promise<StatusReport> {
   const o = { ...DEFAULT_COLLECT_STATUS_OPTIONS, ...options };
   const now = (options.now ?? Date.now)();
