@@ -7,6 +7,9 @@
 # Under CI=true, a skipped or todo integration test fails the run: CI must never go green without the services.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# A fresh machine: install what is missing (apt packages, node_modules) first.
+source scripts/ensure-deps.sh
+ensure_deps
 
 if [[ -z "${KAFKA_BROKERS:-}${SCHEMA_REGISTRY_URL:-}${REDIS_URL:-}" ]] \
   && ! { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }; then

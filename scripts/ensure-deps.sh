@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what `npm run demo` and `npm test` need on a fresh Debian machine of this kind and is a no-op
+# afterwards: Debian's redis-tools (the Redis 7 binary), Maven and curl when missing (as root, or through sudo),
+# and node_modules when missing. Sourced by scripts/demo.sh, scripts/test.sh and .ci/run.
+set -euo pipefail
+
+ensure_deps() {
+  local missing=()
+  command -v redis-check-rdb >/dev/null 2>&1 || missing+=(redis-tools)
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
+  if ((${#missing[@]})); then
+    local sudo=""
+    [[ "$(id -u)" == 0 ]] || sudo="sudo"
+    echo "[deps] apt-get install ${missing[*]}" >&2
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  fi
+  if [[ ! -d node_modules ]]; then
+    echo "[deps] installing node_modules" >&2
+    # npm 11 may refuse a lock file that lacks other platforms' optional packages the registry does not serve
+    # (npm/cli#4828); `npm install --no-save` then installs the same locked versions without rewriting it.
+    npm ci --no-audit --no-fund >&2 || npm install --no-save --no-audit --no-fund >&2
+  fi
+}
