@@ -24,7 +24,10 @@ const maxInFlight = Number(flag('in-flight') ?? 8);
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 function machine(): string {
-  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? 'unknown';
+  const cpu =
+    /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ??
+    os.cpus()[0]?.model ??
+    'unknown';
   return `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${os.loadavg()[0]?.toFixed(1)}`;
 }
 
@@ -44,54 +47,70 @@ async function main(): Promise<void> {
   const n = table.length - first;
   const idealPages = Math.ceil(n / 100);
   const idealRequests = Math.ceil(idealPages / 50);
-  console.log(`window rows N = ${fmt(n)}; ideal ${fmt(idealPages)} pages in ${fmt(idealRequests)} requests (${((idealRequests * 10_000) / n).toFixed(2)} per 10k items)`);
+  console.log(
+    `window rows N = ${fmt(n)}; ideal ${fmt(idealPages)} pages in ${fmt(idealRequests)} requests (${((idealRequests * 10_000) / n).toFixed(2)} per 10k items)`,
+  );
 
   // 1. The simulator alone: every page of the window at its exact cursor, 50 per POST, `maxInFlight` at once.
   const cursors: (string | undefined)[] = [undefined];
-  for (let row = table.length - 100; row > first; row -= 100) cursors.push(encodeCursorV2(table.time(row), table.oid(row)));
+  for (let row = table.length - 100; row > first; row -= 100)
+    cursors.push(encodeCursorV2(table.time(row), table.oid(row)));
+  // Runs alternate (simulator alone, then client) so both meet the same warm-up and machine load.
   let simBest = 0;
-  for (let run = 0; run < runs; run++) {
-    const queue = [...cursors];
-    let items = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: maxInFlight }, async () => {
-        for (;;) {
-          const chunk = queue.splice(0, 50);
-          if (chunk.length === 0) return;
-          const body = Object.fromEntries(chunk.map((cursor, i) => [i, cursor === undefined ? { limit: 100 } : { limit: 100, cursor }]));
-          let slots: { result?: { data: { items: { createdAt: string }[] } } }[] | undefined;
-          // The server may close an idle keep-alive socket under a request: try again (the client does too).
-          for (let attempt = 1; !slots; attempt++) {
-            try {
-              const res = await fetch(`${sim.url}/${chunk.map(() => 'transaction.getPaginatedTransactions').join(',')}?batch=1`, {
-                method: 'POST',
-                headers: { 'content-type': 'application/json', 'x-api-key': `bench-sim-${run}` },
-                body: JSON.stringify(body),
-              });
-              slots = (await res.json()) as typeof slots;
-            } catch (error) {
-              if (attempt >= 5) throw error;
-            }
-          }
-          for (const s of slots ?? []) items += (s.result?.data.items ?? []).filter((t) => Date.parse(t.createdAt) >= oldest).length;
-        }
-      }),
-    );
-    const secs = (performance.now() - started) / 1000;
-    simBest = Math.max(simBest, items / secs);
-    console.log(`simulator alone, run ${run + 1}: ${fmt(items)} items in ${secs.toFixed(2)} s = ${fmt(items / secs)} items/s (${fmt(cursors.length / secs)} pages/s)`);
-  }
-
-  // 2. The client: transaction.collectAll with its defaults (0.2-day slices, concurrency 500, limit 100).
   let clientBest = 0;
   for (let run = 0; run < runs; run++) {
+    {
+      const queue = [...cursors];
+      let items = 0;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: maxInFlight }, async () => {
+          for (;;) {
+            const chunk = queue.splice(0, 50);
+            if (chunk.length === 0) return;
+            const body = Object.fromEntries(
+              chunk.map((cursor, i) => [i, cursor === undefined ? { limit: 100 } : { limit: 100, cursor }]),
+            );
+            let slots: { result?: { data: { items: { createdAt: string }[] } } }[] | undefined;
+            // The server may close an idle keep-alive socket under a request: try again (the client does too).
+            for (let attempt = 1; !slots; attempt++) {
+              try {
+                const res = await fetch(
+                  `${sim.url}/${chunk.map(() => 'transaction.getPaginatedTransactions').join(',')}?batch=1`,
+                  {
+                    method: 'POST',
+                    headers: { 'content-type': 'application/json', 'x-api-key': `bench-sim-${run}` },
+                    body: JSON.stringify(body),
+                  },
+                );
+                slots = (await res.json()) as typeof slots;
+              } catch (error) {
+                if (attempt >= 5) throw error;
+              }
+            }
+            for (const s of slots ?? [])
+              items += (s.result?.data.items ?? []).filter((t) => Date.parse(t.createdAt) >= oldest).length;
+          }
+        }),
+      );
+      const secs = (performance.now() - started) / 1000;
+      simBest = Math.max(simBest, items / secs);
+      console.log(
+        `simulator alone, run ${run + 1}: ${fmt(items)} items in ${secs.toFixed(2)} s = ${fmt(items / secs)} items/s (${fmt(cursors.length / secs)} pages/s)`,
+      );
+    }
+    // 2. The client: transaction.collectAll with its defaults (0.2-day slices, concurrency 500, limit 100).
     sim.resetStats();
     const client = createClient({ baseUrl: sim.url, apiKey: `bench-client-${run}`, maxInFlight });
     const stats: CollectStats = { slices: 0, splits: 0, pages: 0 };
     const started = performance.now();
     const { collectSlices, createListing } = await import('../src/client/index.js');
-    const got = await collectSlices(client, [createListing('transactions')], { oldestDate: oldest, now: () => now }, stats);
+    const got = await collectSlices(
+      client,
+      [createListing('transactions')],
+      { oldestDate: oldest, now: () => now },
+      stats,
+    );
     const secs = (performance.now() - started) / 1000;
     const s = sim.stats();
     if (got.length !== n) throw new Error(`client returned ${got.length} rows, the window holds ${n}`);
@@ -104,7 +123,9 @@ async function main(): Promise<void> {
       `${stats.slices} slices (${stats.splits} splits, ${stats.skipped ?? 0} skipped empty), 429s: ${s.rateLimited}; batch sizes ${JSON.stringify(s.batchSizes)}`;
     console.log(summary);
   }
-  console.log(`items/s: client ${fmt(clientBest)} vs simulator alone ${fmt(simBest)} = ${((100 * clientBest) / simBest).toFixed(0)} %`);
+  console.log(
+    `items/s: client ${fmt(clientBest)} vs simulator alone ${fmt(simBest)} = ${((100 * clientBest) / simBest).toFixed(0)} %`,
+  );
   await sim.close();
 }
 

@@ -19,7 +19,12 @@ export function freshnessOf(entry: CacheEntry | undefined, now: number): Freshne
 
 /** A new entry for a value fetched at `fetchedAt`. */
 export function makeEntry<T>(value: T, fetchedAt: number, windows: CacheWindows): CacheEntry<T> {
-  return { value, fetchedAt, staleAt: fetchedAt + windows.freshMs, expiresAt: fetchedAt + windows.freshMs + windows.staleMs };
+  return {
+    value,
+    fetchedAt,
+    staleAt: fetchedAt + windows.freshMs,
+    expiresAt: fetchedAt + windows.freshMs + windows.staleMs,
+  };
 }
 
 /** Whether `incoming` may replace `current` (never an older fetch over a newer one). */

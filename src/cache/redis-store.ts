@@ -32,10 +32,14 @@ return 0`;
 
 function wrap<T>(what: string, p: Promise<T>): Promise<T> {
   return p.catch((cause: unknown) => {
-    throw new ServiceError(`redis cache ${what} failed: ${cause instanceof Error ? cause.message : String(cause)}`, 'redis', {
-      cause,
-      retriable: true,
-    });
+    throw new ServiceError(
+      `redis cache ${what} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      'redis',
+      {
+        cause,
+        retriable: true,
+      },
+    );
   });
 }
 
@@ -56,7 +60,17 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
     },
     async set(key, entry) {
       const ttl = Math.max(1, Math.ceil(entry.expiresAt - Date.now()));
-      const written = await wrap('set', redis.eval(SET_IF_NEWER, 1, entryKey(key), JSON.stringify(entry), String(entry.fetchedAt), String(ttl)));
+      const written = await wrap(
+        'set',
+        redis.eval(
+          SET_IF_NEWER,
+          1,
+          entryKey(key),
+          JSON.stringify(entry),
+          String(entry.fetchedAt),
+          String(ttl),
+        ),
+      );
       return written === 1;
     },
     async delete(key) {
@@ -66,14 +80,20 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
       // SCAN + DEL in pages: never KEYS on a shared server.
       let cursor = '0';
       do {
-        const [next, keys] = await wrap('clear', redis.scan(cursor, 'MATCH', `${prefix}entry:*`, 'COUNT', 500));
+        const [next, keys] = await wrap(
+          'clear',
+          redis.scan(cursor, 'MATCH', `${prefix}entry:*`, 'COUNT', 500),
+        );
         cursor = next;
         if (keys.length > 0) await wrap('clear', redis.del(...keys));
       } while (cursor !== '0');
     },
     async tryLock(key, ttlMs) {
       const token = randomUUID();
-      const ok = await wrap('lock', redis.set(lockKey(key), token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'));
+      const ok = await wrap(
+        'lock',
+        redis.set(lockKey(key), token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'),
+      );
       return ok === 'OK' ? token : undefined;
     },
     async unlock(key, token) {

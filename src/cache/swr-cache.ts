@@ -49,14 +49,22 @@ export interface SwrCache {
 }
 
 export function createSwrCache(options: SwrCacheOptions): SwrCache {
-  if (options.stores.length === 0) throw new GamedataError('createSwrCache: stores must hold at least one store');
+  if (options.stores.length === 0)
+    throw new GamedataError('createSwrCache: stores must hold at least one store');
   const stores = options.stores;
   const lockStore = stores[stores.length - 1] as CacheStore;
   const now = options.now ?? Date.now;
   const lockTtlMs = options.lockTtlMs ?? DEFAULT_SWR_CACHE_OPTIONS.lockTtlMs;
   const peerWaitMs = options.peerWaitMs ?? DEFAULT_SWR_CACHE_OPTIONS.peerWaitMs;
   const report = (error: unknown, key: string): void => options.onError?.(GamedataError.from(error), key);
-  const stats: SwrCacheStats = { fresh: 0, stale: 0, misses: 0, fetches: 0, revalidations: 0, revalidationFailures: 0 };
+  const stats: SwrCacheStats = {
+    fresh: 0,
+    stale: 0,
+    misses: 0,
+    fetches: 0,
+    revalidations: 0,
+    revalidationFailures: 0,
+  };
   const inFlight = new Map<string, Promise<unknown>>();
   const revalidating = new Set<string>();
   const background = new Set<Promise<void>>();
@@ -83,7 +91,8 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
       if (freshnessOf(entry, now()) === 'fresh') break;
     }
     // Promote into the faster stores.
-    if (best) for (let j = 0; j < bestAt; j++) await stores[j]?.set(key, best).catch((e: unknown) => report(e, key));
+    if (best)
+      for (let j = 0; j < bestAt; j++) await stores[j]?.set(key, best).catch((e: unknown) => report(e, key));
     return best;
   }
 
@@ -92,7 +101,12 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
     for (const store of stores) await store.set(key, entry).catch((e: unknown) => report(e, key));
   }
 
-  async function fetchAndStore<T>(key: string, windows: CacheWindows, fetcher: () => Promise<T>, gen: number): Promise<T> {
+  async function fetchAndStore<T>(
+    key: string,
+    windows: CacheWindows,
+    fetcher: () => Promise<T>,
+    gen: number,
+  ): Promise<T> {
     const fetchedAt = now();
     stats.fetches++;
     const value = await fetcher();
@@ -109,7 +123,12 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
     }
   }
 
-  async function load<T>(key: string, windows: CacheWindows, fetcher: () => Promise<T>, gen: number): Promise<T> {
+  async function load<T>(
+    key: string,
+    windows: CacheWindows,
+    fetcher: () => Promise<T>,
+    gen: number,
+  ): Promise<T> {
     const token = await lock(key);
     try {
       if (token === undefined) {

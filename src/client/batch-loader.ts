@@ -24,7 +24,12 @@ export interface BatchLoaderOptions {
   maxHoldMs?: number;
 }
 
-export const DEFAULT_BATCH_LOADER_OPTIONS = { maxBatchSize: 50, windowMs: 0, maxInFlight: 8, maxHoldMs: 1000 } as const;
+export const DEFAULT_BATCH_LOADER_OPTIONS = {
+  maxBatchSize: 50,
+  windowMs: 0,
+  maxInFlight: 8,
+  maxHoldMs: 1000,
+} as const;
 /** The upstream's hard limit of procedures per batch. */
 export const UPSTREAM_MAX_BATCH = 50;
 
@@ -58,8 +63,15 @@ function positiveInt(name: string, value: number, max = Infinity): number {
 }
 
 export function createBatchLoader(transport: Transport, options: BatchLoaderOptions = {}): BatchLoader {
-  const maxBatchSize = positiveInt('maxBatchSize', options.maxBatchSize ?? DEFAULT_BATCH_LOADER_OPTIONS.maxBatchSize, UPSTREAM_MAX_BATCH);
-  const maxInFlight = positiveInt('maxInFlight', options.maxInFlight ?? DEFAULT_BATCH_LOADER_OPTIONS.maxInFlight);
+  const maxBatchSize = positiveInt(
+    'maxBatchSize',
+    options.maxBatchSize ?? DEFAULT_BATCH_LOADER_OPTIONS.maxBatchSize,
+    UPSTREAM_MAX_BATCH,
+  );
+  const maxInFlight = positiveInt(
+    'maxInFlight',
+    options.maxInFlight ?? DEFAULT_BATCH_LOADER_OPTIONS.maxInFlight,
+  );
   const windowMs = options.windowMs ?? DEFAULT_BATCH_LOADER_OPTIONS.windowMs;
   if (!(windowMs >= 0)) throw new ConfigError(`windowMs must be >= 0, got ${windowMs}`);
   const maxHoldMs = options.maxHoldMs ?? DEFAULT_BATCH_LOADER_OPTIONS.maxHoldMs;
@@ -117,7 +129,12 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
       );
       chunk.forEach((entry, i) => {
         const r = results[i];
-        if (r === undefined) settle(entry, (w) => w.reject(new MissingResultError(`no result for ${entry.call.procedure} (slot ${i} of ${chunk.length})`)));
+        if (r === undefined)
+          settle(entry, (w) =>
+            w.reject(
+              new MissingResultError(`no result for ${entry.call.procedure} (slot ${i} of ${chunk.length})`),
+            ),
+          );
         else if (r.ok) settle(entry, (w) => w.resolve(r.data));
         else settle(entry, (w) => w.reject(r.error));
       });
@@ -150,7 +167,14 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
     const key = `${procedure}\u0000${JSON.stringify(input)}`;
     let entry = inFlight.get(key);
     if (!entry) {
-      entry = { key, call: { procedure, input }, waiters: new Set(), sent: false, settled: false, queuedAt: performance.now() };
+      entry = {
+        key,
+        call: { procedure, input },
+        waiters: new Set(),
+        sent: false,
+        settled: false,
+        queuedAt: performance.now(),
+      };
       inFlight.set(key, entry);
       queue.push(entry);
       schedule();

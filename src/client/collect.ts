@@ -66,8 +66,14 @@ export const MAX_PLANNED_SLICES = 1_000_000;
 
 /** Converts a date option to epoch ms. @throws ConfigError naming the option. */
 export function toEpochMs(name: string, value: Date | string | number): number {
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) || !value.includes('T') ? value : `${value}Z`);
-  if (!Number.isFinite(ms)) throw new ConfigError(`${name} must be a date, got ${JSON.stringify(value)}`, [name]);
+  const ms =
+    value instanceof Date
+      ? value.getTime()
+      : typeof value === 'number'
+        ? value
+        : Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) || !value.includes('T') ? value : `${value}Z`);
+  if (!Number.isFinite(ms))
+    throw new ConfigError(`${name} must be a date, got ${JSON.stringify(value)}`, [name]);
   return ms;
 }
 
@@ -85,7 +91,13 @@ interface Segment<T> {
  * Plans the initial slices of `[oldest, until)` newest first (pure). `alignMs` (1000 for a v1 upstream) keeps every
  * inner edge on a multiple, since v1 bounds have second precision.
  */
-export function planSliceEdges(oldest: number, top: number, anchor: number, sliceMs: number, alignMs = 1): { start: number; end: number }[] {
+export function planSliceEdges(
+  oldest: number,
+  top: number,
+  anchor: number,
+  sliceMs: number,
+  alignMs = 1,
+): { start: number; end: number }[] {
   const step = Math.max(alignMs, Math.round(sliceMs / alignMs) * alignMs);
   const a = Math.floor(anchor / alignMs) * alignMs;
   const slices: { start: number; end: number }[] = [];
@@ -97,7 +109,9 @@ export function planSliceEdges(oldest: number, top: number, anchor: number, slic
     slices.push({ start, end });
     if (start === oldest) break;
     if (slices.length > MAX_PLANNED_SLICES)
-      throw new ConfigError(`timeSliceDays too small: more than ${MAX_PLANNED_SLICES} slices`, ['timeSliceDays']);
+      throw new ConfigError(`timeSliceDays too small: more than ${MAX_PLANNED_SLICES} slices`, [
+        'timeSliceDays',
+      ]);
     end = start;
     edge = start - step;
   }
@@ -120,11 +134,14 @@ interface Resolved {
 
 function resolve(core: ClientCore, options: CollectOptions): Resolved {
   const timeSliceDays = options.timeSliceDays ?? DEFAULT_COLLECT_OPTIONS.timeSliceDays;
-  if (!(timeSliceDays > 0)) throw new ConfigError(`timeSliceDays must be > 0, got ${timeSliceDays}`, ['timeSliceDays']);
+  if (!(timeSliceDays > 0))
+    throw new ConfigError(`timeSliceDays must be > 0, got ${timeSliceDays}`, ['timeSliceDays']);
   const concurrency = options.concurrency ?? DEFAULT_COLLECT_OPTIONS.concurrency;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError(`concurrency must be an integer >= 1, got ${concurrency}`, ['concurrency']);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new ConfigError(`concurrency must be an integer >= 1, got ${concurrency}`, ['concurrency']);
   const limit = options.limit ?? DEFAULT_COLLECT_OPTIONS.limit;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ConfigError(`limit must be an integer in [1, 100], got ${limit}`, ['limit']);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new ConfigError(`limit must be an integer in [1, 100], got ${limit}`, ['limit']);
   const top = options.until === undefined ? Infinity : toEpochMs('until', options.until);
   const oldest = options.oldestDate === undefined ? -Infinity : toEpochMs('oldestDate', options.oldestDate);
   if (!(oldest < top)) throw new ConfigError(`oldestDate must be before until`, ['oldestDate']);
@@ -230,7 +247,10 @@ export async function* iterateSlices<T>(
       let rows = 0;
       // A slice expected to be sparse asks for a short first page (less to transfer for empty slices).
       // Unknown density (the first wave): a short page, since most slices of a wide grid may be empty.
-      const expected = density.ms > 0 && seg.end !== Infinity && seg.start !== -Infinity ? (density.rows / density.ms) * (seg.end - seg.start) : 0;
+      const expected =
+        density.ms > 0 && seg.end !== Infinity && seg.start !== -Infinity
+          ? (density.rows / density.ms) * (seg.end - seg.start)
+          : 0;
       const firstLimit = Math.min(o.limit, Math.max(10, Math.ceil(expected * 1.5) + 1));
       let prevTime = seg.end;
       const pages = readSlicePages<T>(core, seg.listing, seg.end, () => seg.start, {
@@ -257,7 +277,12 @@ export async function* iterateSlices<T>(
         rows += page.items.length;
         if (page.cursor === null) break;
         if (top === Infinity && !Number.isNaN(page.firstTimeMs)) top = page.firstTimeMs;
-        if (o.splitDense && page.fetched >= page.limit && !Number.isNaN(page.lastTimeMs) && seg.start !== -Infinity) {
+        if (
+          o.splitDense &&
+          page.fetched >= page.limit &&
+          !Number.isNaN(page.lastTimeMs) &&
+          seg.start !== -Infinity
+        ) {
           const t = page.lastTimeMs;
           const width = t - seg.start;
           const covered = Math.max(1, top - t);
@@ -278,7 +303,15 @@ export async function* iterateSlices<T>(
               let hi = keep;
               for (let j = cuts.length - 2; j >= -1; j--) {
                 const lo = j >= 0 ? (cuts[j] as number) : seg.start;
-                const older: Segment<T> = { listing: seg.listing, start: lo, end: hi, buffer: [], started: false, done: false, next: prev.next };
+                const older: Segment<T> = {
+                  listing: seg.listing,
+                  start: lo,
+                  end: hi,
+                  buffer: [],
+                  started: false,
+                  done: false,
+                  next: prev.next,
+                };
                 prev.next = older;
                 prev = older;
                 hi = lo;
@@ -313,7 +346,8 @@ export async function* iterateSlices<T>(
   function skipEmptyBelow(seg: Segment<T>, below: number): void {
     if (Number.isNaN(below)) return;
     // v1 orders by whole second: only seconds after the row's own second are known empty.
-    const emptyFrom = below === -Infinity ? -Infinity : align === 1 ? below + 1 : Math.floor(below / 1000) * 1000 + 1000;
+    const emptyFrom =
+      below === -Infinity ? -Infinity : align === 1 ? below + 1 : Math.floor(below / 1000) * 1000 + 1000;
     for (let s = seg.next; s && s.listing === seg.listing && s.start >= emptyFrom; s = s.next) {
       if (s.started) continue; // already reading: it will find nothing and end on its own
       s.started = true;
@@ -384,9 +418,15 @@ export async function* iterateSlices<T>(
 }
 
 /** Collects every item into an array (newest first per listing, unique by `_id`). */
-export async function collectSlices<T>(core: ClientCore, listings: readonly Listing[], options: CollectOptions = {}, stats?: CollectStats): Promise<T[]> {
+export async function collectSlices<T>(
+  core: ClientCore,
+  listings: readonly Listing[],
+  options: CollectOptions = {},
+  stats?: CollectStats,
+): Promise<T[]> {
   const out: T[] = [];
   // The array form buffers everything anyway, so readers never pause.
-  for await (const item of iterateSlices<T>(core, listings, { ...options, highWaterItems: Infinity }, stats)) out.push(item);
+  for await (const item of iterateSlices<T>(core, listings, { ...options, highWaterItems: Infinity }, stats))
+    out.push(item);
   return out;
 }

@@ -26,7 +26,11 @@ export interface FetchPageOptions {
 
 export interface ClientCore {
   /** One page of a listing through the batcher, rate limiter and retry. */
-  fetchPage<T = Record<string, unknown>>(listing: Listing, request: PageRequest, options?: FetchPageOptions): Promise<CursorPage<T>>;
+  fetchPage<T = Record<string, unknown>>(
+    listing: Listing,
+    request: PageRequest,
+    options?: FetchPageOptions,
+  ): Promise<CursorPage<T>>;
   /** The cursor format the upstream speaks (`v2` unless the client was created for a v1 upstream). */
   readonly cursorFormat: CursorFormat;
 }

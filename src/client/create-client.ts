@@ -10,7 +10,7 @@ import type { CacheWindows } from '../cache/freshness.js';
 import type { SwrCache, SwrCacheStats } from '../cache/swr-cache.js';
 import { createSwrCache } from '../cache/swr-cache.js';
 import type { CacheStore } from '../cache/cache-store.js';
-import type { GamedataError} from '../errors.js';
+import type { GamedataError } from '../errors.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { checkRecord } from '../models/check-record.js';
 import type { ModelDef } from '../models/field.js';
@@ -125,7 +125,12 @@ export interface Client extends ClientCore, Resources {
    */
   call(procedure: string, input: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
   /** A read through the SWR cache when the operation has windows (else a plain call), checked against `model`. */
-  read<T>(procedure: string, input: Record<string, unknown>, model: ModelDef | undefined, options?: CallOptions): Promise<T>;
+  read<T>(
+    procedure: string,
+    input: Record<string, unknown>,
+    model: ModelDef | undefined,
+    options?: CallOptions,
+  ): Promise<T>;
   /** Clears the SWR cache of every resource, in every store (memory and Redis). */
   invalidateCache(): Promise<void>;
   stats(): ClientStats;
@@ -146,15 +151,25 @@ export function assertRecord(model: ModelDef, value: unknown, where: string, roo
 
 function checkEnvelope(procedure: string, data: unknown): CursorPage<unknown> {
   if (typeof data !== 'object' || data === null || Array.isArray(data))
-    throw new ValidationError(`${procedure}: expected a page object {items, nextCursor}, got ${Array.isArray(data) ? 'array' : typeof data}`, '');
+    throw new ValidationError(
+      `${procedure}: expected a page object {items, nextCursor}, got ${Array.isArray(data) ? 'array' : typeof data}`,
+      '',
+    );
   const page = data as Record<string, unknown>;
-  if (!Array.isArray(page['items'])) throw new ValidationError(`${procedure}: page.items must be an array`, 'items');
+  if (!Array.isArray(page['items']))
+    throw new ValidationError(`${procedure}: page.items must be an array`, 'items');
   const next = page['nextCursor'];
   if (next !== undefined && next !== null && typeof next !== 'string')
-    throw new ValidationError(`${procedure}: page.nextCursor must be a string or null, got ${typeof next}`, 'nextCursor');
+    throw new ValidationError(
+      `${procedure}: page.nextCursor must be a string or null, got ${typeof next}`,
+      'nextCursor',
+    );
   const hasMore = page['hasMore'];
   if (hasMore !== undefined && hasMore !== null && typeof hasMore !== 'boolean')
-    throw new ValidationError(`${procedure}: page.hasMore must be a boolean, got ${typeof hasMore}`, 'hasMore');
+    throw new ValidationError(
+      `${procedure}: page.hasMore must be a boolean, got ${typeof hasMore}`,
+      'hasMore',
+    );
   return page as unknown as CursorPage<unknown>;
 }
 
@@ -167,11 +182,14 @@ function checkEnvelope(procedure: string, data: unknown): CursorPage<unknown> {
  */
 export function createClient(options: ClientOptions): Client {
   if (typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl))
-    throw new ConfigError(`baseUrl must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`, ['baseUrl']);
+    throw new ConfigError(`baseUrl must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`, [
+      'baseUrl',
+    ]);
   const timeoutMs = options.timeoutMs ?? DEFAULT_CLIENT_OPTIONS.timeoutMs;
   if (!(timeoutMs > 0)) throw new ConfigError(`timeoutMs must be > 0, got ${timeoutMs}`, ['timeoutMs']);
   const cursorFormat = options.cursorFormat ?? DEFAULT_CLIENT_OPTIONS.cursorFormat;
-  if (cursorFormat !== 'v2' && cursorFormat !== 'v1') throw new ConfigError(`cursorFormat must be 'v2' or 'v1', got ${String(cursorFormat)}`, ['cursorFormat']);
+  if (cursorFormat !== 'v2' && cursorFormat !== 'v1')
+    throw new ConfigError(`cursorFormat must be 'v2' or 'v1', got ${String(cursorFormat)}`, ['cursorFormat']);
   const retry = resolveRetryPolicy(options.retry);
   const fetchImpl: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
 
@@ -210,13 +228,22 @@ export function createClient(options: ClientOptions): Client {
   const slotPolicy: RetryPolicy = { ...retry, isRetriable: (e) => isSlotError(e) && retry.isRetriable(e) };
 
   let cache: SwrCache | undefined;
-  const windows: CacheWindowsByOperation = { ...DEFAULT_CACHE_WINDOWS, ...(options.cache ? options.cache.windows : {}) };
+  const windows: CacheWindowsByOperation = {
+    ...DEFAULT_CACHE_WINDOWS,
+    ...(options.cache ? options.cache.windows : {}),
+  };
   if (options.cache !== false) {
     const c = options.cache ?? {};
     const stores: CacheStore[] = options.cacheStores ? [...options.cacheStores] : [];
     if (!options.cacheStores) {
-      if (c.memory !== false || !options.redis) stores.push(createMemoryStore({ max: c.maxEntries ?? 10_000, ...(options.now ? { now: options.now } : {}) }));
-      if (options.redis) stores.push(createRedisStore({ redis: options.redis, ...(c.redisPrefix ? { prefix: c.redisPrefix } : {}) }));
+      if (c.memory !== false || !options.redis)
+        stores.push(
+          createMemoryStore({ max: c.maxEntries ?? 10_000, ...(options.now ? { now: options.now } : {}) }),
+        );
+      if (options.redis)
+        stores.push(
+          createRedisStore({ redis: options.redis, ...(c.redisPrefix ? { prefix: c.redisPrefix } : {}) }),
+        );
     }
     cache = createSwrCache({
       stores,
@@ -225,12 +252,21 @@ export function createClient(options: ClientOptions): Client {
     });
   }
 
-  function call(procedure: string, input: Record<string, unknown>, callOptions: CallOptions = {}): Promise<unknown> {
+  function call(
+    procedure: string,
+    input: Record<string, unknown>,
+    callOptions: CallOptions = {},
+  ): Promise<unknown> {
     const signal = callOptions.signal;
     return withRetry(() => loader.load(procedure, input, signal), slotPolicy, { signal });
   }
 
-  async function read<T>(procedure: string, input: Record<string, unknown>, model: ModelDef | undefined, callOptions: CallOptions = {}): Promise<T> {
+  async function read<T>(
+    procedure: string,
+    input: Record<string, unknown>,
+    model: ModelDef | undefined,
+    callOptions: CallOptions = {},
+  ): Promise<T> {
     const fetchChecked = async (): Promise<T> => {
       const data = await call(procedure, input, callOptions);
       if (model) assertRecord(model, data, procedure);
@@ -241,7 +277,11 @@ export function createClient(options: ClientOptions): Client {
     return cache.get(`${procedure}:${JSON.stringify(input)}`, w, fetchChecked);
   }
 
-  async function fetchPage<T>(listing: Listing, request: PageRequest, pageOptions: FetchPageOptions = {}): Promise<CursorPage<T>> {
+  async function fetchPage<T>(
+    listing: Listing,
+    request: PageRequest,
+    pageOptions: FetchPageOptions = {},
+  ): Promise<CursorPage<T>> {
     const input: Record<string, unknown> = { ...listing.filters, limit: request.limit };
     if (request.cursor !== undefined) input['cursor'] = request.cursor;
     if (request.direction !== undefined) input['direction'] = request.direction;

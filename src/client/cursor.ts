@@ -27,11 +27,13 @@ export interface ParsedCursor {
 const OID_RE = /^[0-9a-f]{24}$/i;
 
 function checkOid(oid: string): void {
-  if (!OID_RE.test(oid)) throw new ValidationError(`cursor id must be 24 hex characters, got ${JSON.stringify(oid)}`, 'cursor.id');
+  if (!OID_RE.test(oid))
+    throw new ValidationError(`cursor id must be 24 hex characters, got ${JSON.stringify(oid)}`, 'cursor.id');
 }
 
 function checkTime(timeMs: number): void {
-  if (!Number.isFinite(timeMs)) throw new ValidationError(`cursor time must be a finite epoch ms, got ${timeMs}`, 'cursor.time');
+  if (!Number.isFinite(timeMs))
+    throw new ValidationError(`cursor time must be a finite epoch ms, got ${timeMs}`, 'cursor.time');
 }
 
 /** Encodes the v2 cursor for the bound `(timeMs, oid)`. */
@@ -63,14 +65,19 @@ export function formatJsDateUtc(timeMs: number): string {
  * are kept, so pass whole seconds for the classic form); `style: 'date'` is the server's own `Date.toString()` form,
  * which has second precision (the milliseconds are floored).
  */
-export function encodeCursorV1(timeMs: number, oid: string = ZERO_OID, style: 'iso' | 'date' = 'iso'): string {
+export function encodeCursorV1(
+  timeMs: number,
+  oid: string = ZERO_OID,
+  style: 'iso' | 'date' = 'iso',
+): string {
   checkTime(timeMs);
   checkOid(oid);
   const date = style === 'iso' ? new Date(timeMs).toISOString() : formatJsDateUtc(timeMs);
   return `${date}|${oid}`;
 }
 
-const JS_DATE_RE = /^(?:[A-Z][a-z]{2}) ([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2})(?: GMT([+-])(\d{2})(\d{2}))?/;
+const JS_DATE_RE =
+  /^(?:[A-Z][a-z]{2}) ([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2})(?: GMT([+-])(\d{2})(\d{2}))?/;
 
 /** Parses a date as cursors and `cursorEnd` carry it: ISO-8601 or JS `Date.toString()` text. `undefined` if neither. */
 export function parseCursorDate(text: string): number | undefined {
@@ -104,7 +111,8 @@ export function parseCursor(cursor: string): ParsedCursor {
       throw new ValidationError(`malformed v2 cursor ${JSON.stringify(cursor)}`, 'cursor', { cause });
     }
     const [date, id] = Array.isArray(parts) ? (parts as unknown[]) : [];
-    const v = (p: unknown): unknown => (typeof p === 'object' && p !== null ? (p as Record<string, unknown>)['v'] : undefined);
+    const v = (p: unknown): unknown =>
+      typeof p === 'object' && p !== null ? (p as Record<string, unknown>)['v'] : undefined;
     const timeText = v(date);
     const oid = v(id);
     const timeMs = typeof timeText === 'string' ? parseCursorDate(timeText) : undefined;

@@ -3,8 +3,20 @@
  * readers the pipeline builds on (`createListing`, `readSlice`, `probeDensity`, `probeSortTimes`).
  */
 export { createClient, DEFAULT_CLIENT_OPTIONS, DEFAULT_CACHE_WINDOWS } from './create-client.js';
-export type { Client, ClientOptions, ClientCacheOptions, ClientStats, CallOptions, CacheWindowsByOperation } from './create-client.js';
-export { DEFAULT_PAGE_LIMITS, DEFAULT_RESOURCE_COLLECT, flattenEquipment, normaliseCountries } from './resources.js';
+export type {
+  Client,
+  ClientOptions,
+  ClientCacheOptions,
+  ClientStats,
+  CallOptions,
+  CacheWindowsByOperation,
+} from './create-client.js';
+export {
+  DEFAULT_PAGE_LIMITS,
+  DEFAULT_RESOURCE_COLLECT,
+  flattenEquipment,
+  normaliseCountries,
+} from './resources.js';
 export type {
   Resources,
   ArticleResource,
@@ -23,11 +35,26 @@ export type {
   TransactionFilters,
   DonationTarget,
 } from './resources.js';
-export { encodeCursorV2, encodeCursorV1, encodeCursor, parseCursor, parseCursorDate, formatJsDateUtc, ZERO_OID, MAX_OID } from './cursor.js';
+export {
+  encodeCursorV2,
+  encodeCursorV1,
+  encodeCursor,
+  parseCursor,
+  parseCursorDate,
+  formatJsDateUtc,
+  ZERO_OID,
+  MAX_OID,
+} from './cursor.js';
 export type { CursorFormat, ParsedCursor } from './cursor.js';
 export { createListing, LISTING_SPECS } from './listing.js';
 export type { Listing, ListingFilters } from './listing.js';
-export { readSlice, probeDensity, probeSortTimes, sortTimeOf, DEFAULT_READ_SLICE_OPTIONS } from './read-slice.js';
+export {
+  readSlice,
+  probeDensity,
+  probeSortTimes,
+  sortTimeOf,
+  DEFAULT_READ_SLICE_OPTIONS,
+} from './read-slice.js';
 export type { SliceRange, SlicePage, ReadSliceOptions, DensityProbe } from './read-slice.js';
 export { collectSlices, iterateSlices, planSliceEdges, DEFAULT_COLLECT_OPTIONS } from './collect.js';
 export type { CollectOptions, CollectStats } from './collect.js';

@@ -8,7 +8,9 @@ import type { ModelDef } from '../models/field.js';
 import type { ResourceName } from '../models/resources.js';
 
 /** Filters as sent on the wire (the TypeScript option names are the wire names). */
-export type ListingFilters = Readonly<Record<string, string | number | boolean | readonly string[] | undefined>>;
+export type ListingFilters = Readonly<
+  Record<string, string | number | boolean | readonly string[] | undefined>
+>;
 
 export interface Listing {
   /** The pipeline resource the listing feeds (also names the Kafka topic). */
@@ -47,7 +49,12 @@ export const LISTING_SPECS: Readonly<Record<ResourceName, ListingSpec>> = {
     required: ['type'],
     defaults: { type: 'last' },
   },
-  parties: { procedure: 'party.getManyPaginated', sortField: 'createdAt', model: models.Party, accepts: ['countryId', 'direction'] },
+  parties: {
+    procedure: 'party.getManyPaginated',
+    sortField: 'createdAt',
+    model: models.Party,
+    accepts: ['countryId', 'direction'],
+  },
   users: {
     procedure: 'user.getUsersByCountry',
     sortField: 'createdAt',
@@ -55,7 +62,12 @@ export const LISTING_SPECS: Readonly<Record<ResourceName, ListingSpec>> = {
     accepts: ['countryId'],
     required: ['countryId'],
   },
-  elections: { procedure: 'election.getElections', sortField: 'createdAt', model: models.Election, accepts: ['countryId', 'direction'] },
+  elections: {
+    procedure: 'election.getElections',
+    sortField: 'createdAt',
+    model: models.Election,
+    accepts: ['countryId', 'direction'],
+  },
   donations: {
     procedure: 'donation.getManyPaginated',
     sortField: 'createdAt',
@@ -76,7 +88,10 @@ export function createListing(resource: ResourceName, filters: ListingFilters = 
   for (const [k, v] of Object.entries(filters)) {
     if (v === undefined) continue;
     if (!spec.accepts.includes(k))
-      throw new ConfigError(`filter ${k} is not accepted by ${spec.procedure} (accepted: ${spec.accepts.join(', ')})`, [k]);
+      throw new ConfigError(
+        `filter ${k} is not accepted by ${spec.procedure} (accepted: ${spec.accepts.join(', ')})`,
+        [k],
+      );
     merged[k] = v;
   }
   for (const k of spec.required ?? [])

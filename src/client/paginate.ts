@@ -26,14 +26,23 @@ function cursorEndMs(value: AutoPaginateOptions['cursorEnd']): number | undefine
   if (value instanceof Date) return value.getTime();
   if (typeof value === 'number') return value;
   try {
-    return parseCursor(value.includes('|') || value.startsWith('v2.') ? value : `${value}|000000000000000000000000`).timeMs;
+    return parseCursor(
+      value.includes('|') || value.startsWith('v2.') ? value : `${value}|000000000000000000000000`,
+    ).timeMs;
   } catch {
-    throw new ConfigError(`cursorEnd must be a date (ISO or JS date text) or a cursor, got ${JSON.stringify(value)}`, ['cursorEnd']);
+    throw new ConfigError(
+      `cursorEnd must be a date (ISO or JS date text) or a cursor, got ${JSON.stringify(value)}`,
+      ['cursorEnd'],
+    );
   }
 }
 
 /** The pages of a listing, followed from `cursor`. */
-export async function* paginatePages<T>(core: ClientCore, listing: Listing, options: AutoPaginateOptions): AsyncGenerator<CursorPage<T>> {
+export async function* paginatePages<T>(
+  core: ClientCore,
+  listing: Listing,
+  options: AutoPaginateOptions,
+): AsyncGenerator<CursorPage<T>> {
   const maxPages = options.maxPages ?? Infinity;
   if (!(maxPages >= 0)) throw new ConfigError(`maxPages must be >= 0, got ${maxPages}`, ['maxPages']);
   const endMs = cursorEndMs(options.cursorEnd);
@@ -47,7 +56,15 @@ export async function* paginatePages<T>(core: ClientCore, listing: Listing, opti
     );
     yield page;
     const next = page.nextCursor;
-    if (page.items.length === 0 || page.hasMore === false || typeof next !== 'string' || next === '' || followed.has(next) || next === cursor) return;
+    if (
+      page.items.length === 0 ||
+      page.hasMore === false ||
+      typeof next !== 'string' ||
+      next === '' ||
+      followed.has(next) ||
+      next === cursor
+    )
+      return;
     if (endMs !== undefined) {
       let nextMs: number | undefined;
       try {
@@ -63,6 +80,10 @@ export async function* paginatePages<T>(core: ClientCore, listing: Listing, opti
 }
 
 /** The items of every page (the `autoItems: true` form). */
-export async function* paginateItems<T>(core: ClientCore, listing: Listing, options: AutoPaginateOptions): AsyncGenerator<T> {
+export async function* paginateItems<T>(
+  core: ClientCore,
+  listing: Listing,
+  options: AutoPaginateOptions,
+): AsyncGenerator<T> {
   for await (const page of paginatePages<T>(core, listing, options)) yield* page.items;
 }

@@ -53,7 +53,13 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const reserve = options.reserve ?? DEFAULT_RATE_LIMITER_OPTIONS.reserve;
   const margin = options.resetMarginMs ?? DEFAULT_RATE_LIMITER_OPTIONS.resetMarginMs;
   const now = options.now ?? Date.now;
-  const s: RateLimiterState = { limit: undefined, remaining: undefined, resetAt: undefined, pauseUntil: 0, inFlight: 0 };
+  const s: RateLimiterState = {
+    limit: undefined,
+    remaining: undefined,
+    resetAt: undefined,
+    pauseUntil: 0,
+    inFlight: 0,
+  };
   let wake: (() => void)[] = [];
 
   const notify = (): void => {

@@ -62,7 +62,9 @@ export function sortTimeOf(item: unknown, field: string): number {
 export function sliceStartCursor(core: ClientCore, end: number): string | undefined {
   if (end === Infinity) return undefined;
   if (core.cursorFormat === 'v1' && end % 1000 !== 0)
-    throw new ConfigError(`slice edge ${new Date(end).toISOString()} is not a whole second; a v1 upstream cannot bound it`);
+    throw new ConfigError(
+      `slice edge ${new Date(end).toISOString()} is not a whole second; a v1 upstream cannot bound it`,
+    );
   return encodeCursor(core.cursorFormat, end, ZERO_OID);
 }
 
@@ -84,14 +86,19 @@ export async function* readSlicePages<T>(
 ): AsyncGenerator<SlicePageDetail<T>> {
   const limit = options.limit ?? DEFAULT_READ_SLICE_OPTIONS.limit;
   let pageLimit = Math.min(limit, Math.max(1, options.firstLimit ?? limit));
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ConfigError(`limit must be an integer in [1, 100], got ${limit}`);
-  let cursor = options.cursor === undefined || options.cursor === null ? sliceStartCursor(core, end) : options.cursor;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new ConfigError(`limit must be an integer in [1, 100], got ${limit}`);
+  let cursor =
+    options.cursor === undefined || options.cursor === null ? sliceStartCursor(core, end) : options.cursor;
   const seen = new Set<string>();
   for (;;) {
     const page = await core.fetchPage<T>(
       listing,
       { limit: pageLimit, cursor },
-      { signal: options.signal, onInvalidItem: options.onInvalidItem ?? DEFAULT_READ_SLICE_OPTIONS.onInvalidItem },
+      {
+        signal: options.signal,
+        onInvalidItem: options.onInvalidItem ?? DEFAULT_READ_SLICE_OPTIONS.onInvalidItem,
+      },
     );
     const lo = lowerBound();
     // A v1 upstream orders by (whole second, _id): inside a second times are not monotonic, so the read stops only
@@ -115,11 +122,17 @@ export async function* readSlicePages<T>(
     const next = page.nextCursor;
     // Stop rules that do not rely on hasMore (the real service omits it): an item older than the slice, an empty
     // page, a missing cursor, or a cursor already followed (which would loop).
-    const done = reachedStart || page.items.length === 0 || typeof next !== 'string' || next === '' || next === cursor || seen.has(next);
+    const done =
+      reachedStart ||
+      page.items.length === 0 ||
+      typeof next !== 'string' ||
+      next === '' ||
+      next === cursor ||
+      seen.has(next);
     if (typeof next === 'string') seen.add(next);
     yield {
       items,
-      cursor: done ? null : (next),
+      cursor: done ? null : next,
       fetched: page.items.length,
       lastTimeMs,
       firstTimeMs: sortTimeOf(page.items[0], listing.sortField),
@@ -169,7 +182,11 @@ export async function probeSortTimes(
   limit = 100,
   signal?: AbortSignal,
 ): Promise<number[]> {
-  const page = await client.fetchPage(listing, { limit, cursor: sliceStartCursor(client, beforeMs) }, { signal, onInvalidItem: 'pass' });
+  const page = await client.fetchPage(
+    listing,
+    { limit, cursor: sliceStartCursor(client, beforeMs) },
+    { signal, onInvalidItem: 'pass' },
+  );
   return page.items.map((item) => sortTimeOf(item, listing.sortField)).filter((t) => !Number.isNaN(t));
 }
 
@@ -198,6 +215,6 @@ export async function probeDensity(
   const newest = range.end === Infinity ? (times[0] ?? 0) : range.end;
   const oldest = times[times.length - 1] ?? newest;
   const span = Math.max(1, newest - oldest);
-  const width = (range.start === -Infinity ? newest - oldest : newest - range.start);
+  const width = range.start === -Infinity ? newest - oldest : newest - range.start;
   return { rows: Math.ceil((times.length * Math.max(width, span)) / span), exact: false };
 }

@@ -31,9 +31,21 @@ import { paginateItems } from './paginate.js';
 import { assertRecordLike } from './internal/assert.js';
 
 /** Spec page sizes: 10 for article, transaction and user listings; 20 for party, election and donation. */
-export const DEFAULT_PAGE_LIMITS = { article: 10, transaction: 10, user: 10, party: 20, election: 20, donation: 20 } as const;
+export const DEFAULT_PAGE_LIMITS = {
+  article: 10,
+  transaction: 10,
+  user: 10,
+  party: 20,
+  election: 20,
+  donation: 20,
+} as const;
 /** Spec `collect_all` defaults; `user.collectByCountry` slices 30 days. Open-ended listings start their slice grid at 2025-01-01. */
-export const DEFAULT_RESOURCE_COLLECT = { limit: 100, timeSliceDays: 0.2, concurrency: 500, userTimeSliceDays: 30 } as const;
+export const DEFAULT_RESOURCE_COLLECT = {
+  limit: 100,
+  timeSliceDays: 0.2,
+  concurrency: 500,
+  userTimeSliceDays: 30,
+} as const;
 
 export interface PageOptions {
   /** Page size (1..100). Default per resource, see {@link DEFAULT_PAGE_LIMITS}. */
@@ -96,8 +108,14 @@ export interface ArticleResource {
   get(articleId: string, options?: { signal?: AbortSignal }): Promise<Article>;
   /** Metadata only, without counting a view (cached). */
   getLite(articleId: string, options?: { signal?: AbortSignal }): Promise<ArticleLite>;
-  getPaginated(type: ArticleType, options: ArticleFilters & PageOptions & AutoItemsOptions): AsyncIterable<ArticleLite>;
-  getPaginated(type: ArticleType, options?: ArticleFilters & PageOptions & OnePageOptions): Promise<CursorPage<ArticleLite>>;
+  getPaginated(
+    type: ArticleType,
+    options: ArticleFilters & PageOptions & AutoItemsOptions,
+  ): AsyncIterable<ArticleLite>;
+  getPaginated(
+    type: ArticleType,
+    options?: ArticleFilters & PageOptions & OnePageOptions,
+  ): Promise<CursorPage<ArticleLite>>;
   /** Every article of the feed (`type` default `last`), time-sliced, newest first by publishedAt. */
   collectAll(options?: ArticleFilters & { type?: ArticleType } & SliceOptions): Promise<ArticleLite[]>;
   iterateAll(options?: ArticleFilters & { type?: ArticleType } & SliceOptions): AsyncIterable<ArticleLite>;
@@ -108,8 +126,12 @@ export interface TransactionResource {
   getPaginated(options: TransactionFilters & PageOptions & AutoItemsOptions): AsyncIterable<Transaction>;
   getPaginated(options?: TransactionFilters & PageOptions & OnePageOptions): Promise<CursorPage<Transaction>>;
   /** Every transaction back to `oldestDate` (required), time-sliced. The unfiltered feed reaches back 72 h only. */
-  collectAll(options: TransactionFilters & SliceOptions & { oldestDate: Date | string | number }): Promise<Transaction[]>;
-  iterateAll(options: TransactionFilters & SliceOptions & { oldestDate: Date | string | number }): AsyncIterable<Transaction>;
+  collectAll(
+    options: TransactionFilters & SliceOptions & { oldestDate: Date | string | number },
+  ): Promise<Transaction[]>;
+  iterateAll(
+    options: TransactionFilters & SliceOptions & { oldestDate: Date | string | number },
+  ): AsyncIterable<Transaction>;
   invalidateCache(): Promise<void>;
 }
 
@@ -117,8 +139,12 @@ export interface PartyResource {
   get(partyId: string, options?: { signal?: AbortSignal }): Promise<Party>;
   /** Every party of a country (all pages). */
   getByCountry(countryId: string, options?: { signal?: AbortSignal }): Promise<Party[]>;
-  getPaginated(options: CountryFilter & DirectionOption & PageOptions & AutoItemsOptions): AsyncIterable<Party>;
-  getPaginated(options?: CountryFilter & DirectionOption & PageOptions & OnePageOptions): Promise<CursorPage<Party>>;
+  getPaginated(
+    options: CountryFilter & DirectionOption & PageOptions & AutoItemsOptions,
+  ): AsyncIterable<Party>;
+  getPaginated(
+    options?: CountryFilter & DirectionOption & PageOptions & OnePageOptions,
+  ): Promise<CursorPage<Party>>;
   collectAll(options?: CountryFilter & SliceOptions): Promise<Party[]>;
   iterateAll(options?: CountryFilter & SliceOptions): AsyncIterable<Party>;
   invalidateCache(): Promise<void>;
@@ -133,7 +159,10 @@ export interface UserResource {
   /** Every user of a country (all pages, 100 per page). Items may be thin (`_id`, `createdAt`). */
   getUsersByCountry(countryId: string, options?: { signal?: AbortSignal }): Promise<UserLite[]>;
   /** Users by id through the auto-batcher, aligned with `userIds`; `null` for ids that do not exist (404). */
-  getMany(userIds: readonly string[], options?: { concurrency?: number; signal?: AbortSignal }): Promise<(User | null)[]>;
+  getMany(
+    userIds: readonly string[],
+    options?: { concurrency?: number; signal?: AbortSignal },
+  ): Promise<(User | null)[]>;
   /** Every user of one country, time-sliced (30-day slices by default). */
   collectByCountry(countryId: string, options?: SliceOptions): Promise<UserLite[]>;
   iterateByCountry(countryId: string, options?: SliceOptions): AsyncIterable<UserLite>;
@@ -144,8 +173,12 @@ export interface UserResource {
 }
 
 export interface ElectionResource {
-  getPaginated(options: CountryFilter & DirectionOption & PageOptions & AutoItemsOptions): AsyncIterable<Election>;
-  getPaginated(options?: CountryFilter & DirectionOption & PageOptions & OnePageOptions): Promise<CursorPage<Election>>;
+  getPaginated(
+    options: CountryFilter & DirectionOption & PageOptions & AutoItemsOptions,
+  ): AsyncIterable<Election>;
+  getPaginated(
+    options?: CountryFilter & DirectionOption & PageOptions & OnePageOptions,
+  ): Promise<CursorPage<Election>>;
   getByCountry(countryId: string, options?: { signal?: AbortSignal }): Promise<Election[]>;
   collectAll(options?: CountryFilter & SliceOptions): Promise<Election[]>;
   iterateAll(options?: CountryFilter & SliceOptions): AsyncIterable<Election>;
@@ -153,8 +186,12 @@ export interface ElectionResource {
 }
 
 export interface DonationResource {
-  getPaginated(options: DonationTarget & DirectionOption & PageOptions & AutoItemsOptions): AsyncIterable<Donation>;
-  getPaginated(options?: DonationTarget & DirectionOption & PageOptions & OnePageOptions): Promise<CursorPage<Donation>>;
+  getPaginated(
+    options: DonationTarget & DirectionOption & PageOptions & AutoItemsOptions,
+  ): AsyncIterable<Donation>;
+  getPaginated(
+    options?: DonationTarget & DirectionOption & PageOptions & OnePageOptions,
+  ): Promise<CursorPage<Donation>>;
   /** Total amount and donor count of a target (cached). */
   getTotals(options?: DonationTarget & { signal?: AbortSignal }): Promise<DonationTotals>;
   collectAll(options?: DonationTarget & SliceOptions): Promise<Donation[]>;
@@ -187,25 +224,58 @@ export interface Resources {
 
 export interface ResourceDeps {
   core: ClientCore;
-  read: <T>(procedure: string, input: Record<string, unknown>, model: ModelDef | undefined, options?: { signal?: AbortSignal | undefined }) => Promise<T>;
+  read: <T>(
+    procedure: string,
+    input: Record<string, unknown>,
+    model: ModelDef | undefined,
+    options?: { signal?: AbortSignal | undefined },
+  ) => Promise<T>;
   invalidateCache: () => Promise<void>;
 }
 
-type AnyPageOptions = PageOptions & Partial<Omit<AutoItemsOptions, 'autoItems'>> & { autoItems?: boolean | undefined; direction?: string | undefined };
+type AnyPageOptions = PageOptions &
+  Partial<Omit<AutoItemsOptions, 'autoItems'>> & {
+    autoItems?: boolean | undefined;
+    direction?: string | undefined;
+  };
 
-const SLICE_KEYS = ['oldestDate', 'until', 'timeSliceDays', 'concurrency', 'limit', 'signal', 'onInvalidItem', 'splitDense', 'splitPages', 'highWaterItems', 'now'] as const;
-const PAGE_KEYS = ['limit', 'cursor', 'signal', 'onInvalidItem', 'autoItems', 'maxPages', 'cursorEnd', 'direction'] as const;
+const SLICE_KEYS = [
+  'oldestDate',
+  'until',
+  'timeSliceDays',
+  'concurrency',
+  'limit',
+  'signal',
+  'onInvalidItem',
+  'splitDense',
+  'splitPages',
+  'highWaterItems',
+  'now',
+] as const;
+const PAGE_KEYS = [
+  'limit',
+  'cursor',
+  'signal',
+  'onInvalidItem',
+  'autoItems',
+  'maxPages',
+  'cursorEnd',
+  'direction',
+] as const;
 
 /** Splits an options object into wire filters and the rest. */
 function filtersOf(options: object, nonFilters: readonly string[]): ListingFilters {
   const out: Record<string, ListingFilters[string]> = {};
-  for (const [k, v] of Object.entries(options)) if (!nonFilters.includes(k) && v !== undefined) out[k] = v as ListingFilters[string];
+  for (const [k, v] of Object.entries(options))
+    if (!nonFilters.includes(k) && v !== undefined) out[k] = v as ListingFilters[string];
   return out;
 }
 
 function sliceOptions(options: SliceOptions, defaults: Partial<SliceOptions>): CollectOptions {
   const out: Record<string, unknown> = { ...defaults };
-  for (const k of SLICE_KEYS) if ((options as Record<string, unknown>)[k] !== undefined) out[k] = (options as Record<string, unknown>)[k];
+  for (const k of SLICE_KEYS)
+    if ((options as Record<string, unknown>)[k] !== undefined)
+      out[k] = (options as Record<string, unknown>)[k];
   return out;
 }
 
@@ -217,7 +287,9 @@ export function normaliseCountries(raw: unknown): Country[] {
       ? ((raw as Record<string, unknown>)['items'] as unknown[])
       : typeof raw === 'object' && raw !== null
         ? Object.entries(raw as Record<string, unknown>).map(([id, v]): Record<string, unknown> =>
-            typeof v === 'object' && v !== null ? { _id: id, ...(v as Record<string, unknown>) } : { _id: id, name: v },
+            typeof v === 'object' && v !== null
+              ? { _id: id, ...(v as Record<string, unknown>) }
+              : { _id: id, name: v },
           )
         : undefined;
   if (!list) throw new ConfigError(`country.getAllCountries: unexpected answer ${typeof raw}`);
@@ -237,7 +309,13 @@ export function flattenEquipment(raw: unknown): Equipment[] {
     else if ('itemCode' in obj || 'itemId' in obj || 'code' in obj) out = [obj];
     else
       out = Object.entries(obj).flatMap(([slot, v]) =>
-        v === null || v === undefined ? [] : typeof v === 'string' ? [{ slot, itemCode: v }] : typeof v === 'object' ? [{ ...(v), slot: (v as Record<string, unknown>)['slot'] ?? slot }] : [],
+        v === null || v === undefined
+          ? []
+          : typeof v === 'string'
+            ? [{ slot, itemCode: v }]
+            : typeof v === 'object'
+              ? [{ ...v, slot: (v as Record<string, unknown>)['slot'] ?? slot }]
+              : [],
       );
   }
   out.forEach((e, i) => assertRecordLike(models.Equipment, e, 'inventory.fetchCurrentEquipment', `[${i}]`));
@@ -247,7 +325,12 @@ export function flattenEquipment(raw: unknown): Equipment[] {
 export function createResources(deps: ResourceDeps): Resources {
   const { core, read, invalidateCache } = deps;
 
-  function paginated<T>(resource: Parameters<typeof createListing>[0], filters: ListingFilters, options: AnyPageOptions, defaultLimit: number): AsyncIterable<T> | Promise<CursorPage<T>> {
+  function paginated<T>(
+    resource: Parameters<typeof createListing>[0],
+    filters: ListingFilters,
+    options: AnyPageOptions,
+    defaultLimit: number,
+  ): AsyncIterable<T> | Promise<CursorPage<T>> {
     const listing = createListing(resource, filters);
     const limit = options.limit ?? defaultLimit;
     if (options.autoItems) {
@@ -276,28 +359,60 @@ export function createResources(deps: ResourceDeps): Resources {
 
   const article: ArticleResource = {
     get: (articleId, o = {}) => read<Article>('article.getArticleById', { articleId }, models.Article, o),
-    getLite: (articleId, o = {}) => read<ArticleLite>('article.getArticleLiteById', { articleId }, models.ArticleLite, o),
+    getLite: (articleId, o = {}) =>
+      read<ArticleLite>('article.getArticleLiteById', { articleId }, models.ArticleLite, o),
     getPaginated: ((type: ArticleType, o: AnyPageOptions & ArticleFilters = {}) =>
-      paginated<ArticleLite>('articles', { ...filtersOf(o, PAGE_KEYS), type }, o, DEFAULT_PAGE_LIMITS.article)) as ArticleResource['getPaginated'],
-    collectAll: (o = {}) => collectSlices<ArticleLite>(core, [createListing('articles', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
-    iterateAll: (o = {}) => iterateSlices<ArticleLite>(core, [createListing('articles', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+      paginated<ArticleLite>(
+        'articles',
+        { ...filtersOf(o, PAGE_KEYS), type },
+        o,
+        DEFAULT_PAGE_LIMITS.article,
+      )) as ArticleResource['getPaginated'],
+    collectAll: (o = {}) =>
+      collectSlices<ArticleLite>(
+        core,
+        [createListing('articles', filtersOf(o, SLICE_KEYS))],
+        sliceOptions(o, {}),
+      ),
+    iterateAll: (o = {}) =>
+      iterateSlices<ArticleLite>(
+        core,
+        [createListing('articles', filtersOf(o, SLICE_KEYS))],
+        sliceOptions(o, {}),
+      ),
     invalidateCache,
   };
 
   function requireOldest(o: { oldestDate?: unknown }): void {
     if (o.oldestDate === undefined || o.oldestDate === null)
-      throw new ConfigError('transaction.collectAll: oldestDate is required (the unfiltered feed reaches back 72 h only)', ['oldestDate']);
+      throw new ConfigError(
+        'transaction.collectAll: oldestDate is required (the unfiltered feed reaches back 72 h only)',
+        ['oldestDate'],
+      );
   }
   const transaction: TransactionResource = {
     getPaginated: ((o: AnyPageOptions & TransactionFilters = {}) =>
-      paginated<Transaction>('transactions', filtersOf(o, PAGE_KEYS), o, DEFAULT_PAGE_LIMITS.transaction)) as TransactionResource['getPaginated'],
+      paginated<Transaction>(
+        'transactions',
+        filtersOf(o, PAGE_KEYS),
+        o,
+        DEFAULT_PAGE_LIMITS.transaction,
+      )) as TransactionResource['getPaginated'],
     collectAll: (o) => {
       requireOldest(o);
-      return collectSlices<Transaction>(core, [createListing('transactions', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {}));
+      return collectSlices<Transaction>(
+        core,
+        [createListing('transactions', filtersOf(o, SLICE_KEYS))],
+        sliceOptions(o, {}),
+      );
     },
     iterateAll: (o) => {
       requireOldest(o);
-      return iterateSlices<Transaction>(core, [createListing('transactions', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {}));
+      return iterateSlices<Transaction>(
+        core,
+        [createListing('transactions', filtersOf(o, SLICE_KEYS))],
+        sliceOptions(o, {}),
+      );
     },
     invalidateCache,
   };
@@ -305,16 +420,31 @@ export function createResources(deps: ResourceDeps): Resources {
   const party: PartyResource = {
     get: (partyId, o = {}) => read<Party>('party.getById', { partyId }, models.Party, o),
     getByCountry: (countryId, o = {}) =>
-      all(paginated<Party>('parties', { countryId }, { autoItems: true, limit: 100, signal: o.signal }, 100) as AsyncIterable<Party>),
+      all(
+        paginated<Party>(
+          'parties',
+          { countryId },
+          { autoItems: true, limit: 100, signal: o.signal },
+          100,
+        ) as AsyncIterable<Party>,
+      ),
     getPaginated: ((o: AnyPageOptions & CountryFilter = {}) =>
-      paginated<Party>('parties', filtersOf(o, PAGE_KEYS), o, DEFAULT_PAGE_LIMITS.party)) as PartyResource['getPaginated'],
-    collectAll: (o = {}) => collectSlices<Party>(core, [createListing('parties', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
-    iterateAll: (o = {}) => iterateSlices<Party>(core, [createListing('parties', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+      paginated<Party>(
+        'parties',
+        filtersOf(o, PAGE_KEYS),
+        o,
+        DEFAULT_PAGE_LIMITS.party,
+      )) as PartyResource['getPaginated'],
+    collectAll: (o = {}) =>
+      collectSlices<Party>(core, [createListing('parties', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    iterateAll: (o = {}) =>
+      iterateSlices<Party>(core, [createListing('parties', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
     invalidateCache,
   };
 
   const country: CountryResource = {
-    getAllCountries: async (o = {}) => normaliseCountries(await read<unknown>('country.getAllCountries', {}, undefined, o)),
+    getAllCountries: async (o = {}) =>
+      normaliseCountries(await read<unknown>('country.getAllCountries', {}, undefined, o)),
     invalidateCache,
   };
 
@@ -328,12 +458,25 @@ export function createResources(deps: ResourceDeps): Resources {
     getById: (userId, o = {}) => read<User>('user.getUserById', { userId }, models.User, o),
     getLite: (userId, o = {}) => read<UserLite>('user.getUserLite', { userId }, models.UserLite, o),
     getByCountry: ((countryId: string, o: AnyPageOptions = {}) =>
-      paginated<UserLite>('users', { countryId }, o, DEFAULT_PAGE_LIMITS.user)) as UserResource['getByCountry'],
+      paginated<UserLite>(
+        'users',
+        { countryId },
+        o,
+        DEFAULT_PAGE_LIMITS.user,
+      )) as UserResource['getByCountry'],
     getUsersByCountry: (countryId, o = {}) =>
-      all(paginated<UserLite>('users', { countryId }, { autoItems: true, limit: 100, signal: o.signal }, 100) as AsyncIterable<UserLite>),
+      all(
+        paginated<UserLite>(
+          'users',
+          { countryId },
+          { autoItems: true, limit: 100, signal: o.signal },
+          100,
+        ) as AsyncIterable<UserLite>,
+      ),
     async getMany(userIds, o = {}) {
       const concurrency = o.concurrency ?? DEFAULT_RESOURCE_COLLECT.concurrency;
-      if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError(`concurrency must be an integer >= 1, got ${concurrency}`, ['concurrency']);
+      if (!Number.isInteger(concurrency) || concurrency < 1)
+        throw new ConfigError(`concurrency must be an integer >= 1, got ${concurrency}`, ['concurrency']);
       const limit = pLimit(concurrency);
       // One failure (other than not-found) fails the call and cancels the rest.
       const internal = new AbortController();
@@ -356,13 +499,21 @@ export function createResources(deps: ResourceDeps): Resources {
       } catch (error) {
         // Report the first real failure, not the cancellations it caused.
         const reason: unknown = internal.signal.reason;
-        throw error instanceof AbortedError && reason instanceof GamedataError && !o.signal?.aborted ? reason : error;
+        throw error instanceof AbortedError && reason instanceof GamedataError && !o.signal?.aborted
+          ? reason
+          : error;
       }
     },
-    collectByCountry: (countryId, o = {}) => collectSlices<UserLite>(core, [createListing('users', { countryId })], sliceOptions(o, userDefaults)),
-    iterateByCountry: (countryId, o = {}) => iterateSlices<UserLite>(core, [createListing('users', { countryId })], sliceOptions(o, userDefaults)),
+    collectByCountry: (countryId, o = {}) =>
+      collectSlices<UserLite>(core, [createListing('users', { countryId })], sliceOptions(o, userDefaults)),
+    iterateByCountry: (countryId, o = {}) =>
+      iterateSlices<UserLite>(core, [createListing('users', { countryId })], sliceOptions(o, userDefaults)),
     async collectAll(o = {}) {
-      const items = await collectSlices<UserLite>(core, await countryListings(o.signal), sliceOptions(o, userDefaults));
+      const items = await collectSlices<UserLite>(
+        core,
+        await countryListings(o.signal),
+        sliceOptions(o, userDefaults),
+      );
       // Newest first across countries.
       return items.sort((a, b) => compareNewestFirst(a.createdAt, a._id, b.createdAt, b._id));
     },
@@ -376,29 +527,67 @@ export function createResources(deps: ResourceDeps): Resources {
 
   const election: ElectionResource = {
     getPaginated: ((o: AnyPageOptions & CountryFilter = {}) =>
-      paginated<Election>('elections', filtersOf(o, PAGE_KEYS), o, DEFAULT_PAGE_LIMITS.election)) as ElectionResource['getPaginated'],
+      paginated<Election>(
+        'elections',
+        filtersOf(o, PAGE_KEYS),
+        o,
+        DEFAULT_PAGE_LIMITS.election,
+      )) as ElectionResource['getPaginated'],
     getByCountry: (countryId, o = {}) =>
-      all(paginated<Election>('elections', { countryId }, { autoItems: true, limit: 100, signal: o.signal }, 100) as AsyncIterable<Election>),
-    collectAll: (o = {}) => collectSlices<Election>(core, [createListing('elections', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
-    iterateAll: (o = {}) => iterateSlices<Election>(core, [createListing('elections', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+      all(
+        paginated<Election>(
+          'elections',
+          { countryId },
+          { autoItems: true, limit: 100, signal: o.signal },
+          100,
+        ) as AsyncIterable<Election>,
+      ),
+    collectAll: (o = {}) =>
+      collectSlices<Election>(
+        core,
+        [createListing('elections', filtersOf(o, SLICE_KEYS))],
+        sliceOptions(o, {}),
+      ),
+    iterateAll: (o = {}) =>
+      iterateSlices<Election>(
+        core,
+        [createListing('elections', filtersOf(o, SLICE_KEYS))],
+        sliceOptions(o, {}),
+      ),
     invalidateCache,
   };
 
   const donation: DonationResource = {
     getPaginated: ((o: AnyPageOptions & DonationTarget = {}) =>
-      paginated<Donation>('donations', filtersOf(o, PAGE_KEYS), o, DEFAULT_PAGE_LIMITS.donation)) as DonationResource['getPaginated'],
+      paginated<Donation>(
+        'donations',
+        filtersOf(o, PAGE_KEYS),
+        o,
+        DEFAULT_PAGE_LIMITS.donation,
+      )) as DonationResource['getPaginated'],
     getTotals: (o = {}) => {
       const input: Record<string, unknown> = {};
       for (const k of ['muId', 'countryId', 'partyId'] as const) if (o[k] !== undefined) input[k] = o[k];
       return read<DonationTotals>('donation.getTotalDonations', input, models.DonationTotals, o);
     },
-    collectAll: (o = {}) => collectSlices<Donation>(core, [createListing('donations', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
-    iterateAll: (o = {}) => iterateSlices<Donation>(core, [createListing('donations', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    collectAll: (o = {}) =>
+      collectSlices<Donation>(
+        core,
+        [createListing('donations', filtersOf(o, SLICE_KEYS))],
+        sliceOptions(o, {}),
+      ),
+    iterateAll: (o = {}) =>
+      iterateSlices<Donation>(
+        core,
+        [createListing('donations', filtersOf(o, SLICE_KEYS))],
+        sliceOptions(o, {}),
+      ),
     invalidateCache,
   };
 
   const inventory: InventoryResource = {
-    fetchCurrentEquipment: async (userId, o = {}) => flattenEquipment(await read<unknown>('inventory.fetchCurrentEquipment', { userId }, undefined, o)),
+    fetchCurrentEquipment: async (userId, o = {}) =>
+      flattenEquipment(await read<unknown>('inventory.fetchCurrentEquipment', { userId }, undefined, o)),
     invalidateCache,
   };
 
@@ -408,6 +597,7 @@ export function createResources(deps: ResourceDeps): Resources {
 function compareNewestFirst(at: unknown, aid: string, bt: unknown, bid: string): number {
   const ta = typeof at === 'string' ? Date.parse(at) : NaN;
   const tb = typeof bt === 'string' ? Date.parse(bt) : NaN;
-  if (ta !== tb && !(Number.isNaN(ta) && Number.isNaN(tb))) return (Number.isNaN(tb) ? -Infinity : tb) - (Number.isNaN(ta) ? -Infinity : ta) || 0;
+  if (ta !== tb && !(Number.isNaN(ta) && Number.isNaN(tb)))
+    return (Number.isNaN(tb) ? -Infinity : tb) - (Number.isNaN(ta) ? -Infinity : ta) || 0;
   return aid < bid ? 1 : aid > bid ? -1 : 0;
 }

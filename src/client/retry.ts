@@ -45,7 +45,11 @@ export interface RetryOptions {
 }
 
 /** The backoff before attempt `attempt + 1` (pure). */
-export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  policy: RetryPolicy,
+  attempt: number,
+  random: () => number = Math.random,
+): number {
   const base = Math.min(policy.maxDelayMs, policy.initialDelayMs * policy.factor ** (attempt - 1));
   return Math.round(base * (1 - policy.jitter * random()));
 }
@@ -55,8 +59,10 @@ export function resolveRetryPolicy(partial: Partial<RetryPolicy> = {}): RetryPol
   const policy = { ...DEFAULT_RETRY_POLICY, ...partial };
   if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1)
     throw new GamedataError(`retry.maxAttempts must be an integer >= 1, got ${policy.maxAttempts}`);
-  if (!(policy.initialDelayMs >= 0)) throw new GamedataError(`retry.initialDelayMs must be >= 0, got ${policy.initialDelayMs}`);
-  if (!(policy.jitter >= 0 && policy.jitter <= 1)) throw new GamedataError(`retry.jitter must be in [0, 1], got ${policy.jitter}`);
+  if (!(policy.initialDelayMs >= 0))
+    throw new GamedataError(`retry.initialDelayMs must be >= 0, got ${policy.initialDelayMs}`);
+  if (!(policy.jitter >= 0 && policy.jitter <= 1))
+    throw new GamedataError(`retry.jitter must be in [0, 1], got ${policy.jitter}`);
   return policy;
 }
 
@@ -77,9 +83,11 @@ export async function withRetry<T>(
       return await fn({ attempt });
     } catch (thrown) {
       const error = GamedataError.from(thrown);
-      if (error instanceof AbortedError || attempt >= policy.maxAttempts || !policy.isRetriable(error)) throw error;
+      if (error instanceof AbortedError || attempt >= policy.maxAttempts || !policy.isRetriable(error))
+        throw error;
       let delay = backoffDelay(policy, attempt, random);
-      if (error instanceof UpstreamError && error.retryAfterMs !== undefined) delay = Math.max(delay, error.retryAfterMs);
+      if (error instanceof UpstreamError && error.retryAfterMs !== undefined)
+        delay = Math.max(delay, error.retryAfterMs);
       options.onRetry?.(error, attempt, delay);
       await wait(delay, options.signal);
     }

@@ -5,7 +5,14 @@
  * Whole-request failures (network, timeouts, non-envelope answers) are retried here with the one retry helper;
  * per-procedure errors inside an answer are handed back per slot (the caller retries its own slot alone).
  */
-import { AbortedError, GamedataError, NetworkError, NotFoundError, RateLimitError, UpstreamError } from '../errors.js';
+import {
+  AbortedError,
+  GamedataError,
+  NetworkError,
+  NotFoundError,
+  RateLimitError,
+  UpstreamError,
+} from '../errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { parseRetryAfter } from './rate-limiter.js';
 import type { RetryPolicy } from './retry.js';
@@ -54,10 +61,16 @@ export function isSlotError(error: unknown): boolean {
   return error instanceof GamedataError && slotErrors.has(error);
 }
 
-function errorFromEnvelope(envelope: Record<string, unknown>, status: number, procedure: string, retryAfterMs?: number): UpstreamError {
+function errorFromEnvelope(
+  envelope: Record<string, unknown>,
+  status: number,
+  procedure: string,
+  retryAfterMs?: number,
+): UpstreamError {
   const err = (envelope['error'] ?? {}) as Record<string, unknown>;
   const data = (err['data'] ?? {}) as Record<string, unknown>;
-  const httpStatus = typeof data['httpStatus'] === 'number' ? data['httpStatus'] : status >= 400 ? status : 500;
+  const httpStatus =
+    typeof data['httpStatus'] === 'number' ? data['httpStatus'] : status >= 400 ? status : 500;
   const code = typeof data['code'] === 'string' ? data['code'] : undefined;
   const message = `${procedure}: ${typeof err['message'] === 'string' ? err['message'] : 'error'} (${httpStatus}${code ? ` ${code}` : ''})`;
   const opts = retryAfterMs === undefined ? {} : { retryAfterMs };
@@ -68,7 +81,12 @@ function errorFromEnvelope(envelope: Record<string, unknown>, status: number, pr
 }
 
 function isEnvelope(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && ('result' in value || 'error' in value);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    ('result' in value || 'error' in value)
+  );
 }
 
 export function createTransport(options: TransportOptions): Transport {
@@ -76,7 +94,10 @@ export function createTransport(options: TransportOptions): Transport {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
 
-  async function attempt(calls: readonly ProcedureCall[], signal: AbortSignal | undefined): Promise<SlotResult[]> {
+  async function attempt(
+    calls: readonly ProcedureCall[],
+    signal: AbortSignal | undefined,
+  ): Promise<SlotResult[]> {
     const batch = calls.length > 1;
     const procedures = calls.map((c) => c.procedure).join(',');
     let url: string;
@@ -105,8 +126,16 @@ export function createTransport(options: TransportOptions): Transport {
       options.limiter.complete(undefined, undefined);
       options.onRequest?.({ procedures: calls.length, status: undefined, ms: performance.now() - started });
       if (signal?.aborted) throw new AbortedError('aborted', { cause: signal.reason });
-      const reason = timeout.aborted ? `timed out after ${options.timeoutMs} ms` : cause instanceof Error ? describeCause(cause) : String(cause);
-      throw new NetworkError(`${init.method} ${base}/${procedures.length > 80 ? `${procedures.slice(0, 80)}…` : procedures}: ${reason}`, base, { cause });
+      const reason = timeout.aborted
+        ? `timed out after ${options.timeoutMs} ms`
+        : cause instanceof Error
+          ? describeCause(cause)
+          : String(cause);
+      throw new NetworkError(
+        `${init.method} ${base}/${procedures.length > 80 ? `${procedures.slice(0, 80)}…` : procedures}: ${reason}`,
+        base,
+        { cause },
+      );
     }
     const status = response.status;
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
@@ -124,22 +153,38 @@ export function createTransport(options: TransportOptions): Transport {
     if (Array.isArray(envelopes) && envelopes.length === calls.length && envelopes.every(isEnvelope)) {
       return envelopes.map((env, i): SlotResult => {
         const procedure = calls[i]?.procedure ?? '?';
-        if ('error' in env) return { ok: false, error: errorFromEnvelope(env, status, procedure, retryAfterMs) };
+        if ('error' in env)
+          return { ok: false, error: errorFromEnvelope(env, status, procedure, retryAfterMs) };
         const result = env['result'] as Record<string, unknown> | undefined;
         return { ok: true, data: result?.['data'] };
       });
     }
     // Whole-request failure: the status decides whether it is worth another try.
-    const envelopeMessage = isEnvelope(parsed) && 'error' in parsed ? (parsed['error'] as Record<string, unknown>)['message'] : undefined;
+    const envelopeMessage =
+      isEnvelope(parsed) && 'error' in parsed
+        ? (parsed['error'] as Record<string, unknown>)['message']
+        : undefined;
     const message = typeof envelopeMessage === 'string' ? envelopeMessage : text.slice(0, 200);
     const opts = retryAfterMs === undefined ? {} : { retryAfterMs };
     if (status >= 400) {
       const Cls = status === 429 ? RateLimitError : status === 404 ? NotFoundError : UpstreamError;
-      throw new Cls(`${init.method} ${procedures.slice(0, 80)}: HTTP ${status} ${message}`, status, batch ? undefined : calls[0]?.procedure, undefined, opts);
+      throw new Cls(
+        `${init.method} ${procedures.slice(0, 80)}: HTTP ${status} ${message}`,
+        status,
+        batch ? undefined : calls[0]?.procedure,
+        undefined,
+        opts,
+      );
     }
-    throw new UpstreamError(`${init.method} ${procedures.slice(0, 80)}: unreadable answer (HTTP ${status})`, status, undefined, undefined, {
-      retriable: true,
-    });
+    throw new UpstreamError(
+      `${init.method} ${procedures.slice(0, 80)}: unreadable answer (HTTP ${status})`,
+      status,
+      undefined,
+      undefined,
+      {
+        retriable: true,
+      },
+    );
   }
 
   return {
@@ -151,6 +196,7 @@ export function createTransport(options: TransportOptions): Transport {
 
 function describeCause(error: Error): string {
   const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof Error) return `${error.message}: ${(cause as NodeJS.ErrnoException).code ?? cause.message}`;
+  if (cause instanceof Error)
+    return `${error.message}: ${(cause as NodeJS.ErrnoException).code ?? cause.message}`;
   return error.message;
 }

@@ -36,7 +36,13 @@ describe('SWR cache shared through Redis', () => {
     let now = Date.now();
     const windows = { 'user.getUserById': { freshMs: 1_000, staleMs: 600_000 } };
     const make = (redis: Redis) =>
-      createClient({ baseUrl: sim.url, apiKey: 'k', redis, now: () => now, cache: { redisPrefix: prefix, windows } });
+      createClient({
+        baseUrl: sim.url,
+        apiKey: 'k',
+        redis,
+        now: () => now,
+        cache: { redisPrefix: prefix, windows },
+      });
     const a = make(redisA);
     const b = make(redisB);
     const [u] = sim.truth('users') as { _id: string }[];
@@ -45,7 +51,12 @@ describe('SWR cache shared through Redis', () => {
     await b.user.getById(u!._id); // served from Redis: no second fetch
     expect(calls('user.getUserById')).toBe(1);
     now += 5_000; // stale for both
-    await Promise.all([a.user.getById(u!._id), b.user.getById(u!._id), a.user.getById(u!._id), b.user.getById(u!._id)]);
+    await Promise.all([
+      a.user.getById(u!._id),
+      b.user.getById(u!._id),
+      a.user.getById(u!._id),
+      b.user.getById(u!._id),
+    ]);
     await Promise.all([a.idle(), b.idle()]);
     expect(calls('user.getUserById')).toBe(2);
     // Later reads find the revalidated entry in Redis: still no further fetch.

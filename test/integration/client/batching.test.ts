@@ -48,11 +48,15 @@ describe('auto-batcher against the simulator', () => {
   it('a 207 rejects only the failing callers: getMany aligns results with nulls for unknown ids', async () => {
     const client = testClient(sim, { cache: false });
     const users = (await truth(sim, 'users')).slice(0, 30);
-    const wanted = users.flatMap((u, i) => (i % 3 === 0 ? [u._id, `ffffffffffffffffffff${String(i).padStart(4, '0')}`] : [u._id]));
+    const wanted = users.flatMap((u, i) =>
+      i % 3 === 0 ? [u._id, `ffffffffffffffffffff${String(i).padStart(4, '0')}`] : [u._id],
+    );
     sim.resetStats();
     const got = await client.user.getMany(wanted);
     expect(got).toHaveLength(wanted.length);
-    got.forEach((u, i) => expect(u === null ? null : u._id).toBe(wanted[i]!.startsWith('ffff') ? null : wanted[i]));
+    got.forEach((u, i) =>
+      expect(u === null ? null : u._id).toBe(wanted[i]!.startsWith('ffff') ? null : wanted[i]),
+    );
     const stats = sim.stats();
     expect(stats.httpRequests).toBe(1);
     expect(stats.byStatus['207']).toBe(1);
@@ -61,7 +65,10 @@ describe('auto-batcher against the simulator', () => {
   it('a 207 settles each caller: successes resolve, the unknown id alone rejects', async () => {
     const client = testClient(sim, { cache: false });
     const [u] = await truth(sim, 'users');
-    const settled = await Promise.allSettled([client.user.getById(u!._id), client.user.getById('ffffffffffffffffffffffff')]);
+    const settled = await Promise.allSettled([
+      client.user.getById(u!._id),
+      client.user.getById('ffffffffffffffffffffffff'),
+    ]);
     expect(settled[0].status).toBe('fulfilled');
     expect(settled[1].status === 'rejected' && settled[1].reason).toBeInstanceOf(UpstreamError);
   });
@@ -86,7 +93,10 @@ describe('auto-batcher against the simulator', () => {
     const got = await Promise.all(users.map((u) => client.user.getById(u._id)));
     expect(ids(got)).toEqual(ids(users));
     sim.configure({ faults: { http5xx: 1, reset: 0 } });
-    const failing = testClient(sim, { cache: false, retry: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 } });
+    const failing = testClient(sim, {
+      cache: false,
+      retry: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 },
+    });
     await expect(failing.user.getById(users[0]!._id)).rejects.toBeInstanceOf(UpstreamError);
   });
 

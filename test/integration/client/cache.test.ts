@@ -25,12 +25,16 @@ describe('SWR cache', () => {
     await client.user.getById(u!._id);
     await client.party.get(p!._id);
     await client.country.getAllCountries();
-    expect([calls('user.getUserById'), calls('party.getById'), calls('country.getAllCountries')]).toEqual([1, 1, 1]);
+    expect([calls('user.getUserById'), calls('party.getById'), calls('country.getAllCountries')]).toEqual([
+      1, 1, 1,
+    ]);
     await client.article.invalidateCache();
     await client.user.getById(u!._id);
     await client.party.get(p!._id);
     await client.country.getAllCountries();
-    expect([calls('user.getUserById'), calls('party.getById'), calls('country.getAllCountries')]).toEqual([2, 2, 2]);
+    expect([calls('user.getUserById'), calls('party.getById'), calls('country.getAllCountries')]).toEqual([
+      2, 2, 2,
+    ]);
   });
 
   it('listings are never cached', async () => {
@@ -43,12 +47,19 @@ describe('SWR cache', () => {
 
   it('a stale entry is served at once and revalidated by one fetch', async () => {
     let now = Date.now();
-    const client = testClient(sim, { now: () => now, cache: { windows: { 'user.getUserById': { freshMs: 1000, staleMs: 60_000 } } } });
+    const client = testClient(sim, {
+      now: () => now,
+      cache: { windows: { 'user.getUserById': { freshMs: 1000, staleMs: 60_000 } } },
+    });
     const [u] = await truth(sim, 'users');
     sim.resetStats();
     await client.user.getById(u!._id);
     now += 5000;
-    const again = await Promise.all([client.user.getById(u!._id), client.user.getById(u!._id), client.user.getById(u!._id)]);
+    const again = await Promise.all([
+      client.user.getById(u!._id),
+      client.user.getById(u!._id),
+      client.user.getById(u!._id),
+    ]);
     expect(again.every((x) => x._id === u!._id)).toBe(true);
     await client.idle();
     expect(calls('user.getUserById')).toBe(2);

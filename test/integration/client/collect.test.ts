@@ -26,7 +26,8 @@ afterAll(async () => {
   await sim.close();
 });
 
-const since = (records: Rec[], oldest: number, field = 'createdAt'): Rec[] => records.filter((r) => timeOf(r, field) >= oldest);
+const since = (records: Rec[], oldest: number, field = 'createdAt'): Rec[] =>
+  records.filter((r) => timeOf(r, field) >= oldest);
 
 describe('transaction.collectAll', () => {
   it('the burst really is a same-millisecond tie of more than a page', () => {
@@ -44,7 +45,11 @@ describe('transaction.collectAll', () => {
       const sliceMs = sliceDays * DAY;
       // Anchor the slice grid so an edge falls exactly on the burst millisecond.
       const anchor = burstMs + Math.ceil((Date.now() - burstMs) / sliceMs) * sliceMs;
-      const got = await client.transaction.collectAll({ oldestDate: oldest, timeSliceDays: sliceDays, now: () => anchor });
+      const got = await client.transaction.collectAll({
+        oldestDate: oldest,
+        timeSliceDays: sliceDays,
+        now: () => anchor,
+      });
       expect(ids(got)).toEqual(ids(since(txs, oldest)));
     });
   }
@@ -70,7 +75,10 @@ describe('transaction.collectAll', () => {
       [{ countryId: country }, (t) => t['countryId'] === country],
       [{ muId: mu }, (t) => t['muId'] === mu],
       [{ partyId: party }, (t) => t['partyId'] === party],
-      [{ userId: user, transactionType: types }, (t) => byUser(t) && types.includes(String(t['transactionType']))],
+      [
+        { userId: user, transactionType: types },
+        (t) => byUser(t) && types.includes(String(t['transactionType'])),
+      ],
     ];
     for (const [filters, match] of cases) {
       const got = await client.transaction.collectAll({ oldestDate: oldest, timeSliceDays: 7, ...filters });
@@ -82,14 +90,23 @@ describe('transaction.collectAll', () => {
 
   it('transactionType alone (window feed) equals the truth', async () => {
     const oldest = WORLD_NOW - H72;
-    const got = await client.transaction.collectAll({ oldestDate: oldest, transactionType: 'wage', timeSliceDays: 0.05 });
+    const got = await client.transaction.collectAll({
+      oldestDate: oldest,
+      transactionType: 'wage',
+      timeSliceDays: 0.05,
+    });
     expect(ids(got)).toEqual(ids(since(txs, oldest).filter((t) => t['transactionType'] === 'wage')));
   });
 
   it('iterateAll streams the same items in the same order', async () => {
     const oldest = WORLD_NOW - H72;
     const out: string[] = [];
-    for await (const t of client.transaction.iterateAll({ oldestDate: oldest, timeSliceDays: 0.1, highWaterItems: 300 })) out.push(t._id);
+    for await (const t of client.transaction.iterateAll({
+      oldestDate: oldest,
+      timeSliceDays: 0.1,
+      highWaterItems: 300,
+    }))
+      out.push(t._id);
     expect(out).toEqual(ids(since(txs, oldest)));
   });
 });
@@ -97,9 +114,15 @@ describe('transaction.collectAll', () => {
 describe('every other listing', () => {
   it('parties, elections, donations, articles equal the truth (open-ended oldest date)', async () => {
     expect(ids(await client.party.collectAll())).toEqual(ids(await truth(sim, 'parties')));
-    expect(ids(await client.election.collectAll({ timeSliceDays: 3 }))).toEqual(ids(await truth(sim, 'elections')));
-    expect(ids(await client.donation.collectAll({ timeSliceDays: 2 }))).toEqual(ids(await truth(sim, 'donations')));
-    expect(ids(await client.article.collectAll({ timeSliceDays: 1 }))).toEqual(ids(await truth(sim, 'articles')));
+    expect(ids(await client.election.collectAll({ timeSliceDays: 3 }))).toEqual(
+      ids(await truth(sim, 'elections')),
+    );
+    expect(ids(await client.donation.collectAll({ timeSliceDays: 2 }))).toEqual(
+      ids(await truth(sim, 'donations')),
+    );
+    expect(ids(await client.article.collectAll({ timeSliceDays: 1 }))).toEqual(
+      ids(await truth(sim, 'articles')),
+    );
   });
 
   it('filtered listings and oldestDate: nothing older leaks in', async () => {
@@ -125,7 +148,9 @@ describe('failures and cancellation', () => {
     const s = await startSim({ faults: { http5xx: 1 } });
     try {
       const c = testClient(s, { retry: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } });
-      await expect(c.transaction.collectAll({ oldestDate: WORLD_NOW - H72 })).rejects.toBeInstanceOf(GamedataError);
+      await expect(c.transaction.collectAll({ oldestDate: WORLD_NOW - H72 })).rejects.toBeInstanceOf(
+        GamedataError,
+      );
     } finally {
       await s.close();
     }
@@ -136,7 +161,12 @@ describe('failures and cancellation', () => {
     try {
       const c = testClient(s);
       const controller = new AbortController();
-      const p = c.transaction.collectAll({ oldestDate: WORLD_NOW - H72, timeSliceDays: 0.001, limit: 10, signal: controller.signal });
+      const p = c.transaction.collectAll({
+        oldestDate: WORLD_NOW - H72,
+        timeSliceDays: 0.001,
+        limit: 10,
+        signal: controller.signal,
+      });
       setTimeout(() => controller.abort(), 100);
       await expect(p).rejects.toBeInstanceOf(AbortedError);
       await new Promise((r) => setTimeout(r, 100));
@@ -160,7 +190,11 @@ describe('v1 upstream (second-precision cursors)', () => {
       for (const sliceDays of [60_000 / DAY, 0.2]) {
         const sliceMs = sliceDays * DAY;
         const anchor = sec + Math.ceil((Date.now() - sec) / sliceMs) * sliceMs;
-        const got = await c.transaction.collectAll({ oldestDate: oldest, timeSliceDays: sliceDays, now: () => anchor });
+        const got = await c.transaction.collectAll({
+          oldestDate: oldest,
+          timeSliceDays: sliceDays,
+          now: () => anchor,
+        });
         // A v1 upstream orders by (whole second, _id): compare as sets and check the order it defines.
         const want = since(all, oldest);
         expect(new Set(ids(got))).toEqual(new Set(ids(want)));

@@ -15,8 +15,15 @@ describe('rate limiting', () => {
     // Small batches and pages so the call needs several windows' worth of requests.
     const client = testClient(sim, { maxBatchSize: 5 });
     const oldest = WORLD_NOW - H72;
-    const got = await client.transaction.collectAll({ oldestDate: oldest, limit: 10, timeSliceDays: 0.25, now: () => WORLD_NOW });
-    const want = (await truth(sim, 'transactions')).filter((t) => Date.parse(String(t['createdAt'])) >= oldest);
+    const got = await client.transaction.collectAll({
+      oldestDate: oldest,
+      limit: 10,
+      timeSliceDays: 0.25,
+      now: () => WORLD_NOW,
+    });
+    const want = (await truth(sim, 'transactions')).filter(
+      (t) => Date.parse(String(t['createdAt'])) >= oldest,
+    );
     expect(ids(got)).toEqual(ids(want));
     const stats = sim.stats();
     expect(stats.httpRequests).toBeGreaterThan(15 * 2); // it did span several windows
@@ -28,7 +35,12 @@ describe('rate limiting', () => {
     const client = testClient(sim, { maxBatchSize: 5, rateLimit: { reserve: 0, resetMarginMs: 0 } });
     const users = (await truth(sim, 'users')).slice(0, 60);
     // Another tool on the same key burns the window's budget first, so the client's requests meet 429s.
-    const hog = testClient(sim, { rateLimit: false, maxBatchSize: 1, maxInFlight: 12, retry: { maxAttempts: 1 } });
+    const hog = testClient(sim, {
+      rateLimit: false,
+      maxBatchSize: 1,
+      maxInFlight: 12,
+      retry: { maxAttempts: 1 },
+    });
     await Promise.allSettled(Array.from({ length: 12 }, (_, i) => hog.party.getPaginated({ limit: 1 + i })));
     const got = await Promise.all(users.map((u) => client.user.getById(u._id)));
     expect(ids(got)).toEqual(ids(users));

@@ -33,7 +33,7 @@ describe('single reads', () => {
     expect(await client.party.get(p!._id)).toEqual(p);
     const user = await client.user.getById(u!._id);
     expect(user).toEqual(u);
-     
+
     expect((await client.user.getLite(u!._id))._id).toBe(u!._id);
     await expect(client.user.getById('ffffffffffffffffffffffff')).rejects.toBeInstanceOf(NotFoundError);
   });
@@ -82,7 +82,9 @@ describe('pagination with spec defaults', () => {
     const three = await collect(client.election.getPaginated({ autoItems: true, limit: 5, maxPages: 3 }));
     expect(ids(three)).toEqual(ids(elections.slice(0, 15)));
     const cut = timeOf(elections[30]!);
-    const until = await collect(client.election.getPaginated({ autoItems: true, limit: 4, cursorEnd: new Date(cut).toISOString() }));
+    const until = await collect(
+      client.election.getPaginated({ autoItems: true, limit: 4, cursorEnd: new Date(cut).toISOString() }),
+    );
     // Pagination stops on the first page whose cursor is older than cursorEnd: every item down to it, and no page more.
     expect(until.length).toBeGreaterThanOrEqual(30);
     expect(until.length).toBeLessThan(30 + 8);

@@ -29,7 +29,14 @@ describe('SWR cache', () => {
       if (fail) throw new Error('down');
       return `v${fetches}`;
     };
-    return { cache, store, fetcher, at: (t: number) => (now = t), count: () => fetches, setFail: (f: boolean) => (fail = f) };
+    return {
+      cache,
+      store,
+      fetcher,
+      at: (t: number) => (now = t),
+      count: () => fetches,
+      setFail: (f: boolean) => (fail = f),
+    };
   }
 
   it('serves fresh without a fetch, shares a miss, revalidates stale once in the background', async () => {
@@ -40,7 +47,11 @@ describe('SWR cache', () => {
     expect(await s.cache.get('k', W, s.fetcher)).toBe('v1');
     expect(s.count()).toBe(1);
     s.at(200);
-    const stale = await Promise.all([s.cache.get('k', W, s.fetcher), s.cache.get('k', W, s.fetcher), s.cache.get('k', W, s.fetcher)]);
+    const stale = await Promise.all([
+      s.cache.get('k', W, s.fetcher),
+      s.cache.get('k', W, s.fetcher),
+      s.cache.get('k', W, s.fetcher),
+    ]);
     expect(stale).toEqual(['v1', 'v1', 'v1']);
     await s.cache.idle();
     expect(s.count()).toBe(2);

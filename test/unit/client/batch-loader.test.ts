@@ -4,14 +4,18 @@ import type { ProcedureCall, SlotResult, Transport } from '../../../src/client/t
 import { AbortedError, ConfigError, MissingResultError, UpstreamError } from '../../../src/errors.js';
 
 /** A recording fake transport: answers `echo:<input>` per slot, or what `answer` says. */
-function recordingTransport(answer?: (calls: readonly ProcedureCall[]) => SlotResult[]): Transport & { requests: ProcedureCall[][] } {
+function recordingTransport(
+  answer?: (calls: readonly ProcedureCall[]) => SlotResult[],
+): Transport & { requests: ProcedureCall[][] } {
   const requests: ProcedureCall[][] = [];
   return {
     requests,
     async send(calls) {
       requests.push([...calls]);
       await new Promise((r) => setTimeout(r, 5));
-      return answer ? answer(calls) : calls.map((c) => ({ ok: true, data: `echo:${JSON.stringify(c.input)}` }));
+      return answer
+        ? answer(calls)
+        : calls.map((c) => ({ ok: true, data: `echo:${JSON.stringify(c.input)}` }));
     },
   };
 }
@@ -20,7 +24,9 @@ describe('batch loader', () => {
   it('merges calls of one tick into POSTs of at most 50, each caller getting its own result', async () => {
     const t = recordingTransport();
     const loader = createBatchLoader(t);
-    const results = await Promise.all(Array.from({ length: 120 }, (_, i) => loader.load('user.getUserById', { userId: String(i) })));
+    const results = await Promise.all(
+      Array.from({ length: 120 }, (_, i) => loader.load('user.getUserById', { userId: String(i) })),
+    );
     expect(t.requests.map((r) => r.length)).toEqual([50, 50, 20]);
     results.forEach((r, i) => expect(r).toBe(`echo:{"userId":"${i}"}`));
   });
@@ -40,7 +46,13 @@ describe('batch loader', () => {
 
   it('rejects only the failing slot, and a missing slot with MissingResultError', async () => {
     const t = recordingTransport((calls) =>
-      calls.slice(0, 2).map((c, i) => (i === 1 ? { ok: false, error: new UpstreamError('nope', 404, c.procedure, 'NOT_FOUND') } : { ok: true, data: 1 })),
+      calls
+        .slice(0, 2)
+        .map((c, i) =>
+          i === 1
+            ? { ok: false, error: new UpstreamError('nope', 404, c.procedure, 'NOT_FOUND') }
+            : { ok: true, data: 1 },
+        ),
     );
     const loader = createBatchLoader(t);
     const settled = await Promise.allSettled([loader.load('p', 0), loader.load('p', 1), loader.load('p', 2)]);

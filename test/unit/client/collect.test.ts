@@ -23,18 +23,23 @@ const timesArb = fc.array(
 describe('planSliceEdges', () => {
   it('partitions [oldest, top) into adjacent slices, newest first, inner edges on the grid', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 500 }), fc.constantFrom(1, 1000), (span, slice, align) => {
-        const anchor = T0 + 100_000;
-        const oldest = anchor - span * 37;
-        const plan = planSliceEdges(oldest, Infinity, anchor, slice * 13, align);
-        expect(plan[0]?.end).toBe(Infinity);
-        expect(plan[plan.length - 1]?.start).toBe(oldest);
-        for (let i = 1; i < plan.length; i++) {
-          expect(plan[i]?.end).toBe(plan[i - 1]?.start);
-          const edge = plan[i]?.end ?? 0;
-          expect(edge % align).toBe(0);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 1, max: 500 }),
+        fc.constantFrom(1, 1000),
+        (span, slice, align) => {
+          const anchor = T0 + 100_000;
+          const oldest = anchor - span * 37;
+          const plan = planSliceEdges(oldest, Infinity, anchor, slice * 13, align);
+          expect(plan[0]?.end).toBe(Infinity);
+          expect(plan[plan.length - 1]?.start).toBe(oldest);
+          for (let i = 1; i < plan.length; i++) {
+            expect(plan[i]?.end).toBe(plan[i - 1]?.start);
+            const edge = plan[i]?.end ?? 0;
+            expect(edge % align).toBe(0);
+          }
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -78,7 +83,12 @@ describe('collectSlices (exact, against an in-memory feed)', () => {
     const rows = makeRows(times);
     const feed = createFakeFeed(rows);
     const stats = { slices: 0, splits: 0, pages: 0 };
-    const got = await collectSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 1, limit: 50, splitPages: 2, now: () => T0 + DAY / 2 }, stats);
+    const got = await collectSlices<Row>(
+      feed,
+      [listing],
+      { oldestDate: T0, timeSliceDays: 1, limit: 50, splitPages: 2, now: () => T0 + DAY / 2 },
+      stats,
+    );
     expect(got).toHaveLength(3000);
     expect(new Set(got.map((r) => r._id)).size).toBe(3000);
     expect(stats.splits).toBeGreaterThan(0);
@@ -89,21 +99,38 @@ describe('collectSlices (exact, against an in-memory feed)', () => {
 
   it('reads nothing older than oldestDate and stops each slice at its first older item', async () => {
     const rows = makeRows([T0 - 5, T0 - 1, T0, T0 + 1, T0 + 2]);
-    const got = await collectSlices<Row>(createFakeFeed(rows), [listing], { oldestDate: T0, timeSliceDays: 1, now: () => T0 + 10 });
+    const got = await collectSlices<Row>(createFakeFeed(rows), [listing], {
+      oldestDate: T0,
+      timeSliceDays: 1,
+      now: () => T0 + 10,
+    });
     expect(got.map((r) => r.createdAt)).toEqual([T0 + 2, T0 + 1, T0].map((t) => new Date(t).toISOString()));
   });
 
   it('fails the whole call when one slice keeps failing (never a partial list)', async () => {
     const rows = makeRows(Array.from({ length: 500 }, (_, i) => T0 + i * 100));
     const feed = createFakeFeed(rows, 'v2', { failWhen: (n) => n === 5 });
-    await expect(collectSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 0.0001, limit: 10, now: () => T0 + 50_000 })).rejects.toThrow(GamedataError);
+    await expect(
+      collectSlices<Row>(feed, [listing], {
+        oldestDate: T0,
+        timeSliceDays: 0.0001,
+        limit: 10,
+        now: () => T0 + 50_000,
+      }),
+    ).rejects.toThrow(GamedataError);
   });
 
   it('cancels on abort', async () => {
     const rows = makeRows(Array.from({ length: 2000 }, (_, i) => T0 + i));
     const feed = createFakeFeed(rows);
     const controller = new AbortController();
-    const it = iterateSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 0.00001, limit: 5, signal: controller.signal, now: () => T0 + 2000 });
+    const it = iterateSlices<Row>(feed, [listing], {
+      oldestDate: T0,
+      timeSliceDays: 0.00001,
+      limit: 5,
+      signal: controller.signal,
+      now: () => T0 + 2000,
+    });
     let n = 0;
     await expect(
       (async () => {
@@ -118,7 +145,14 @@ describe('collectSlices (exact, against an in-memory feed)', () => {
   it('streams with bounded buffering (readers of later slices pause)', async () => {
     const rows = makeRows(Array.from({ length: 3000 }, (_, i) => T0 + i));
     const feed = createFakeFeed(rows);
-    const it = iterateSlices<Row>(feed, [listing], { oldestDate: T0, timeSliceDays: 0.00001, limit: 10, highWaterItems: 50, concurrency: 100, now: () => T0 + 3000 });
+    const it = iterateSlices<Row>(feed, [listing], {
+      oldestDate: T0,
+      timeSliceDays: 0.00001,
+      limit: 10,
+      highWaterItems: 50,
+      concurrency: 100,
+      now: () => T0 + 3000,
+    });
     let n = 0;
     for await (const _ of it) {
       if (++n === 20) break;
@@ -132,26 +166,33 @@ describe('collectSlices (exact, against an in-memory feed)', () => {
 describe('readSlice', () => {
   it('adjacent slices partition the feed; a checkpoint resumes exactly the rest', async () => {
     await fc.assert(
-      fc.asyncProperty(timesArb, fc.array(fc.integer({ min: 1, max: 19_999 }), { maxLength: 6 }), fc.integer({ min: 1, max: 7 }), async (times, cuts, limit) => {
-        const rows = makeRows(times);
-        const feed = createFakeFeed(rows);
-        const edges = [...new Set([T0, ...cuts.map((c) => T0 + c), T0 + 20_001])].sort((a, b) => a - b);
-        const seen: string[] = [];
-        for (let i = edges.length - 1; i > 0; i--) {
-          const range = { start: edges[i - 1] ?? 0, end: edges[i] ?? 0 };
-          let resumeAt: string | null = null;
-          let pages = 0;
-          for await (const page of readSlice<Row>(feed, listing, range, { limit })) {
-            seen.push(...page.items.map((r) => r._id));
-            if (++pages === 2) {
-              resumeAt = page.cursor;
-              break;
+      fc.asyncProperty(
+        timesArb,
+        fc.array(fc.integer({ min: 1, max: 19_999 }), { maxLength: 6 }),
+        fc.integer({ min: 1, max: 7 }),
+        async (times, cuts, limit) => {
+          const rows = makeRows(times);
+          const feed = createFakeFeed(rows);
+          const edges = [...new Set([T0, ...cuts.map((c) => T0 + c), T0 + 20_001])].sort((a, b) => a - b);
+          const seen: string[] = [];
+          for (let i = edges.length - 1; i > 0; i--) {
+            const range = { start: edges[i - 1] ?? 0, end: edges[i] ?? 0 };
+            let resumeAt: string | null = null;
+            let pages = 0;
+            for await (const page of readSlice<Row>(feed, listing, range, { limit })) {
+              seen.push(...page.items.map((r) => r._id));
+              if (++pages === 2) {
+                resumeAt = page.cursor;
+                break;
+              }
             }
+            if (resumeAt)
+              for await (const page of readSlice<Row>(feed, listing, range, { limit, cursor: resumeAt }))
+                seen.push(...page.items.map((r) => r._id));
           }
-          if (resumeAt) for await (const page of readSlice<Row>(feed, listing, range, { limit, cursor: resumeAt })) seen.push(...page.items.map((r) => r._id));
-        }
-        expect(seen).toEqual(sortRows(rows, 'v2').map((r) => r._id));
-      }),
+          expect(seen).toEqual(sortRows(rows, 'v2').map((r) => r._id));
+        },
+      ),
       { numRuns: 60 },
     );
   });

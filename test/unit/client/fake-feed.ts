@@ -18,7 +18,8 @@ export function makeRows(times: number[]): Row[] {
 
 /** Newest first by the format's key. */
 export function sortRows(rows: Row[], format: 'v2' | 'v1'): Row[] {
-  const key = (r: Row): number => (format === 'v1' ? Math.floor(Date.parse(r.createdAt) / 1000) * 1000 : Date.parse(r.createdAt));
+  const key = (r: Row): number =>
+    format === 'v1' ? Math.floor(Date.parse(r.createdAt) / 1000) * 1000 : Date.parse(r.createdAt);
   return [...rows].sort((a, b) => key(b) - key(a) || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
 }
 
@@ -27,14 +28,22 @@ export interface FakeFeed extends ClientCore {
   failAfter?: number;
 }
 
-export function createFakeFeed(rows: Row[], format: 'v2' | 'v1' = 'v2', options: { failWhen?: (call: number) => boolean } = {}): FakeFeed {
+export function createFakeFeed(
+  rows: Row[],
+  format: 'v2' | 'v1' = 'v2',
+  options: { failWhen?: (call: number) => boolean } = {},
+): FakeFeed {
   const sorted = sortRows(rows, format);
-  const key = (r: Row): number => (format === 'v1' ? Math.floor(Date.parse(r.createdAt) / 1000) * 1000 : Date.parse(r.createdAt));
+  const key = (r: Row): number =>
+    format === 'v1' ? Math.floor(Date.parse(r.createdAt) / 1000) * 1000 : Date.parse(r.createdAt);
   const calls: FakeFeed['calls'] = [];
   return {
     cursorFormat: format,
     calls,
-    async fetchPage<T>(_listing: unknown, request: { limit: number; cursor?: string | undefined }): Promise<CursorPage<T>> {
+    async fetchPage<T>(
+      _listing: unknown,
+      request: { limit: number; cursor?: string | undefined },
+    ): Promise<CursorPage<T>> {
       const n = calls.push({ cursor: request.cursor, limit: request.limit });
       await new Promise((r) => setImmediate(r));
       if (options.failWhen?.(n)) throw new Error('boom');
@@ -48,7 +57,12 @@ export function createFakeFeed(rows: Row[], format: 'v2' | 'v1' = 'v2', options:
       const items = sorted.slice(start, start + request.limit);
       const last = items[items.length - 1];
       const more = start + request.limit < sorted.length;
-      const nextCursor = last && more ? (format === 'v1' ? encodeCursorV1(Date.parse(last.createdAt), last._id, 'date') : encodeCursorV2(Date.parse(last.createdAt), last._id)) : null;
+      const nextCursor =
+        last && more
+          ? format === 'v1'
+            ? encodeCursorV1(Date.parse(last.createdAt), last._id, 'date')
+            : encodeCursorV2(Date.parse(last.createdAt), last._id)
+          : null;
       return { items: items as T[], nextCursor };
     },
   };

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { createRateLimiter, parseRetryAfter } from '../../../src/client/rate-limiter.js';
 
 const h = (remaining: number, reset: number, limit = 10): Headers =>
-  new Headers({ 'ratelimit-limit': String(limit), 'ratelimit-remaining': String(remaining), 'ratelimit-reset': String(reset) });
+  new Headers({
+    'ratelimit-limit': String(limit),
+    'ratelimit-remaining': String(remaining),
+    'ratelimit-reset': String(reset),
+  });
 
 describe('rate limiter', () => {
   it('paces from ratelimit-remaining: waits for the reset instead of drawing a 429', async () => {

@@ -1,6 +1,11 @@
 /* eslint-disable @typescript-eslint/require-await -- async fakes stand in for async work */
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_RETRY_POLICY, resolveRetryPolicy, withRetry } from '../../../src/client/retry.js';
+import {
+  backoffDelay,
+  DEFAULT_RETRY_POLICY,
+  resolveRetryPolicy,
+  withRetry,
+} from '../../../src/client/retry.js';
 import { GamedataError, RateLimitError, UpstreamError } from '../../../src/errors.js';
 
 describe('withRetry', () => {
@@ -24,17 +29,41 @@ describe('withRetry', () => {
 
   it('does not retry a non-retriable error, and gives up after maxAttempts', async () => {
     let n = 0;
-    await expect(withRetry(async () => { n++; throw new UpstreamError('400', 400, undefined, undefined); }, DEFAULT_RETRY_POLICY, { sleep })).rejects.toThrow('400');
+    await expect(
+      withRetry(
+        async () => {
+          n++;
+          throw new UpstreamError('400', 400, undefined, undefined);
+        },
+        DEFAULT_RETRY_POLICY,
+        { sleep },
+      ),
+    ).rejects.toThrow('400');
     expect(n).toBe(1);
     n = 0;
-    await expect(withRetry(async () => { n++; throw new UpstreamError('502', 502, undefined, undefined); }, resolveRetryPolicy({ maxAttempts: 3 }), { sleep })).rejects.toThrow('502');
+    await expect(
+      withRetry(
+        async () => {
+          n++;
+          throw new UpstreamError('502', 502, undefined, undefined);
+        },
+        resolveRetryPolicy({ maxAttempts: 3 }),
+        { sleep },
+      ),
+    ).rejects.toThrow('502');
     expect(n).toBe(3);
   });
 
   it('waits at least Retry-After', async () => {
     sleeps.length = 0;
     let n = 0;
-    await withRetry(async () => { if (++n === 1) throw new RateLimitError('429', 429, undefined, undefined, { retryAfterMs: 3000 }); }, DEFAULT_RETRY_POLICY, { sleep });
+    await withRetry(
+      async () => {
+        if (++n === 1) throw new RateLimitError('429', 429, undefined, undefined, { retryAfterMs: 3000 });
+      },
+      DEFAULT_RETRY_POLICY,
+      { sleep },
+    );
     expect(sleeps[0]).toBe(3000);
   });
 
@@ -49,6 +78,8 @@ describe('withRetry', () => {
   it('stops when the signal aborts', async () => {
     const c = new AbortController();
     c.abort();
-    await expect(withRetry(async () => 1, DEFAULT_RETRY_POLICY, { signal: c.signal })).rejects.toThrow(GamedataError);
+    await expect(withRetry(async () => 1, DEFAULT_RETRY_POLICY, { signal: c.signal })).rejects.toThrow(
+      GamedataError,
+    );
   });
 });

@@ -39,10 +39,17 @@ function transport(fetch: FetchLike) {
 
 describe('transport (tRPC wire format)', () => {
   it('sends one call as GET ?input= with X-API-Key, several as POST /p0,p1?batch=1', async () => {
-    const f = scripted([() => json({ result: { data: { a: 1 } } }), () => json([{ result: { data: 1 } }, { result: { data: 2 } }])]);
+    const f = scripted([
+      () => json({ result: { data: { a: 1 } } }),
+      () => json([{ result: { data: 1 } }, { result: { data: 2 } }]),
+    ]);
     const t = transport(f);
-    expect(await t.send([{ procedure: 'user.getUserById', input: { userId: 'x', skip: null } }])).toEqual([{ ok: true, data: { a: 1 } }]);
-    expect(f.seen[0]?.url).toBe(`http://up.test/trpc/user.getUserById?input=${encodeURIComponent('{"userId":"x"}')}`);
+    expect(await t.send([{ procedure: 'user.getUserById', input: { userId: 'x', skip: null } }])).toEqual([
+      { ok: true, data: { a: 1 } },
+    ]);
+    expect(f.seen[0]?.url).toBe(
+      `http://up.test/trpc/user.getUserById?input=${encodeURIComponent('{"userId":"x"}')}`,
+    );
     expect((f.seen[0]?.init.headers as Record<string, string>)['x-api-key']).toBe('secret');
     const r = await t.send([
       { procedure: 'a.b', input: { x: 1 } },
@@ -56,7 +63,20 @@ describe('transport (tRPC wire format)', () => {
 
   it('a 207 settles per slot: errors carry status, procedure and code', async () => {
     const f = scripted([
-      () => json([{ result: { data: 1 } }, { error: { message: 'User not found', code: -32004, data: { code: 'NOT_FOUND', httpStatus: 404 } } }], 207),
+      () =>
+        json(
+          [
+            { result: { data: 1 } },
+            {
+              error: {
+                message: 'User not found',
+                code: -32004,
+                data: { code: 'NOT_FOUND', httpStatus: 404 },
+              },
+            },
+          ],
+          207,
+        ),
     ]);
     const [a, b] = await transport(f).send([
       { procedure: 'p', input: 1 },
@@ -77,15 +97,28 @@ describe('transport (tRPC wire format)', () => {
     expect(await transport(f).send([{ procedure: 'p', input: 1 }])).toEqual([{ ok: true, data: 'ok' }]);
     expect(f.seen).toHaveLength(3);
     const g = scripted([() => json({ error: { message: 'Batch size too large (max 50)' } }, 413)]);
-    await expect(transport(g).send([{ procedure: 'p', input: 1 }, { procedure: 'p', input: 2 }])).rejects.toBeInstanceOf(UpstreamError);
+    await expect(
+      transport(g).send([
+        { procedure: 'p', input: 1 },
+        { procedure: 'p', input: 2 },
+      ]),
+    ).rejects.toBeInstanceOf(UpstreamError);
     expect(g.seen).toHaveLength(1);
   });
 
   it('an unparsable 200 body is retried, then raised', async () => {
-    const f = scripted([() => new Response('{"result":', { status: 200 }), () => new Response('{"result":', { status: 200 }), () => new Response('{"res', { status: 200 })]);
+    const f = scripted([
+      () => new Response('{"result":', { status: 200 }),
+      () => new Response('{"result":', { status: 200 }),
+      () => new Response('{"res', { status: 200 }),
+    ]);
     await expect(transport(f).send([{ procedure: 'p', input: 1 }])).rejects.toThrow(/unreadable answer/);
     expect(f.seen).toHaveLength(3);
-    const g = scripted([() => Promise.reject(new TypeError('fetch failed')), () => Promise.reject(new TypeError('fetch failed')), () => Promise.reject(new TypeError('fetch failed'))]);
+    const g = scripted([
+      () => Promise.reject(new TypeError('fetch failed')),
+      () => Promise.reject(new TypeError('fetch failed')),
+      () => Promise.reject(new TypeError('fetch failed')),
+    ]);
     await expect(transport(g).send([{ procedure: 'p', input: 1 }])).rejects.toBeInstanceOf(NetworkError);
   });
 });
