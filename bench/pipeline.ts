@@ -28,7 +28,14 @@ import { readSchemaFiles } from '../src/encoding/schema-files.js';
 import { deleteSubjects, registerSchemas } from '../src/encoding/schema-registration.js';
 import type { AvroRecordSchema } from '../src/encoding/avro-schema.js';
 import { createTopics, deleteTopics } from '../src/sink/create-topics.js';
-import { connectRedis, createClientPlannerSource, createRunCounters, startBackfill, waitForRun, PIPELINE_CLIENT_DEFAULTS } from '../src/jobs/index.js';
+import {
+  connectRedis,
+  createClientPlannerSource,
+  createRunCounters,
+  startBackfill,
+  waitForRun,
+  PIPELINE_CLIENT_DEFAULTS,
+} from '../src/jobs/index.js';
 import { planBackfill } from '../src/planner/index.js';
 import { isResourceName, type ResourceName } from '../src/models/resources.js';
 
@@ -41,12 +48,15 @@ const arg = (name: string, def: string): string => {
 const resource = arg('resource', 'donations');
 if (!isResourceName(resource)) throw new Error(`--resource must be a resource name, got ${resource}`);
 const concurrency = Number(arg('concurrency', '32'));
-const scales = (args.includes('--large') ? ['medium', 'large'] : [arg('scale', 'medium')]) as ('small' | 'medium' | 'large')[];
+const scales = (args.includes('--large') ? ['medium', 'large'] : [arg('scale', 'medium')]) as (
+  'small' | 'medium' | 'large'
+)[];
 
 const brokers = (process.env['KAFKA_BROKERS'] ?? '').split(',').filter((b) => b !== '');
 const registryUrl = process.env['SCHEMA_REGISTRY_URL'] ?? '';
 const redisUrl = process.env['REDIS_URL'] ?? '';
-if (brokers.length === 0 || registryUrl === '' || redisUrl === '') throw new Error('set KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL (eval "$(bash scripts/stack.sh env)")');
+if (brokers.length === 0 || registryUrl === '' || redisUrl === '')
+  throw new Error('set KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL (eval "$(bash scripts/stack.sh env)")');
 
 interface Row {
   scale: string;
@@ -76,11 +86,18 @@ async function kafkaProducerPerf(topic: string, records: number, size: number): 
       '-cp',
       `${ROOT}.stack/kafka/libs/*`,
       'org.apache.kafka.tools.ProducerPerformance',
-      '--topic', topic,
-      '--num-records', String(records),
-      '--record-size', String(size),
-      '--throughput', '-1',
-      '--producer-props', `bootstrap.servers=${brokers.join(',')}`, 'acks=all', 'enable.idempotence=true',
+      '--topic',
+      topic,
+      '--num-records',
+      String(records),
+      '--record-size',
+      String(size),
+      '--throughput',
+      '-1',
+      '--producer-props',
+      `bootstrap.servers=${brokers.join(',')}`,
+      'acks=all',
+      'enable.idempotence=true',
     ],
     { maxBuffer: 10 * 1024 * 1024 },
   );
@@ -97,7 +114,10 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
   const prefix = `bench-${scale}-${Date.now()}`;
   const registry = createRegistryClient({ url: registryUrl });
   const files = await readSchemaFiles();
-  const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<ResourceName, AvroRecordSchema>;
+  const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<
+    ResourceName,
+    AvroRecordSchema
+  >;
   await registerSchemas({ registry, topicPrefix: prefix, schemas });
   await createTopics({ brokers, topicPrefix: prefix });
   const truth = sim.truth(resource as ResourceName);
@@ -113,19 +133,30 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
 
   // Client only: the planned slices read through one batching client, nothing published.
   const client = createClient({ baseUrl: sim.url, apiKey: 'bench', ...PIPELINE_CLIENT_DEFAULTS });
-  const plan = await planBackfill({ resources: [resource as ResourceName], fullHistory, until, runId: 'bench' }, createClientPlannerSource(client));
+  const plan = await planBackfill(
+    { resources: [resource as ResourceName], fullHistory, until, runId: 'bench' },
+    createClientPlannerSource(client),
+  );
   const limit = pLimit(concurrency);
   let read = 0;
   const tc = Date.now();
   await Promise.all(
     plan.slices.map((s) =>
       limit(async () => {
-        for await (const page of readSlice(client, createListing(s.resource, s.filters), { start: s.start, end: s.end }, { onInvalidItem: 'pass' })) read += page.items.length;
+        for await (const page of readSlice(
+          client,
+          createListing(s.resource, s.filters),
+          { start: s.start, end: s.end },
+          { onInvalidItem: 'pass' },
+        ))
+          read += page.items.length;
       }),
     ),
   );
   const clientOnly = read / ((Date.now() - tc) / 1000);
-  console.error(`[bench] client only: ${read} items (${plan.slices.length} slices) at ${clientOnly.toFixed(0)}/s`);
+  console.error(
+    `[bench] client only: ${read} items (${plan.slices.length} slices) at ${clientOnly.toFixed(0)}/s`,
+  );
 
   // End to end through a worker process.
   const env = {
@@ -136,12 +167,18 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
     GAMEDATA_QUEUE_PREFIX: `${prefix}-bull`,
     GAMEDATA_REDIS_PREFIX: prefix,
   };
-  const worker = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--concurrency', String(concurrency), '--quiet'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  await new Promise<void>((resolve) => worker.stderr.on('data', (b: Buffer) => (b.toString().includes('worker: pid') ? resolve() : undefined)));
+  const worker = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--concurrency', String(concurrency), '--quiet'],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  await new Promise<void>((resolve) =>
+    worker.stderr.on('data', (b: Buffer) => (b.toString().includes('worker: pid') ? resolve() : undefined)),
+  );
   const redis = connectRedis(redisUrl);
   const counters = createRunCounters(redis, prefix);
   let peak = 0;
@@ -151,12 +188,18 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
     { resources: [resource as ResourceName], fullHistory, until },
     { connection: redis, prefix: `${prefix}-bull`, planner: createClientPlannerSource(client), counters },
   );
-  const result = await waitForRun(planned.run.runId, { connection: redis, prefix: `${prefix}-bull`, pollMs: 200 });
+  const result = await waitForRun(planned.run.runId, {
+    connection: redis,
+    prefix: `${prefix}-bull`,
+    pollMs: 200,
+  });
   const secs = (Date.now() - te) / 1000;
   peak = Math.max(peak, peakRssMb(worker.pid ?? 0));
   clearInterval(sampler);
   const endToEnd = result.counters.published / secs;
-  console.error(`[bench] end to end: ${result.counters.published} published in ${secs.toFixed(1)} s = ${endToEnd.toFixed(0)}/s, worker peak ${peak.toFixed(0)} MB`);
+  console.error(
+    `[bench] end to end: ${result.counters.published} published in ${secs.toFixed(1)} s = ${endToEnd.toFixed(0)}/s, worker peak ${peak.toFixed(0)} MB`,
+  );
   worker.kill('SIGTERM');
   await new Promise((r) => worker.once('exit', r));
 
@@ -170,7 +213,16 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
   await deleteTopics({ brokers, topicPrefix: prefix }).catch(() => undefined);
   await deleteSubjects(registry, prefix).catch(() => undefined);
   await sim.close();
-  return { scale, records: result.counters.published, avgValueBytes, endToEnd, clientOnly, kafkaPerf, workerPeakMb: peak, secs };
+  return {
+    scale,
+    records: result.counters.published,
+    avgValueBytes,
+    endToEnd,
+    clientOnly,
+    kafkaPerf,
+    workerPeakMb: peak,
+    secs,
+  };
 }
 
 const rows: Row[] = [];
@@ -181,7 +233,9 @@ console.log(
     `load average ${loadavg()[0]?.toFixed(1)}; date ${new Date().toISOString().slice(0, 10)}; resource ${resource}, worker concurrency ${concurrency}.`,
 );
 console.log('');
-console.log('| scale | records | avg value B | end to end rec/s | client only rec/s | Kafka ProducerPerformance rec/s | e2e / slower standalone | worker peak RSS |');
+console.log(
+  '| scale | records | avg value B | end to end rec/s | client only rec/s | Kafka ProducerPerformance rec/s | e2e / slower standalone | worker peak RSS |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const slower = Math.min(r.clientOnly, r.kafkaPerf);

@@ -19,7 +19,8 @@ function hasId(record: DedupRecord): boolean {
 
 /** The dedup key of one record: `_id` or `_id@version`. */
 export function dedupKey(resource: ResourceName, record: DedupRecord): string {
-  const id = typeof record._id === 'string' ? record._id : typeof record._id === 'number' ? String(record._id) : '';
+  const id =
+    typeof record._id === 'string' ? record._id : typeof record._id === 'number' ? String(record._id) : '';
   const version = recordVersion(resource, record);
   return version === '' ? id : `${id}@${version}`;
 }
@@ -59,7 +60,11 @@ export interface Claim<T> {
 }
 
 export interface DedupStore {
-  claim<T extends DedupRecord>(resource: ResourceName, records: readonly T[], options?: ClaimOptions): Promise<Claim<T>>;
+  claim<T extends DedupRecord>(
+    resource: ResourceName,
+    records: readonly T[],
+    options?: ClaimOptions,
+  ): Promise<Claim<T>>;
   markSeen(resource: ResourceName, records: readonly DedupRecord[], options?: ClaimOptions): Promise<void>;
   /** Forgets everything seen for the resource (and the given scopes). */
   reset(resource: ResourceName, scopes?: readonly string[]): Promise<void>;
@@ -80,7 +85,11 @@ export interface DedupStoreOptions {
   owner?: string;
 }
 
-export const DEFAULT_DEDUP_STORE_OPTIONS = { prefix: 'gamedata', lockTtlMs: 30_000, lockPollMs: 100 } as const;
+export const DEFAULT_DEDUP_STORE_OPTIONS = {
+  prefix: 'gamedata',
+  lockTtlMs: 30_000,
+  lockPollMs: 100,
+} as const;
 
 const UNLOCK_SCRIPT = `for i, k in ipairs(KEYS) do if redis.call('get', k) == ARGV[1] then redis.call('del', k) end end return 0`;
 
@@ -115,7 +124,10 @@ export function createRedisSeenSet(redis: Redis): SeenSetBackend {
 }
 
 /** An in-memory backend for unit tests and dry runs. */
-export function createMemorySeenSet(): SeenSetBackend & { sets: Map<string, Set<string>>; locks: Map<string, { owner: string; until: number }> } {
+export function createMemorySeenSet(): SeenSetBackend & {
+  sets: Map<string, Set<string>>;
+  locks: Map<string, { owner: string; until: number }>;
+} {
   const sets = new Map<string, Set<string>>();
   const locks = new Map<string, { owner: string; until: number }>();
   return {
@@ -208,7 +220,11 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
         // Other processes: take a lock per key; a key locked elsewhere is waited for until it is seen (the other
         // process published it) or its lock is gone (it failed, or died and the lock expired).
         while (candidates.length > 0 && backend.lock !== undefined) {
-          const got = await backend.lock(candidates.map(([k]) => lockKey(k)), owner, lockTtlMs);
+          const got = await backend.lock(
+            candidates.map(([k]) => lockKey(k)),
+            owner,
+            lockTtlMs,
+          );
           const rest: [string, T][] = [];
           candidates.forEach(([k, rec], i) => {
             if (got[i] === true) {
@@ -218,7 +234,10 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
           });
           if (rest.length === 0) break;
           await new Promise((r) => setTimeout(r, lockPollMs));
-          const nowSeen = await backend.has(name, rest.map(([k]) => k.slice(resource.length + 1)));
+          const nowSeen = await backend.has(
+            name,
+            rest.map(([k]) => k.slice(resource.length + 1)),
+          );
           candidates = [];
           rest.forEach(([k, rec], i) => {
             if (nowSeen[i] === true) {
@@ -233,14 +252,18 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
           }
         } else if (acquired.length > 0) {
           // Another process may have published and released between our read of the seen-set and our lock.
-          const again = await backend.has(name, acquired.map(([k]) => k.slice(resource.length + 1)));
+          const again = await backend.has(
+            name,
+            acquired.map(([k]) => k.slice(resource.length + 1)),
+          );
           acquired.forEach(([k, rec], i) => {
             mine.push(k);
             if (again[i] !== true) fresh.push(rec);
           });
         }
       } catch (error) {
-        for (const [k] of [...candidates, ...mine.map((m) => [m] as const)]) if (inFlight.get(k) === settled) inFlight.delete(k);
+        for (const [k] of [...candidates, ...mine.map((m) => [m] as const)])
+          if (inFlight.get(k) === settled) inFlight.delete(k);
         done();
         if (locked.length > 0 && backend.unlock) await backend.unlock(locked, owner).catch(() => undefined);
         throw error;

@@ -6,4 +6,11 @@ export {
   dedupKey,
   DEFAULT_DEDUP_STORE_OPTIONS,
 } from './dedup-store.js';
-export type { DedupStore, DedupStoreOptions, DedupRecord, Claim, ClaimOptions, SeenSetBackend } from './dedup-store.js';
+export type {
+  DedupStore,
+  DedupStoreOptions,
+  DedupRecord,
+  Claim,
+  ClaimOptions,
+  SeenSetBackend,
+} from './dedup-store.js';

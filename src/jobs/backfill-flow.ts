@@ -21,15 +21,27 @@ export interface EnqueueRunOptions {
 }
 
 /** Adds the run and its slices atomically. Adding the same run id twice is a no-op (deterministic ids). */
-export async function enqueueRun(run: RunJobData, slices: SliceJobData[], options: EnqueueRunOptions): Promise<void> {
-  const flow = new FlowProducer({ connection: options.connection, prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX });
+export async function enqueueRun(
+  run: RunJobData,
+  slices: SliceJobData[],
+  options: EnqueueRunOptions,
+): Promise<void> {
+  const flow = new FlowProducer({
+    connection: options.connection,
+    prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+  });
   try {
     await flow.add({
       name: JOB_NAMES.run,
       queueName: QUEUE_NAMES.runs,
       data: run,
       opts: { jobId: run.runId },
-      children: slices.map((s) => ({ name: JOB_NAMES.slice, queueName: QUEUE_NAMES.slices, data: s, opts: sliceJobOptions(s.sliceId) })),
+      children: slices.map((s) => ({
+        name: JOB_NAMES.slice,
+        queueName: QUEUE_NAMES.slices,
+        data: s,
+        opts: sliceJobOptions(s.sliceId),
+      })),
     });
   } finally {
     await flow.close();
@@ -44,7 +56,10 @@ export interface RunStatus {
 }
 
 /** Reads a run's state: the parent job's state plus how many slices completed. */
-export async function getRunStatus(runId: string, options: EnqueueRunOptions): Promise<RunStatus | undefined> {
+export async function getRunStatus(
+  runId: string,
+  options: EnqueueRunOptions,
+): Promise<RunStatus | undefined> {
   const queue = new Queue<RunJobData, RunResult>(QUEUE_NAMES.runs, {
     connection: options.connection,
     prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
@@ -82,7 +97,9 @@ export async function waitForRun(
       throw new GamedataError(`run ${runId} failed: ${s.failedReason ?? 'unknown reason'}`);
     }
     if (Date.now() > deadline) {
-      throw new GamedataError(`run ${runId} did not finish in ${String(options.timeoutMs)} ms (state ${s?.state ?? 'missing'})`);
+      throw new GamedataError(
+        `run ${runId} did not finish in ${String(options.timeoutMs)} ms (state ${s?.state ?? 'missing'})`,
+      );
     }
     await new Promise((r) => setTimeout(r, options.pollMs ?? 500));
   }

@@ -31,13 +31,19 @@ export function createCoalescingSink(sink: KafkaSink, options: CoalescingSinkOpt
         if (queue.length === 0) return;
         const batch: Pending[] = [];
         let n = 0;
-        while (queue.length > 0 && (batch.length === 0 || n + (queue[0]?.messages.length ?? 0) <= maxMessages)) {
+        while (
+          queue.length > 0 &&
+          (batch.length === 0 || n + (queue[0]?.messages.length ?? 0) <= maxMessages)
+        ) {
           const p = queue.shift()!;
           batch.push(p);
           n += p.messages.length;
         }
         try {
-          await sink.send(topic, batch.flatMap((p) => p.messages));
+          await sink.send(
+            topic,
+            batch.flatMap((p) => p.messages),
+          );
           for (const p of batch) p.resolve();
         } catch (error) {
           for (const p of batch) p.reject(error);

@@ -1,5 +1,12 @@
 /** Jobs: the BullMQ flow (run + slices), the slice processing and the workers. */
-export { QUEUE_NAMES, JOB_NAMES, DEFAULT_QUEUE_PREFIX, runJobId, sliceJobId, safeIdPart } from './queue-names.js';
+export {
+  QUEUE_NAMES,
+  JOB_NAMES,
+  DEFAULT_QUEUE_PREFIX,
+  runJobId,
+  sliceJobId,
+  safeIdPart,
+} from './queue-names.js';
 export type { RunJobData, SliceJobData, SliceResult, RunResult, RunCounterValues } from './job-types.js';
 export {
   processSlice,

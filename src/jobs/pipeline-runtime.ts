@@ -52,10 +52,16 @@ export function readPipelineSettings(
 ): PipelineSettings {
   const issues: string[] = [];
   const get = (k: string): string => (env[k] ?? '').trim();
-  const brokers = get('KAFKA_BROKERS').split(',').map((b) => b.trim()).filter((b) => b !== '');
-  if (need.api === true && get('GAMEDATA_API_URL') === '') issues.push('GAMEDATA_API_URL is not set (e.g. http://127.0.0.1:4000/trpc)');
-  if (need.kafka === true && brokers.length === 0) issues.push('KAFKA_BROKERS is not set (e.g. 127.0.0.1:19092)');
-  if (need.registry === true && get('SCHEMA_REGISTRY_URL') === '') issues.push('SCHEMA_REGISTRY_URL is not set');
+  const brokers = get('KAFKA_BROKERS')
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
+  if (need.api === true && get('GAMEDATA_API_URL') === '')
+    issues.push('GAMEDATA_API_URL is not set (e.g. http://127.0.0.1:4000/trpc)');
+  if (need.kafka === true && brokers.length === 0)
+    issues.push('KAFKA_BROKERS is not set (e.g. 127.0.0.1:19092)');
+  if (need.registry === true && get('SCHEMA_REGISTRY_URL') === '')
+    issues.push('SCHEMA_REGISTRY_URL is not set');
   if (get('REDIS_URL') === '') issues.push('REDIS_URL is not set (e.g. redis://127.0.0.1:16379)');
   if (issues.length > 0) throw new ConfigError('missing settings', issues);
   return {
@@ -108,7 +114,8 @@ export function createClientSliceSource(client: Client, options: { pageSize?: nu
 /** The planner's view of the upstream over the client. */
 export function createClientPlannerSource(client: Client): PlannerSource {
   return {
-    probe: (resource, filters) => (before, limit) => probeSortTimes(client, createListing(resource, filters), before, limit),
+    probe: (resource, filters) => (before, limit) =>
+      probeSortTimes(client, createListing(resource, filters), before, limit),
     async countryIds() {
       const countries = await client.call('country.getAllCountries', {});
       const list: unknown[] = Array.isArray(countries) ? countries : [];
@@ -121,7 +128,12 @@ export function createClientPlannerSource(client: Client): PlannerSource {
       const countries = await this.countryIds();
       await Promise.all(
         countries.map(async (countryId) => {
-          for await (const page of readSlice<DedupRecord>(client, createListing('users', { countryId }), { start: 0, end: Infinity }, { onInvalidItem: 'pass' })) {
+          for await (const page of readSlice<DedupRecord>(
+            client,
+            createListing('users', { countryId }),
+            { start: 0, end: Infinity },
+            { onInvalidItem: 'pass' },
+          )) {
             for (const item of page.items) if (typeof item._id === 'string') ids.add(item._id);
           }
         }),
@@ -160,7 +172,10 @@ export interface PipelineRuntimeOptions {
 }
 
 /** Builds every real dependency of the pipeline from the settings. */
-export async function createPipelineRuntime(settings: PipelineSettings, options: PipelineRuntimeOptions = {}): Promise<PipelineRuntime> {
+export async function createPipelineRuntime(
+  settings: PipelineSettings,
+  options: PipelineRuntimeOptions = {},
+): Promise<PipelineRuntime> {
   const redis = connectRedis(settings.redisUrl);
   const client = createClient({
     baseUrl: settings.apiUrl,
@@ -173,7 +188,10 @@ export async function createPipelineRuntime(settings: PipelineSettings, options:
   if (useKafka) await sink.connect();
   const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
   const pagePublisher = registry
-    ? createPagePublisher({ sink: createCoalescingSink(sink), encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }) })
+    ? createPagePublisher({
+        sink: createCoalescingSink(sink),
+        encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }),
+      })
     : undefined;
   const publisher: PagePublisher = {
     async publish(resource: ResourceName, records, lineage) {
@@ -181,7 +199,12 @@ export async function createPipelineRuntime(settings: PipelineSettings, options:
       const r = await pagePublisher.publishPage({
         resource,
         records,
-        lineage: { runId: lineage.runId, sliceId: lineage.sliceId, sourceOperation: lineage.operation, fetchedAt: lineage.fetchedAt },
+        lineage: {
+          runId: lineage.runId,
+          sliceId: lineage.sliceId,
+          sourceOperation: lineage.operation,
+          fetchedAt: lineage.fetchedAt,
+        },
       });
       return { published: r.published, deadLettered: r.deadLettered };
     },

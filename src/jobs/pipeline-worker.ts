@@ -68,7 +68,10 @@ export interface PipelineWorkers {
 }
 
 /** Starts the slice worker (and the run worker). Close it before closing Redis and Kafka. */
-export function startPipelineWorkers(options: PipelineWorkerOptions, deps: PipelineWorkerDeps): PipelineWorkers {
+export function startPipelineWorkers(
+  options: PipelineWorkerOptions,
+  deps: PipelineWorkerDeps,
+): PipelineWorkers {
   const o = { ...DEFAULT_PIPELINE_WORKER_OPTIONS, ...options };
   if (!Number.isSafeInteger(o.concurrency) || o.concurrency < 1) {
     throw new ConfigError(`option concurrency must be a positive integer, got ${String(o.concurrency)}`);
@@ -90,12 +93,16 @@ export function startPipelineWorkers(options: PipelineWorkerOptions, deps: Pipel
         },
         spawn: async (children: SliceJobData[]) => {
           const parent = job.parent;
-          if (parent?.id === undefined) throw new GamedataError(`slice ${job.id ?? '?'} has no run to add children to`);
+          if (parent?.id === undefined)
+            throw new GamedataError(`slice ${job.id ?? '?'} has no run to add children to`);
           await spawner.addBulk(
             children.map((c) => ({
               name: JOB_NAMES.slice,
               data: c,
-              opts: { ...sliceJobOptions(c.sliceId), parent: { id: parent.id as string, queue: parent.queueKey } },
+              opts: {
+                ...sliceJobOptions(c.sliceId),
+                parent: { id: parent.id as string, queue: parent.queueKey },
+              },
             })),
           );
         },
@@ -158,7 +165,8 @@ export function startPipelineWorkers(options: PipelineWorkerOptions, deps: Pipel
     runs.on('error', (e) => onError(e, 'run-worker'));
     runs.on('failed', (job, e) => {
       onError(e, `run ${job?.id ?? '?'}`);
-      if (job) void deps.counters.setState(job.data.runId, 'failed', { reason: e.message }).catch(() => undefined);
+      if (job)
+        void deps.counters.setState(job.data.runId, 'failed', { reason: e.message }).catch(() => undefined);
     });
   }
 

@@ -41,7 +41,11 @@ export interface Lineage {
 
 /** Encodes and produces one page; resolves only after every send was acknowledged. */
 export interface PagePublisher {
-  publish(resource: ResourceName, records: DedupRecord[], lineage: Lineage): Promise<{ published: number; deadLettered: number }>;
+  publish(
+    resource: ResourceName,
+    records: DedupRecord[],
+    lineage: Lineage,
+  ): Promise<{ published: number; deadLettered: number }>;
 }
 
 /** Per-run counters (Redis hash in production). */
@@ -115,7 +119,14 @@ export async function processSlice(
   const o = { ...DEFAULT_PROCESS_SLICE_OPTIONS, ...options };
   const now = options.now ?? Date.now;
   let data = { ...job.data };
-  const result: SliceResult = { fetched: 0, published: 0, deduplicated: 0, deadLettered: 0, pages: 0, splits: 0 };
+  const result: SliceResult = {
+    fetched: 0,
+    published: 0,
+    deduplicated: 0,
+    deadLettered: 0,
+    pages: 0,
+    splits: 0,
+  };
   const scope = data.replay ? { scope: data.runId } : undefined;
   const resource = data.resource;
 
@@ -127,11 +138,16 @@ export async function processSlice(
   outer: for (;;) {
     const pages = deps.source.readPages(
       { resource, filters: data.filters, start: data.start, end: data.end },
-      { ...(data.cursor === undefined ? {} : { cursor: data.cursor }), ...(o.signal === undefined ? {} : { signal: o.signal }) },
+      {
+        ...(data.cursor === undefined ? {} : { cursor: data.cursor }),
+        ...(o.signal === undefined ? {} : { signal: o.signal }),
+      },
     );
     for await (const page of pages) {
       const fetchedAt = now();
-      const items = deps.source.enrich ? await deps.source.enrich(resource, page.items, o.signal) : page.items;
+      const items = deps.source.enrich
+        ? await deps.source.enrich(resource, page.items, o.signal)
+        : page.items;
       const claim = await deps.dedup.claim(resource, items, scope);
       try {
         const sent =
@@ -173,7 +189,13 @@ export async function processSlice(
         throw new SliceInterruptedError(`slice ${data.sliceId} interrupted after its checkpoint`);
       }
       // A finished slice (null cursor) has nothing left to hand off.
-      if (page.cursor !== null && lastTime !== undefined && topTime !== undefined && pagesSinceStart >= o.minPagesBeforeSplit && data.depth < o.maxDepth) {
+      if (
+        page.cursor !== null &&
+        lastTime !== undefined &&
+        topTime !== undefined &&
+        pagesSinceStart >= o.minPagesBeforeSplit &&
+        data.depth < o.maxDepth
+      ) {
         const covered = Math.max(1, topTime - lastTime);
         const expected = (rows / covered) * Math.max(0, lastTime - data.start);
         if (expected > o.targetRows * o.splitFactor) {

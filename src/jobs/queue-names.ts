@@ -28,7 +28,12 @@ export function runJobId(resource: string, tag: string, createdAtMs: number): st
 }
 
 /** The id of a slice job: run, filter scope and range make it unique within the run. */
-export function sliceJobId(runId: string, filters: Readonly<Record<string, string>>, start: number, end: number): string {
+export function sliceJobId(
+  runId: string,
+  filters: Readonly<Record<string, string>>,
+  start: number,
+  end: number,
+): string {
   const scope = Object.keys(filters)
     .sort()
     .map((k) => `${k}=${filters[k] ?? ''}`)

@@ -10,7 +10,9 @@ const FIELDS = ['fetched', 'published', 'deduplicated', 'deadLettered'] as const
 
 export interface RunCounters {
   add(runId: string, delta: Partial<RunCounterValues>, resource?: ResourceName): Promise<void>;
-  get(runId: string): Promise<RunCounterValues & { byResource: Partial<Record<ResourceName, RunCounterValues>> }>;
+  get(
+    runId: string,
+  ): Promise<RunCounterValues & { byResource: Partial<Record<ResourceName, RunCounterValues>> }>;
   /** Records a run's state (`running`, `completed`, `failed`) and when it changed. */
   setState(runId: string, state: string, extra?: Record<string, string | number>): Promise<void>;
   getState(runId: string): Promise<Record<string, string>>;

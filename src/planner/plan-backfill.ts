@@ -51,7 +51,11 @@ export interface PlanBackfillOptions {
   now?: () => number;
 }
 
-export const DEFAULT_PLAN_BACKFILL_OPTIONS = { targetRows: 5000, probeBuckets: 16, maxSlicesPerWalk: 1000 } as const;
+export const DEFAULT_PLAN_BACKFILL_OPTIONS = {
+  targetRows: 5000,
+  probeBuckets: 16,
+  maxSlicesPerWalk: 1000,
+} as const;
 
 export interface PlannedRun {
   run: RunJobData;
@@ -76,13 +80,20 @@ export function parseResources(names: readonly string[]): ResourceName[] {
   if (names.includes('all')) return [...RESOURCES];
   const bad = names.filter((n) => !isResourceName(n));
   if (bad.length > 0 || names.length === 0) {
-    throw new ConfigError(`resources must be among ${RESOURCES.join(', ')} (or all)`, bad.map((b) => `unknown resource ${b}`));
+    throw new ConfigError(
+      `resources must be among ${RESOURCES.join(', ')} (or all)`,
+      bad.map((b) => `unknown resource ${b}`),
+    );
   }
   return [...new Set(names)] as ResourceName[];
 }
 
 /** Plans one run over every requested resource. */
-export async function planBackfill(request: BackfillRequest, source: PlannerSource, options: PlanBackfillOptions = {}): Promise<PlannedRun> {
+export async function planBackfill(
+  request: BackfillRequest,
+  source: PlannerSource,
+  options: PlanBackfillOptions = {},
+): Promise<PlannedRun> {
   const o = { ...DEFAULT_PLAN_BACKFILL_OPTIONS, ...options };
   const now = (options.now ?? Date.now)();
   const until = request.until ?? now;
@@ -90,31 +101,45 @@ export async function planBackfill(request: BackfillRequest, source: PlannerSour
   const fullHistory = request.fullHistory ?? false;
   const replay = request.replay ?? false;
   if (request.since !== undefined && request.since >= until) {
-    throw new ConfigError(`--since must be before --until, got ${new Date(request.since).toISOString()} >= ${new Date(until).toISOString()}`);
+    throw new ConfigError(
+      `--since must be before --until, got ${new Date(request.since).toISOString()} >= ${new Date(until).toISOString()}`,
+    );
   }
   const runId = request.runId ?? runJobId(request.resources.join('+'), fullHistory ? 'full' : 'range', now);
   const slices: SliceJobData[] = [];
   const add = (resource: ResourceName, walk: Record<string, string>, ranges: TimeRange[]): void => {
     for (const r of ranges) {
-      slices.push({ runId, sliceId: sliceJobId(runId, { r: resource, ...walk }, r.start, r.end), resource, filters: walk, start: r.start, end: r.end, replay, depth: 0 });
+      slices.push({
+        runId,
+        sliceId: sliceJobId(runId, { r: resource, ...walk }, r.start, r.end),
+        resource,
+        filters: walk,
+        start: r.start,
+        end: r.end,
+        replay,
+        depth: 0,
+      });
     }
   };
 
   for (const resource of request.resources) {
     const since = request.since ?? 0;
     if (resource === 'users') {
-      for (const countryId of await source.countryIds()) add(resource, { ...filters, countryId }, [{ start: since, end: until }]);
+      for (const countryId of await source.countryIds())
+        add(resource, { ...filters, countryId }, [{ start: since, end: until }]);
       continue;
     }
     if (resource === 'transactions' && fullHistory && filters['userId'] === undefined) {
-      for (const userId of await source.userIds()) add(resource, { ...filters, userId }, [{ start: since, end: until }]);
+      for (const userId of await source.userIds())
+        add(resource, { ...filters, userId }, [{ start: since, end: until }]);
       continue;
     }
     // One probed walk.
     const probe = source.probe(resource, filters);
     let start: number;
     if (request.since !== undefined) start = request.since;
-    else if (resource === 'transactions' && Object.keys(filters).length === 0 && !fullHistory) start = until - UNFILTERED_TRANSACTION_WINDOW_MS;
+    else if (resource === 'transactions' && Object.keys(filters).length === 0 && !fullHistory)
+      start = until - UNFILTERED_TRANSACTION_WINDOW_MS;
     else {
       const earliest = await findEarliest(probe, until);
       if (earliest === null) continue; // nothing to read
@@ -123,7 +148,11 @@ export async function planBackfill(request: BackfillRequest, source: PlannerSour
     if (start >= until) continue;
     const range = { start, end: until };
     const density = await probeDensity(probe, range, { buckets: o.probeBuckets });
-    add(resource, filters, planSlices(range, density, { targetRows: o.targetRows, maxSlices: o.maxSlicesPerWalk }));
+    add(
+      resource,
+      filters,
+      planSlices(range, density, { targetRows: o.targetRows, maxSlices: o.maxSlicesPerWalk }),
+    );
   }
   const run: RunJobData = {
     runId,

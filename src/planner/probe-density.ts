@@ -82,7 +82,12 @@ export async function findEarliest(
     const found = await Promise.all(points.map(async (p) => (await probe(p, 1)).length > 0));
     const firstHit = found.indexOf(true);
     const newHi = firstHit === -1 ? hi : (points[firstHit] ?? hi);
-    const newLo = firstHit <= 0 ? (firstHit === 0 ? lo : (points[points.length - 1] ?? lo)) : (points[firstHit - 1] ?? lo);
+    const newLo =
+      firstHit <= 0
+        ? firstHit === 0
+          ? lo
+          : (points[points.length - 1] ?? lo)
+        : (points[firstHit - 1] ?? lo);
     if (newHi === hi && newLo === lo) break;
     lo = newLo;
     hi = newHi;

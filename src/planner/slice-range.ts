@@ -83,7 +83,11 @@ export function splitEvenly(range: TimeRange, parts: number): TimeRange[] {
  * `targetRows` (rows are assumed uniform inside one bucket). Empty stretches end up inside a neighbouring slice,
  * so a sparse history costs few slices.
  */
-export function planSlices(range: TimeRange, density: DensityEstimate, options: PlanSlicesOptions = {}): TimeRange[] {
+export function planSlices(
+  range: TimeRange,
+  density: DensityEstimate,
+  options: PlanSlicesOptions = {},
+): TimeRange[] {
   checkRange(range);
   const o = { ...DEFAULT_PLAN_SLICES_OPTIONS, ...options };
   positiveInt('targetRows', o.targetRows);
@@ -91,7 +95,9 @@ export function planSlices(range: TimeRange, density: DensityEstimate, options: 
   positiveInt('minSliceMs', o.minSliceMs);
   const { edges, rows } = density;
   if (edges.length !== rows.length + 1) {
-    throw new ConfigError(`density.edges must have one more entry than density.rows (${edges.length} vs ${rows.length})`);
+    throw new ConfigError(
+      `density.edges must have one more entry than density.rows (${edges.length} vs ${rows.length})`,
+    );
   }
   const total = rows.reduce((a, b) => a + Math.max(0, b), 0);
   // Never more slices than asked, so a dense range raises the rows per slice instead.

@@ -22,8 +22,15 @@ export interface ReadTopicOptions {
 }
 
 /** Calls `onMessage` for every message of the topic up to its current end. Returns the count. */
-export async function readTopic(options: ReadTopicOptions, onMessage: (m: TopicMessage) => void | Promise<void>): Promise<number> {
-  const kafka = new Kafka({ clientId: 'gamedata-verify', brokers: [...options.brokers], logLevel: logLevel.NOTHING });
+export async function readTopic(
+  options: ReadTopicOptions,
+  onMessage: (m: TopicMessage) => void | Promise<void>,
+): Promise<number> {
+  const kafka = new Kafka({
+    clientId: 'gamedata-verify',
+    brokers: [...options.brokers],
+    logLevel: logLevel.NOTHING,
+  });
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -46,7 +53,13 @@ export async function readTopic(options: ReadTopicOptions, onMessage: (m: TopicM
         const arm = (): void => {
           if (idle) clearTimeout(idle);
           idle = setTimeout(
-            () => reject(new ServiceError(`reading ${options.topic} made no progress for ${options.idleTimeoutMs ?? 60_000} ms`, 'kafka')),
+            () =>
+              reject(
+                new ServiceError(
+                  `reading ${options.topic} made no progress for ${options.idleTimeoutMs ?? 60_000} ms`,
+                  'kafka',
+                ),
+              ),
             options.idleTimeoutMs ?? 60_000,
           );
         };
@@ -61,8 +74,15 @@ export async function readTopic(options: ReadTopicOptions, onMessage: (m: TopicM
               for (const m of batch.messages) {
                 if (BigInt(m.offset) >= high) break;
                 const headers: Record<string, string> = {};
-                for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
-                await onMessage({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, headers });
+                for (const [k, v] of Object.entries(m.headers ?? {}))
+                  if (v !== undefined) headers[k] = v.toString();
+                await onMessage({
+                  partition: batch.partition,
+                  offset: m.offset,
+                  key: m.key,
+                  value: m.value,
+                  headers,
+                });
                 count += 1;
               }
               arm();

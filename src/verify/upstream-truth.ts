@@ -24,7 +24,10 @@ export async function collectUpstreamTruth(
   const byKey = new Map<string, DedupRecord>();
   let anonymous = 0;
   for (const walk of walks) {
-    for await (const page of source.readPages({ resource, filters: walk, start: -Infinity, end: options.until ?? Infinity }, {})) {
+    for await (const page of source.readPages(
+      { resource, filters: walk, start: -Infinity, end: options.until ?? Infinity },
+      {},
+    )) {
       const items = source.enrich ? await source.enrich(resource, page.items) : page.items;
       for (const item of items) {
         const id = typeof item._id === 'string' ? item._id : `#anonymous-${anonymous++}`;

@@ -25,7 +25,13 @@ describe('backfill end to end (simulator small)', () => {
     for (const resource of RESOURCES) {
       const r = await h.verify(resource);
       truthTotal += r.expected;
-      expect({ resource, missing: r.missing, unexpected: r.unexpected, duplicates: r.duplicates, undecodable: r.undecodable }).toEqual({
+      expect({
+        resource,
+        missing: r.missing,
+        unexpected: r.unexpected,
+        duplicates: r.duplicates,
+        undecodable: r.undecodable,
+      }).toEqual({
         resource,
         missing: 0,
         unexpected: 0,

@@ -19,12 +19,29 @@ const CONCURRENCY = 16;
 const PAGE = 100;
 const KILLS = 5;
 const SCALE = (process.env['CRASH_SCALE'] ?? 'small') as 'small' | 'medium';
-const RESOURCES_UNDER_TEST = (process.env['CRASH_RESOURCES'] ?? RESOURCES.join(',')).split(',').filter(isResourceName);
+const RESOURCES_UNDER_TEST = (process.env['CRASH_RESOURCES'] ?? RESOURCES.join(','))
+  .split(',')
+  .filter(isResourceName);
 
-function startWorker(h: Harness, log: string[]): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
+function startWorker(
+  h: Harness,
+  log: string[],
+): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--concurrency', String(CONCURRENCY), '--quiet', '--lock-duration', '8000', '--stalled-interval', '2000'],
+    [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'worker',
+      '--concurrency',
+      String(CONCURRENCY),
+      '--quiet',
+      '--lock-duration',
+      '8000',
+      '--stalled-interval',
+      '2000',
+    ],
     { cwd: ROOT, env: h.env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let resolveReady!: () => void;
@@ -48,7 +65,9 @@ describe('SIGKILL a worker process 5 times during a run', () => {
     // Latency on, so the run lasts long enough to be killed five times mid-flight.
     h = await createHarness('crash', {
       scale: SCALE,
-      ...(SCALE === 'small' ? { latency: { requestMs: 120, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 } } : { rateLimit: { enabled: false } }),
+      ...(SCALE === 'small'
+        ? { latency: { requestMs: 120, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 } }
+        : { rateLimit: { enabled: false } }),
     });
   });
   afterAll(async () => {
@@ -82,11 +101,18 @@ describe('SIGKILL a worker process 5 times during a run', () => {
       let truth = 0;
       for (const resource of RESOURCES_UNDER_TEST) {
         const r = await h.verify(resource);
-        expect({ resource, missing: r.missing, unexpected: r.unexpected, undecodable: r.undecodable }).toEqual({ resource, missing: 0, unexpected: 0, undecodable: 0 });
+        expect({
+          resource,
+          missing: r.missing,
+          unexpected: r.unexpected,
+          undecodable: r.undecodable,
+        }).toEqual({ resource, missing: 0, unexpected: 0, undecodable: 0 });
         duplicates += r.duplicates;
         truth += r.expected;
       }
-      console.log(`crash test (${SCALE}, ${RESOURCES_UNDER_TEST.join(',')}): ${kills} kills, ${truth} records, ${duplicates} duplicates, run counters ${JSON.stringify(result.counters)}`);
+      console.log(
+        `crash test (${SCALE}, ${RESOURCES_UNDER_TEST.join(',')}): ${kills} kills, ${truth} records, ${duplicates} duplicates, run counters ${JSON.stringify(result.counters)}`,
+      );
       // Each killed process can leave at most one acked-but-unmarked page per running slice.
       expect(duplicates).toBeLessThanOrEqual(kills * CONCURRENCY * PAGE);
     } finally {

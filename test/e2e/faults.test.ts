@@ -10,7 +10,15 @@ describe('backfill with the simulator faults on', () => {
   let h: Harness;
   beforeAll(async () => {
     h = await createHarness('faults', {
-      faults: { seed: 11, http5xx: 0.05, batch5xx: 0.03, reset: 0.03, hang: 0.01, badJson: 0.02, malformed: 0.004 },
+      faults: {
+        seed: 11,
+        http5xx: 0.05,
+        batch5xx: 0.03,
+        reset: 0.03,
+        hang: 0.01,
+        badJson: 0.02,
+        malformed: 0.004,
+      },
       // A 429 storm: a tiny keyed limit with short windows.
       rateLimit: { enabled: true, keyed: 25, anonymous: 10, windowMs: 3000 },
     });
@@ -25,13 +33,20 @@ describe('backfill with the simulator faults on', () => {
     let malformed = 0;
     for (const resource of RESOURCES) {
       const r = await h.verify(resource);
-      expect({ resource, missing: r.missing, unexpected: r.unexpected, undecodable: r.undecodable }).toEqual({ resource, missing: 0, unexpected: 0, undecodable: 0 });
+      expect({ resource, missing: r.missing, unexpected: r.unexpected, undecodable: r.undecodable }).toEqual({
+        resource,
+        missing: 0,
+        unexpected: 0,
+        undecodable: 0,
+      });
       expect({ resource, dlqFound: r.dlq.found }).toEqual({ resource, dlqFound: r.dlq.expected });
       malformed += r.dlq.expected;
     }
     expect(malformed).toBeGreaterThan(0);
     expect(result.counters.deadLettered).toBeGreaterThanOrEqual(malformed);
     const stats = h.sim.stats() as unknown as Record<string, unknown>;
-    console.log(`faults: ${malformed} malformed dead-lettered; run ${JSON.stringify(result.counters)}; simulator ${JSON.stringify(stats).slice(0, 400)}`);
+    console.log(
+      `faults: ${malformed} malformed dead-lettered; run ${JSON.stringify(result.counters)}; simulator ${JSON.stringify(stats).slice(0, 400)}`,
+    );
   });
 });

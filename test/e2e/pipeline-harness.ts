@@ -35,7 +35,10 @@ export interface Harness {
   env: NodeJS.ProcessEnv;
   runtime(): Promise<PipelineRuntime>;
   startWorkers(concurrency?: number): Promise<PipelineWorkers>;
-  backfill(request: Omit<BackfillRequest, 'until'> & { until?: number }, timeoutMs?: number): Promise<RunResult>;
+  backfill(
+    request: Omit<BackfillRequest, 'until'> & { until?: number },
+    timeoutMs?: number,
+  ): Promise<RunResult>;
   /** Enqueues only (workers run elsewhere). */
   enqueue(request: Omit<BackfillRequest, 'until'> & { until?: number }): Promise<string>;
   wait(runId: string, timeoutMs?: number): Promise<RunResult>;
@@ -48,7 +51,9 @@ export function serviceSettings(): { kafkaBrokers: string[]; schemaRegistryUrl: 
   const schemaRegistryUrl = process.env['SCHEMA_REGISTRY_URL'] ?? '';
   const redisUrl = process.env['REDIS_URL'] ?? '';
   if (brokers.length === 0 || schemaRegistryUrl === '' || redisUrl === '') {
-    throw new Error('KAFKA_BROKERS, SCHEMA_REGISTRY_URL and REDIS_URL must be set (the services global setup sets them)');
+    throw new Error(
+      'KAFKA_BROKERS, SCHEMA_REGISTRY_URL and REDIS_URL must be set (the services global setup sets them)',
+    );
   }
   return { kafkaBrokers: brokers, schemaRegistryUrl, redisUrl };
 }
@@ -69,7 +74,10 @@ export async function createHarness(label: string, simOptions: SimulatorOptions 
   };
   const registry = createRegistryClient({ url: settings.schemaRegistryUrl });
   const files = await readSchemaFiles();
-  const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<ResourceName, AvroRecordSchema>;
+  const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<
+    ResourceName,
+    AvroRecordSchema
+  >;
   await registerSchemas({ registry, topicPrefix: settings.topicPrefix, schemas });
   await createTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix, partitions: 3 });
 
@@ -139,7 +147,9 @@ export async function createHarness(label: string, simOptions: SimulatorOptions 
         for (let i = 0; i < keys.length; i += 500) await control.del(...keys.slice(i, i + 500));
       }
       for (const r of redises) await r.quit().catch(() => undefined);
-      await deleteTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix }).catch(() => undefined);
+      await deleteTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix }).catch(
+        () => undefined,
+      );
       await deleteSubjects(registry, settings.topicPrefix).catch(() => undefined);
       await sim.close();
     },

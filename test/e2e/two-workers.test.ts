@@ -10,13 +10,23 @@ import { createHarness, type Harness } from './pipeline-harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-function startWorker(h: Harness): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--concurrency', '16', '--quiet'], {
-    cwd: ROOT,
-    env: h.env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const ready = new Promise<void>((resolve) => child.stderr?.on('data', (b: Buffer) => (b.toString().includes('worker: pid') ? resolve() : undefined)));
+function startWorker(h: Harness): {
+  child: ChildProcess;
+  ready: Promise<void>;
+  exited: Promise<number | null>;
+} {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--concurrency', '16', '--quiet'],
+    {
+      cwd: ROOT,
+      env: h.env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  const ready = new Promise<void>((resolve) =>
+    child.stderr?.on('data', (b: Buffer) => (b.toString().includes('worker: pid') ? resolve() : undefined)),
+  );
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return { child, ready, exited };
 }
@@ -36,7 +46,11 @@ describe('two worker processes, full-history transactions', () => {
       await Promise.all(workers.map((w) => w.ready));
       const result = await h.backfill({ resources: ['transactions'], fullHistory: true }, 280_000);
       const r = await h.verify('transactions');
-      expect({ missing: r.missing, duplicates: r.duplicates, unexpected: r.unexpected }).toEqual({ missing: 0, duplicates: 0, unexpected: 0 });
+      expect({ missing: r.missing, duplicates: r.duplicates, unexpected: r.unexpected }).toEqual({
+        missing: 0,
+        duplicates: 0,
+        unexpected: 0,
+      });
       expect(result.counters.published).toBe(h.sim.truth('transactions').length);
       expect(result.counters.deduplicated).toBeGreaterThan(0);
     } finally {

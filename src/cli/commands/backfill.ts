@@ -24,7 +24,8 @@ interface BackfillFlags {
 function parseTime(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new ConfigError(`${flag} must be an ISO-8601 date-time, got ${JSON.stringify(value)}`);
+  if (Number.isNaN(ms))
+    throw new ConfigError(`${flag} must be an ISO-8601 date-time, got ${JSON.stringify(value)}`);
   return ms;
 }
 
@@ -33,9 +34,17 @@ export function register(program: Command): void {
     .command('backfill')
     .description('plan a backfill of resources into Kafka and enqueue it (run + slice jobs) for the workers')
     .argument('<resource...>', 'articles, transactions, parties, users, elections, donations, or all')
-    .option('--since <iso>', 'oldest time to read (default: the earliest record; 72 h for the unfiltered transaction feed)')
+    .option(
+      '--since <iso>',
+      'oldest time to read (default: the earliest record; 72 h for the unfiltered transaction feed)',
+    )
     .option('--until <iso>', 'newest time, exclusive (default: now)')
-    .option('--filter <key=value>', 'listing filter (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option(
+      '--filter <key=value>',
+      'listing filter (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .option('--full-history', 'transactions: walk every user (the unfiltered feed reaches only 72 h)')
     .option('--replay', 'publish records earlier runs already published (still once within this run)')
     .option('--wait', 'follow the run until it completes; exit 1 if it fails')
@@ -44,7 +53,8 @@ export function register(program: Command): void {
     .action(async (names: string[], flags: BackfillFlags) => {
       const resources = parseResources(names);
       const targetRows = Number(flags.targetRows ?? '5000');
-      if (!Number.isSafeInteger(targetRows) || targetRows < 1) throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
+      if (!Number.isSafeInteger(targetRows) || targetRows < 1)
+        throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
       const settings = readPipelineSettings({ api: true });
       const rt = await createPipelineRuntime(settings, { kafka: false });
       try {
@@ -60,7 +70,13 @@ export function register(program: Command): void {
             ...(until === undefined ? {} : { until }),
             ...(flags.runId === undefined ? {} : { runId: flags.runId }),
           },
-          { connection: rt.redis, prefix: settings.queuePrefix, planner: rt.planner, counters: rt.counters, plan: { targetRows } },
+          {
+            connection: rt.redis,
+            prefix: settings.queuePrefix,
+            planner: rt.planner,
+            counters: rt.counters,
+            plan: { targetRows },
+          },
         );
         console.log(`run ${planned.run.runId}: ${planned.slices.length} slices over ${resources.join(', ')}`);
         if (flags.wait !== true) return;

@@ -44,7 +44,9 @@ function pad(s: string | number, n: number, right = false): string {
 export function register(program: Command): void {
   program
     .command('demo')
-    .description('simulator -> workers -> backfill of all six resources -> Kafka -> verify, with a summary table')
+    .description(
+      'simulator -> workers -> backfill of all six resources -> Kafka -> verify, with a summary table',
+    )
     .option('--scale <scale>', 'simulator world size: small | medium | large', 'small')
     .option('--seed <n>', 'simulator world seed', '1')
     .option('--concurrency <n>', 'slices processed at once', '32')
@@ -52,13 +54,16 @@ export function register(program: Command): void {
     .option('--faults <spec>', 'simulator faults, e.g. 5xx=0.05,reset=0.01,hang=0.005,malformed=0.002')
     .option('--latency <spec>', 'simulator latency: realistic | off | request=600,...')
     .action(async (flags: DemoFlags) => {
-      if (!['small', 'medium', 'large'].includes(flags.scale)) throw new ConfigError(`--scale must be small, medium or large, got ${flags.scale}`);
+      if (!['small', 'medium', 'large'].includes(flags.scale))
+        throw new ConfigError(`--scale must be small, medium or large, got ${flags.scale}`);
       const concurrency = Number(flags.concurrency);
-      if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new ConfigError(`--concurrency must be a positive integer, got ${flags.concurrency}`);
+      if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+        throw new ConfigError(`--concurrency must be a positive integer, got ${flags.concurrency}`);
       const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);
       const prefix = flags.prefix ?? `demo-${stamp}`;
       const t0 = Date.now();
-      const step = (msg: string): void => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${msg}`);
+      const step = (msg: string): void =>
+        console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${msg}`);
 
       const sim = await startSimulator({
         scale: flags.scale as 'small',
@@ -67,7 +72,9 @@ export function register(program: Command): void {
         ...(flags.faults === undefined ? {} : { faults: parseFaultSpec(flags.faults) }),
         ...(flags.latency === undefined ? {} : { latency: parseLatencySpec(flags.latency) }),
       });
-      step(`simulator (${flags.scale}, seed ${flags.seed}) at ${sim.url}, world now ${new Date(sim.now()).toISOString()}`);
+      step(
+        `simulator (${flags.scale}, seed ${flags.seed}) at ${sim.url}, world now ${new Date(sim.now()).toISOString()}`,
+      );
       const base = readPipelineSettings({ api: false, kafka: true, registry: true });
       const settings: PipelineSettings = {
         ...base,
@@ -79,7 +86,10 @@ export function register(program: Command): void {
       };
       const registry = createRegistryClient({ url: settings.schemaRegistryUrl });
       const files = await readSchemaFiles();
-      const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<ResourceName, AvroRecordSchema>;
+      const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<
+        ResourceName,
+        AvroRecordSchema
+      >;
       const subjects = await registerSchemas({ registry, topicPrefix: prefix, schemas });
       step(`schemas registered: ${subjects.map((s) => `${s.subject}#${s.id}`).join(', ')}`);
       await createTopics({ brokers: settings.kafkaBrokers, topicPrefix: prefix });
@@ -88,7 +98,12 @@ export function register(program: Command): void {
       const rt = await createPipelineRuntime(settings);
       const bull = connectRedis(settings.redisUrl);
       const workers = startPipelineWorkers(
-        { connection: bull, prefix: settings.queuePrefix, concurrency, onError: (e, where) => console.error(`  ! ${where}: ${e.message}`) },
+        {
+          connection: bull,
+          prefix: settings.queuePrefix,
+          concurrency,
+          onError: (e, where) => console.error(`  ! ${where}: ${e.message}`),
+        },
         rt,
       );
       step(`workers started (concurrency ${concurrency}, one shared batching client)`);
@@ -114,7 +129,9 @@ export function register(program: Command): void {
         });
         const secs = (Date.now() - started) / 1000;
         const c = result.counters;
-        step(`backfill done in ${secs.toFixed(1)} s: fetched ${c.fetched}, published ${c.published}, deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered}`);
+        step(
+          `backfill done in ${secs.toFixed(1)} s: fetched ${c.fetched}, published ${c.published}, deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered}`,
+        );
         const decoder = createRecordDecoder({ registry, topicPrefix: prefix });
         for (const resource of RESOURCES) {
           reports.push(
@@ -131,7 +148,9 @@ export function register(program: Command): void {
         step('verified every topic against the simulator truth (consume, decode, compare)');
         const counters = await rt.counters.get(planned.run.runId);
         console.log('');
-        console.log(`${pad('topic', 34, true)} ${pad('truth', 8)} ${pad('records', 8)} ${pad('missing', 8)} ${pad('dupl.', 6)} ${pad('unexp.', 6)} ${pad('dlq', 5)} ${pad('deduped', 8)}`);
+        console.log(
+          `${pad('topic', 34, true)} ${pad('truth', 8)} ${pad('records', 8)} ${pad('missing', 8)} ${pad('dupl.', 6)} ${pad('unexp.', 6)} ${pad('dlq', 5)} ${pad('deduped', 8)}`,
+        );
         for (const r of reports) {
           const byRes = counters.byResource[r.resource];
           console.log(
@@ -141,14 +160,18 @@ export function register(program: Command): void {
         const total = reports.reduce((a, r) => a + r.consumed, 0);
         const missing = reports.reduce((a, r) => a + r.missing, 0);
         const dups = reports.reduce((a, r) => a + r.duplicates, 0);
-        console.log(`${pad('total', 34, true)} ${pad('', 8)} ${pad(total, 8)} ${pad(missing, 8)} ${pad(dups, 6)}`);
+        console.log(
+          `${pad('total', 34, true)} ${pad('', 8)} ${pad(total, 8)} ${pad(missing, 8)} ${pad(dups, 6)}`,
+        );
         console.log('');
         const cs = rt.client.stats();
         console.log(
           `upstream: ${cs.httpRequests} HTTP requests carrying ${cs.procedures} procedure calls ` +
             `(${(cs.procedures / Math.max(1, cs.httpRequests)).toFixed(1)} per POST), ${cs.status429} answered 429`,
         );
-        console.log(`${c.published} records in ${secs.toFixed(1)} s = ${(c.published / secs).toFixed(0)} records/s end to end (upstream -> Kafka ack)`);
+        console.log(
+          `${c.published} records in ${secs.toFixed(1)} s = ${(c.published / secs).toFixed(0)} records/s end to end (upstream -> Kafka ack)`,
+        );
         failed = reports.some((r) => !r.ok);
         console.log(failed ? 'RESULT: MISSING RECORDS' : 'RESULT: OK (missing 0)');
       } finally {

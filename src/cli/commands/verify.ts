@@ -39,46 +39,69 @@ export function formatVerifyReport(r: VerifyReport): string {
 export function register(program: Command): void {
   program
     .command('verify')
-    .description('compare topic content with the upstream truth, record by record; exit 1 if anything is missing')
+    .description(
+      'compare topic content with the upstream truth, record by record; exit 1 if anything is missing',
+    )
     .argument('<resource...>', 'resources to verify (or all)')
     .option('--truth <dir>', 'folder with <resource>.ndjson truth files (default: re-read the upstream)')
     .option('--malformed <dir>', 'folder with <resource>.malformed files (ids expected in the DLQ)')
     .option('--until <iso>', 'upstream truth: only records older than this')
     .option('--json', 'print the reports as JSON')
-    .action(async (names: string[], flags: { truth?: string; malformed?: string; until?: string; json?: boolean }) => {
-      const resources = parseResources(names);
-      const settings = readPipelineSettings({ api: flags.truth === undefined, kafka: true, registry: true });
-      const decoder = createRegistryClient({ url: settings.schemaRegistryUrl });
-      const until = flags.until === undefined ? undefined : Date.parse(flags.until);
-      if (until !== undefined && Number.isNaN(until)) throw new ConfigError(`--until must be ISO-8601, got ${JSON.stringify(flags.until)}`);
-      const rt = flags.truth === undefined ? await createPipelineRuntime(settings, { kafka: false }) : undefined;
-      const reports: VerifyReport[] = [];
-      try {
-        for (const resource of resources) {
-          const truth = flags.truth !== undefined
-            ? readNdjson(join(flags.truth, `${resource}.ndjson`))
-            : await collectUpstreamTruth(rt!.source, rt!.planner, resource, until === undefined ? {} : { until });
-          const malformedPath = flags.malformed === undefined ? undefined : join(flags.malformed, `${resource}.malformed`);
-          const malformedIds = new Set(
-            malformedPath !== undefined && existsSync(malformedPath)
-              ? readFileSync(malformedPath, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '')
-              : [],
-          );
-          const report = await verifyResource({
-            resource,
-            brokers: settings.kafkaBrokers,
-            topicPrefix: settings.topicPrefix,
-            decoder: createRecordDecoder({ registry: decoder, topicPrefix: settings.topicPrefix }),
-            truth,
-            malformedIds,
-          });
-          reports.push(report);
-          if (flags.json !== true) console.log(formatVerifyReport(report));
+    .action(
+      async (
+        names: string[],
+        flags: { truth?: string; malformed?: string; until?: string; json?: boolean },
+      ) => {
+        const resources = parseResources(names);
+        const settings = readPipelineSettings({
+          api: flags.truth === undefined,
+          kafka: true,
+          registry: true,
+        });
+        const decoder = createRegistryClient({ url: settings.schemaRegistryUrl });
+        const until = flags.until === undefined ? undefined : Date.parse(flags.until);
+        if (until !== undefined && Number.isNaN(until))
+          throw new ConfigError(`--until must be ISO-8601, got ${JSON.stringify(flags.until)}`);
+        const rt =
+          flags.truth === undefined ? await createPipelineRuntime(settings, { kafka: false }) : undefined;
+        const reports: VerifyReport[] = [];
+        try {
+          for (const resource of resources) {
+            const truth =
+              flags.truth !== undefined
+                ? readNdjson(join(flags.truth, `${resource}.ndjson`))
+                : await collectUpstreamTruth(
+                    rt!.source,
+                    rt!.planner,
+                    resource,
+                    until === undefined ? {} : { until },
+                  );
+            const malformedPath =
+              flags.malformed === undefined ? undefined : join(flags.malformed, `${resource}.malformed`);
+            const malformedIds = new Set(
+              malformedPath !== undefined && existsSync(malformedPath)
+                ? readFileSync(malformedPath, 'utf8')
+                    .split('\n')
+                    .map((l) => l.trim())
+                    .filter((l) => l !== '')
+                : [],
+            );
+            const report = await verifyResource({
+              resource,
+              brokers: settings.kafkaBrokers,
+              topicPrefix: settings.topicPrefix,
+              decoder: createRecordDecoder({ registry: decoder, topicPrefix: settings.topicPrefix }),
+              truth,
+              malformedIds,
+            });
+            reports.push(report);
+            if (flags.json !== true) console.log(formatVerifyReport(report));
+          }
+        } finally {
+          await rt?.close();
         }
-      } finally {
-        await rt?.close();
-      }
-      if (flags.json === true) console.log(JSON.stringify(reports, null, 2));
-      if (reports.some((r) => !r.ok)) process.exitCode = 1;
-    });
+        if (flags.json === true) console.log(JSON.stringify(reports, null, 2));
+        if (reports.some((r) => !r.ok)) process.exitCode = 1;
+      },
+    );
 }

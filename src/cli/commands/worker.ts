@@ -6,7 +6,12 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
-import { connectRedis, createPipelineRuntime, readPipelineSettings, startPipelineWorkers } from '../../jobs/index.js';
+import {
+  connectRedis,
+  createPipelineRuntime,
+  readPipelineSettings,
+  startPipelineWorkers,
+} from '../../jobs/index.js';
 import { createWorkerOperations, metricsPortFromEnv } from '../../status/index.js';
 
 export function register(program: Command): void {
@@ -15,57 +20,91 @@ export function register(program: Command): void {
     .description('process backfill slices: fetch -> dedup -> Avro -> Kafka -> ack -> mark seen -> checkpoint')
     .option('--concurrency <n>', 'slices processed at once by this process', '8')
     .option('--quiet', 'no per-slice lines')
-    .option('--lock-duration <ms>', 'slice lock lifetime; a killed worker\'s slices resume after about this long', '30000')
+    .option(
+      '--lock-duration <ms>',
+      "slice lock lifetime; a killed worker's slices resume after about this long",
+      '30000',
+    )
     .option('--stalled-interval <ms>', 'how often orphaned slices are looked for', '15000')
-    .option('--metrics-port <port>', '/metrics port (0 = any free port, off = none; env GAMEDATA_METRICS_PORT)')
+    .option(
+      '--metrics-port <port>',
+      '/metrics port (0 = any free port, off = none; env GAMEDATA_METRICS_PORT)',
+    )
     .option('--no-schedules', 'do not fire tail / cron schedule ticks in this process')
-    .action(async (flags: { concurrency: string; quiet?: boolean; lockDuration: string; stalledInterval: string; metricsPort?: string; schedules: boolean }) => {
-      const lockDuration = Number(flags.lockDuration);
-      const stalledInterval = Number(flags.stalledInterval);
-      if (!Number.isSafeInteger(lockDuration) || lockDuration < 1000) throw new ConfigError(`--lock-duration must be an integer >= 1000 ms, got ${flags.lockDuration}`);
-      if (!Number.isSafeInteger(stalledInterval) || stalledInterval < 500) throw new ConfigError(`--stalled-interval must be an integer >= 500 ms, got ${flags.stalledInterval}`);
-      const concurrency = Number(flags.concurrency);
-      if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
-        throw new ConfigError(`--concurrency must be a positive integer, got ${JSON.stringify(flags.concurrency)}`);
-      }
-      const settings = readPipelineSettings();
-      // Operations (issue 7): /metrics, heartbeat for `status`, and the schedule worker firing tails.
-      const metricsPort = metricsPortFromEnv(flags.metricsPort === undefined ? process.env : { GAMEDATA_METRICS_PORT: flags.metricsPort });
-      const ops = createWorkerOperations(settings, { metricsPort, schedules: flags.schedules, ...(process.env['GAMEDATA_METRICS_HOST'] ? { metricsHost: process.env['GAMEDATA_METRICS_HOST'] } : {}) });
-      const rt = await createPipelineRuntime(settings, ops.runtimeOptions);
-      // BullMQ workers get their own connection (blocking commands); the runtime's serves dedup and counters.
-      const bull = connectRedis(settings.redisUrl);
-      const workers = startPipelineWorkers(
-        {
-          connection: bull,
-          prefix: settings.queuePrefix,
-          concurrency,
-          lockDuration,
-          stalledInterval,
-          onError: (e, where) => console.error(`worker: ${where}: ${e.name}: ${e.message}`),
-          onProgress: (ev) => {
-            if (flags.quiet === true && ev.kind === 'slice') return;
-            const r = ev.result;
-            const c = 'counters' in r ? r.counters : r;
-            console.error(`${ev.kind} ${ev.id}: fetched ${c.fetched}, published ${c.published}, deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered}`);
+    .action(
+      async (flags: {
+        concurrency: string;
+        quiet?: boolean;
+        lockDuration: string;
+        stalledInterval: string;
+        metricsPort?: string;
+        schedules: boolean;
+      }) => {
+        const lockDuration = Number(flags.lockDuration);
+        const stalledInterval = Number(flags.stalledInterval);
+        if (!Number.isSafeInteger(lockDuration) || lockDuration < 1000)
+          throw new ConfigError(`--lock-duration must be an integer >= 1000 ms, got ${flags.lockDuration}`);
+        if (!Number.isSafeInteger(stalledInterval) || stalledInterval < 500)
+          throw new ConfigError(
+            `--stalled-interval must be an integer >= 500 ms, got ${flags.stalledInterval}`,
+          );
+        const concurrency = Number(flags.concurrency);
+        if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
+          throw new ConfigError(
+            `--concurrency must be a positive integer, got ${JSON.stringify(flags.concurrency)}`,
+          );
+        }
+        const settings = readPipelineSettings();
+        // Operations (issue 7): /metrics, heartbeat for `status`, and the schedule worker firing tails.
+        const metricsPort = metricsPortFromEnv(
+          flags.metricsPort === undefined ? process.env : { GAMEDATA_METRICS_PORT: flags.metricsPort },
+        );
+        const ops = createWorkerOperations(settings, {
+          metricsPort,
+          schedules: flags.schedules,
+          ...(process.env['GAMEDATA_METRICS_HOST']
+            ? { metricsHost: process.env['GAMEDATA_METRICS_HOST'] }
+            : {}),
+        });
+        const rt = await createPipelineRuntime(settings, ops.runtimeOptions);
+        // BullMQ workers get their own connection (blocking commands); the runtime's serves dedup and counters.
+        const bull = connectRedis(settings.redisUrl);
+        const workers = startPipelineWorkers(
+          {
+            connection: bull,
+            prefix: settings.queuePrefix,
+            concurrency,
+            lockDuration,
+            stalledInterval,
+            onError: (e, where) => console.error(`worker: ${where}: ${e.name}: ${e.message}`),
+            onProgress: (ev) => {
+              if (flags.quiet === true && ev.kind === 'slice') return;
+              const r = ev.result;
+              const c = 'counters' in r ? r.counters : r;
+              console.error(
+                `${ev.kind} ${ev.id}: fetched ${c.fetched}, published ${c.published}, deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered}`,
+              );
+            },
           },
-        },
-        ops.instrument(rt),
-      );
-      const metricsUrl = await ops.start({ runtime: rt, workers, connection: bull });
-      console.error(`worker: pid ${process.pid}, concurrency ${concurrency}, queue prefix ${settings.queuePrefix}, metrics ${metricsUrl ?? 'off'}`);
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string): void => {
-          console.error(`worker: ${signal}: draining`);
-          resolve();
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
-      });
-      await ops.close();
-      await workers.close();
-      await bull.quit();
-      await rt.close();
-      console.error('worker: closed');
-    });
+          ops.instrument(rt),
+        );
+        const metricsUrl = await ops.start({ runtime: rt, workers, connection: bull });
+        console.error(
+          `worker: pid ${process.pid}, concurrency ${concurrency}, queue prefix ${settings.queuePrefix}, metrics ${metricsUrl ?? 'off'}`,
+        );
+        await new Promise<void>((resolve) => {
+          const stop = (signal: string): void => {
+            console.error(`worker: ${signal}: draining`);
+            resolve();
+          };
+          process.once('SIGTERM', () => stop('SIGTERM'));
+          process.once('SIGINT', () => stop('SIGINT'));
+        });
+        await ops.close();
+        await workers.close();
+        await bull.quit();
+        await rt.close();
+        console.error('worker: closed');
+      },
+    );
 }

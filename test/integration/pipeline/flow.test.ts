@@ -23,7 +23,10 @@ import { UpstreamError } from '../../../src/errors.js';
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 
 function rows(n: number): DedupRecord[] {
-  return Array.from({ length: n }, (_, i) => ({ _id: `x${String(i).padStart(6, '0')}`, createdAt: new Date(1_000_000 + i * 7).toISOString() })).reverse();
+  return Array.from({ length: n }, (_, i) => ({
+    _id: `x${String(i).padStart(6, '0')}`,
+    createdAt: new Date(1_000_000 + i * 7).toISOString(),
+  })).reverse();
 }
 
 function source(all: DedupRecord[], failIn?: { start: number; end: number }): SliceSource {
@@ -60,10 +63,29 @@ describe('pipeline flow on real Redis', () => {
   });
 
   function run(runId: string, slices: SliceJobData[]): RunJobData {
-    return { runId, resources: ['donations'], since: 0, until: 2_000_000, filters: {}, fullHistory: false, replay: false, createdAt: Date.now(), slices: slices.length };
+    return {
+      runId,
+      resources: ['donations'],
+      since: 0,
+      until: 2_000_000,
+      filters: {},
+      fullHistory: false,
+      replay: false,
+      createdAt: Date.now(),
+      slices: slices.length,
+    };
   }
   function slice(runId: string, start: number, end: number): SliceJobData {
-    return { runId, sliceId: sliceJobId(runId, {}, start, end), resource: 'donations', filters: {}, start, end, replay: false, depth: 0 };
+    return {
+      runId,
+      sliceId: sliceJobId(runId, {}, start, end),
+      resource: 'donations',
+      filters: {},
+      start,
+      end,
+      replay: false,
+      depth: 0,
+    };
   }
 
   it('runs every slice (splitting dense ones) and publishes each row once', async () => {
@@ -78,7 +100,12 @@ describe('pipeline flow on real Redis', () => {
     const counters = createRunCounters(redis, prefix);
     const workers = startPipelineWorkers(
       { connection: redis, prefix, concurrency: 4, slice: { targetRows: 40, minPagesBeforeSplit: 2 } },
-      { source: source(all), dedup: createDedupStore(createRedisSeenSet(redis), { prefix }), publisher, counters },
+      {
+        source: source(all),
+        dedup: createDedupStore(createRedisSeenSet(redis), { prefix }),
+        publisher,
+        counters,
+      },
     );
     try {
       const runId = `r1-${Date.now()}`;
@@ -135,12 +162,18 @@ describe('pipeline flow on real Redis', () => {
     const runId = `r4-${Date.now()}`;
     const slices = [slice(runId, 0, 1_001_000), slice(runId, 1_001_000, 2_000_000)];
     await enqueueRun(run(runId, slices), slices, { connection: redis, prefix });
-    const first = startPipelineWorkers({ connection: redis, prefix, concurrency: 2, slice: { targetRows: 1_000_000 } }, deps());
+    const first = startPipelineWorkers(
+      { connection: redis, prefix, concurrency: 2, slice: { targetRows: 1_000_000 } },
+      deps(),
+    );
     while (sent.length < 50) await new Promise((r) => setTimeout(r, 20));
     await first.close();
     const before = sent.length;
     expect(before).toBeLessThan(400);
-    const second = startPipelineWorkers({ connection: redis, prefix, concurrency: 2, slice: { targetRows: 1_000_000 } }, deps());
+    const second = startPipelineWorkers(
+      { connection: redis, prefix, concurrency: 2, slice: { targetRows: 1_000_000 } },
+      deps(),
+    );
     try {
       await waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 });
       expect(sent).toHaveLength(400);
@@ -166,7 +199,9 @@ describe('pipeline flow on real Redis', () => {
       const runId = `r3-${Date.now()}`;
       const slices = [slice(runId, 0, 1_000_200), slice(runId, 1_000_200, 2_000_000)];
       await enqueueRun(run(runId, slices), slices, { connection: redis, prefix });
-      await expect(waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 })).rejects.toThrow(/failed/);
+      await expect(
+        waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 }),
+      ).rejects.toThrow(/failed/);
       expect(errors.some((m) => m.includes('cannot be read'))).toBe(true);
     } finally {
       await workers.close();

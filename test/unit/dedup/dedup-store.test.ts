@@ -4,7 +4,9 @@ import { createDedupStore, createMemorySeenSet, dedupKey } from '../../../src/de
 describe('dedup store', () => {
   it('keys immutable records by _id and changing records by (_id, updatedAt)', () => {
     expect(dedupKey('transactions', { _id: 'a', updatedAt: 'x' })).toBe('a');
-    expect(dedupKey('users', { _id: 'a', updatedAt: '2026-01-01T00:00:00.000Z' })).toBe('a@2026-01-01T00:00:00.000Z');
+    expect(dedupKey('users', { _id: 'a', updatedAt: '2026-01-01T00:00:00.000Z' })).toBe(
+      'a@2026-01-01T00:00:00.000Z',
+    );
   });
 
   it('drops what was marked seen, keeps new versions, drops in-page repeats', async () => {

@@ -95,7 +95,11 @@ describe('processSlice', () => {
     const rows = world(100);
     const pub = recordingPublisher();
     const j = job(base);
-    const r = await processSlice(j, { source: fakeSource(rows), dedup: createDedupStore(createMemorySeenSet()), publisher: pub, counters }, { targetRows: 1_000_000 });
+    const r = await processSlice(
+      j,
+      { source: fakeSource(rows), dedup: createDedupStore(createMemorySeenSet()), publisher: pub, counters },
+      { targetRows: 1_000_000 },
+    );
     expect(new Set(pub.sent).size).toBe(100);
     expect(pub.sent).toHaveLength(100);
     expect(r.published).toBe(100);
@@ -109,11 +113,19 @@ describe('processSlice', () => {
     const dedup = createDedupStore(createMemorySeenSet());
     const j = job(base);
     await expect(
-      processSlice(j, { source: fakeSource(rows, 5), dedup, publisher: pub, counters }, { targetRows: 1_000_000 }),
+      processSlice(
+        j,
+        { source: fakeSource(rows, 5), dedup, publisher: pub, counters },
+        { targetRows: 1_000_000 },
+      ),
     ).rejects.toThrow('boom');
     expect(pub.sent).toHaveLength(35);
     const j2 = job(j.data);
-    await processSlice(j2, { source: fakeSource(rows), dedup, publisher: pub, counters }, { targetRows: 1_000_000 });
+    await processSlice(
+      j2,
+      { source: fakeSource(rows), dedup, publisher: pub, counters },
+      { targetRows: 1_000_000 },
+    );
     expect(pub.sent).toHaveLength(100);
     expect(new Set(pub.sent).size).toBe(100);
   });
@@ -123,7 +135,11 @@ describe('processSlice', () => {
     const pub = recordingPublisher();
     const dedup = createDedupStore(createMemorySeenSet());
     const j = job(base);
-    const r = await processSlice(j, { source: fakeSource(rows), dedup, publisher: pub, counters }, { targetRows: 30, minPagesBeforeSplit: 2 });
+    const r = await processSlice(
+      j,
+      { source: fakeSource(rows), dedup, publisher: pub, counters },
+      { targetRows: 30, minPagesBeforeSplit: 2 },
+    );
     expect(r.splits).toBeGreaterThan(0);
     expect(j.children.length).toBeGreaterThan(0);
     // Run the children (and theirs) to completion with a separate dedup store: overlap would show as repeats.
@@ -137,7 +153,16 @@ describe('processSlice', () => {
     };
     while (queue.length > 0) {
       const c = job(queue.shift()!);
-      await processSlice(c, { source: fakeSource(rows), dedup: createDedupStore(createMemorySeenSet()), publisher: cpub, counters }, { targetRows: 30 });
+      await processSlice(
+        c,
+        {
+          source: fakeSource(rows),
+          dedup: createDedupStore(createMemorySeenSet()),
+          publisher: cpub,
+          counters,
+        },
+        { targetRows: 30 },
+      );
       queue.push(...c.children);
     }
     const all = [...pub.sent, ...perChild];
@@ -152,11 +177,21 @@ describe('processSlice', () => {
     const p1 = recordingPublisher();
     await processSlice(job(base), { source: fakeSource(rows), dedup, publisher: p1, counters });
     const p2 = recordingPublisher();
-    const r2 = await processSlice(job({ ...base, runId: 'r2' }), { source: fakeSource(rows), dedup, publisher: p2, counters });
+    const r2 = await processSlice(job({ ...base, runId: 'r2' }), {
+      source: fakeSource(rows),
+      dedup,
+      publisher: p2,
+      counters,
+    });
     expect(p2.sent).toHaveLength(0);
     expect(r2.deduplicated).toBe(30);
     const p3 = recordingPublisher();
-    await processSlice(job({ ...base, runId: 'r3', replay: true }), { source: fakeSource(rows), dedup, publisher: p3, counters });
+    await processSlice(job({ ...base, runId: 'r3', replay: true }), {
+      source: fakeSource(rows),
+      dedup,
+      publisher: p3,
+      counters,
+    });
     expect(p3.sent).toHaveLength(30);
   });
 
@@ -171,7 +206,16 @@ describe('processSlice', () => {
     };
     const j = job(base);
     await expect(
-      processSlice(j, { source: fakeSource(rows), dedup: createDedupStore(createMemorySeenSet()), publisher: pub, counters }, { signal: ac.signal }),
+      processSlice(
+        j,
+        {
+          source: fakeSource(rows),
+          dedup: createDedupStore(createMemorySeenSet()),
+          publisher: pub,
+          counters,
+        },
+        { signal: ac.signal },
+      ),
     ).rejects.toBeInstanceOf(SliceInterruptedError);
     expect(j.checkpoints).toHaveLength(1);
   });

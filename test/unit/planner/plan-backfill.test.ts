@@ -1,6 +1,12 @@
 /* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
-import { parseFilters, parseResources, planBackfill, UNFILTERED_TRANSACTION_WINDOW_MS, type PlannerSource } from '../../../src/planner/index.js';
+import {
+  parseFilters,
+  parseResources,
+  planBackfill,
+  UNFILTERED_TRANSACTION_WINDOW_MS,
+  type PlannerSource,
+} from '../../../src/planner/index.js';
 
 const HOUR = 3_600_000;
 const NOW = 1_000 * HOUR;
@@ -23,7 +29,10 @@ function fakeSource(): PlannerSource & { probes: number } {
 describe('planBackfill', () => {
   it('finds the earliest record, probes density and partitions [earliest, until) in rows', async () => {
     const src = fakeSource();
-    const { run, slices } = await planBackfill({ resources: ['donations'], runId: 'r' }, src, { targetRows: 1000, now: () => NOW });
+    const { run, slices } = await planBackfill({ resources: ['donations'], runId: 'r' }, src, {
+      targetRows: 1000,
+      now: () => NOW,
+    });
     expect(run.slices).toBe(slices.length);
     expect(slices.length).toBeGreaterThanOrEqual(4);
     expect(slices.length).toBeLessThanOrEqual(7);
@@ -39,10 +48,15 @@ describe('planBackfill', () => {
     const src = fakeSource();
     const users = await planBackfill({ resources: ['users'] }, src, { now: () => NOW });
     expect(users.slices.map((s) => s.filters['countryId'])).toEqual(['c1', 'c2', 'c3']);
-    const full = await planBackfill({ resources: ['transactions'], fullHistory: true }, src, { now: () => NOW });
+    const full = await planBackfill({ resources: ['transactions'], fullHistory: true }, src, {
+      now: () => NOW,
+    });
     expect(full.slices.map((s) => s.filters['userId'])).toEqual(['u1', 'u2']);
     expect(full.slices.every((s) => s.start === 0 && s.end === NOW)).toBe(true);
-    const feed = await planBackfill({ resources: ['transactions'] }, src, { now: () => NOW, targetRows: 100_000 });
+    const feed = await planBackfill({ resources: ['transactions'] }, src, {
+      now: () => NOW,
+      targetRows: 100_000,
+    });
     expect(feed.slices).toHaveLength(1);
     expect(feed.slices[0]!.start).toBe(NOW - UNFILTERED_TRANSACTION_WINDOW_MS);
   });

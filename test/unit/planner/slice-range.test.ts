@@ -1,7 +1,13 @@
 /* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { cutRange, planSlices, splitEvenly, splitRemaining, type TimeRange } from '../../../src/planner/slice-range.js';
+import {
+  cutRange,
+  planSlices,
+  splitEvenly,
+  splitRemaining,
+  type TimeRange,
+} from '../../../src/planner/slice-range.js';
 import { findEarliest, probeDensity } from '../../../src/planner/probe-density.js';
 
 /** Exact partition: sorted by start, first starts at range.start, each ends where the next starts, last ends at end. */
@@ -25,23 +31,32 @@ function owners(slices: TimeRange[], t: number): number {
 describe('slice planning', () => {
   it('cutRange partitions exactly whatever the cuts', () => {
     fc.assert(
-      fc.property(rangeArb, fc.array(fc.integer({ min: -10, max: 2_500_000_000_000 }), { maxLength: 30 }), (r, cuts) => {
-        expectPartition(r, cutRange(r, cuts));
-      }),
+      fc.property(
+        rangeArb,
+        fc.array(fc.integer({ min: -10, max: 2_500_000_000_000 }), { maxLength: 30 }),
+        (r, cuts) => {
+          expectPartition(r, cutRange(r, cuts));
+        },
+      ),
     );
   });
 
   it('splitEvenly partitions exactly and every point has one owner', () => {
     fc.assert(
-      fc.property(rangeArb, fc.integer({ min: 1, max: 200 }), fc.double({ min: 0, max: 1, noNaN: true }), (r, n, f) => {
-        const slices = splitEvenly(r, n);
-        expectPartition(r, slices);
-        expect(slices.length).toBeLessThanOrEqual(n);
-        const t = r.start + Math.floor((r.end - r.start - 1) * f);
-        expect(owners(slices, t)).toBe(1);
-        expect(owners(slices, r.end)).toBe(0);
-        expect(owners(slices, r.start - 1)).toBe(0);
-      }),
+      fc.property(
+        rangeArb,
+        fc.integer({ min: 1, max: 200 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (r, n, f) => {
+          const slices = splitEvenly(r, n);
+          expectPartition(r, slices);
+          expect(slices.length).toBeLessThanOrEqual(n);
+          const t = r.start + Math.floor((r.end - r.start - 1) * f);
+          expect(owners(slices, t)).toBe(1);
+          expect(owners(slices, r.end)).toBe(0);
+          expect(owners(slices, r.start - 1)).toBe(0);
+        },
+      ),
     );
   });
 
@@ -77,23 +92,30 @@ describe('slice planning', () => {
 
   it('splitRemaining: keep + children cover [start, upper] exactly', () => {
     fc.assert(
-      fc.property(rangeArb, fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 2, max: 16 }), (r, f, parts) => {
-        const upper = r.start + Math.floor((r.end - r.start) * f);
-        const split = splitRemaining(r, upper, parts);
-        if (split === null) {
-          expect(upper - r.start).toBeLessThan(parts >= 2 ? 2 : Infinity);
-          return;
-        }
-        expect(split.keepStart).toBeGreaterThan(r.start);
-        expect(split.keepStart).toBeLessThanOrEqual(upper);
-        expectPartition({ start: r.start, end: split.keepStart }, split.children);
-      }),
+      fc.property(
+        rangeArb,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer({ min: 2, max: 16 }),
+        (r, f, parts) => {
+          const upper = r.start + Math.floor((r.end - r.start) * f);
+          const split = splitRemaining(r, upper, parts);
+          if (split === null) {
+            expect(upper - r.start).toBeLessThan(parts >= 2 ? 2 : Infinity);
+            return;
+          }
+          expect(split.keepStart).toBeGreaterThan(r.start);
+          expect(split.keepStart).toBeLessThanOrEqual(upper);
+          expectPartition({ start: r.start, end: split.keepStart }, split.children);
+        },
+      ),
     );
   });
 
   it('rejects an empty range, naming it', () => {
     expect(() => splitEvenly({ start: 5, end: 5 }, 2)).toThrow(/range/);
-    expect(() => planSlices({ start: 0, end: 10 }, { edges: [0, 10], rows: [1] }, { targetRows: 0 })).toThrow(/targetRows/);
+    expect(() => planSlices({ start: 0, end: 10 }, { edges: [0, 10], rows: [1] }, { targetRows: 0 })).toThrow(
+      /targetRows/,
+    );
   });
 });
 

@@ -4,7 +4,14 @@ import { compareRecords, versionKey } from '../../../src/verify/index.js';
 describe('compareRecords', () => {
   it('counts matched, missing, unexpected and duplicates; excludes expected dead letters', () => {
     const r = compareRecords(['a', 'b', 'b', 'x', 'b'], ['a', 'b', 'c', 'm'], new Set(['m']));
-    expect(r).toMatchObject({ matched: 2, missing: 1, unexpected: 1, duplicates: 2, consumed: 5, expected: 3 });
+    expect(r).toMatchObject({
+      matched: 2,
+      missing: 1,
+      unexpected: 1,
+      duplicates: 2,
+      consumed: 5,
+      expected: 3,
+    });
     expect(r.missingSample).toEqual(['c']);
     expect(r.duplicateSample).toEqual(['b x3']);
   });
