@@ -16,6 +16,8 @@ export interface RunCounters {
   /** Records a run's state (`running`, `completed`, `failed`) and when it changed. */
   setState(runId: string, state: string, extra?: Record<string, string | number>): Promise<void>;
   getState(runId: string): Promise<Record<string, string>>;
+  /** Every run with a recorded state, newest first (by the state's `at`), for `status`. */
+  listRuns(): Promise<{ runId: string; state: Record<string, string> }[]>;
 }
 
 export function emptyCounters(): RunCounterValues {
@@ -61,6 +63,20 @@ export function createRunCounters(redis: Redis, prefix = 'gamedata'): RunCounter
     },
     async getState(runId) {
       return redis.hgetall(stateKey(runId));
+    },
+    async listRuns() {
+      const head = `${prefix}:run:`;
+      const runs: { runId: string; state: Record<string, string> }[] = [];
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${head}*:state`, 'COUNT', 500);
+        cursor = next;
+        for (const k of keys) {
+          const runId = k.slice(head.length, -':state'.length);
+          runs.push({ runId, state: await redis.hgetall(k) });
+        }
+      } while (cursor !== '0');
+      return runs.sort((a, b) => Number(b.state['at'] ?? 0) - Number(a.state['at'] ?? 0));
     },
   };
 }

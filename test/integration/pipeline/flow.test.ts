@@ -118,6 +118,8 @@ describe('pipeline flow on real Redis', () => {
       expect(result.counters.fetched).toBe(600);
       const c = await counters.get(runId);
       expect(c.byResource.donations?.published).toBe(600);
+      await counters.setState(runId, 'completed');
+      expect((await counters.listRuns()).find((r) => r.runId === runId)?.state['state']).toBe('completed');
       // Splitting happened through BullMQ: more slice jobs than planned.
       const ids = await redis.keys(`${prefix}:gamedata-slices:${runId}*`);
       expect(ids.length).toBeGreaterThan(2);
