@@ -12,7 +12,7 @@ afterAll(async () => {
   await sim.close();
 });
 beforeEach(() => {
-  sim.configure({ faults: { batch5xx: 0, http5xx: 0 } });
+  sim.configure({ faults: { batch5xx: 0, http5xx: 0, reset: 0, hang: 0 } });
   sim.resetStats();
 });
 
@@ -98,6 +98,21 @@ describe('auto-batcher against the simulator', () => {
       retry: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 },
     });
     await expect(failing.user.getById(users[0]!._id)).rejects.toBeInstanceOf(UpstreamError);
+  });
+
+  it('a request that is accepted and never answered times out and is retried', async () => {
+    const users = (await truth(sim, 'users')).slice(0, 40);
+    sim.configure({ faults: { hang: 0.3 } });
+    try {
+      const client = testClient(sim, { cache: false, timeoutMs: 300, maxBatchSize: 5 });
+      sim.resetStats();
+      const got = await Promise.all(users.map((u) => client.user.getById(u._id)));
+      expect(ids(got)).toEqual(ids(users));
+      expect(sim.stats().faults.hang).toBeGreaterThan(0);
+      expect(client.stats().networkErrors).toBe(sim.stats().faults.hang);
+    } finally {
+      sim.configure({ faults: { hang: 0 } });
+    }
   });
 
   it('an AbortSignal cancels a call', async () => {
