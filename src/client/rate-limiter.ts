@@ -61,6 +61,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     inFlight: 0,
   };
   let wake: (() => void)[] = [];
+  let answered = false;
 
   const notify = (): void => {
     const waiters = wake;
@@ -82,8 +83,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         s.resetAt = undefined;
       }
       if (s.remaining === undefined) {
-        // Budget unknown (first request): one request at a time until a response tells us.
-        if (s.inFlight === 0) break;
+        // Budget unknown: one request at a time until a response tells us; an upstream that sends no
+        // `ratelimit-*` headers at all is not paced (429s still pause).
+        if (s.inFlight === 0 || answered) break;
       } else if (s.remaining > reserve) {
         s.remaining--;
         break;
@@ -98,6 +100,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     s.inFlight = Math.max(0, s.inFlight - 1);
     const t = now();
     if (headers) {
+      answered = true;
       const limit = header(headers, 'ratelimit-limit');
       const remaining = header(headers, 'ratelimit-remaining');
       const reset = header(headers, 'ratelimit-reset');

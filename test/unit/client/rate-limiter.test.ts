@@ -43,6 +43,14 @@ describe('rate limiter', () => {
     expect(started).toBe(2);
   });
 
+  it('does not serialise requests to an upstream that sends no rate-limit headers', async () => {
+    const limiter = createRateLimiter();
+    await limiter.acquire();
+    limiter.complete(new Headers(), 200);
+    await Promise.all([limiter.acquire(), limiter.acquire(), limiter.acquire()]);
+    expect(limiter.state().inFlight).toBe(3);
+  });
+
   it('parses Retry-After seconds and dates', () => {
     expect(parseRetryAfter('2')).toBe(2000);
     expect(parseRetryAfter(new Date(10_000).toUTCString(), 4000)).toBe(6000);
