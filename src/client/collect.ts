@@ -20,6 +20,8 @@ import type { Listing } from './listing.js';
 import { readSlicePages, sortTimeOf } from './read-slice.js';
 
 const DAY_MS = 86_400_000;
+/** Pages one POST carries (the upstream's batch limit). */
+const FULL_BATCH = 50;
 
 export interface CollectOptions {
   /** Nothing older than this is read (inclusive). `undefined`: the oldest slice is open-ended (reads to the feed's end). */
@@ -289,8 +291,10 @@ export async function* iterateSlices<T>(
           // Split when the rest of the slice likely holds more than `splitPages` pages: into as many parts as
           // it has `splitPages`-sized chunks (at most 64 at once), so a dense slice fans out in one step.
           const estimate = (rows * width) / covered;
-          if (width >= minSplitMs && estimate > o.splitPages * o.limit) {
-            const parts = Math.min(64, Math.ceil(estimate / (o.splitPages * o.limit)));
+          // Fewer readers than one full batch (the tail of a call): split finer, so the last POSTs stay full.
+          const pagesPerPart = running < FULL_BATCH ? 2 : o.splitPages;
+          if (width >= minSplitMs && estimate > pagesPerPart * o.limit) {
+            const parts = Math.min(64, Math.ceil(estimate / (pagesPerPart * o.limit)));
             const cuts: number[] = [];
             for (let i = 1; i < parts; i++) {
               const cut = Math.floor((seg.start + (width * i) / parts) / align) * align;
