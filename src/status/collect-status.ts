@@ -116,9 +116,21 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
   const runs: RunSummary[] = [];
   const records = emptyCounters();
   const byResource: Partial<Record<ResourceName, RunCounterValues>> = {};
-  for (const key of stateKeys) {
-    const runId = key.slice(`${o.redisPrefix}:run:`.length, -':state'.length);
-    const [state, c] = await Promise.all([counters.getState(runId), counters.get(runId)]);
+  // Tails add a run every interval, so there can be thousands: read them in concurrent chunks (one round trip each
+  // on the connection's pipeline) rather than one after another.
+  const read: { runId: string; state: Record<string, string>; c: Awaited<ReturnType<typeof counters.get>> }[] = [];
+  for (let i = 0; i < stateKeys.length; i += 500) {
+    read.push(
+      ...(await Promise.all(
+        stateKeys.slice(i, i + 500).map(async (key) => {
+          const runId = key.slice(`${o.redisPrefix}:run:`.length, -':state'.length);
+          const [state, c] = await Promise.all([counters.getState(runId), counters.get(runId)]);
+          return { runId, state, c };
+        }),
+      )),
+    );
+  }
+  for (const { runId, state, c } of read) {
     const { byResource: perResource, ...total } = c;
     addInto(records, total);
     for (const [r, v] of Object.entries(perResource)) {
