@@ -10,7 +10,7 @@
  * Isolated here so it can be dropped when the library caches cheaply itself.
  */
 import { AvroDeserializer, AvroSerializer } from '@confluentinc/schemaregistry';
-import type { SchemaInfo } from '@confluentinc/schemaregistry';
+import type { AvroSerializerConfig, Client, RuleRegistry, SchemaInfo, SerdeType } from '@confluentinc/schemaregistry';
 
 type Compiled = Awaited<ReturnType<AvroSerializer['toType']>>;
 
@@ -50,4 +50,126 @@ export class CachedAvroDeserializer extends AvroDeserializer {
   override toType(info: SchemaInfo): Promise<Compiled> {
     return cachedToType(this.#types, info, (i) => super.toType(i));
   }
+}
+
+/** What the direct path of {@link DirectAvroSerializer} needs for one topic: resolved by the library, then reused. */
+interface WritePlan {
+  /** 0x00 + the 4-byte big-endian schema id: the library's `PrefixSchemaIdSerializer` header. */
+  header: Buffer;
+  /** The compiled avsc type of the subject's latest schema (the library's own `toType`). */
+  type: Compiled[0];
+  /** Whether records may be written directly (no rules, plain prefix framing); else the library writes each one. */
+  direct: boolean;
+}
+
+interface PlanEntry {
+  plan: Promise<WritePlan>;
+  /** The resolved plan, once it is (read synchronously on the hot path). */
+  ready: WritePlan | undefined;
+  expiresAt: number;
+}
+
+export interface DirectAvroSerializerOptions {
+  /**
+   * How long a topic's resolved (schema id, compiled type) is reused before it is looked up again through the
+   * library (`getSchemaId`, i.e. the client's latest-version cache, so a newly registered version is seen at most
+   * this much later than the library alone would see it). @default 1000
+   */
+  planTtlMs?: number;
+  /** Clock (tests). @default Date.now */
+  now?: () => number;
+}
+
+/** Scratch space for the direct write; larger values take avsc's own `toBuffer`. Shared: writes are synchronous. */
+const SCRATCH_BYTES = 64 * 1024;
+let scratch: Buffer | undefined;
+
+/**
+ * {@link CachedAvroSerializer} whose `serialize` skips the library's per-message overhead when it provably does
+ * nothing: the library still resolves the subject's latest schema and id (`getSchemaId`, with `useLatestVersion`
+ * and auto-registration off: never a schema inferred from the value) and compiles it (`toType`), once per topic per
+ * `planTtlMs`; each record is then checked (`isValid`) and written as 0x00 + id + `type.toBuffer(value)`, the same
+ * bytes the library writes (proved for every resource in test/unit/encoding/cached-avro-serde.test.ts).
+ * The library's own `serialize` still handles, record by record: schemas with domain or encoding rules (field
+ * transforms, encryption, conditions), any other way of choosing the schema (auto-registration, `useSchemaId`,
+ * `useLatestWithMetadata`, inferred schemas), a custom `schemaIdSerializer`, `bytes` schemas, and every value that
+ * is not valid for the schema (so its error message is exactly the library's).
+ */
+export class DirectAvroSerializer extends CachedAvroSerializer {
+  readonly #plans = new Map<string, PlanEntry>();
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  readonly #eligible: boolean;
+
+  constructor(
+    client: Client,
+    serdeType: SerdeType,
+    conf: AvroSerializerConfig,
+    ruleRegistry?: RuleRegistry,
+    options: DirectAvroSerializerOptions = {},
+  ) {
+    super(client, serdeType, conf, ruleRegistry);
+    this.#ttlMs = options.planTtlMs ?? 1000;
+    this.#now = options.now ?? Date.now;
+    // Only when the schema depends on the topic alone, never on the value.
+    this.#eligible =
+      conf.useLatestVersion === true &&
+      conf.autoRegisterSchemas !== true &&
+      (conf.useSchemaId === undefined || conf.useSchemaId === null || conf.useSchemaId < 0) &&
+      (conf.useLatestWithMetadata === undefined ||
+        conf.useLatestWithMetadata === null ||
+        Object.keys(conf.useLatestWithMetadata).length === 0) &&
+      (conf.schemaIdSerializer === undefined || conf.schemaIdSerializer === null);
+  }
+
+  async #resolve(topic: string, msg: unknown): Promise<WritePlan> {
+    const [schemaId, info] = await this.getSchemaId('AVRO', topic, msg);
+    const [type] = await this.toType(info);
+    const rules = info.ruleSet;
+    const direct =
+      (rules?.domainRules?.length ?? 0) === 0 &&
+      (rules?.encodingRules?.length ?? 0) === 0 &&
+      typeof schemaId.id === 'number' &&
+      (schemaId.messageIndexes === undefined || schemaId.messageIndexes === null) &&
+      type.typeName !== 'bytes';
+    const header = Buffer.alloc(5);
+    if (direct) header.writeInt32BE(schemaId.id as number, 1);
+    return { header, type, direct };
+  }
+
+  #plan(topic: string, msg: unknown): PlanEntry {
+    const now = this.#now();
+    let entry = this.#plans.get(topic);
+    if (entry === undefined || entry.expiresAt <= now) {
+      const fresh: PlanEntry = { plan: this.#resolve(topic, msg), ready: undefined, expiresAt: now + this.#ttlMs };
+      fresh.plan.then(
+        (p) => (fresh.ready = p),
+        () => {
+          if (this.#plans.get(topic) === fresh) this.#plans.delete(topic);
+        },
+      );
+      this.#plans.set(topic, fresh);
+      entry = fresh;
+    }
+    return entry;
+  }
+
+  override async serialize(topic: string, msg: unknown, headers?: Parameters<AvroSerializer['serialize']>[2]): Promise<Buffer> {
+    if (!this.#eligible || msg === null || msg === undefined) return super.serialize(topic, msg, headers);
+    const entry = this.#plan(topic, msg);
+    const plan = entry.ready ?? (await entry.plan);
+    if (!plan.direct || !plan.type.isValid(msg)) return super.serialize(topic, msg, headers);
+    return writeFramed(plan, msg);
+  }
+}
+
+/** 0x00 + id + Avro binary in one buffer (one copy out of the scratch space). */
+function writeFramed(plan: WritePlan, msg: unknown): Buffer {
+  scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES);
+  const end = plan.type.encode(msg, scratch, 5);
+  if (end < 0) return Buffer.concat([plan.header, plan.type.toBuffer(msg)]);
+  const out = Buffer.allocUnsafe(end);
+  plan.header.copy(out, 0);
+  scratch.copy(out, 5, 5, end);
+  return out;
 }

@@ -1,15 +1,17 @@
 /**
  * Encodes one record of a resource to a Kafka value: checked against the catalogue, mapped to its Avro value
  * (`avro-mapping.ts`) and serialized by `@confluentinc/schemaregistry`'s AvroSerializer (through
- * `CachedAvroSerializer`, which only makes its compiled-type cache O(1)) with the subject's latest registered schema
- * (`useLatestVersion`, never auto-registration, never a schema inferred from the value), in the Confluent wire format
- * (0x00 + 4-byte schema id + Avro binary).
+ * `DirectAvroSerializer`: the library resolves the subject's latest registered schema and id once per topic per
+ * second and each record is then written as the library would write it, without its per-message overhead; see
+ * `cached-avro-serde.ts`) with the subject's latest registered schema (`useLatestVersion`, never
+ * auto-registration, never a schema inferred from the value), in the Confluent wire format (0x00 + 4-byte schema id
+ * + Avro binary).
  *
  * Two kinds of failure, kept apart on purpose: {@link EncodingError} is the record's fault (dead-letter it, go on);
  * {@link ServiceError} is the registry's (retry the page; dead-lettering would wrongly blame good records).
  */
 import { SerdeType } from '@confluentinc/schemaregistry';
-import { CachedAvroSerializer } from './cached-avro-serde.js';
+import { DirectAvroSerializer } from './cached-avro-serde.js';
 import type { Client } from '@confluentinc/schemaregistry';
 import { checkRecord } from '../models/check-record.js';
 import type { RecordIssue } from '../models/check-record.js';
@@ -82,7 +84,7 @@ function resolve(options: RecordEncoderOptions): Required<RecordEncoderOptions> 
 /** A registry-backed record encoder. Serializer state (latest schema, compiled avsc types) is cached per subject. */
 export function createRecordEncoder(options: RecordEncoderOptions): RecordEncoder {
   const { registry, topicPrefix, maxRecordBytes } = resolve(options);
-  const serializer = new CachedAvroSerializer(registry, SerdeType.VALUE, {
+  const serializer = new DirectAvroSerializer(registry, SerdeType.VALUE, {
     useLatestVersion: true,
     autoRegisterSchemas: false,
     ...AVRO_TYPE_OPTIONS,
