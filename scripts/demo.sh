@@ -6,8 +6,9 @@
 # Extra arguments go to `gamedata demo` (e.g. `npm run demo -- --faults 5xx=0.05,reset=0.01,malformed=0.002`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# `npm install --no-save` when `npm ci` refuses the lock file (see .ci/run)
-[[ -d node_modules ]] || npm ci --no-audit --no-fund >&2 || npm install --no-save --no-audit --no-fund >&2
+# A fresh machine: install what is missing (apt packages, node_modules) first.
+source scripts/ensure-deps.sh
+ensure_deps
 if [[ -z "${KAFKA_BROKERS:-}${SCHEMA_REGISTRY_URL:-}${REDIS_URL:-}" ]]; then
   eval "$(bash scripts/stack.sh up)"
 fi
