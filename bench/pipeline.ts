@@ -9,8 +9,9 @@
  * Upstream: the simulator with its rate limit and latency off (this measures the pipeline, not the upstream's
  * pacing). Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh env)"`).
  *
- * Run: `npm run bench:pipeline -- [--resource donations] [--concurrency 32] [--large]`; prints Markdown for
- * docs/BENCHMARKS.md.
+ * Run: `npm run bench:pipeline -- [--resource donations] [--concurrency 32] [--large] [--worker-cpu-prof DIR]`;
+ * prints Markdown for docs/BENCHMARKS.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
+ * (`node --cpu-prof`) into DIR when it exits (open it in Chrome DevTools or speedscope).
  */
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -48,6 +49,7 @@ const arg = (name: string, def: string): string => {
 const resource = arg('resource', 'donations');
 if (!isResourceName(resource)) throw new Error(`--resource must be a resource name, got ${resource}`);
 const concurrency = Number(arg('concurrency', '32'));
+const workerCpuProf = arg('worker-cpu-prof', '');
 const scales = (args.includes('--large') ? ['medium', 'large'] : [arg('scale', 'medium')]) as (
   'small' | 'medium' | 'large'
 )[];
@@ -169,7 +171,16 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
   };
   const worker = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--concurrency', String(concurrency), '--quiet'],
+    [
+      ...(workerCpuProf === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', workerCpuProf]),
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'worker',
+      '--concurrency',
+      String(concurrency),
+      '--quiet',
+    ],
     {
       cwd: ROOT,
       env,
