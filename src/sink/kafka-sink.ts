@@ -142,6 +142,30 @@ export function chunkBySize(messages: readonly SinkMessage[], maxBytes: number):
 }
 
 /**
+ * The kafkajs form of our messages, with the same bytes on the wire: the key and header values as UTF-8 Buffers,
+ * made once (kafkajs encodes a string key twice, for the partitioner and the record, and a string header value per
+ * record). A page's records share one headers object, so its Buffers are made once per page, not per record. One
+ * converter per send() call: a headers object changed by the caller between sends is read again.
+ */
+export function toWire(): (m: SinkMessage) => { key: Buffer | null; value: Buffer | string; headers: Record<string, Buffer> } {
+  const converted = new Map<Record<string, string>, Record<string, Buffer>>();
+  const none: Record<string, Buffer> = {};
+  return (m) => {
+    let headers = none;
+    if (m.headers !== undefined) {
+      let h = converted.get(m.headers);
+      if (h === undefined) {
+        h = {};
+        for (const [k, v] of Object.entries(m.headers)) h[k] = Buffer.from(v, 'utf8');
+        converted.set(m.headers, h);
+      }
+      headers = h;
+    }
+    return { key: m.key === null ? null : Buffer.from(m.key, 'utf8'), value: m.value, headers };
+  };
+}
+
+/**
  * A producer behind our interface: idempotent (no duplicates from its own retries), acks=all, one request in
  * flight (what kafkajs's idempotence requires to keep order).
  * @example
@@ -180,12 +204,13 @@ export function createKafkaSink(options: KafkaSinkOptions): KafkaSink {
       if (!connected || producer === undefined) throw new ServiceError('send() before connect()', 'kafka');
       try {
         // Sequential, in order: each request resolves after its acks, so the whole call does too.
+        const wire = toWire();
         for (const chunk of chunkBySize(messages, resolved.maxBatchBytes)) {
           await producer.send({
             topic,
             acks: -1,
             timeout: resolved.requestTimeoutMs,
-            messages: chunk.map((m) => ({ key: m.key, value: m.value, headers: m.headers ?? {} })),
+            messages: chunk.map(wire),
           });
         }
       } catch (error) {

@@ -1,4 +1,4 @@
-import { AvroSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
+import { AvroSerializer, MockClient, RuleMode, SerdeType } from '@confluentinc/schemaregistry';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import {
@@ -116,7 +116,7 @@ describe('DirectAvroSerializer', () => {
       {
         schemaType: 'AVRO',
         schema,
-        ruleSet: { domainRules: [{ name: 'check', kind: 'CONDITION', mode: 'WRITE', type: 'NO_SUCH_RULE_TYPE' }] },
+        ruleSet: { domainRules: [{ name: 'check', kind: 'CONDITION', mode: RuleMode.WRITE, type: 'NO_SUCH_RULE_TYPE' }] },
       },
       false,
     );
