@@ -69,6 +69,19 @@ interface Row {
   kafkaPerf: number;
   workerPeakMb: number;
   secs: number;
+  /** Worker CPU seconds (user + system) per 1 000 published records, during the run. */
+  workerCpuMsPerK: number;
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (0 when unreadable). */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    // After "pid (comm) ": state is field 3, so utime/stime (fields 14/15) are at indexes 11/12.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 function peakRssMb(pid: number): number {
@@ -195,6 +208,7 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, peakRssMb(worker.pid ?? 0))), 500);
   const te = Date.now();
+  const cpu0 = cpuSeconds(worker.pid ?? 0);
   const planned = await startBackfill(
     { resources: [resource as ResourceName], fullHistory, until },
     { connection: redis, prefix: `${prefix}-bull`, planner: createClientPlannerSource(client), counters },
@@ -205,11 +219,12 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
     pollMs: 200,
   });
   const secs = (Date.now() - te) / 1000;
+  const workerCpu = cpuSeconds(worker.pid ?? 0) - cpu0;
   peak = Math.max(peak, peakRssMb(worker.pid ?? 0));
   clearInterval(sampler);
   const endToEnd = result.counters.published / secs;
   console.error(
-    `[bench] end to end: ${result.counters.published} published in ${secs.toFixed(1)} s = ${endToEnd.toFixed(0)}/s, worker peak ${peak.toFixed(0)} MB`,
+    `[bench] end to end: ${result.counters.published} published in ${secs.toFixed(1)} s = ${endToEnd.toFixed(0)}/s, worker peak ${peak.toFixed(0)} MB, worker CPU ${workerCpu.toFixed(1)} s`,
   );
   worker.kill('SIGTERM');
   await new Promise((r) => worker.once('exit', r));
@@ -233,6 +248,7 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
     kafkaPerf,
     workerPeakMb: peak,
     secs,
+    workerCpuMsPerK: (workerCpu * 1000 * 1000) / Math.max(1, result.counters.published),
   };
 }
 
@@ -245,13 +261,13 @@ console.log(
 );
 console.log('');
 console.log(
-  '| scale | records | avg value B | end to end rec/s | client only rec/s | Kafka ProducerPerformance rec/s | e2e / slower standalone | worker peak RSS |',
+  '| scale | records | avg value B | end to end rec/s | client only rec/s | Kafka ProducerPerformance rec/s | e2e / slower standalone | worker peak RSS | worker CPU ms / 1k rec |',
 );
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const slower = Math.min(r.clientOnly, r.kafkaPerf);
   console.log(
-    `| ${r.scale} | ${fmt(r.records)} | ${r.avgValueBytes} | ${fmt(r.endToEnd)} | ${fmt(r.clientOnly)} | ${fmt(r.kafkaPerf)} | ${((r.endToEnd / slower) * 100).toFixed(0)} % | ${fmt(r.workerPeakMb)} MB |`,
+    `| ${r.scale} | ${fmt(r.records)} | ${r.avgValueBytes} | ${fmt(r.endToEnd)} | ${fmt(r.clientOnly)} | ${fmt(r.kafkaPerf)} | ${((r.endToEnd / slower) * 100).toFixed(0)} % | ${fmt(r.workerPeakMb)} MB | ${fmt(r.workerCpuMsPerK)} |`,
   );
 }
 process.exit(0);
