@@ -31,6 +31,15 @@ export type { EnqueueRunOptions, RunStatus } from './backfill-flow.js';
 export { createRunCounters, emptyCounters } from './run-counters.js';
 export type { RunCounters } from './run-counters.js';
 export { startBackfill } from './start-backfill.js';
+export {
+  createRedisUserDirectory,
+  counterparties,
+  discoversUsers,
+  userWalk,
+  withUserDiscovery,
+  COUNTERPARTY_FIELDS,
+} from './user-discovery.js';
+export type { UserDirectory } from './user-discovery.js';
 export type { StartBackfillOptions } from './start-backfill.js';
 export {
   readPipelineSettings,

@@ -15,6 +15,8 @@ export interface RunJobData {
   replay: boolean;
   createdAt: number;
   slices: number;
+  /** Full-history transactions: user listing items without `_id` (those users are walked only if discovered). */
+  unlistedUsers?: number;
 }
 
 /** Data of a slice job: one listing (resource + filters) over `[start, end)`, resumed from `cursor`. */
@@ -48,6 +50,11 @@ export interface RunResult {
   runId: string;
   counters: RunCounterValues;
   completedAt: number;
+  /**
+   * Full-history transactions: user listing items without `_id`, and users walked because a trade revealed them
+   * (see `user-discovery.ts`). Present only on runs that walk per user.
+   */
+  users?: { unlistedUsers: number; discoveredUsers: number };
 }
 
 /** Counters of one run, kept in Redis. */

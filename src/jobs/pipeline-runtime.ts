@@ -21,6 +21,7 @@ import type { PagePublisher, SliceSource } from './process-slice.js';
 import { DEFAULT_QUEUE_PREFIX } from './queue-names.js';
 import { createCoalescingSink } from './coalescing-sink.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
+import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
 
 /** Where the pipeline's services are. */
 export interface PipelineSettings {
@@ -112,7 +113,7 @@ export function createClientSliceSource(client: Client, options: { pageSize?: nu
 }
 
 /** The planner's view of the upstream over the client. */
-export function createClientPlannerSource(client: Client): PlannerSource {
+export function createClientPlannerSource(client: Client): PlannerSource & Required<Pick<PlannerSource, 'userListing'>> {
   return {
     probe: (resource, filters) => (before, limit) =>
       probeSortTimes(client, createListing(resource, filters), before, limit),
@@ -124,7 +125,11 @@ export function createClientPlannerSource(client: Client): PlannerSource {
         .filter((id): id is string => typeof id === 'string' && id !== '');
     },
     async userIds() {
+      return (await this.userListing()).ids;
+    },
+    async userListing() {
       const ids = new Set<string>();
+      let unlisted = 0;
       const countries = await this.countryIds();
       await Promise.all(
         countries.map(async (countryId) => {
@@ -134,11 +139,14 @@ export function createClientPlannerSource(client: Client): PlannerSource {
             { start: 0, end: Infinity },
             { onInvalidItem: 'pass' },
           )) {
-            for (const item of page.items) if (typeof item._id === 'string') ids.add(item._id);
+            for (const item of page.items) {
+              if (typeof item._id === 'string') ids.add(item._id);
+              else unlisted += 1;
+            }
           }
         }),
       );
-      return [...ids].sort();
+      return { ids: [...ids].sort(), unlisted };
     },
   };
 }
@@ -160,6 +168,8 @@ export interface PipelineRuntime {
   publisher: PagePublisher;
   dedup: DedupStore;
   counters: RunCounters;
+  /** The users each full-history transactions run knows (discovery of users the listings hide). */
+  users: UserDirectory;
   /** Disconnects Kafka, then Redis. Close the workers first. */
   close(): Promise<void>;
 }
@@ -219,6 +229,7 @@ export async function createPipelineRuntime(
     publisher,
     dedup: createDedupStore(createRedisSeenSet(redis), { prefix: settings.redisPrefix }),
     counters: createRunCounters(redis, settings.redisPrefix),
+    users: createRedisUserDirectory(redis, settings.redisPrefix),
     async close() {
       await sink.disconnect();
       await redis.quit();

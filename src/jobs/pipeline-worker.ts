@@ -17,6 +17,7 @@ import {
 import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from './queue-names.js';
 import type { RunCounters } from './run-counters.js';
 import { sliceJobOptions } from './backfill-flow.js';
+import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';
 
 export interface PipelineWorkerOptions {
   /** Redis connection for BullMQ (ioredis options or instance; needs `maxRetriesPerRequest: null`). */
@@ -58,6 +59,11 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
 
 export interface PipelineWorkerDeps extends ProcessSliceDeps {
   counters: ProcessSliceDeps['counters'] & Pick<RunCounters, 'get' | 'setState'>;
+  /**
+   * The runs' user sets: with it, per-user transaction slices of full-history runs spawn walks of the
+   * counterparties their pages reveal (users the listings hid). Without it, no discovery.
+   */
+  users?: UserDirectory;
 }
 
 export interface PipelineWorkers {
@@ -82,6 +88,17 @@ export function startPipelineWorkers(
   setMaxListeners(0, stop.signal);
   const spawner = new Queue<SliceJobData>(QUEUE_NAMES.slices, { connection: o.connection, prefix: o.prefix });
   spawner.on('error', (e) => onError(e, 'spawn-queue'));
+  // The runs' data, read by per-user slices to know whether (and over which range) to discover users.
+  let runQueue: Queue<RunJobData, RunResult> | undefined;
+  const runData = new Map<string, RunJobData | null>();
+  const readRun = async (runId: string): Promise<RunJobData | null> => {
+    if (runData.has(runId)) return runData.get(runId) ?? null;
+    runQueue ??= new Queue<RunJobData, RunResult>(QUEUE_NAMES.runs, { connection: o.connection, prefix: o.prefix });
+    const run = (await runQueue.getJob(runId))?.data ?? null;
+    if (runData.size >= 1000) runData.clear();
+    runData.set(runId, run);
+    return run;
+  };
 
   const slices = new Worker<SliceJobData, SliceResult>(
     QUEUE_NAMES.slices,
@@ -108,7 +125,13 @@ export function startPipelineWorkers(
         },
       };
       try {
-        const result = await processSlice(handle, deps, { ...o.slice, signal: stop.signal });
+        let sliceDeps: ProcessSliceDeps = deps;
+        if (deps.users !== undefined && job.data.resource === 'transactions' && job.data.filters['userId'] !== undefined && job.parent?.id !== undefined) {
+          const run = await readRun(job.parent.id);
+          if (run !== null && discoversUsers(run))
+            sliceDeps = { ...deps, source: withUserDiscovery(deps.source, run, { users: deps.users, spawn: handle.spawn }) };
+        }
+        const result = await processSlice(handle, sliceDeps, { ...o.slice, signal: stop.signal });
         o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
         return result;
       } catch (error) {
@@ -146,6 +169,7 @@ export function startPipelineWorkers(
       async (job) => {
         // Runs only once every slice completed (BullMQ flow); a failed slice fails the run instead.
         const counters: RunCounterValues = await deps.counters.get(job.data.runId);
+        const users = deps.users !== undefined && discoversUsers(job.data) ? await deps.users.stats(job.data.runId) : undefined;
         const result: RunResult = {
           runId: job.data.runId,
           counters: {
@@ -155,8 +179,9 @@ export function startPipelineWorkers(
             deadLettered: counters.deadLettered,
           },
           completedAt: Date.now(),
+          ...(users === undefined ? {} : { users }),
         };
-        await deps.counters.setState(job.data.runId, 'completed', { completedAt: result.completedAt });
+        await deps.counters.setState(job.data.runId, 'completed', { completedAt: result.completedAt, ...users });
         o.onProgress?.({ kind: 'run', id: job.data.runId, result });
         return result;
       },
@@ -180,6 +205,7 @@ export function startPipelineWorkers(
         await slices.close();
         await runs?.close();
         await spawner.close();
+        await runQueue?.close();
       })();
       return closing;
     },

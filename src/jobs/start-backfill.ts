@@ -7,8 +7,10 @@ import {
   type PlannerSource,
   type PlannedRun,
 } from '../planner/plan-backfill.js';
+import { createLogger, type Logger } from '../config/create-logger.js';
 import { enqueueRun } from './backfill-flow.js';
 import type { RunCounters } from './run-counters.js';
+import type { UserDirectory } from './user-discovery.js';
 
 export interface StartBackfillOptions {
   connection: ConnectionOptions;
@@ -17,14 +19,31 @@ export interface StartBackfillOptions {
   planner: PlannerSource;
   counters: Pick<RunCounters, 'setState'>;
   plan?: PlanBackfillOptions;
+  /**
+   * The run's user set, seeded with the listed users before the run is enqueued (full-history transactions), so
+   * slices spawn walks only for users the listings did not show. Without it discovery still works (a listed user's
+   * discovered walk has its planned slice's id, and re-adding it is a no-op), at the cost of those no-op adds.
+   */
+  users?: Pick<UserDirectory, 'seed'>;
+  /** Where the unlisted-users warning goes. @default createLogger('jobs.backfill') */
+  log?: Pick<Logger, 'warn'>;
 }
 
 /** Plans the run, records it as `running`, and enqueues run + slices. Returns the plan. */
 export async function startBackfill(request: BackfillRequest, o: StartBackfillOptions): Promise<PlannedRun> {
   const planned = await planBackfill(request, o.planner, o.plan);
+  const unlisted = planned.users?.unlisted ?? 0;
+  if (planned.users !== undefined) await o.users?.seed(planned.run.runId, planned.users.ids, unlisted);
+  if (unlisted > 0) {
+    (o.log ?? createLogger('jobs.backfill')).warn(
+      { runId: planned.run.runId, unlistedUsers: unlisted, listedUsers: planned.users?.ids.length ?? 0 },
+      `${unlisted} user listing item(s) had no _id: those users are walked only if a trade with a walked user reveals them (discovery)`,
+    );
+  }
   await o.counters.setState(planned.run.runId, 'running', {
     slices: planned.slices.length,
     resources: planned.run.resources.join(','),
+    ...(planned.users === undefined ? {} : { unlistedUsers: unlisted }),
   });
   await enqueueRun(planned.run, planned.slices, { connection: o.connection, prefix: o.prefix });
   return planned;

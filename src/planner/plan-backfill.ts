@@ -25,6 +25,18 @@ export interface PlannerSource {
   countryIds(): Promise<string[]>;
   /** Every user id (full-history transactions walk per user). */
   userIds(): Promise<string[]>;
+  /**
+   * Every listed user id, plus how many listing items had no `_id` (users the walk can only reach by discovery,
+   * through a trade with a walked user). @default `userIds()` with 0 unlisted
+   */
+  userListing?(): Promise<UserListing>;
+}
+
+/** The users the per-country listings show. */
+export interface UserListing {
+  ids: string[];
+  /** Listing items without `_id`: their users are not in `ids`. */
+  unlisted: number;
 }
 
 export interface BackfillRequest {
@@ -60,6 +72,8 @@ export const DEFAULT_PLAN_BACKFILL_OPTIONS = {
 export interface PlannedRun {
   run: RunJobData;
   slices: SliceJobData[];
+  /** Full-history transactions: the listed users (seed of the run's discovery set) and the unlisted count. */
+  users?: UserListing;
 }
 
 /** Parses `key=value` filter flags. @throws ConfigError naming a malformed flag. */
@@ -107,6 +121,7 @@ export async function planBackfill(
   }
   const runId = request.runId ?? runJobId(request.resources.join('+'), fullHistory ? 'full' : 'range', now);
   const slices: SliceJobData[] = [];
+  let users: UserListing | undefined;
   const add = (resource: ResourceName, walk: Record<string, string>, ranges: TimeRange[]): void => {
     for (const r of ranges) {
       slices.push({
@@ -130,8 +145,9 @@ export async function planBackfill(
       continue;
     }
     if (resource === 'transactions' && fullHistory && filters['userId'] === undefined) {
-      for (const userId of await source.userIds())
-        add(resource, { ...filters, userId }, [{ start: since, end: until }]);
+      // Users listed without `_id` are walked when a trade reveals them (src/jobs/user-discovery.ts).
+      users = source.userListing ? await source.userListing() : { ids: await source.userIds(), unlisted: 0 };
+      for (const userId of users.ids) add(resource, { ...filters, userId }, [{ start: since, end: until }]);
       continue;
     }
     // One probed walk.
@@ -164,6 +180,7 @@ export async function planBackfill(
     replay,
     createdAt: now,
     slices: slices.length,
+    ...(users === undefined ? {} : { unlistedUsers: users.unlisted }),
   };
-  return { run, slices };
+  return { run, slices, ...(users === undefined ? {} : { users }) };
 }

@@ -6,6 +6,7 @@
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { getRunStatus, startBackfill, type RunCounters } from '../jobs/index.js';
+import type { UserDirectory } from '../jobs/user-discovery.js';
 import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
@@ -47,6 +48,8 @@ export interface ScheduleWorkerDeps {
   redis: Redis;
   planner: PlannerSource;
   counters: Pick<RunCounters, 'setState'>;
+  /** The runs' user sets (seeded at planning for full-history transaction runs). */
+  users?: Pick<UserDirectory, 'seed'>;
   /** Receives the tail lag per resource (seconds since the watermark's run was planned). */
   tailLag?: { set(labels: { resource: string }, value: number): void };
 }
@@ -81,7 +84,7 @@ export function startScheduleWorker(options: ScheduleWorkerOptions, deps: Schedu
     runStatus: (runId) => getRunStatus(runId, bull),
     head: (resource) => probeHead(deps.planner, resource),
     async startRun(request) {
-      const planned = await startBackfill(request, { ...bull, planner: deps.planner, counters: deps.counters, plan: { targetRows: o.targetRows } });
+      const planned = await startBackfill(request, { ...bull, planner: deps.planner, counters: deps.counters, ...(deps.users === undefined ? {} : { users: deps.users }), plan: { targetRows: o.targetRows } });
       return { slices: planned.slices.length };
     },
   };

@@ -72,7 +72,7 @@ export function createWorkerOperations(settings: PipelineSettings, options: Work
       if (options.schedules ?? true) {
         schedules = startScheduleWorker(
           { ...options.scheduleWorker, connection, prefix: settings.queuePrefix, redisPrefix: settings.redisPrefix },
-          { redis: runtime.redis, planner: runtime.planner, counters: runtime.counters, tailLag: telemetry.metrics.tailLagSeconds },
+          { redis: runtime.redis, planner: runtime.planner, counters: runtime.counters, users: runtime.users, tailLag: telemetry.metrics.tailLagSeconds },
         );
       }
       return url;

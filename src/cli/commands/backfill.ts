@@ -75,6 +75,7 @@ export function register(program: Command): void {
             prefix: settings.queuePrefix,
             planner: rt.planner,
             counters: rt.counters,
+            users: rt.users,
             plan: { targetRows },
           },
         );
@@ -94,6 +95,12 @@ export function register(program: Command): void {
           `run ${result.runId} completed in ${secs.toFixed(1)} s: fetched ${c.fetched}, published ${c.published}, ` +
             `deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered} (${(c.published / Math.max(secs, 0.001)).toFixed(0)} records/s)`,
         );
+        const u = result.users;
+        if (u !== undefined && (u.unlistedUsers > 0 || u.discoveredUsers > 0))
+          console.warn(
+            `warning: ${u.unlistedUsers} user listing item(s) had no _id; ${u.discoveredUsers} user(s) not in the listings were walked because a trade revealed them` +
+              (u.discoveredUsers < u.unlistedUsers ? ' (fewer than unlisted: some of those users may never have traded with a walked user)' : ''),
+          );
       } finally {
         await rt.close();
       }

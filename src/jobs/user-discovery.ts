@@ -1,0 +1,133 @@
+/**
+ * Transitive user discovery for full-history transaction walks. The per-user walk starts from the users the
+ * per-country listings show; a listing item served without `_id` hides its user from that list. Every trade names
+ * its buyer and seller, so each page of a per-user walk reveals counterparties: those not yet known in the run get a
+ * walk of their own (same range and filters as a planned user walk, so the same deterministic slice id). A hidden
+ * user is thereby walked as soon as any walked user traded with them.
+ *
+ * Crash safety: for each page, the unknown counterparties are looked up (read-only), their walks are added to the
+ * run, and only then are they remembered in the run's set. The page is checkpointed after all of this (the source
+ * wrapper runs it before the page reaches `processSlice`), so a crash anywhere re-reads the page and spawns again;
+ * re-adding a slice with an existing job id is a no-op.
+ */
+import type { Redis } from 'ioredis';
+import type { DedupRecord } from '../dedup/index.js';
+import type { RunJobData, SliceJobData } from './job-types.js';
+import type { SliceSource } from './process-slice.js';
+import { sliceJobId } from './queue-names.js';
+
+/** The fields of a transaction that name a user. */
+export const COUNTERPARTY_FIELDS = ['buyerId', 'sellerId', 'userId'] as const;
+
+const OBJECT_ID = /^[a-f\d]{24}$/;
+
+/** The users a run knows (listed at planning or discovered since), kept in Redis per run. */
+export interface UserDirectory {
+  /** Records the listed users of a new run and how many listing items had no `_id` (before the run is enqueued). */
+  seed(runId: string, listed: readonly string[], unlisted: number): Promise<void>;
+  /** Of `ids`, those the run does not know yet (one round trip; no write). */
+  unknown(runId: string, ids: readonly string[]): Promise<string[]>;
+  /** Remembers discovered users (after their walks were added); counts the ones that were new. */
+  remember(runId: string, ids: readonly string[]): Promise<number>;
+  /** The run's figures: listing items without `_id`, and users walked because a trade revealed them. */
+  stats(runId: string): Promise<{ unlistedUsers: number; discoveredUsers: number }>;
+}
+
+/** Redis keys: `<prefix>:run:<runId>:users` (a set) and two fields of the run's counters hash. */
+export function createRedisUserDirectory(redis: Redis, prefix = 'gamedata'): UserDirectory {
+  const setKey = (runId: string): string => `${prefix}:run:${runId}:users`;
+  // The run counters hash: `RunCounters.get` ignores fields it does not know, so these ride along.
+  const countersKey = (runId: string): string => `${prefix}:run:${runId}:counters`;
+  return {
+    async seed(runId, listed, unlisted) {
+      for (let i = 0; i < listed.length; i += 5000)
+        await redis.sadd(setKey(runId), ...listed.slice(i, i + 5000));
+      await redis.hset(countersKey(runId), 'unlistedUsers', unlisted);
+    },
+    async unknown(runId, ids) {
+      if (ids.length === 0) return [];
+      const known = await redis.smismember(setKey(runId), ...ids);
+      return ids.filter((_, i) => known[i] !== 1);
+    },
+    async remember(runId, ids) {
+      if (ids.length === 0) return 0;
+      const n = await redis.sadd(setKey(runId), ...ids);
+      if (n > 0) await redis.hincrby(countersKey(runId), 'discoveredUsers', n);
+      return n;
+    },
+    async stats(runId) {
+      const [u, d] = await redis.hmget(countersKey(runId), 'unlistedUsers', 'discoveredUsers');
+      return { unlistedUsers: Number(u ?? 0), discoveredUsers: Number(d ?? 0) };
+    },
+  };
+}
+
+/** The distinct, well-formed user ids a page of transactions names (buyer, seller, single-party user). */
+export function counterparties(items: readonly DedupRecord[]): string[] {
+  const out = new Set<string>();
+  for (const item of items) {
+    for (const f of COUNTERPARTY_FIELDS) {
+      const v = item[f];
+      if (typeof v === 'string' && OBJECT_ID.test(v)) out.add(v);
+    }
+  }
+  return [...out];
+}
+
+/** Whether a run walks transactions per user (full history, no operator `userId`): then its slices discover. */
+export function discoversUsers(run: Pick<RunJobData, 'resources' | 'fullHistory' | 'filters'>): boolean {
+  return run.resources.includes('transactions') && run.fullHistory && run.filters['userId'] === undefined;
+}
+
+/**
+ * The walk of a discovered user: exactly the slice the planner makes for a listed user (the run's range, the
+ * operator's filters plus `userId`), so a user both listed and discovered has one slice id.
+ */
+export function userWalk(
+  run: Pick<RunJobData, 'runId' | 'since' | 'until' | 'filters' | 'replay'>,
+  userId: string,
+): SliceJobData {
+  const filters = { ...run.filters, userId };
+  return {
+    runId: run.runId,
+    sliceId: sliceJobId(run.runId, { r: 'transactions', ...filters }, run.since, run.until),
+    resource: 'transactions',
+    filters,
+    start: run.since,
+    end: run.until,
+    replay: run.replay,
+    depth: 0,
+  };
+}
+
+/**
+ * Wraps a slice source so each page of a per-user transaction slice first spawns the walks of the counterparties
+ * the run does not know yet. The page is handed on (to publish, mark seen and checkpoint) only after the spawn and
+ * the remembering succeeded.
+ */
+export function withUserDiscovery(
+  source: SliceSource,
+  run: Pick<RunJobData, 'runId' | 'since' | 'until' | 'filters' | 'replay'>,
+  deps: {
+    users: Pick<UserDirectory, 'unknown' | 'remember'>;
+    spawn(children: SliceJobData[]): Promise<void>;
+  },
+): SliceSource {
+  const enrich = source.enrich?.bind(source);
+  return {
+    operation: (resource) => source.operation(resource),
+    ...(enrich === undefined ? {} : { enrich }),
+    async *readPages(slice, options) {
+      for await (const page of source.readPages(slice, options)) {
+        if (slice.resource === 'transactions') {
+          const fresh = await deps.users.unknown(run.runId, counterparties(page.items));
+          if (fresh.length > 0) {
+            await deps.spawn(fresh.map((id) => userWalk(run, id)));
+            await deps.users.remember(run.runId, fresh);
+          }
+        }
+        yield page;
+      }
+    },
+  };
+}
