@@ -47,7 +47,8 @@ export interface PipelineMetricsOptions {
 export function createPipelineMetrics(options: PipelineMetricsOptions = {}): PipelineMetrics {
   const registry = new Registry();
   registry.setDefaultLabels(options.defaultLabels ?? {});
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'gamedata_process_' });
+  if (options.processMetrics ?? true)
+    collectDefaultMetrics({ register: registry, prefix: 'gamedata_process_' });
   const registers = [registry];
   return {
     registry,

@@ -21,7 +21,8 @@ export function parseDateTime(value: string): number | undefined {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
-  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   return typeof value === 'number' ? `number ${value}` : typeof value;
 }
 
@@ -33,7 +34,8 @@ function checkField(type: FieldType, value: unknown, path: string, issues: Recor
   if (value === null || value === undefined) return; // every spec field is optional
   switch (type.kind) {
     case 'string':
-      if (typeof value !== 'string') issues.push({ path, message: `expected string, got ${describe(value)}` });
+      if (typeof value !== 'string')
+        issues.push({ path, message: `expected string, got ${describe(value)}` });
       return;
     case 'datetime':
       if (typeof value !== 'string' || parseDateTime(value) === undefined)
@@ -48,7 +50,8 @@ function checkField(type: FieldType, value: unknown, path: string, issues: Recor
         issues.push({ path, message: `expected number, got ${describe(value)}` });
       return;
     case 'boolean':
-      if (typeof value !== 'boolean') issues.push({ path, message: `expected boolean, got ${describe(value)}` });
+      if (typeof value !== 'boolean')
+        issues.push({ path, message: `expected boolean, got ${describe(value)}` });
       return;
     case 'json':
       if (typeof value !== 'object' || Array.isArray(value))
@@ -76,11 +79,15 @@ function checkModelAt(model: ModelDef, value: unknown, path: string, issues: Rec
   if (model.ids) {
     const id = record['_id'];
     if (model.entity && (typeof id !== 'string' || id === ''))
-      issues.push({ path: join(path, '_id'), message: `required _id missing or not a string (got ${describe(id)})` });
+      issues.push({
+        path: join(path, '_id'),
+        message: `required _id missing or not a string (got ${describe(id)})`,
+      });
     else checkField({ kind: 'string' }, id, join(path, '_id'), issues);
     checkField({ kind: 'integer' }, record['__v'], join(path, '__v'), issues);
   }
-  for (const [key, type] of Object.entries(model.fields)) checkField(type, record[key], join(path, key), issues);
+  for (const [key, type] of Object.entries(model.fields))
+    checkField(type, record[key], join(path, key), issues);
 }
 
 /** Every problem of `value` as a `model`; an empty array means it conforms. */
@@ -92,5 +99,7 @@ export function checkRecord(model: ModelDef, value: unknown, rootPath = ''): Rec
 
 /** The top-level keys of `value` that the model does not know (kept in `_extra` when encoded). */
 export function unknownKeys(model: ModelDef, value: Record<string, unknown>): string[] {
-  return Object.keys(value).filter((k) => !(k in model.fields) && !(model.ids && (k === '_id' || k === '__v')));
+  return Object.keys(value).filter(
+    (k) => !(k in model.fields) && !(model.ids && (k === '_id' || k === '__v')),
+  );
 }

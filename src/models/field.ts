@@ -71,13 +71,13 @@ export function defineValueModel<const F extends Fields>(name: string, fields: F
 }
 
 /** Extends a model with more fields under a new name (e.g. `Article` = `ArticleLite` + `comments`). */
-export function extendModel<const F extends Fields, const G extends Fields, I extends boolean, E extends boolean>(
-  base: ModelDef<F> & Flags<I, E>,
-  name: string,
-  fields: G,
-  doc?: string,
-): ModelDef<F & G> & Flags<I, E> {
-  return define(name, { ...base.fields, ...fields } as F & G, base.ids, base.entity, doc);
+export function extendModel<
+  const F extends Fields,
+  const G extends Fields,
+  I extends boolean,
+  E extends boolean,
+>(base: ModelDef<F> & Flags<I, E>, name: string, fields: G, doc?: string): ModelDef<F & G> & Flags<I, E> {
+  return define(name, { ...base.fields, ...fields }, base.ids, base.entity, doc);
 }
 
 // ---- type inference ------------------------------------------------------------------------------------------

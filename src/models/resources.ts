@@ -38,8 +38,20 @@ export const RESOURCE_INFO: Readonly<Record<ResourceName, ResourceInfo>> = {
     dedup: 'id',
     listProcedure: 'transaction.getPaginatedTransactions',
   },
-  parties: { name: 'parties', model: Party, sortField: 'createdAt', dedup: 'version', listProcedure: 'party.getManyPaginated' },
-  users: { name: 'users', model: User, sortField: 'createdAt', dedup: 'version', listProcedure: 'user.getUsersByCountry' },
+  parties: {
+    name: 'parties',
+    model: Party,
+    sortField: 'createdAt',
+    dedup: 'version',
+    listProcedure: 'party.getManyPaginated',
+  },
+  users: {
+    name: 'users',
+    model: User,
+    sortField: 'createdAt',
+    dedup: 'version',
+    listProcedure: 'user.getUsersByCountry',
+  },
   elections: {
     name: 'elections',
     model: Election,
@@ -47,7 +59,13 @@ export const RESOURCE_INFO: Readonly<Record<ResourceName, ResourceInfo>> = {
     dedup: 'version',
     listProcedure: 'election.getElections',
   },
-  donations: { name: 'donations', model: Donation, sortField: 'createdAt', dedup: 'id', listProcedure: 'donation.getManyPaginated' },
+  donations: {
+    name: 'donations',
+    model: Donation,
+    sortField: 'createdAt',
+    dedup: 'id',
+    listProcedure: 'donation.getManyPaginated',
+  },
 };
 
 export function isResourceName(value: string): value is ResourceName {
@@ -61,5 +79,6 @@ export function isResourceName(value: string): value is ResourceName {
 export function recordVersion(resource: ResourceName, record: Record<string, unknown>): string {
   if (RESOURCE_INFO[resource].dedup === 'id') return '';
   const v = record['updatedAt'] ?? record['__v'] ?? record['createdAt'];
-  return v === undefined || v === null ? '' : String(v);
+  // A version is a string (updatedAt) or a number (__v); anything else (a malformed record) has no usable version.
+  return typeof v === 'string' || typeof v === 'number' ? String(v) : '';
 }

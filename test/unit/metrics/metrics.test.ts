@@ -17,7 +17,9 @@ describe('pipeline metrics', () => {
     const text = await m.render();
     expect(text).toContain('gamedata_records_fetched_total{resource="transactions"} 100');
     expect(text).toContain('gamedata_records_published_total{resource="transactions"} 97');
-    expect(text).toContain('gamedata_records_dead_lettered_total{resource="transactions",reason="invalid-date"} 3');
+    expect(text).toContain(
+      'gamedata_records_dead_lettered_total{resource="transactions",reason="invalid-date"} 3',
+    );
     expect(text).toContain('gamedata_batch_size_bucket{le="50"} 1');
   });
 
