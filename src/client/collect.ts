@@ -383,6 +383,9 @@ export async function* iterateSlices<T>(
     pump();
     let lastTime = NaN;
     let idsAtLastTime = new Set<string>();
+    // Items without a readable sort time (malformed records passed through) cannot be placed by time, so every
+    // slice that reads past one keeps it (never dropped); their ids are remembered for the whole call instead.
+    const unplacedIds = new Set<string>();
     while (current) {
       if (current.buffer.length > 0) {
         const items = current.buffer;
@@ -394,6 +397,14 @@ export async function* iterateSlices<T>(
           // v1 orders by (whole second, _id), so a repeat shares the second rather than the millisecond.
           const t = Math.floor(sortTimeOf(item, current.listing.sortField) / align) * align;
           const id = (item as Record<string, unknown>)['_id'];
+          if (Number.isNaN(t)) {
+            if (typeof id === 'string') {
+              if (unplacedIds.has(id)) continue;
+              unplacedIds.add(id);
+            }
+            yield item;
+            continue;
+          }
           if (t !== lastTime) {
             lastTime = t;
             idsAtLastTime = new Set();

@@ -197,3 +197,41 @@ describe('readSlice', () => {
     );
   });
 });
+
+describe('collectSlices with unplaceable items', () => {
+  it('an item whose sort time is unreadable is kept, once, whatever the slicing', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        timesArb,
+        fc.array(fc.nat(), { maxLength: 20 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.integer({ min: 50, max: 20_000 }),
+        async (times, corruptPicks, limit, sliceMs) => {
+          const rows = makeRows(times);
+          const corrupt = new Set(corruptPicks.map((p) => rows[p % Math.max(1, rows.length)]?._id));
+          const feed = createFakeFeed(rows);
+          // Served corrupted (an invalid date) but ordered by the upstream at the real time, as the simulator does.
+          const fetchPage = feed.fetchPage.bind(feed);
+          feed.fetchPage = (async (...args: Parameters<typeof fetchPage>) => {
+            const page = await fetchPage<Row>(...args);
+            return {
+              ...page,
+              items: page.items.map((r) => (corrupt.has(r._id) ? { ...r, createdAt: 'not a date' } : r)),
+            };
+          }) as typeof feed.fetchPage;
+          const out = await collectSlices<Row>(feed, [listing], {
+            oldestDate: T0,
+            timeSliceDays: sliceMs / DAY,
+            limit,
+            concurrency: 7,
+            splitPages: 1,
+            onInvalidItem: 'pass',
+            now: () => T0 + 25_000,
+          });
+          expect(out.map((r) => r._id).sort()).toEqual(rows.map((r) => r._id).sort());
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
