@@ -12,7 +12,6 @@ import { createSwrCache } from '../cache/swr-cache.js';
 import type { CacheStore } from '../cache/cache-store.js';
 import type { GamedataError } from '../errors.js';
 import { ConfigError, ValidationError } from '../errors.js';
-import { checkRecord } from '../models/check-record.js';
 import type { ModelDef } from '../models/field.js';
 import type { CursorPage } from '../models/types.js';
 import type { BatchLoaderOptions } from './batch-loader.js';
@@ -29,6 +28,7 @@ import type { FetchLike } from './transport.js';
 import { createTransport, isSlotError } from './transport.js';
 import type { Resources } from './resources.js';
 import { createResources } from './resources.js';
+import { assertRecordLike } from './internal/assert.js';
 
 /** SWR windows per cached operation (see {@link DEFAULT_CACHE_WINDOWS}). */
 export type CacheWindowsByOperation = Readonly<Record<string, CacheWindows>>;
@@ -136,17 +136,6 @@ export interface Client extends ClientCore, Resources {
   stats(): ClientStats;
   /** Waits for background cache revalidations. */
   idle(): Promise<void>;
-}
-
-/** Checks a record; throws a ValidationError naming the first bad path (and how many more there are). */
-export function assertRecord(model: ModelDef, value: unknown, where: string, rootPath = ''): void {
-  const issues = checkRecord(model, value, rootPath);
-  const first = issues[0];
-  if (first)
-    throw new ValidationError(
-      `${where}: ${first.path || '(root)'} ${first.message}${issues.length > 1 ? ` (+${issues.length - 1} more)` : ''}`,
-      first.path,
-    );
 }
 
 function checkEnvelope(procedure: string, data: unknown): CursorPage<unknown> {
@@ -269,7 +258,7 @@ export function createClient(options: ClientOptions): Client {
   ): Promise<T> {
     const fetchChecked = async (): Promise<T> => {
       const data = await call(procedure, input, callOptions);
-      if (model) assertRecord(model, data, procedure);
+      if (model) assertRecordLike(model, data, procedure);
       return data as T;
     };
     const w = windows[procedure];
@@ -289,7 +278,7 @@ export function createClient(options: ClientOptions): Client {
     const page = checkEnvelope(listing.procedure, data);
     if ((pageOptions.onInvalidItem ?? 'throw') === 'throw') {
       const model = listingModel(listing);
-      page.items.forEach((item, i) => assertRecord(model, item, listing.procedure, `items[${i}]`));
+      page.items.forEach((item, i) => assertRecordLike(model, item, listing.procedure, `items[${i}]`));
     }
     return page as CursorPage<T>;
   }
