@@ -61,7 +61,11 @@ async function main(): Promise<void> {
   const encoder = createRecordEncoder({ registry, topicPrefix: prefix });
   const decoder = createRecordDecoder({ registry, topicPrefix: prefix });
   // The library's serializer as is (no compiled-type cache fix), to show what cached-avro-serde.ts buys.
-  const library = new AvroSerializer(registry, SerdeType.VALUE, { useLatestVersion: true, autoRegisterSchemas: false, ...AVRO_TYPE_OPTIONS });
+  const library = new AvroSerializer(registry, SerdeType.VALUE, {
+    useLatestVersion: true,
+    autoRegisterSchemas: false,
+    ...AVRO_TYPE_OPTIONS,
+  });
   const world = createWorld({ scale: 'small', seed: 1 });
 
   const rows: string[] = [];
@@ -71,7 +75,8 @@ async function main(): Promise<void> {
       const records = world.truth(resource).slice(0, 2_000);
       const type = avro.Type.forSchema(schemas[resource] as avro.Schema, { ...AVRO_TYPE_OPTIONS });
       const encoded = await Promise.all(records.map((r) => encoder.encode(resource, r)));
-      const jsonBytes = records.reduce((a, r) => a + Buffer.byteLength(JSON.stringify(r)), 0) / records.length;
+      const jsonBytes =
+        records.reduce((a, r) => a + Buffer.byteLength(JSON.stringify(r)), 0) / records.length;
       const avroBytes = encoded.reduce((a, b) => a + b.length, 0) / encoded.length;
 
       const pure = await timeIt(records.length, (i) => {
@@ -96,12 +101,16 @@ async function main(): Promise<void> {
   }
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`Machine: ${cpu}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ` +
-    `load average ${loadavg()[0]?.toFixed(1)} during the run (shared machine); date ${new Date().toISOString().slice(0, 10)}; registry: ${url ? 'real (Apicurio ccompat)' : 'in-memory MockClient'}.`);
+  console.log(
+    `Machine: ${cpu}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ` +
+      `load average ${loadavg()[0]?.toFixed(1)} during the run (shared machine); date ${new Date().toISOString().slice(0, 10)}; registry: ${url ? 'real (Apicurio ccompat)' : 'in-memory MockClient'}.`,
+  );
   console.log('');
   console.log('Throughput in records per CPU-second of the benchmark process.');
   console.log('');
-  console.log('| resource | records | map+avsc | library AvroSerializer | encoder | decoder | JSON B/rec | Avro B/rec (framed) | Avro/JSON |');
+  console.log(
+    '| resource | records | map+avsc | library AvroSerializer | encoder | decoder | JSON B/rec | Avro B/rec (framed) | Avro/JSON |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
 }

@@ -23,7 +23,9 @@ for (const result of report.testResults ?? []) {
   }
 }
 if (notRun.length > 0) {
-  console.error(`check-no-skips: ${notRun.length} integration test(s) did not run under CI:\n  ${notRun.join('\n  ')}`);
+  console.error(
+    `check-no-skips: ${notRun.length} integration test(s) did not run under CI:\n  ${notRun.join('\n  ')}`,
+  );
   process.exit(1);
 }
 console.error(`check-no-skips: ${ran} integration/e2e test(s) ran, none skipped`);

@@ -45,7 +45,9 @@ const stops: Array<() => Promise<unknown>> = [];
 export async function setup(project: TestProject): Promise<void> {
   const mode = process.env['GAMEDATA_TEST_SERVICES'] ?? 'auto';
   if (!['auto', 'env', 'containers', 'stack'].includes(mode)) {
-    throw new Error(`GAMEDATA_TEST_SERVICES must be auto, env, containers or stack; got ${JSON.stringify(mode)}`);
+    throw new Error(
+      `GAMEDATA_TEST_SERVICES must be auto, env, containers or stack; got ${JSON.stringify(mode)}`,
+    );
   }
   const anySet = ENV_NAMES.some((name) => (process.env[name] ?? '') !== '');
 
@@ -143,14 +145,17 @@ async function startStack(): Promise<ServiceUrls> {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`scripts/stack.sh up failed (exit ${code}); see its log above`)),
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`scripts/stack.sh up failed (exit ${code}); see its log above`)),
     );
   });
   const env = new Map<string, string>();
   for (const match of stdout.matchAll(/^export ([A-Z_]+)=(.*)$/gm)) env.set(match[1] ?? '', match[2] ?? '');
   const get = (name: string): string => {
     const value = env.get(name);
-    if (value === undefined || value === '') throw new Error(`scripts/stack.sh up printed no ${name}: ${stdout}`);
+    if (value === undefined || value === '')
+      throw new Error(`scripts/stack.sh up printed no ${name}: ${stdout}`);
     return value;
   };
   return {
@@ -189,12 +194,18 @@ async function waitForServices(urls: ServiceUrls): Promise<void> {
       }
     }),
     retryUntil('schema registry', urls.schemaRegistryUrl, async () => {
-      const response = await fetch(`${urls.schemaRegistryUrl}/subjects`, { signal: AbortSignal.timeout(5_000) });
+      const response = await fetch(`${urls.schemaRegistryUrl}/subjects`, {
+        signal: AbortSignal.timeout(5_000),
+      });
       if (!response.ok) throw new Error(`GET /subjects answered ${response.status}`);
     }),
     retryUntil('redis', urls.redisUrl, async () => {
       const { Redis } = await import('ioredis');
-      const redis = new Redis(urls.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      const redis = new Redis(urls.redisUrl, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
       try {
         await redis.connect();
         const pong: string = await redis.ping();
@@ -215,9 +226,12 @@ async function retryUntil(name: string, address: string, probe: () => Promise<vo
     } catch (error) {
       if (Date.now() > deadline) {
         const reason = error instanceof Error ? error.message : String(error);
-        throw new Error(`${name} at ${address} did not answer within ${READY_TIMEOUT_MS / 1000}s: ${reason}`, {
-          cause: error,
-        });
+        throw new Error(
+          `${name} at ${address} did not answer within ${READY_TIMEOUT_MS / 1000}s: ${reason}`,
+          {
+            cause: error,
+          },
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 500));
     }

@@ -77,7 +77,9 @@ export function createLogger(name: string, options?: LoggerOptions): Logger {
 function createRoot(options: LoggerOptions): Logger {
   const level = options.level ?? process.env['GAMEDATA_LOG_LEVEL'] ?? 'info';
   if (!LEVELS.includes(level)) {
-    throw new ConfigError(`createLogger: level must be one of ${LEVELS.join(', ')}; got ${JSON.stringify(level)}`);
+    throw new ConfigError(
+      `createLogger: level must be one of ${LEVELS.join(', ')}; got ${JSON.stringify(level)}`,
+    );
   }
   const own = new Set(options.secrets ?? []);
   const mask = (text: string): string => {

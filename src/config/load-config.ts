@@ -124,7 +124,10 @@ const brokerList = z
       .map((broker) => broker.trim())
       .filter((broker) => broker !== ''),
   )
-  .refine((brokers) => brokers.every(isHostPort), 'must be a comma-separated list of host:port (port 1-65535)');
+  .refine(
+    (brokers) => brokers.every(isHostPort),
+    'must be a comma-separated list of host:port (port 1-65535)',
+  );
 
 const FIELD_SCHEMAS = {
   apiUrl: httpUrl('the upstream tRPC endpoint, e.g. http://127.0.0.1:4000/trpc'),
@@ -158,7 +161,9 @@ const FIELD_SCHEMAS = {
  * const config = loadConfig({ need: ['kafka', 'registry', 'redis'] });
  * config.schemaRegistryUrl; // string (guaranteed by `need`)
  */
-export function loadConfig<const N extends ConfigNeed = never>(options: LoadConfigOptions<N> = {}): ConfigWith<N> {
+export function loadConfig<const N extends ConfigNeed = never>(
+  options: LoadConfigOptions<N> = {},
+): ConfigWith<N> {
   const env = options.env ?? process.env;
   const issues: string[] = [];
 
@@ -197,16 +202,23 @@ export function loadConfig<const N extends ConfigNeed = never>(options: LoadConf
 
   for (const need of options.need ?? []) {
     const key = NEED_KEYS[need];
-    const present = key === 'kafkaBrokers' ? Array.isArray(values[key]) && values[key].length > 0 : values[key] !== undefined;
+    const present =
+      key === 'kafkaBrokers'
+        ? Array.isArray(values[key]) && values[key].length > 0
+        : values[key] !== undefined;
     // an invalid value was already reported above
-    if (!present && raw[key] === undefined) issues.push(`${CONFIG_ENV_NAMES[key]} is not set (${NEED_EXAMPLES[need]})`);
+    if (!present && raw[key] === undefined)
+      issues.push(`${CONFIG_ENV_NAMES[key]} is not set (${NEED_EXAMPLES[need]})`);
     else if (!present && key === 'kafkaBrokers' && !issues.some((i) => i.startsWith(CONFIG_ENV_NAMES[key]))) {
       issues.push(`${CONFIG_ENV_NAMES[key]} is empty (${NEED_EXAMPLES[need]})`);
     }
   }
 
   if (issues.length > 0) {
-    throw new ConfigError(`invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n  ${issues.join('\n  ')}`, issues);
+    throw new ConfigError(
+      `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n  ${issues.join('\n  ')}`,
+      issues,
+    );
   }
 
   const config: GamedataConfig = {
@@ -230,7 +242,9 @@ function readConfigFile(path: string, issues: string[]): Partial<Record<Key, unk
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    issues.push(`GAMEDATA_CONFIG: cannot read config file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    issues.push(
+      `GAMEDATA_CONFIG: cannot read config file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
     return {};
   }
   let data: unknown;

@@ -52,7 +52,9 @@ function fieldToAvro(type: FieldType, value: unknown, path: string): unknown {
     case 'datetime': {
       const ms = typeof value === 'string' ? parseDateTime(value) : undefined;
       if (ms === undefined) {
-        throw new EncodingError(`expected a date-time string, got ${JSON.stringify(value)}`, path, { reason: 'invalid-date' });
+        throw new EncodingError(`expected a date-time string, got ${JSON.stringify(value)}`, path, {
+          reason: 'invalid-date',
+        });
       }
       return new Date(ms);
     }
@@ -76,7 +78,8 @@ function recordToAvro(model: ModelDef, value: unknown, path: string): Obj {
     out['_id'] = record['_id'] ?? null;
     out['__v'] = record['__v'] ?? null;
   }
-  for (const [name, type] of Object.entries(model.fields)) out[name] = fieldToAvro(type, record[name], join(path, name));
+  for (const [name, type] of Object.entries(model.fields))
+    out[name] = fieldToAvro(type, record[name], join(path, name));
   let extra: Obj | undefined;
   for (const key of Object.keys(record)) {
     if (isKnown(model, key) || record[key] === undefined) continue;

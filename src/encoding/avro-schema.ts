@@ -52,7 +52,8 @@ export interface AvroLogicalSchema {
   logicalType: 'timestamp-millis';
 }
 
-const EXTRA_DOC = 'JSON object of the upstream fields this schema does not know at this level (null when none).';
+const EXTRA_DOC =
+  'JSON object of the upstream fields this schema does not know at this level (null when none).';
 
 function fieldSchema(type: FieldType, defined: Set<string>): AvroSchema {
   switch (type.kind) {
@@ -96,7 +97,12 @@ function recordSchema(model: ModelDef, defined: Set<string>, topLevel: boolean):
   }
   for (const [name, type] of Object.entries(model.fields)) {
     const doc = fieldDoc(type);
-    fields.push({ name, type: ['null', fieldSchema(type, defined)], default: null, ...(doc === undefined ? {} : { doc }) });
+    fields.push({
+      name,
+      type: ['null', fieldSchema(type, defined)],
+      default: null,
+      ...(doc === undefined ? {} : { doc }),
+    });
   }
   fields.push({ name: EXTRA_FIELD, type: ['null', 'string'], default: null, doc: EXTRA_DOC });
   return {

@@ -56,7 +56,11 @@ function isPlainLong(schema: avro.Schema): boolean {
 }
 
 /** The options to pass to `avro.Type.forSchema` and to the registry serde configs. */
-export const AVRO_TYPE_OPTIONS: { logicalTypes: Record<string, typeof TimestampMillisType>; wrapUnions: 'auto'; typeHook: (schema: avro.Schema) => avro.Type | undefined } = {
+export const AVRO_TYPE_OPTIONS: {
+  logicalTypes: Record<string, typeof TimestampMillisType>;
+  wrapUnions: 'auto';
+  typeHook: (schema: avro.Schema) => avro.Type | undefined;
+} = {
   logicalTypes: { 'timestamp-millis': TimestampMillisType },
   wrapUnions: 'auto',
   typeHook: (schema) => (isPlainLong(schema) ? SAFE_LONG_TYPE : undefined),

@@ -10,7 +10,13 @@
  * Isolated here so it can be dropped when the library caches cheaply itself.
  */
 import { AvroDeserializer, AvroSerializer } from '@confluentinc/schemaregistry';
-import type { AvroSerializerConfig, Client, RuleRegistry, SchemaInfo, SerdeType } from '@confluentinc/schemaregistry';
+import type {
+  AvroSerializerConfig,
+  Client,
+  RuleRegistry,
+  SchemaInfo,
+  SerdeType,
+} from '@confluentinc/schemaregistry';
 
 type Compiled = Awaited<ReturnType<AvroSerializer['toType']>>;
 
@@ -141,7 +147,11 @@ export class DirectAvroSerializer extends CachedAvroSerializer {
     const now = this.#now();
     let entry = this.#plans.get(topic);
     if (entry === undefined || entry.expiresAt <= now) {
-      const fresh: PlanEntry = { plan: this.#resolve(topic, msg), ready: undefined, expiresAt: now + this.#ttlMs };
+      const fresh: PlanEntry = {
+        plan: this.#resolve(topic, msg),
+        ready: undefined,
+        expiresAt: now + this.#ttlMs,
+      };
       fresh.plan.then(
         (p) => (fresh.ready = p),
         () => {
@@ -154,7 +164,11 @@ export class DirectAvroSerializer extends CachedAvroSerializer {
     return entry;
   }
 
-  override async serialize(topic: string, msg: unknown, headers?: Parameters<AvroSerializer['serialize']>[2]): Promise<Buffer> {
+  override async serialize(
+    topic: string,
+    msg: unknown,
+    headers?: Parameters<AvroSerializer['serialize']>[2],
+  ): Promise<Buffer> {
     if (!this.#eligible || msg === null || msg === undefined) return super.serialize(topic, msg, headers);
     const entry = this.#plan(topic, msg);
     const plan = entry.ready ?? (await entry.plan);

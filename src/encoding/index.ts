@@ -1,4 +1,10 @@
-export { generateAvroSchema, generateResourceSchemas, formatSchemaFile, AVRO_NAMESPACE, EXTRA_FIELD } from './avro-schema.js';
+export {
+  generateAvroSchema,
+  generateResourceSchemas,
+  formatSchemaFile,
+  AVRO_NAMESPACE,
+  EXTRA_FIELD,
+} from './avro-schema.js';
 export type { AvroSchema, AvroRecordSchema, AvroField } from './avro-schema.js';
 export { readSchemaFiles, writeSchemaFiles, schemaFilePath, DEFAULT_SCHEMAS_DIR } from './schema-files.js';
 export { toAvroValue, fromAvroValue, canonicalRecord } from './avro-mapping.js';

@@ -39,16 +39,22 @@ export interface RecordDecoder {
 
 export function createRecordDecoder(options: RecordDecoderOptions): RecordDecoder {
   const prefix = options.topicPrefix ?? DEFAULT_TOPIC_PREFIX;
-  const deserializer = new CachedAvroDeserializer(options.registry, SerdeType.VALUE, { ...AVRO_TYPE_OPTIONS });
+  const deserializer = new CachedAvroDeserializer(options.registry, SerdeType.VALUE, {
+    ...AVRO_TYPE_OPTIONS,
+  });
   const url = options.registry.config().baseURLs[0] ?? '(no url)';
   return {
     async decode(resource, value) {
       const { schemaId } = parseConfluentFrame(value);
       let avro: Record<string, unknown>;
       try {
-        avro = (await deserializer.deserialize(topicName(prefix, resource), value)) as Record<string, unknown>;
+        avro = (await deserializer.deserialize(topicName(prefix, resource), value)) as Record<
+          string,
+          unknown
+        >;
       } catch (error) {
-        if (isRegistryFailure(error)) throw toRegistryError(error, url, `fetching writer schema id ${schemaId}`);
+        if (isRegistryFailure(error))
+          throw toRegistryError(error, url, `fetching writer schema id ${schemaId}`);
         throw new EncodingError(`cannot decode value: ${(error as Error).message}`, '', { cause: error });
       }
       return { schemaId, record: fromAvroValue(RESOURCE_INFO[resource].model, avro) };

@@ -129,9 +129,13 @@ export function createRecordEncoder(options: RecordEncoderOptions): RecordEncode
         });
       }
       if (bytes.length > maxRecordBytes) {
-        throw new EncodingError(`encoded record is ${bytes.length} bytes, over the limit of ${maxRecordBytes}`, '', {
-          reason: 'too-large',
-        });
+        throw new EncodingError(
+          `encoded record is ${bytes.length} bytes, over the limit of ${maxRecordBytes}`,
+          '',
+          {
+            reason: 'too-large',
+          },
+        );
       }
       return bytes;
     },

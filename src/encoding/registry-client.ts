@@ -77,19 +77,29 @@ export function toRegistryError(error: unknown, url: string, action: string): Se
   const status = registryStatus(error);
   const detail = error instanceof Error ? error.message : String(error);
   if (status === undefined) {
-    return new ServiceError(`schema registry unreachable at ${url} while ${action}: ${detail}`, 'schema-registry', {
-      cause: error,
-      retriable: true,
-    });
+    return new ServiceError(
+      `schema registry unreachable at ${url} while ${action}: ${detail}`,
+      'schema-registry',
+      {
+        cause: error,
+        retriable: true,
+      },
+    );
   }
-  return new ServiceError(`schema registry answered ${status} while ${action}: ${detail}`, 'schema-registry', {
-    cause: error,
-    retriable: status >= 500 || status === 429,
-  });
+  return new ServiceError(
+    `schema registry answered ${status} while ${action}: ${detail}`,
+    'schema-registry',
+    {
+      cause: error,
+      retriable: status >= 500 || status === 429,
+    },
+  );
 }
 
 /** Whether a registry failure means "no such subject" (Confluent error codes 40401 / 40402, or plain 404). */
 export function isSubjectNotFound(error: unknown): boolean {
   if (error instanceof RestError) return error.status === 404;
-  return registryStatus(error) === 404 || (error instanceof GamedataError && registryStatus(error.cause) === 404);
+  return (
+    registryStatus(error) === 404 || (error instanceof GamedataError && registryStatus(error.cause) === 404)
+  );
 }

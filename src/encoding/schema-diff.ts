@@ -116,7 +116,8 @@ function compareRecords(ctx: Ctx, path: string, o: AvroRecordSchema, n: AvroReco
   for (const field of o.fields) {
     const p = join(path, field.name);
     const match = newFields.get(field.name);
-    if (match === undefined) ctx.changes.push({ path: p, kind: 'removed', message: `field "${p}" was removed` });
+    if (match === undefined)
+      ctx.changes.push({ path: p, kind: 'removed', message: `field "${p}" was removed` });
     else compareTypes(ctx, p, field.type, match.type);
   }
   for (const field of n.fields) {

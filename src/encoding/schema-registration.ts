@@ -45,11 +45,15 @@ function url(registry: Client): string {
   return registry.config().baseURLs[0] ?? '(no url)';
 }
 
-function subjects(options: SchemaSetOptions): { resource: ResourceName; subject: string; schema: AvroRecordSchema }[] {
+function subjects(
+  options: SchemaSetOptions,
+): { resource: ResourceName; subject: string; schema: AvroRecordSchema }[] {
   const prefix = options.topicPrefix ?? DEFAULT_TOPIC_PREFIX;
   return RESOURCES.flatMap((resource) => {
     const schema = options.schemas[resource];
-    return schema === undefined ? [] : [{ resource, subject: valueSubjectName(topicName(prefix, resource)), schema }];
+    return schema === undefined
+      ? []
+      : [{ resource, subject: valueSubjectName(topicName(prefix, resource)), schema }];
   });
 }
 
@@ -64,7 +68,11 @@ export async function registerSchemas(options: SchemaSetOptions): Promise<Regist
     let id: number;
     try {
       // Compact JSON: the same text every time, so re-registering is a no-op rather than a new version.
-      id = await options.registry.register(subject, { schemaType: 'AVRO', schema: JSON.stringify(schema) }, false);
+      id = await options.registry.register(
+        subject,
+        { schemaType: 'AVRO', schema: JSON.stringify(schema) },
+        false,
+      );
       await options.registry.updateCompatibility(subject, Compatibility.BACKWARD_TRANSITIVE);
     } catch (error) {
       throw toRegistryError(error, url(options.registry), `registering ${subject}`);
@@ -108,7 +116,8 @@ export async function checkSchemas(options: SchemaSetOptions): Promise<SubjectCh
       changes.push({
         path: '',
         kind: 'retyped',
-        message: 'the registry reports the schema incompatible with an earlier version under its compatibility level',
+        message:
+          'the registry reports the schema incompatible with an earlier version under its compatibility level',
       });
     }
     out.push({
@@ -131,7 +140,9 @@ export async function deleteSubjects(registry: Client, topicPrefix: string): Pro
         await registry.deleteSubject(subject, permanent);
       } catch (error) {
         if (!isSubjectNotFound(error)) {
-          throw new ServiceError(`cannot delete ${subject}: ${(error as Error).message}`, 'schema-registry', { cause: error });
+          throw new ServiceError(`cannot delete ${subject}: ${(error as Error).message}`, 'schema-registry', {
+            cause: error,
+          });
         }
       }
     }

@@ -113,7 +113,9 @@ export function createClientSliceSource(client: Client, options: { pageSize?: nu
 }
 
 /** The planner's view of the upstream over the client. */
-export function createClientPlannerSource(client: Client): PlannerSource & Required<Pick<PlannerSource, 'userListing'>> {
+export function createClientPlannerSource(
+  client: Client,
+): PlannerSource & Required<Pick<PlannerSource, 'userListing'>> {
   return {
     probe: (resource, filters) => (before, limit) =>
       probeSortTimes(client, createListing(resource, filters), before, limit),

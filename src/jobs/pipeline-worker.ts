@@ -93,7 +93,10 @@ export function startPipelineWorkers(
   const runData = new Map<string, RunJobData | null>();
   const readRun = async (runId: string): Promise<RunJobData | null> => {
     if (runData.has(runId)) return runData.get(runId) ?? null;
-    runQueue ??= new Queue<RunJobData, RunResult>(QUEUE_NAMES.runs, { connection: o.connection, prefix: o.prefix });
+    runQueue ??= new Queue<RunJobData, RunResult>(QUEUE_NAMES.runs, {
+      connection: o.connection,
+      prefix: o.prefix,
+    });
     const run = (await runQueue.getJob(runId))?.data ?? null;
     if (runData.size >= 1000) runData.clear();
     runData.set(runId, run);
@@ -126,10 +129,18 @@ export function startPipelineWorkers(
       };
       try {
         let sliceDeps: ProcessSliceDeps = deps;
-        if (deps.users !== undefined && job.data.resource === 'transactions' && job.data.filters['userId'] !== undefined && job.parent?.id !== undefined) {
+        if (
+          deps.users !== undefined &&
+          job.data.resource === 'transactions' &&
+          job.data.filters['userId'] !== undefined &&
+          job.parent?.id !== undefined
+        ) {
           const run = await readRun(job.parent.id);
           if (run !== null && discoversUsers(run))
-            sliceDeps = { ...deps, source: withUserDiscovery(deps.source, run, { users: deps.users, spawn: handle.spawn }) };
+            sliceDeps = {
+              ...deps,
+              source: withUserDiscovery(deps.source, run, { users: deps.users, spawn: handle.spawn }),
+            };
         }
         const result = await processSlice(handle, sliceDeps, { ...o.slice, signal: stop.signal });
         o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
@@ -169,7 +180,10 @@ export function startPipelineWorkers(
       async (job) => {
         // Runs only once every slice completed (BullMQ flow); a failed slice fails the run instead.
         const counters: RunCounterValues = await deps.counters.get(job.data.runId);
-        const users = deps.users !== undefined && discoversUsers(job.data) ? await deps.users.stats(job.data.runId) : undefined;
+        const users =
+          deps.users !== undefined && discoversUsers(job.data)
+            ? await deps.users.stats(job.data.runId)
+            : undefined;
         const result: RunResult = {
           runId: job.data.runId,
           counters: {
@@ -181,7 +195,10 @@ export function startPipelineWorkers(
           completedAt: Date.now(),
           ...(users === undefined ? {} : { users }),
         };
-        await deps.counters.setState(job.data.runId, 'completed', { completedAt: result.completedAt, ...users });
+        await deps.counters.setState(job.data.runId, 'completed', {
+          completedAt: result.completedAt,
+          ...users,
+        });
         o.onProgress?.({ kind: 'run', id: job.data.runId, result });
         return result;
       },

@@ -16,4 +16,10 @@ export {
   UNFILTERED_TRANSACTION_WINDOW_MS,
   DEFAULT_PLAN_BACKFILL_OPTIONS,
 } from './plan-backfill.js';
-export type { PlannerSource, BackfillRequest, PlanBackfillOptions, PlannedRun, UserListing } from './plan-backfill.js';
+export type {
+  PlannerSource,
+  BackfillRequest,
+  PlanBackfillOptions,
+  PlannedRun,
+  UserListing,
+} from './plan-backfill.js';

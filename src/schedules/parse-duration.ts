@@ -10,11 +10,15 @@ const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 
  */
 export function parseDuration(option: string, value: string | number): number {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value) || value < 0) throw new ConfigError(`${option} must be a duration >= 0, got ${String(value)}`);
+    if (!Number.isFinite(value) || value < 0)
+      throw new ConfigError(`${option} must be a duration >= 0, got ${String(value)}`);
     return Math.round(value);
   }
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(value);
-  if (m === null) throw new ConfigError(`${option} must be a duration like 500ms, 30s, 2m, 1h or 1d, got ${JSON.stringify(value)}`);
+  if (m === null)
+    throw new ConfigError(
+      `${option} must be a duration like 500ms, 30s, 2m, 1h or 1d, got ${JSON.stringify(value)}`,
+    );
   const unit = UNITS[m[2] ?? 'ms'] ?? 1;
   return Math.round(Number(m[1]) * unit);
 }
@@ -25,7 +29,11 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   let s = Math.round(ms / 1000);
   const parts: string[] = [];
-  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['m', 60]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+  ] as const) {
     if (s >= size) {
       parts.push(`${Math.floor(s / size)}${unit}`);
       s %= size;

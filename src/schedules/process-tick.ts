@@ -97,17 +97,28 @@ export const DEFAULT_TAIL_SCHEDULE = {
 
 /** Checks a tick's data once; bad values throw a ConfigError naming the field. */
 export function checkTickData(d: ScheduleTickData): ScheduleTickData {
-  if (!Number.isSafeInteger(d.lookbackMs) || d.lookbackMs < 0) throw new ConfigError(`lookbackMs must be an integer >= 0, got ${String(d.lookbackMs)}`);
+  if (!Number.isSafeInteger(d.lookbackMs) || d.lookbackMs < 0)
+    throw new ConfigError(`lookbackMs must be an integer >= 0, got ${String(d.lookbackMs)}`);
   if (!Number.isSafeInteger(d.rescanEveryMs) || d.rescanEveryMs < -1) {
-    throw new ConfigError(`rescanEveryMs must be an integer >= 0 (or -1 = never), got ${String(d.rescanEveryMs)}`);
+    throw new ConfigError(
+      `rescanEveryMs must be an integer >= 0 (or -1 = never), got ${String(d.rescanEveryMs)}`,
+    );
   }
-  if (d.kind !== 'tail' && d.kind !== 'backfill') throw new ConfigError(`kind must be tail or backfill, got ${JSON.stringify(d.kind)}`);
-  if (!(d.resource in RESOURCE_INFO)) throw new ConfigError(`resource must be one of ${Object.keys(RESOURCE_INFO).join(', ')}, got ${JSON.stringify(d.resource)}`);
+  if (d.kind !== 'tail' && d.kind !== 'backfill')
+    throw new ConfigError(`kind must be tail or backfill, got ${JSON.stringify(d.kind)}`);
+  if (!(d.resource in RESOURCE_INFO))
+    throw new ConfigError(
+      `resource must be one of ${Object.keys(RESOURCE_INFO).join(', ')}, got ${JSON.stringify(d.resource)}`,
+    );
   return d;
 }
 
 /** Runs one tick. Never throws for a run that failed (that is an outcome); throws when Redis or the upstream does. */
-export async function processTick(tick: ScheduleTickData, deps: TickDeps, options: ProcessTickOptions = {}): Promise<TickOutcome> {
+export async function processTick(
+  tick: ScheduleTickData,
+  deps: TickDeps,
+  options: ProcessTickOptions = {},
+): Promise<TickOutcome> {
   const o = { ...DEFAULT_PROCESS_TICK_OPTIONS, ...options };
   const now = options.now ?? Date.now;
   const { resource } = checkTickData(tick);
@@ -132,7 +143,8 @@ export async function processTick(tick: ScheduleTickData, deps: TickDeps, option
       }
       state = await deps.state.get(resource);
     }
-    const withSettled = <T extends object>(x: T): T & { settled?: SettledRun } => (settled === undefined ? x : { ...x, settled });
+    const withSettled = <T extends object>(x: T): T & { settled?: SettledRun } =>
+      settled === undefined ? x : { ...x, settled };
 
     const startedAt = now();
     const head = await deps.head(resource);
@@ -144,7 +156,9 @@ export async function processTick(tick: ScheduleTickData, deps: TickDeps, option
     else {
       const mutable = RESOURCE_INFO[resource].dedup === 'version';
       const rescanDue =
-        mutable && tick.rescanEveryMs >= 0 && (state.lastRescanAt === undefined || startedAt - state.lastRescanAt >= tick.rescanEveryMs);
+        mutable &&
+        tick.rescanEveryMs >= 0 &&
+        (state.lastRescanAt === undefined || startedAt - state.lastRescanAt >= tick.rescanEveryMs);
       from = rescanDue ? undefined : Math.max(0, state.watermark - tick.lookbackMs);
     }
     if (from !== undefined && from >= to) from = Math.max(0, to - 1);
@@ -152,7 +166,8 @@ export async function processTick(tick: ScheduleTickData, deps: TickDeps, option
     // needs the per-user walk. Incremental runs within the window read the feed.
     const fullHistory =
       resource === 'transactions' &&
-      ((from === undefined && tick.fullHistory) || (from !== undefined && from < to - UNFILTERED_TRANSACTION_WINDOW_MS));
+      ((from === undefined && tick.fullHistory) ||
+        (from !== undefined && from < to - UNFILTERED_TRANSACTION_WINDOW_MS));
     const runId = `${resource}-${tick.kind}-${startedAt}`;
     const run: ActiveRun = { runId, kind: tick.kind, from, to, startedAt };
     // Recorded before enqueueing: a crash in between leaves a run id the queue does not know, which the next tick
@@ -169,10 +184,25 @@ export async function processTick(tick: ScheduleTickData, deps: TickDeps, option
         runId,
       }));
     } catch (error) {
-      await deps.state.finishActive(resource, run, 'failed', now(), error instanceof Error ? error.message : String(error));
+      await deps.state.finishActive(
+        resource,
+        run,
+        'failed',
+        now(),
+        error instanceof Error ? error.message : String(error),
+      );
       throw error;
     }
-    const started = { action: 'started' as const, resource, runId, kind: tick.kind, from, to, slices, fullHistory };
+    const started = {
+      action: 'started' as const,
+      resource,
+      runId,
+      kind: tick.kind,
+      from,
+      to,
+      slices,
+      fullHistory,
+    };
     const followMs = Math.min(tick.settleWithinMs ?? 0, o.lockTtlMs / 2);
     if (followMs > 0) {
       const deadline = now() + followMs;
@@ -180,8 +210,21 @@ export async function processTick(tick: ScheduleTickData, deps: TickDeps, option
         const status = await deps.runStatus(runId);
         if (status?.state === 'completed' || status?.state === 'failed') {
           const outcome = status.state;
-          await deps.state.finishActive(resource, run, outcome, now(), outcome === 'failed' ? (status.failedReason ?? 'failed') : undefined);
-          return { ...started, settled: { runId, outcome, ...(status.failedReason === undefined ? {} : { reason: status.failedReason }) } };
+          await deps.state.finishActive(
+            resource,
+            run,
+            outcome,
+            now(),
+            outcome === 'failed' ? (status.failedReason ?? 'failed') : undefined,
+          );
+          return {
+            ...started,
+            settled: {
+              runId,
+              outcome,
+              ...(status.failedReason === undefined ? {} : { reason: status.failedReason }),
+            },
+          };
         }
         if (now() >= deadline) break;
         await new Promise((r) => setTimeout(r, o.pollMs));

@@ -32,7 +32,11 @@ export interface ScheduleRegistry {
   /** Creates or updates the tail of a resource (ticks every `everyMs`). */
   upsertTail(data: ScheduleTickData & { kind: 'tail' }, everyMs: number): Promise<ScheduleInfo>;
   /** Creates or updates the cron full backfill of a resource. */
-  upsertBackfill(data: ScheduleTickData & { kind: 'backfill' }, pattern: string, tz?: string): Promise<ScheduleInfo>;
+  upsertBackfill(
+    data: ScheduleTickData & { kind: 'backfill' },
+    pattern: string,
+    tz?: string,
+  ): Promise<ScheduleInfo>;
   list(): Promise<ScheduleInfo[]>;
   /** Removes a schedule; resolves false when there was none. */
   remove(kind: ScheduleKind, resource: ResourceName): Promise<boolean>;
@@ -46,8 +50,18 @@ const TICK_JOB_OPTS = { removeOnComplete: 50, removeOnFail: 50, attempts: 1 } as
 export const MIN_TAIL_EVERY_MS = 1000;
 
 export function createScheduleRegistry(options: ScheduleRegistryOptions): ScheduleRegistry {
-  const queue = new Queue<ScheduleTickData>(SCHEDULE_QUEUE, { connection: options.connection, prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX });
-  const toInfo = (s: { key: string; name: string; every?: number; pattern?: string; next?: number; template?: { data?: ScheduleTickData } }): ScheduleInfo | undefined => {
+  const queue = new Queue<ScheduleTickData>(SCHEDULE_QUEUE, {
+    connection: options.connection,
+    prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+  });
+  const toInfo = (s: {
+    key: string;
+    name: string;
+    every?: number;
+    pattern?: string;
+    next?: number;
+    template?: { data?: ScheduleTickData };
+  }): ScheduleInfo | undefined => {
     const data = s.template?.data;
     const kind: ScheduleKind = s.name === 'backfill' ? 'backfill' : 'tail';
     const resource = data?.resource ?? (s.key.slice(kind.length + 1) as ResourceName);
@@ -76,21 +90,34 @@ export function createScheduleRegistry(options: ScheduleRegistryOptions): Schedu
     },
     async upsertBackfill(data, pattern, tz) {
       checkTickData(data);
-      if (pattern.trim().split(/\s+/).length < 5) throw new ConfigError(`--cron must be a cron pattern like "0 3 * * *", got ${JSON.stringify(pattern)}`);
+      if (pattern.trim().split(/\s+/).length < 5)
+        throw new ConfigError(
+          `--cron must be a cron pattern like "0 3 * * *", got ${JSON.stringify(pattern)}`,
+        );
       const id = schedulerId('backfill', data.resource);
-      await queue.upsertJobScheduler(id, { pattern, ...(tz === undefined ? {} : { tz }) }, { name: 'backfill', data, opts: TICK_JOB_OPTS });
+      await queue.upsertJobScheduler(
+        id,
+        { pattern, ...(tz === undefined ? {} : { tz }) },
+        { name: 'backfill', data, opts: TICK_JOB_OPTS },
+      );
       return { id, kind: 'backfill', resource: data.resource, pattern, data };
     },
     async list() {
       const all = await queue.getJobSchedulers(0, -1, true);
-      return all.map((s) => toInfo(s as Parameters<typeof toInfo>[0])).filter((s): s is ScheduleInfo => s !== undefined);
+      return all
+        .map((s) => toInfo(s as Parameters<typeof toInfo>[0]))
+        .filter((s): s is ScheduleInfo => s !== undefined);
     },
     async remove(kind, resource) {
       const id = schedulerId(kind, resource);
       const removed = await queue.removeJobScheduler(id);
       // A tick already due (waiting) would still fire once: remove it too, so `--remove` means no more runs.
       const due = await queue.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
-      await Promise.all(due.filter((j) => j.id?.startsWith(`repeat:${id}:`) === true).map((j) => j.remove().catch(() => undefined)));
+      await Promise.all(
+        due
+          .filter((j) => j.id?.startsWith(`repeat:${id}:`) === true)
+          .map((j) => j.remove().catch(() => undefined)),
+      );
       return removed;
     },
     close: () => queue.close(),

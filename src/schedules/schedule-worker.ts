@@ -10,7 +10,13 @@ import type { UserDirectory } from '../jobs/user-discovery.js';
 import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
-import { processTick, type ProcessTickOptions, type ScheduleTickData, type TickDeps, type TickOutcome } from './process-tick.js';
+import {
+  processTick,
+  type ProcessTickOptions,
+  type ScheduleTickData,
+  type TickDeps,
+  type TickOutcome,
+} from './process-tick.js';
 import { SCHEDULE_QUEUE } from './schedule-names.js';
 import { createTailStateStore, type TailState, type TailStateStore } from './tail-state.js';
 
@@ -62,8 +68,11 @@ export interface ScheduleWorker {
 
 /** The newest sort time of a resource across its walks (users: every country). */
 export async function probeHead(planner: PlannerSource, resource: ResourceName): Promise<number | undefined> {
-  const walks: Record<string, string>[] = resource === 'users' ? (await planner.countryIds()).map((countryId) => ({ countryId })) : [{}];
-  const heads = await Promise.all(walks.map(async (f) => (await planner.probe(resource, f)(FAR_FUTURE_MS, 1))[0]));
+  const walks: Record<string, string>[] =
+    resource === 'users' ? (await planner.countryIds()).map((countryId) => ({ countryId })) : [{}];
+  const heads = await Promise.all(
+    walks.map(async (f) => (await planner.probe(resource, f)(FAR_FUTURE_MS, 1))[0]),
+  );
   let max: number | undefined;
   for (const h of heads) if (h !== undefined && (max === undefined || h > max)) max = h;
   return max;
@@ -74,7 +83,10 @@ export function tailLagSeconds(state: TailState, now: number): number | undefine
   return state.watermarkAt === undefined ? undefined : Math.max(0, (now - state.watermarkAt) / 1000);
 }
 
-export function startScheduleWorker(options: ScheduleWorkerOptions, deps: ScheduleWorkerDeps): ScheduleWorker {
+export function startScheduleWorker(
+  options: ScheduleWorkerOptions,
+  deps: ScheduleWorkerDeps,
+): ScheduleWorker {
   const o = { ...DEFAULT_SCHEDULE_WORKER_OPTIONS, ...options };
   const onError = o.onError ?? (() => undefined);
   const state = createTailStateStore(deps.redis, o.redisPrefix);
@@ -84,7 +96,13 @@ export function startScheduleWorker(options: ScheduleWorkerOptions, deps: Schedu
     runStatus: (runId) => getRunStatus(runId, bull),
     head: (resource) => probeHead(deps.planner, resource),
     async startRun(request) {
-      const planned = await startBackfill(request, { ...bull, planner: deps.planner, counters: deps.counters, ...(deps.users === undefined ? {} : { users: deps.users }), plan: { targetRows: o.targetRows } });
+      const planned = await startBackfill(request, {
+        ...bull,
+        planner: deps.planner,
+        counters: deps.counters,
+        ...(deps.users === undefined ? {} : { users: deps.users }),
+        plan: { targetRows: o.targetRows },
+      });
       return { slices: planned.slices.length };
     },
   };
@@ -107,7 +125,9 @@ export function startScheduleWorker(options: ScheduleWorkerOptions, deps: Schedu
     { ...bull, concurrency: o.concurrency },
   );
   worker.on('error', (e) => onError(e, 'schedule-worker'));
-  worker.on('failed', (job, e) => onError(e, `schedule tick ${job?.name ?? '?'} ${job?.data.resource ?? '?'}`));
+  worker.on('failed', (job, e) =>
+    onError(e, `schedule tick ${job?.name ?? '?'} ${job?.data.resource ?? '?'}`),
+  );
   const timer = setInterval(() => {
     refreshLag().catch((e: unknown) => onError(e as Error, 'tail-lag'));
   }, o.lagRefreshMs);

@@ -51,7 +51,13 @@ export interface TailStateStore {
    * Clears the active run. `completed`: the watermark moves to `max(watermark, run.to)` (never back).
    * `failed`: the watermark stays where it was.
    */
-  finishActive(resource: ResourceName, run: ActiveRun, outcome: 'completed' | 'failed', at: number, error?: string): Promise<void>;
+  finishActive(
+    resource: ResourceName,
+    run: ActiveRun,
+    outcome: 'completed' | 'failed',
+    at: number,
+    error?: string,
+  ): Promise<void>;
   countSkip(resource: ResourceName): Promise<void>;
   /** Takes the resource's planning lock for `ttlMs`; resolves to a release function, or undefined when taken. */
   lock(resource: ResourceName, ttlMs: number): Promise<(() => Promise<void>) | undefined>;
@@ -59,9 +65,11 @@ export interface TailStateStore {
   reset(resource: ResourceName): Promise<void>;
 }
 
-const num = (v: string | undefined): number | undefined => (v === undefined || v === '' ? undefined : Number(v));
+const num = (v: string | undefined): number | undefined =>
+  v === undefined || v === '' ? undefined : Number(v);
 
-const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+const RELEASE =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 /** Creates the Redis-backed state store. @param prefix key prefix (`GAMEDATA_REDIS_PREFIX`), default `gamedata`. */
 export function createTailStateStore(redis: Redis, prefix = 'gamedata'): TailStateStore {
@@ -83,7 +91,8 @@ export function createTailStateStore(redis: Redis, prefix = 'gamedata'): TailSta
               startedAt: Number(h['activeStartedAt']),
             },
       lastRunId: h['lastRunId'],
-      lastOutcome: h['lastOutcome'] === 'completed' || h['lastOutcome'] === 'failed' ? h['lastOutcome'] : undefined,
+      lastOutcome:
+        h['lastOutcome'] === 'completed' || h['lastOutcome'] === 'failed' ? h['lastOutcome'] : undefined,
       lastFinishedAt: num(h['lastFinishedAt']),
       lastError: h['lastError'],
       lastRescanAt: num(h['lastRescanAt']),

@@ -64,12 +64,15 @@ export interface CreateTopicsResult {
 export function planTopics(options: Omit<CreateTopicsOptions, keyof KafkaSinkOptions> = {}): TopicSpec[] {
   const o = { ...DEFAULT_CREATE_TOPICS_OPTIONS, ...options };
   for (const key of ['partitions', 'replicationFactor', 'maxMessageBytes', 'dlqMaxMessageBytes'] as const) {
-    if (!Number.isInteger(o[key]) || o[key] < 1) throw new ConfigError(`${key} must be an integer >= 1, got ${String(o[key])}`);
+    if (!Number.isInteger(o[key]) || o[key] < 1)
+      throw new ConfigError(`${key} must be an integer >= 1, got ${String(o[key])}`);
   }
   const policy = { ...DEFAULT_CLEANUP_POLICY, ...options.cleanupPolicy };
   for (const r of RESOURCES) {
     if (policy[r] !== 'compact' && policy[r] !== 'delete') {
-      throw new ConfigError(`cleanupPolicy.${r} must be "compact" or "delete", got ${JSON.stringify(policy[r])}`);
+      throw new ConfigError(
+        `cleanupPolicy.${r} must be "compact" or "delete", got ${JSON.stringify(policy[r])}`,
+      );
     }
   }
   return allTopicNames(o.topicPrefix).flatMap(({ resource, topic, dlq }) => [
@@ -111,7 +114,10 @@ export async function createTopics(options: CreateTopicsOptions): Promise<Create
         })),
       });
     }
-    return { created: missing.map((s) => s.topic), existing: specs.filter((s) => present.has(s.topic)).map((s) => s.topic) };
+    return {
+      created: missing.map((s) => s.topic),
+      existing: specs.filter((s) => present.has(s.topic)).map((s) => s.topic),
+    };
   } catch (error) {
     throw toKafkaError(error, resolved.brokers, 'creating topics');
   } finally {

@@ -67,8 +67,14 @@ export function resolveKafkaOptions(options: KafkaSinkOptions): Required<Omit<Ka
   logger: SinkLogger | undefined;
 } {
   const brokers: unknown = options.brokers;
-  if (!Array.isArray(brokers) || brokers.length === 0 || brokers.some((b) => typeof b !== 'string' || !/^[^\s:]+:\d+$/.test(b))) {
-    throw new ConfigError(`brokers must be a non-empty list of host:port, got ${JSON.stringify(options.brokers)}`);
+  if (
+    !Array.isArray(brokers) ||
+    brokers.length === 0 ||
+    brokers.some((b) => typeof b !== 'string' || !/^[^\s:]+:\d+$/.test(b))
+  ) {
+    throw new ConfigError(
+      `brokers must be a non-empty list of host:port, got ${JSON.stringify(options.brokers)}`,
+    );
   }
   const resolved = { ...DEFAULT_KAFKA_SINK_OPTIONS, ...options, logger: options.logger };
   for (const key of ['connectionTimeoutMs', 'requestTimeoutMs', 'retries', 'maxBatchBytes'] as const) {
@@ -103,9 +109,10 @@ export function toKafkaError(error: unknown, brokers: readonly string[], action:
   if (error instanceof ServiceError) return error;
   const e = error as { message?: string; retriable?: boolean; name?: string } | null;
   const detail = e?.message ?? String(error);
-  const unreachable = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Connection timeout|Closed connection|KafkaJSConnectionError/i.test(
-    `${e?.name ?? ''} ${detail}`,
-  );
+  const unreachable =
+    /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Connection timeout|Closed connection|KafkaJSConnectionError/i.test(
+      `${e?.name ?? ''} ${detail}`,
+    );
   const missingTopic = /does not host this topic-partition|UNKNOWN_TOPIC/i.test(detail);
   return new ServiceError(
     unreachable
@@ -117,7 +124,9 @@ export function toKafkaError(error: unknown, brokers: readonly string[], action:
 }
 
 function messageBytes(m: SinkMessage): number {
-  let n = (m.key === null ? 0 : Buffer.byteLength(m.key)) + (typeof m.value === 'string' ? Buffer.byteLength(m.value) : m.value.length);
+  let n =
+    (m.key === null ? 0 : Buffer.byteLength(m.key)) +
+    (typeof m.value === 'string' ? Buffer.byteLength(m.value) : m.value.length);
   for (const [k, v] of Object.entries(m.headers ?? {})) n += Buffer.byteLength(k) + Buffer.byteLength(v);
   return n;
 }
@@ -147,7 +156,11 @@ export function chunkBySize(messages: readonly SinkMessage[], maxBytes: number):
  * record). A page's records share one headers object, so its Buffers are made once per page, not per record. One
  * converter per send() call: a headers object changed by the caller between sends is read again.
  */
-export function toWire(): (m: SinkMessage) => { key: Buffer | null; value: Buffer | string; headers: Record<string, Buffer> } {
+export function toWire(): (m: SinkMessage) => {
+  key: Buffer | null;
+  value: Buffer | string;
+  headers: Record<string, Buffer>;
+} {
   const converted = new Map<Record<string, string>, Record<string, Buffer>>();
   const none: Record<string, Buffer> = {};
   return (m) => {

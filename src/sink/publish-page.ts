@@ -88,7 +88,13 @@ export function createPagePublisher(options: PagePublisherOptions): PagePublishe
           ...(options.deadLetter === undefined ? {} : { options: options.deadLetter }),
         });
         bad.push(message);
-        deadLetters.push({ index, id: message.key, reason: error.reason, path: error.path, message: error.message });
+        deadLetters.push({
+          index,
+          id: message.key,
+          reason: error.reason,
+          path: error.path,
+          message: error.message,
+        });
       });
       const topic = encoder.topic(resource);
       await Promise.all([sink.send(topic, good), sink.send(dlqTopicName(topic), bad)]);

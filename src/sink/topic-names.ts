@@ -18,7 +18,9 @@ const LEGAL = /^[a-zA-Z0-9._-]+$/;
  */
 export function topicName(prefix: string, resource: ResourceName): string {
   if (!LEGAL.test(prefix) || prefix.length > 200) {
-    throw new ConfigError(`topic prefix must match ${String(LEGAL)} (at most 200 characters), got ${JSON.stringify(prefix)}`);
+    throw new ConfigError(
+      `topic prefix must match ${String(LEGAL)} (at most 200 characters), got ${JSON.stringify(prefix)}`,
+    );
   }
   return `${prefix}.${resource}`;
 }

@@ -5,7 +5,13 @@
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createRunCounters, emptyCounters, getRunStatus, QUEUE_NAMES, type RunCounterValues } from '../jobs/index.js';
+import {
+  createRunCounters,
+  emptyCounters,
+  getRunStatus,
+  QUEUE_NAMES,
+  type RunCounterValues,
+} from '../jobs/index.js';
 import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import { createScheduleRegistry, type ScheduleInfo } from '../schedules/schedule-registry.js';
@@ -59,10 +65,21 @@ export interface StatusReport {
    * The live workers' `/metrics`, summed (each worker counts since its own start, so this equals `records` only
    * while no worker restarted since the runs began). Undefined when not scraped.
    */
-  metrics?: { scraped: number; unreachable: string[]; records: RunCounterValues; pages: number; httpRequests: number };
+  metrics?: {
+    scraped: number;
+    unreachable: string[];
+    records: RunCounterValues;
+    pages: number;
+    httpRequests: number;
+  };
   upstream: {
     /** The lowest `ratelimit-remaining` any live worker saw, of `limit`; `headroom` = remaining / limit. */
-    rateLimit: { limit: number | undefined; remaining: number | undefined; headroom: number | undefined; resetAt: string | undefined };
+    rateLimit: {
+      limit: number | undefined;
+      remaining: number | undefined;
+      headroom: number | undefined;
+      resetAt: string | undefined;
+    };
   };
 }
 
@@ -82,7 +99,12 @@ export interface CollectStatusOptions {
   now?: () => number;
 }
 
-export const DEFAULT_COLLECT_STATUS_OPTIONS = { queuePrefix: DEFAULT_QUEUE_PREFIX, redisPrefix: 'gamedata', recentRuns: 10, scrape: true } as const;
+export const DEFAULT_COLLECT_STATUS_OPTIONS = {
+  queuePrefix: DEFAULT_QUEUE_PREFIX,
+  redisPrefix: 'gamedata',
+  recentRuns: 10,
+  scrape: true,
+} as const;
 
 async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
   const out: string[] = [];
@@ -118,7 +140,11 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
   const byResource: Partial<Record<ResourceName, RunCounterValues>> = {};
   // Tails add a run every interval, so there can be thousands: read them in concurrent chunks (one round trip each
   // on the connection's pipeline) rather than one after another.
-  const read: { runId: string; state: Record<string, string>; c: Awaited<ReturnType<typeof counters.get>> }[] = [];
+  const read: {
+    runId: string;
+    state: Record<string, string>;
+    c: Awaited<ReturnType<typeof counters.get>>;
+  }[] = [];
   for (let i = 0; i < stateKeys.length; i += 500) {
     read.push(
       ...(await Promise.all(
@@ -161,7 +187,18 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
   let jobCounts: Record<string, number>;
   let schedules: ScheduleInfo[];
   try {
-    [jobCounts, schedules] = await Promise.all([slicesQueue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized', 'waiting-children'), registry.list()]);
+    [jobCounts, schedules] = await Promise.all([
+      slicesQueue.getJobCounts(
+        'waiting',
+        'active',
+        'delayed',
+        'completed',
+        'failed',
+        'prioritized',
+        'waiting-children',
+      ),
+      registry.list(),
+    ]);
   } finally {
     await slicesQueue.close();
     await registry.close();
@@ -169,21 +206,23 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
 
   const tailStates = await createTailStateStore(redis, o.redisPrefix).list();
   const scheduled = new Set(schedules.map((s) => s.resource));
-  const tails: TailStatus[] = [...new Set([...tailStates.map((t) => t.resource), ...scheduled])].sort().map((resource) => {
-    const t = tailStates.find((x) => x.resource === resource);
-    return {
-      resource,
-      watermark: t?.watermark === undefined ? undefined : new Date(t.watermark).toISOString(),
-      lagSeconds: t === undefined ? undefined : tailLagSeconds(t, now),
-      activeRunId: t?.active?.runId,
-      lastOutcome: t?.lastOutcome,
-      lastError: t?.lastError === '' ? undefined : t?.lastError,
-      completedRuns: t?.completedRuns ?? 0,
-      failedRuns: t?.failedRuns ?? 0,
-      skippedTicks: t?.skippedTicks ?? 0,
-      schedules: schedules.filter((s) => s.resource === resource),
-    };
-  });
+  const tails: TailStatus[] = [...new Set([...tailStates.map((t) => t.resource), ...scheduled])]
+    .sort()
+    .map((resource) => {
+      const t = tailStates.find((x) => x.resource === resource);
+      return {
+        resource,
+        watermark: t?.watermark === undefined ? undefined : new Date(t.watermark).toISOString(),
+        lagSeconds: t === undefined ? undefined : tailLagSeconds(t, now),
+        activeRunId: t?.active?.runId,
+        lastOutcome: t?.lastOutcome,
+        lastError: t?.lastError === '' ? undefined : t?.lastError,
+        completedRuns: t?.completedRuns ?? 0,
+        failedRuns: t?.failedRuns ?? 0,
+        skippedTicks: t?.skippedTicks ?? 0,
+        schedules: schedules.filter((s) => s.resource === resource),
+      };
+    });
 
   const workers = await readHeartbeats(redis, o.redisPrefix, 30_000, now);
   let limit: number | undefined;
@@ -222,7 +261,8 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
       recent,
     },
     slices: {
-      waiting: (jobCounts['waiting'] ?? 0) + (jobCounts['prioritized'] ?? 0) + (jobCounts['waiting-children'] ?? 0),
+      waiting:
+        (jobCounts['waiting'] ?? 0) + (jobCounts['prioritized'] ?? 0) + (jobCounts['waiting-children'] ?? 0),
       active: jobCounts['active'] ?? 0,
       delayed: jobCounts['delayed'] ?? 0,
       completed: jobCounts['completed'] ?? 0,
@@ -238,7 +278,8 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
       rateLimit: {
         limit,
         remaining,
-        headroom: limit === undefined || remaining === undefined || limit === 0 ? undefined : remaining / limit,
+        headroom:
+          limit === undefined || remaining === undefined || limit === 0 ? undefined : remaining / limit,
         resetAt: resetAt === undefined ? undefined : new Date(resetAt).toISOString(),
       },
     },

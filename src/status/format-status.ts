@@ -19,13 +19,19 @@ export function formatStatus(r: StatusReport): string {
     `records: ${n(rec.fetched)} fetched, ${n(rec.published)} published, ${n(rec.deduplicated)} deduplicated, ${n(rec.deadLettered)} dead-lettered`,
   );
   for (const [resource, c] of Object.entries(r.byResource)) {
-    lines.push(`  ${resource.padEnd(13)} ${n(c.fetched)} fetched, ${n(c.published)} published, ${n(c.deduplicated)} deduplicated, ${n(c.deadLettered)} dead-lettered`);
+    lines.push(
+      `  ${resource.padEnd(13)} ${n(c.fetched)} fetched, ${n(c.published)} published, ${n(c.deduplicated)} deduplicated, ${n(c.deadLettered)} dead-lettered`,
+    );
   }
   if (r.tails.length > 0) {
     lines.push('tails:');
     for (const t of r.tails) {
       const sched = t.schedules
-        .map((s) => (s.kind === 'tail' ? `tail every ${formatDuration(s.every ?? Number.NaN)}` : `backfill cron "${s.pattern ?? '?'}"`))
+        .map((s) =>
+          s.kind === 'tail'
+            ? `tail every ${formatDuration(s.every ?? Number.NaN)}`
+            : `backfill cron "${s.pattern ?? '?'}"`,
+        )
         .join(', ');
       lines.push(
         `  ${t.resource.padEnd(13)} lag ${t.lagSeconds === undefined ? '-' : formatDuration(t.lagSeconds * 1000)}, watermark ${t.watermark ?? '-'}` +
@@ -51,7 +57,10 @@ export function formatStatus(r: StatusReport): string {
     lines.push('recent runs:');
     for (const run of r.runs.recent) {
       const c = run.counters;
-      const slices = run.slices === undefined ? `${run.planned} slices` : `${run.slices.completed}/${run.slices.completed + run.slices.pending} slices`;
+      const slices =
+        run.slices === undefined
+          ? `${run.planned} slices`
+          : `${run.slices.completed}/${run.slices.completed + run.slices.pending} slices`;
       lines.push(
         `  ${run.runId} ${run.state} ${new Date(run.at).toISOString()} ${slices}: ${n(c.fetched)} fetched, ${n(c.published)} published, ${n(c.deduplicated)} dup, ${n(c.deadLettered)} dlq${run.reason === undefined ? '' : ` (${run.reason})`}`,
       );

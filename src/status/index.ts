@@ -4,7 +4,12 @@ export type { StatusReport, RunSummary, TailStatus, CollectStatusOptions } from 
 export { formatStatus } from './format-status.js';
 export { waitForRunWithProgress, progressSample, formatProgressLine } from './run-progress.js';
 export type { RunProgressOptions, ProgressSample } from './run-progress.js';
-export { createWorkerTelemetry, readHeartbeats, heartbeatKey, DEFAULT_WORKER_TELEMETRY_OPTIONS } from './worker-telemetry.js';
+export {
+  createWorkerTelemetry,
+  readHeartbeats,
+  heartbeatKey,
+  DEFAULT_WORKER_TELEMETRY_OPTIONS,
+} from './worker-telemetry.js';
 export type { WorkerTelemetry, WorkerTelemetryOptions, WorkerHeartbeat } from './worker-telemetry.js';
 export { createWorkerOperations, metricsPortFromEnv } from './worker-operations.js';
 export type { WorkerOperations, WorkerOperationsOptions } from './worker-operations.js';

@@ -44,7 +44,15 @@ export interface ProgressSample {
 
 /** Pure: the sample from raw figures. */
 export function progressSample(
-  raw: { state: string; completed: number; pending: number; fetched: number; published: number; deduplicated: number; deadLettered: number },
+  raw: {
+    state: string;
+    completed: number;
+    pending: number;
+    fetched: number;
+    published: number;
+    deduplicated: number;
+    deadLettered: number;
+  },
   elapsedMs: number,
 ): ProgressSample {
   const total = raw.completed + raw.pending;
@@ -74,13 +82,22 @@ export function formatProgressLine(s: ProgressSample): string {
 export async function waitForRunWithProgress(runId: string, options: RunProgressOptions): Promise<RunResult> {
   const stream = options.stream ?? process.stderr;
   const bars = options.bars ?? (stream as { isTTY?: boolean }).isTTY === true;
-  const bull = { connection: options.connection ?? options.redis, prefix: options.queuePrefix ?? DEFAULT_QUEUE_PREFIX };
+  const bull = {
+    connection: options.connection ?? options.redis,
+    prefix: options.queuePrefix ?? DEFAULT_QUEUE_PREFIX,
+  };
   const counters = createRunCounters(options.redis, options.redisPrefix ?? 'gamedata');
   const started = Date.now();
   const deadline = started + (options.timeoutMs ?? Number.POSITIVE_INFINITY);
   const multi = bars
     ? new MultiBar(
-        { stream, hideCursor: true, clearOnComplete: false, etaBuffer: 20, format: ' {label} |{bar}| {value}/{total} {unit} | {extra}' },
+        {
+          stream,
+          hideCursor: true,
+          clearOnComplete: false,
+          etaBuffer: 20,
+          format: ' {label} |{bar}| {value}/{total} {unit} | {extra}',
+        },
         Presets.shades_classic,
       )
     : undefined;
@@ -108,7 +125,10 @@ export async function waitForRunWithProgress(runId: string, options: RunProgress
         slicesBar.update(sample.slicesDone, { extra: `ETA ${eta} (${sample.state})` });
         // The records total is unknown up front: extrapolated from the share of slices done.
         const share = sample.slicesTotal === 0 ? 0 : sample.slicesDone / sample.slicesTotal;
-        const estimate = share > 0 ? Math.max(sample.fetched, Math.round(sample.fetched / share)) : Math.max(1, sample.fetched);
+        const estimate =
+          share > 0
+            ? Math.max(sample.fetched, Math.round(sample.fetched / share))
+            : Math.max(1, sample.fetched);
         recordsBar.setTotal(Math.max(1, estimate));
         recordsBar.update(sample.fetched, {
           extra: `${sample.rate.toFixed(0)} records/s; ${sample.published} published, ${sample.deduplicated} dup, ${sample.deadLettered} dlq`,
@@ -119,8 +139,12 @@ export async function waitForRunWithProgress(runId: string, options: RunProgress
         lastLine = line;
       }
       if (s?.state === 'completed' && s.result !== undefined) return s.result;
-      if (s?.state === 'failed') throw new GamedataError(`run ${runId} failed: ${s.failedReason ?? 'unknown reason'}`);
-      if (Date.now() > deadline) throw new GamedataError(`run ${runId} did not finish in ${String(options.timeoutMs)} ms (state ${s?.state ?? 'missing'})`);
+      if (s?.state === 'failed')
+        throw new GamedataError(`run ${runId} failed: ${s.failedReason ?? 'unknown reason'}`);
+      if (Date.now() > deadline)
+        throw new GamedataError(
+          `run ${runId} did not finish in ${String(options.timeoutMs)} ms (state ${s?.state ?? 'missing'})`,
+        );
       await new Promise((r) => setTimeout(r, options.pollMs ?? 1000));
     }
   } finally {

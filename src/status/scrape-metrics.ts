@@ -27,7 +27,10 @@ export function recordCountersFromMetrics(sums: ReadonlyMap<string, number>): Ru
 }
 
 /** Fetches each URL (2 s timeout each) and sums them; endpoints that do not answer are listed in `unreachable`. */
-export async function scrapeMetrics(urls: readonly string[], timeoutMs = 2000): Promise<{ sums: Map<string, number>; scraped: number; unreachable: string[] }> {
+export async function scrapeMetrics(
+  urls: readonly string[],
+  timeoutMs = 2000,
+): Promise<{ sums: Map<string, number>; scraped: number; unreachable: string[] }> {
   const sums = new Map<string, number>();
   const unreachable: string[] = [];
   let scraped = 0;

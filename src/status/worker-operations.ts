@@ -13,9 +13,23 @@
  */
 import type { ConnectionOptions } from 'bullmq';
 import { ConfigError } from '../errors.js';
-import type { PipelineRuntime, PipelineRuntimeOptions, PipelineSettings, PipelineWorkers, PipelineWorkerDeps } from '../jobs/index.js';
-import { startScheduleWorker, type ScheduleWorker, type ScheduleWorkerOptions } from '../schedules/schedule-worker.js';
-import { createWorkerTelemetry, type WorkerTelemetry, type WorkerTelemetryOptions } from './worker-telemetry.js';
+import type {
+  PipelineRuntime,
+  PipelineRuntimeOptions,
+  PipelineSettings,
+  PipelineWorkers,
+  PipelineWorkerDeps,
+} from '../jobs/index.js';
+import {
+  startScheduleWorker,
+  type ScheduleWorker,
+  type ScheduleWorkerOptions,
+} from '../schedules/schedule-worker.js';
+import {
+  createWorkerTelemetry,
+  type WorkerTelemetry,
+  type WorkerTelemetryOptions,
+} from './worker-telemetry.js';
 
 export interface WorkerOperationsOptions {
   /** `/metrics` port (`GAMEDATA_METRICS_PORT`): 0 = any free port, false = off. @default 9464 */
@@ -35,23 +49,34 @@ export interface WorkerOperations {
   readonly runtimeOptions: PipelineRuntimeOptions;
   instrument<D extends PipelineWorkerDeps>(deps: D): D;
   /** Starts the endpoint, heartbeat and schedule worker. Resolves to the `/metrics` URL (if on). */
-  start(o: { runtime: PipelineRuntime; workers?: PipelineWorkers; connection: ConnectionOptions }): Promise<string | undefined>;
+  start(o: {
+    runtime: PipelineRuntime;
+    workers?: PipelineWorkers;
+    connection: ConnectionOptions;
+  }): Promise<string | undefined>;
   readonly schedules: ScheduleWorker | undefined;
   /** Stops the schedule worker, the heartbeat and the endpoint (before the runtime closes Redis). */
   close(): Promise<void>;
 }
 
 /** Reads `GAMEDATA_METRICS_PORT` (`off` = false). @throws ConfigError naming the variable and the value. */
-export function metricsPortFromEnv(env: NodeJS.ProcessEnv = process.env, fallback: number | false = 9464): number | false {
+export function metricsPortFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  fallback: number | false = 9464,
+): number | false {
   const raw = (env['GAMEDATA_METRICS_PORT'] ?? '').trim();
   if (raw === '') return fallback;
   if (raw === 'off' || raw === 'false') return false;
   const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`GAMEDATA_METRICS_PORT must be 0..65535 or off, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`GAMEDATA_METRICS_PORT must be 0..65535 or off, got ${JSON.stringify(raw)}`);
   return port;
 }
 
-export function createWorkerOperations(settings: PipelineSettings, options: WorkerOperationsOptions = {}): WorkerOperations {
+export function createWorkerOperations(
+  settings: PipelineSettings,
+  options: WorkerOperationsOptions = {},
+): WorkerOperations {
   const telemetry = createWorkerTelemetry({
     ...options.telemetry,
     topicPrefix: settings.topicPrefix,
@@ -68,11 +93,26 @@ export function createWorkerOperations(settings: PipelineSettings, options: Work
       return schedules;
     },
     async start({ runtime, workers, connection }) {
-      const url = await telemetry.start({ redis: runtime.redis, client: runtime.client, ...(workers === undefined ? {} : { slices: workers.slices }) });
+      const url = await telemetry.start({
+        redis: runtime.redis,
+        client: runtime.client,
+        ...(workers === undefined ? {} : { slices: workers.slices }),
+      });
       if (options.schedules ?? true) {
         schedules = startScheduleWorker(
-          { ...options.scheduleWorker, connection, prefix: settings.queuePrefix, redisPrefix: settings.redisPrefix },
-          { redis: runtime.redis, planner: runtime.planner, counters: runtime.counters, users: runtime.users, tailLag: telemetry.metrics.tailLagSeconds },
+          {
+            ...options.scheduleWorker,
+            connection,
+            prefix: settings.queuePrefix,
+            redisPrefix: settings.redisPrefix,
+          },
+          {
+            redis: runtime.redis,
+            planner: runtime.planner,
+            counters: runtime.counters,
+            users: runtime.users,
+            tailLag: telemetry.metrics.tailLagSeconds,
+          },
         );
       }
       return url;

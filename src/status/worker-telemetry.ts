@@ -10,7 +10,12 @@ import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Client } from '../client/create-client.js';
 import type { PipelineWorkerDeps, SliceJobData, SliceResult } from '../jobs/index.js';
-import { createPipelineMetrics, startMetricsServer, type MetricsServer, type PipelineMetrics } from '../metrics/index.js';
+import {
+  createPipelineMetrics,
+  startMetricsServer,
+  type MetricsServer,
+  type PipelineMetrics,
+} from '../metrics/index.js';
 import { topicName } from '../sink/topic-names.js';
 
 /** What a worker writes into its heartbeat, read back by `status`. */
@@ -67,7 +72,11 @@ export interface WorkerTelemetry {
    * Starts the endpoint and the heartbeat, and follows the slice worker's events.
    * @returns the `/metrics` URL (undefined when the endpoint is off).
    */
-  start(o: { redis: Redis; client?: Pick<Client, 'stats'>; slices?: Worker<SliceJobData, SliceResult> }): Promise<string | undefined>;
+  start(o: {
+    redis: Redis;
+    client?: Pick<Client, 'stats'>;
+    slices?: Worker<SliceJobData, SliceResult>;
+  }): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -78,7 +87,8 @@ export function heartbeatKey(redisPrefix: string): string {
 
 export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): WorkerTelemetry {
   const o = { ...DEFAULT_WORKER_TELEMETRY_OPTIONS, ...options };
-  const metrics = options.metrics ?? createPipelineMetrics({ defaultLabels: { worker: `${hostname()}-${process.pid}` } });
+  const metrics =
+    options.metrics ?? createPipelineMetrics({ defaultLabels: { worker: `${hostname()}-${process.pid}` } });
   const id = `${hostname()}-${process.pid}-${Date.now().toString(36)}`;
   const startedAt = Date.now();
   let server: MetricsServer | undefined;
@@ -109,7 +119,8 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
             metrics.recordsFetched.inc(labels, delta.fetched ?? 0);
             metrics.recordsPublished.inc(labels, delta.published ?? 0);
             metrics.recordsDeduplicated.inc(labels, delta.deduplicated ?? 0);
-            if ((delta.deadLettered ?? 0) > 0) metrics.recordsDeadLettered.inc({ ...labels, reason: 'invalid' }, delta.deadLettered ?? 0);
+            if ((delta.deadLettered ?? 0) > 0)
+              metrics.recordsDeadLettered.inc({ ...labels, reason: 'invalid' }, delta.deadLettered ?? 0);
             metrics.pages.inc(labels);
             metrics.checkpoints.inc(labels);
           },
@@ -129,12 +140,19 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
       if (s.slices !== undefined) {
         s.slices.on('completed', (job) => {
           if (job.processedOn !== undefined && job.finishedOn !== undefined) {
-            metrics.sliceDuration.observe({ resource: job.data.resource, outcome: 'completed' }, (job.finishedOn - job.processedOn) / 1000);
+            metrics.sliceDuration.observe(
+              { resource: job.data.resource, outcome: 'completed' },
+              (job.finishedOn - job.processedOn) / 1000,
+            );
           }
         });
         s.slices.on('failed', (job, error) => {
           if (job === undefined || error.name === 'DelayedError') return;
-          if (job.processedOn !== undefined) metrics.sliceDuration.observe({ resource: job.data.resource, outcome: 'failed' }, (Date.now() - job.processedOn) / 1000);
+          if (job.processedOn !== undefined)
+            metrics.sliceDuration.observe(
+              { resource: job.data.resource, outcome: 'failed' },
+              (Date.now() - job.processedOn) / 1000,
+            );
         });
       }
       if (o.metricsPort !== false) {
@@ -153,9 +171,18 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
         const cache = stats?.cache;
         if (cache !== undefined) {
           // The client counts since its start; the counters take the difference since the last beat.
-          metrics.cacheLookups.inc({ operation: 'all', result: 'hit' }, Math.max(0, cache.fresh - lastCache.fresh));
-          metrics.cacheLookups.inc({ operation: 'all', result: 'stale' }, Math.max(0, cache.stale - lastCache.stale));
-          metrics.cacheLookups.inc({ operation: 'all', result: 'miss' }, Math.max(0, cache.misses - lastCache.misses));
+          metrics.cacheLookups.inc(
+            { operation: 'all', result: 'hit' },
+            Math.max(0, cache.fresh - lastCache.fresh),
+          );
+          metrics.cacheLookups.inc(
+            { operation: 'all', result: 'stale' },
+            Math.max(0, cache.stale - lastCache.stale),
+          );
+          metrics.cacheLookups.inc(
+            { operation: 'all', result: 'miss' },
+            Math.max(0, cache.misses - lastCache.misses),
+          );
           lastCache = { fresh: cache.fresh, stale: cache.stale, misses: cache.misses };
         }
         const hb: WorkerHeartbeat = {
@@ -194,7 +221,12 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
 }
 
 /** Reads the live workers' heartbeats (dropping, and deleting, those older than `ttlMs`). */
-export async function readHeartbeats(redis: Redis, redisPrefix = 'gamedata', ttlMs = 30_000, now = Date.now()): Promise<WorkerHeartbeat[]> {
+export async function readHeartbeats(
+  redis: Redis,
+  redisPrefix = 'gamedata',
+  ttlMs = 30_000,
+  now = Date.now(),
+): Promise<WorkerHeartbeat[]> {
   const all = await redis.hgetall(heartbeatKey(redisPrefix));
   const live: WorkerHeartbeat[] = [];
   for (const [field, raw] of Object.entries(all)) {

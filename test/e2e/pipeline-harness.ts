@@ -119,7 +119,13 @@ export async function createHarness(label: string, simOptions: SimulatorOptions 
       const rt = runtimes[0] ?? (await h.runtime());
       const planned = await startBackfill(
         { ...request, until: request.until ?? sim.now() },
-        { connection: control, prefix: settings.queuePrefix, planner: rt.planner, counters: rt.counters, users: rt.users },
+        {
+          connection: control,
+          prefix: settings.queuePrefix,
+          planner: rt.planner,
+          counters: rt.counters,
+          users: rt.users,
+        },
       );
       return planned.run.runId;
     },

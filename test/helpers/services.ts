@@ -70,7 +70,9 @@ export function serviceUrls(): ServiceUrls {
   const redisUrl = inject('redisUrl');
   const source = inject('servicesSource');
   if (!kafkaBrokers || !schemaRegistryUrl || !redisUrl) {
-    throw new Error('no service addresses: run this test in the vitest project "services" (test/global-setup.ts)');
+    throw new Error(
+      'no service addresses: run this test in the vitest project "services" (test/global-setup.ts)',
+    );
   }
   return { kafkaBrokers: kafkaBrokers.split(','), schemaRegistryUrl, redisUrl, source };
 }

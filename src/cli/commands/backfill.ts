@@ -99,7 +99,9 @@ export function register(program: Command): void {
         if (u !== undefined && (u.unlistedUsers > 0 || u.discoveredUsers > 0))
           console.warn(
             `warning: ${u.unlistedUsers} user listing item(s) had no _id; ${u.discoveredUsers} user(s) not in the listings were walked because a trade revealed them` +
-              (u.discoveredUsers < u.unlistedUsers ? ' (fewer than unlisted: some of those users may never have traded with a walked user)' : ''),
+              (u.discoveredUsers < u.unlistedUsers
+                ? ' (fewer than unlisted: some of those users may never have traded with a walked user)'
+                : ''),
           );
       } finally {
         await rt.close();

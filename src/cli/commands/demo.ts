@@ -113,7 +113,13 @@ export function register(program: Command): void {
         const started = Date.now();
         const planned = await startBackfill(
           { resources: [...RESOURCES], fullHistory: true, until: sim.now() },
-          { connection: bull, prefix: settings.queuePrefix, planner: rt.planner, counters: rt.counters, users: rt.users },
+          {
+            connection: bull,
+            prefix: settings.queuePrefix,
+            planner: rt.planner,
+            counters: rt.counters,
+            users: rt.users,
+          },
         );
         step(`backfill ${planned.run.runId}: ${planned.slices.length} slices (transactions walk every user)`);
         let last = '';

@@ -22,16 +22,24 @@ interface CommonFlags {
 
 async function loadSchemas(dir: string): Promise<Record<ResourceName, AvroRecordSchema>> {
   const files = await readSchemaFiles(dir);
-  return Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<ResourceName, AvroRecordSchema>;
+  return Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<
+    ResourceName,
+    AvroRecordSchema
+  >;
 }
 
 function registryFromEnv(flags: CommonFlags) {
   const env = readServiceEnv({ registry: true });
-  return { registry: createRegistryClient({ url: env.schemaRegistryUrl }), topicPrefix: flags.prefix ?? env.topicPrefix };
+  return {
+    registry: createRegistryClient({ url: env.schemaRegistryUrl }),
+    topicPrefix: flags.prefix ?? env.topicPrefix,
+  };
 }
 
 export function register(program: Command): void {
-  const schemas = program.command('schemas').description('Generate, register and check the Avro schemas of the topics');
+  const schemas = program
+    .command('schemas')
+    .description('Generate, register and check the Avro schemas of the topics');
 
   schemas
     .command('generate')
@@ -43,12 +51,18 @@ export function register(program: Command): void {
 
   schemas
     .command('register')
-    .description('register every <prefix>.<resource>-value subject from the schema files and set BACKWARD_TRANSITIVE')
+    .description(
+      'register every <prefix>.<resource>-value subject from the schema files and set BACKWARD_TRANSITIVE',
+    )
     .option('--dir <path>', 'schema folder', DEFAULT_SCHEMAS_DIR)
     .option('--prefix <prefix>', 'topic prefix (default: GAMEDATA_TOPIC_PREFIX or "gamedata")')
     .action(async (flags: CommonFlags) => {
       const { registry, topicPrefix } = registryFromEnv(flags);
-      const registered = await registerSchemas({ registry, topicPrefix, schemas: await loadSchemas(flags.dir) });
+      const registered = await registerSchemas({
+        registry,
+        topicPrefix,
+        schemas: await loadSchemas(flags.dir),
+      });
       for (const r of registered) console.log(`${r.subject}: schema id ${r.id}, BACKWARD_TRANSITIVE`);
     });
 
@@ -70,7 +84,9 @@ export function register(program: Command): void {
         }
       }
       if (broken.length > 0) {
-        const summary = broken.map((r) => `${r.subject}: ${r.changes.map((c) => c.message).join('; ')}`).join(' | ');
+        const summary = broken
+          .map((r) => `${r.subject}: ${r.changes.map((c) => c.message).join('; ')}`)
+          .join(' | ');
         throw new GamedataError(`${broken.length} subject(s) would break consumers: ${summary}`);
       }
     });

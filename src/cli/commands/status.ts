@@ -16,11 +16,12 @@ export function register(program: Command): void {
     .description('runs, slices, records, tail lag, workers and upstream rate-limit headroom')
     .option('--json', 'print the figures as JSON')
     .option('--runs <n>', 'how many recent runs to list', '10')
-    .option('--no-scrape', 'do not read the workers\' /metrics endpoints')
+    .option('--no-scrape', "do not read the workers' /metrics endpoints")
     .option('--watch <duration>', 'redraw every so often until interrupted')
     .action(async (flags: { json?: boolean; runs: string; scrape: boolean; watch?: string }) => {
       const recentRuns = Number(flags.runs);
-      if (!Number.isSafeInteger(recentRuns) || recentRuns < 0) throw new ConfigError(`--runs must be an integer >= 0, got ${JSON.stringify(flags.runs)}`);
+      if (!Number.isSafeInteger(recentRuns) || recentRuns < 0)
+        throw new ConfigError(`--runs must be an integer >= 0, got ${JSON.stringify(flags.runs)}`);
       const watchMs = flags.watch === undefined ? undefined : parseDuration('--watch', flags.watch);
       const settings = readPipelineSettings({});
       const redis = connectRedis(settings.redisUrl);
@@ -34,7 +35,8 @@ export function register(program: Command): void {
             scrape: flags.scrape,
           });
           // Unknown figures print as null (not left out), so scripts see every key.
-          if (flags.json === true) console.log(JSON.stringify(report, (_k, v: unknown) => (v === undefined ? null : v), 2));
+          if (flags.json === true)
+            console.log(JSON.stringify(report, (_k, v: unknown) => (v === undefined ? null : v), 2));
           else {
             if (watchMs !== undefined && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
             console.log(formatStatus(report));

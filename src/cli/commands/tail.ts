@@ -35,7 +35,8 @@ interface TailFlags {
 }
 
 function describe(s: ScheduleInfo): string {
-  const when = s.kind === 'tail' ? `every ${formatDuration(s.every ?? Number.NaN)}` : `cron "${s.pattern ?? '?'}"`;
+  const when =
+    s.kind === 'tail' ? `every ${formatDuration(s.every ?? Number.NaN)}` : `cron "${s.pattern ?? '?'}"`;
   const d = s.data;
   const extra =
     d === undefined
@@ -49,15 +50,25 @@ function describe(s: ScheduleInfo): string {
 export function register(program: Command): void {
   program
     .command('tail')
-    .description('keep topics fresh: incremental tails every N (or full backfills on a cron), fired by the workers')
+    .description(
+      'keep topics fresh: incremental tails every N (or full backfills on a cron), fired by the workers',
+    )
     .argument('[resource...]', 'articles, transactions, parties, users, elections, donations, or all')
     .option('--every <duration>', 'tail interval (500ms, 30s, 2m, 1h)', '30s')
-    .option('--lookback <duration>', 'each run starts this far below the watermark (late arrivals)', formatDuration(DEFAULT_TAIL_SCHEDULE.lookbackMs))
-    .option('--rescan-every <duration>', 'changing resources (users, parties, articles, elections): re-read everything this often to catch changes (0 = every run, never = off)', '0')
+    .option(
+      '--lookback <duration>',
+      'each run starts this far below the watermark (late arrivals)',
+      formatDuration(DEFAULT_TAIL_SCHEDULE.lookbackMs),
+    )
+    .option(
+      '--rescan-every <duration>',
+      'changing resources (users, parties, articles, elections): re-read everything this often to catch changes (0 = every run, never = off)',
+      '0',
+    )
     .option('--since <iso>', 'where a new tail starts (default: the earliest record)')
-    .option('--full-history', 'transactions: walk every user (history beyond the feed\'s 72 h)')
+    .option('--full-history', "transactions: walk every user (history beyond the feed's 72 h)")
     .option('--cron <pattern>', 'schedule a full backfill on this cron pattern instead of a tail')
-    .option('--tz <zone>', 'time zone of --cron (default: the worker\'s)')
+    .option('--tz <zone>', "time zone of --cron (default: the worker's)")
     .option('--replay', 'with --cron: publish what earlier runs published (once per run)')
     .option('--target-rows <n>', 'rows per planned slice', '5000')
     .option('--list', 'list the schedules')
@@ -79,7 +90,9 @@ export function register(program: Command): void {
         if (flags.remove === true) {
           for (const r of resources) {
             const removed = await registry.remove(flags.cron === undefined ? 'tail' : 'backfill', r);
-            console.log(`${flags.cron === undefined ? 'tail' : 'backfill'}-${r}: ${removed ? 'removed' : 'not scheduled'}`);
+            console.log(
+              `${flags.cron === undefined ? 'tail' : 'backfill'}-${r}: ${removed ? 'removed' : 'not scheduled'}`,
+            );
           }
           return;
         }
@@ -90,10 +103,13 @@ export function register(program: Command): void {
           return;
         }
         const targetRows = Number(flags.targetRows ?? '5000');
-        if (!Number.isSafeInteger(targetRows) || targetRows < 1) throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
+        if (!Number.isSafeInteger(targetRows) || targetRows < 1)
+          throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
         const since = flags.since === undefined ? undefined : Date.parse(flags.since);
-        if (since !== undefined && Number.isNaN(since)) throw new ConfigError(`--since must be an ISO-8601 date-time, got ${JSON.stringify(flags.since)}`);
-        const rescanEveryMs = flags.rescanEvery === 'never' ? -1 : parseDuration('--rescan-every', flags.rescanEvery);
+        if (since !== undefined && Number.isNaN(since))
+          throw new ConfigError(`--since must be an ISO-8601 date-time, got ${JSON.stringify(flags.since)}`);
+        const rescanEveryMs =
+          flags.rescanEvery === 'never' ? -1 : parseDuration('--rescan-every', flags.rescanEvery);
         const lookbackMs = parseDuration('--lookback', flags.lookback);
         for (const resource of resources) {
           const base = {
@@ -111,7 +127,9 @@ export function register(program: Command): void {
               : await registry.upsertTail({ ...base, kind: 'tail' }, parseDuration('--every', flags.every));
           console.log(`scheduled ${describe(info)}`);
         }
-        console.log('schedules fire in the workers: keep at least one `gamedata worker` running; `gamedata status` shows lag');
+        console.log(
+          'schedules fire in the workers: keep at least one `gamedata worker` running; `gamedata status` shows lag',
+        );
       } finally {
         await registry.close();
         await redis.quit();

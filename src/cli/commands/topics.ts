@@ -12,7 +12,8 @@ import type { ResourceName } from '../../models/resources.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected an integer >= 1, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`expected an integer >= 1, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -36,10 +37,17 @@ export function register(program: Command): void {
   const topics = program.command('topics').description('Kafka topics of the pipeline');
   topics
     .command('create')
-    .description('create <prefix>.<resource> and <prefix>.<resource>.dlq for the six resources (existing ones are left as they are)')
+    .description(
+      'create <prefix>.<resource> and <prefix>.<resource>.dlq for the six resources (existing ones are left as they are)',
+    )
     .option('--prefix <prefix>', 'topic prefix (default: GAMEDATA_TOPIC_PREFIX or "gamedata")')
     .option('--partitions <n>', 'partitions per topic', positiveInt, 3)
-    .option('--replication <n>', 'replication factor (1 for a single broker, 3 in production)', positiveInt, 1)
+    .option(
+      '--replication <n>',
+      'replication factor (1 for a single broker, 3 in production)',
+      positiveInt,
+      1,
+    )
     .option(
       '--cleanup <resource=policy>',
       'cleanup policy override, repeatable (default: compact for users, parties, elections, articles; delete otherwise)',
@@ -55,7 +63,13 @@ export function register(program: Command): void {
         ...(flags.cleanup === undefined ? {} : { cleanupPolicy: flags.cleanup }),
       };
       for (const spec of planTopics(options)) {
-        console.log(`${spec.topic}: ${spec.partitions} partition(s), replication ${spec.replicationFactor}, ${Object.entries(spec.config).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+        console.log(
+          `${spec.topic}: ${spec.partitions} partition(s), replication ${spec.replicationFactor}, ${Object.entries(
+            spec.config,
+          )
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`,
+        );
       }
       if (flags.dryRun === true) return;
       const result = await createTopics({ brokers: env.kafkaBrokers, ...options });

@@ -32,7 +32,7 @@ describe('createRedisSeenSet on real Redis', () => {
     expect(await seen.has(b, [])).toEqual([]);
   });
 
-  it('locks: each key once per owner until unlocked or expired; unlock frees only the owner\'s keys', async () => {
+  it("locks: each key once per owner until unlocked or expired; unlock frees only the owner's keys", async () => {
     const seen = createRedisSeenSet(redis);
     const keys = [`${prefix}:l1`, `${prefix}:l2`, `${prefix}:l3`];
     expect(await seen.lock!([], 'p1', 1000)).toEqual([]);

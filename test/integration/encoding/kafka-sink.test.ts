@@ -35,7 +35,10 @@ describe('createKafkaSink on the real broker', () => {
     await new Promise<void>((resolve) => {
       void consumer.run({
         eachMessage: ({ message }) => {
-          got.set(message.key?.toString() ?? '(null)', { value: message.value?.toString('hex') ?? '', h: message.headers?.['h']?.toString() });
+          got.set(message.key?.toString() ?? '(null)', {
+            value: message.value?.toString('hex') ?? '',
+            h: message.headers?.['h']?.toString(),
+          });
           if (got.size === 3) resolve();
           return Promise.resolve();
         },
@@ -47,7 +50,7 @@ describe('createKafkaSink on the real broker', () => {
     expect(got.has('(null)')).toBe(true);
   });
 
-  it('splits a send of large messages so no request passes the topic\'s max.message.bytes', async () => {
+  it("splits a send of large messages so no request passes the topic's max.message.bytes", async () => {
     const topic = services.name('large');
     const admin = await services.admin();
     await admin.createTopics({
@@ -57,7 +60,10 @@ describe('createKafkaSink on the real broker', () => {
     const sink = createKafkaSink({ brokers: services.urls.kafkaBrokers });
     await sink.connect();
     // 3 x 600 kB = 1.8 MB: one request would be refused (RecordBatchTooLarge); three requests are not.
-    await sink.send(topic, ['a', 'b', 'c'].map((key) => ({ key, value: Buffer.alloc(600_000, key) })));
+    await sink.send(
+      topic,
+      ['a', 'b', 'c'].map((key) => ({ key, value: Buffer.alloc(600_000, key) })),
+    );
     await sink.disconnect();
     const offsets = await admin.fetchTopicOffsets(topic);
     expect(offsets[0]?.high).toBe('3');
@@ -77,10 +83,21 @@ describe('createKafkaSink on the real broker', () => {
 
   it('fails a page whose registry is unreachable without dead-lettering anything', async () => {
     const sent: string[] = [];
-    const sink = { connect: () => Promise.resolve(), disconnect: () => Promise.resolve(), send: (topic: string, m: readonly unknown[]) => (m.length > 0 && sent.push(topic), Promise.resolve()) };
-    const encoder = createRecordEncoder({ registry: createRegistryClient({ url: 'http://127.0.0.1:1/apis/ccompat/v7', maxRetries: 0 }), topicPrefix: services.prefix });
+    const sink = {
+      connect: () => Promise.resolve(),
+      disconnect: () => Promise.resolve(),
+      send: (topic: string, m: readonly unknown[]) => (m.length > 0 && sent.push(topic), Promise.resolve()),
+    };
+    const encoder = createRecordEncoder({
+      registry: createRegistryClient({ url: 'http://127.0.0.1:1/apis/ccompat/v7', maxRetries: 0 }),
+      topicPrefix: services.prefix,
+    });
     const error = await createPagePublisher({ sink, encoder })
-      .publishPage({ resource: 'donations', records: [{ _id: 'a' }, { bad: true }], lineage: { runId: 'r', sliceId: 's', sourceOperation: 'o', fetchedAt: 0 } })
+      .publishPage({
+        resource: 'donations',
+        records: [{ _id: 'a' }, { bad: true }],
+        lineage: { runId: 'r', sliceId: 's', sourceOperation: 'o', fetchedAt: 0 },
+      })
       .then(
         () => undefined,
         (e: unknown) => e,

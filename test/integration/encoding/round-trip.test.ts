@@ -19,7 +19,13 @@ import {
   readSchemaFiles,
   registerSchemas,
 } from '../../../src/encoding/index.js';
-import { createKafkaSink, createPagePublisher, createTopics, dlqTopicName, topicName } from '../../../src/sink/index.js';
+import {
+  createKafkaSink,
+  createPagePublisher,
+  createTopics,
+  dlqTopicName,
+  topicName,
+} from '../../../src/sink/index.js';
 import type { KafkaSink, PublishPageResult } from '../../../src/sink/index.js';
 import { modelArb } from '../../unit/encoding/record-arbitrary.js';
 
@@ -37,7 +43,13 @@ function recordsFor(resource: ResourceName): Record<string, unknown>[] {
   return [
     ...unique,
     { _id: `${resource}-min` }, // every field absent
-    { _id: `${resource}-extra`, createdAt: '2024-02-29T12:00:00Z', sellerCountryId: 'c42', buyerMuId: null, nested: { a: [1] } },
+    {
+      _id: `${resource}-extra`,
+      createdAt: '2024-02-29T12:00:00Z',
+      sellerCountryId: 'c42',
+      buyerMuId: null,
+      nested: { a: [1] },
+    },
   ];
 }
 
@@ -49,16 +61,27 @@ const MALFORMED: Record<string, Record<string, unknown>> = {
   'too-large': { _id: 'too-big', __v: 1, huge: 'x'.repeat(300_000) },
 };
 
-const lineage = { runId: 'run-it', sliceId: 'slice-it', sourceOperation: 'it.roundTrip', fetchedAt: Date.UTC(2026, 10, 22) };
+const lineage = {
+  runId: 'run-it',
+  sliceId: 'slice-it',
+  sourceOperation: 'it.roundTrip',
+  fetchedAt: Date.UTC(2026, 10, 22),
+};
 const published = new Map<ResourceName, Record<string, unknown>[]>();
 const results = new Map<ResourceName, PublishPageResult>();
 
-async function consume(topics: string[], expected: number): Promise<{ topic: string; message: KafkaMessage }[]> {
+async function consume(
+  topics: string[],
+  expected: number,
+): Promise<{ topic: string; message: KafkaMessage }[]> {
   const consumer = await services.consumer();
   for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
   const got: { topic: string; message: KafkaMessage }[] = [];
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`only ${got.length}/${expected} messages within 90 s`)), 90_000);
+    const timer = setTimeout(
+      () => reject(new Error(`only ${got.length}/${expected} messages within 90 s`)),
+      90_000,
+    );
     void consumer.run({
       eachMessage: ({ topic, message }) => {
         got.push({ topic, message });
@@ -74,7 +97,8 @@ async function consume(topics: string[], expected: number): Promise<{ topic: str
   return got;
 }
 
-const header = (headers: IHeaders | undefined, name: string): string | undefined => headers?.[name]?.toString();
+const header = (headers: IHeaders | undefined, name: string): string | undefined =>
+  headers?.[name]?.toString();
 
 beforeAll(async () => {
   const registry = createRegistryClient({ url: services.urls.schemaRegistryUrl });
@@ -115,38 +139,47 @@ describe('encoding round trip through the real registry and Kafka', () => {
     }
   });
 
-  it.each(RESOURCES)('%s: consumed values decode (schema by id from the registry) to the original under the mapping', async (resource) => {
-    const topic = topicName(prefix, resource);
-    const originals = published.get(resource) ?? [];
-    const messages = await consume([topic], originals.length);
-    // A decoder with its own registry client: nothing cached from the encoding side.
-    const decoder = createRecordDecoder({ registry: createRegistryClient({ url: services.urls.schemaRegistryUrl }), topicPrefix: prefix });
-    const byId = new Map(originals.map((r) => [r['_id'], r]));
-    expect(messages).toHaveLength(originals.length);
-    for (const { message } of messages) {
-      const value = message.value;
-      if (value === null) throw new Error('null value');
-      expect(parseConfluentFrame(value).schemaId).toBe(ids[resource]);
-      const { record, schemaId } = await decoder.decode(resource, value);
-      expect(schemaId).toBe(ids[resource]);
-      const key = message.key?.toString('utf8');
-      expect(key).toBe(record['_id']);
-      const original = byId.get(key);
-      expect(original, `unexpected key ${String(key)}`).toBeDefined();
-      expect(record).toStrictEqual(canonicalRecord(RESOURCE_INFO[resource].model, original ?? {}));
-      expect(header(message.headers, HEADER.runId)).toBe('run-it');
-      expect(header(message.headers, HEADER.sliceId)).toBe('slice-it');
-      expect(header(message.headers, HEADER.sourceOperation)).toBe('it.roundTrip');
-      expect(header(message.headers, HEADER.fetchedAt)).toBe('2026-11-22T00:00:00.000Z');
-      byId.delete(key);
-    }
-    expect([...byId.keys()]).toEqual([]); // every original arrived exactly once
-  });
+  it.each(RESOURCES)(
+    '%s: consumed values decode (schema by id from the registry) to the original under the mapping',
+    async (resource) => {
+      const topic = topicName(prefix, resource);
+      const originals = published.get(resource) ?? [];
+      const messages = await consume([topic], originals.length);
+      // A decoder with its own registry client: nothing cached from the encoding side.
+      const decoder = createRecordDecoder({
+        registry: createRegistryClient({ url: services.urls.schemaRegistryUrl }),
+        topicPrefix: prefix,
+      });
+      const byId = new Map(originals.map((r) => [r['_id'], r]));
+      expect(messages).toHaveLength(originals.length);
+      for (const { message } of messages) {
+        const value = message.value;
+        if (value === null) throw new Error('null value');
+        expect(parseConfluentFrame(value).schemaId).toBe(ids[resource]);
+        const { record, schemaId } = await decoder.decode(resource, value);
+        expect(schemaId).toBe(ids[resource]);
+        const key = message.key?.toString('utf8');
+        expect(key).toBe(record['_id']);
+        const original = byId.get(key);
+        expect(original, `unexpected key ${String(key)}`).toBeDefined();
+        expect(record).toStrictEqual(canonicalRecord(RESOURCE_INFO[resource].model, original ?? {}));
+        expect(header(message.headers, HEADER.runId)).toBe('run-it');
+        expect(header(message.headers, HEADER.sliceId)).toBe('slice-it');
+        expect(header(message.headers, HEADER.sourceOperation)).toBe('it.roundTrip');
+        expect(header(message.headers, HEADER.fetchedAt)).toBe('2026-11-22T00:00:00.000Z');
+        byId.delete(key);
+      }
+      expect([...byId.keys()]).toEqual([]); // every original arrived exactly once
+    },
+  );
 
   it('keeps unknown fields (_extra) and ISO dates through Kafka, checked field by field', async () => {
     const resource = 'transactions';
     const messages = await consume([topicName(prefix, resource)], published.get(resource)?.length ?? 0);
-    const decoder = createRecordDecoder({ registry: createRegistryClient({ url: services.urls.schemaRegistryUrl }), topicPrefix: prefix });
+    const decoder = createRecordDecoder({
+      registry: createRegistryClient({ url: services.urls.schemaRegistryUrl }),
+      topicPrefix: prefix,
+    });
     const extra = messages.find((m) => m.message.key?.toString() === 'transactions-extra');
     if (extra?.message.value == null) throw new Error('transactions-extra not consumed');
     const { record } = await decoder.decode(resource, extra.message.value);

@@ -34,9 +34,16 @@ interface CliResult {
 }
 
 async function cli(...args: string[]): Promise<CliResult> {
-  const env = { ...process.env, SCHEMA_REGISTRY_URL: services.urls.schemaRegistryUrl, GAMEDATA_TOPIC_PREFIX: prefix };
+  const env = {
+    ...process.env,
+    SCHEMA_REGISTRY_URL: services.urls.schemaRegistryUrl,
+    GAMEDATA_TOPIC_PREFIX: prefix,
+  };
   try {
-    const { stdout, stderr } = await promisify(execFile)('npx', ['tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env });
+    const { stdout, stderr } = await promisify(execFile)('npx', ['tsx', 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      env,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -77,13 +84,19 @@ describe('schemas register / check against the real registry', () => {
   });
 
   it('passes a new nullable field (generated from an extended catalogue model)', async () => {
-    const extended = generateAvroSchema(extendModel(Transaction, 'Transaction', { sellerCountryId: t.string, tradedAt: t.datetime }));
+    const extended = generateAvroSchema(
+      extendModel(Transaction, 'Transaction', { sellerCountryId: t.string, tradedAt: t.datetime }),
+    );
     const dir = await folderWith(extended);
     const checked = await cli('schemas', 'check', '--dir', dir);
     expect(checked.code, checked.stderr).toBe(0);
     expect(checked.stdout).toContain(`${subject}: compatible`);
     const registry = createRegistryClient({ url: services.urls.schemaRegistryUrl });
-    const [result] = await checkSchemas({ registry, topicPrefix: prefix, schemas: { transactions: extended } });
+    const [result] = await checkSchemas({
+      registry,
+      topicPrefix: prefix,
+      schemas: { transactions: extended },
+    });
     expect(result?.registryCompatible).toBe(true);
   });
 
@@ -105,7 +118,11 @@ describe('schemas register / check against the real registry', () => {
     expect(checked.code).toBe(1);
     expect(checked.stderr).toContain('field "money" changed type from null | double to null | string');
     const registry = createRegistryClient({ url: services.urls.schemaRegistryUrl });
-    const [result] = await checkSchemas({ registry, topicPrefix: prefix, schemas: { transactions: retyped } });
+    const [result] = await checkSchemas({
+      registry,
+      topicPrefix: prefix,
+      schemas: { transactions: retyped },
+    });
     expect(result?.status).toBe('incompatible');
     expect(result?.registryCompatible).toBe(false);
   });

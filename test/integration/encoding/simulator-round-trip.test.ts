@@ -19,7 +19,13 @@ import {
   HEADER,
   registerSchemas,
 } from '../../../src/encoding/index.js';
-import { createKafkaSink, createPagePublisher, createTopics, dlqTopicName, topicName } from '../../../src/sink/index.js';
+import {
+  createKafkaSink,
+  createPagePublisher,
+  createTopics,
+  dlqTopicName,
+  topicName,
+} from '../../../src/sink/index.js';
 import type { KafkaSink } from '../../../src/sink/index.js';
 
 const services = createTestServices('encoding-sim');
@@ -35,7 +41,10 @@ async function consumeAll(topic: string, expected: number): Promise<KafkaMessage
   await consumer.subscribe({ topic, fromBeginning: true });
   const got: KafkaMessage[] = [];
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${topic}: only ${got.length}/${expected} messages within 120 s`)), 120_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${topic}: only ${got.length}/${expected} messages within 120 s`)),
+      120_000,
+    );
     void consumer.run({
       eachBatch: ({ batch }) => {
         got.push(...batch.messages);
@@ -51,7 +60,8 @@ async function consumeAll(topic: string, expected: number): Promise<KafkaMessage
   return got;
 }
 
-const header = (headers: IHeaders | undefined, name: string): string | undefined => headers?.[name]?.toString();
+const header = (headers: IHeaders | undefined, name: string): string | undefined =>
+  headers?.[name]?.toString();
 
 beforeAll(async () => {
   sim = await startSimulator({ scale: 'small', seed: 11, faults: { malformed: 0.05 } });
@@ -60,7 +70,10 @@ beforeAll(async () => {
   await createTopics({ brokers: services.urls.kafkaBrokers, topicPrefix: prefix, partitions: 1 });
   sink = createKafkaSink({ brokers: services.urls.kafkaBrokers, clientId: prefix });
   await sink.connect();
-  const publisher = createPagePublisher({ sink, encoder: createRecordEncoder({ registry, topicPrefix: prefix }) });
+  const publisher = createPagePublisher({
+    sink,
+    encoder: createRecordEncoder({ registry, topicPrefix: prefix }),
+  });
   for (const resource of RESOURCES) {
     const kinds = new Map(sim.malformed(resource).map((m) => [m._id, m.kind]));
     // What the API serves: the truth, with the malformed records corrupted the way the simulator corrupts them.
@@ -73,7 +86,12 @@ beforeAll(async () => {
       const result = await publisher.publishPage({
         resource,
         records: served.slice(i, i + PAGE),
-        lineage: { runId: 'sim-run', sliceId: `page-${i / PAGE}`, sourceOperation: RESOURCE_INFO[resource].listProcedure, fetchedAt: sim.now() },
+        lineage: {
+          runId: 'sim-run',
+          sliceId: `page-${i / PAGE}`,
+          sourceOperation: RESOURCE_INFO[resource].listProcedure,
+          fetchedAt: sim.now(),
+        },
       });
       total.published += result.published;
       total.deadLettered += result.deadLettered;
@@ -89,44 +107,61 @@ afterAll(async () => {
 });
 
 describe('simulator records through the real registry and Kafka', () => {
-  it.each(RESOURCES)('%s: every clean record decodes to the ground truth; none lost, none extra', async (resource) => {
-    const malformed = new Set(sim.malformed(resource).map((m) => m._id));
-    const truth = new Map(sim.truth(resource).filter((r) => !malformed.has(r['_id'] as string)).map((r) => [r['_id'] as string, r]));
-    expect(truth.size).toBeGreaterThan(0);
-    expect(counts.get(resource)?.published).toBe(truth.size);
-    const messages = await consumeAll(topicName(prefix, resource), truth.size);
-    expect(messages).toHaveLength(truth.size);
-    const decoder = createRecordDecoder({ registry: createRegistryClient({ url: services.urls.schemaRegistryUrl }), topicPrefix: prefix });
-    const model = RESOURCE_INFO[resource].model;
-    for (const message of messages) {
-      const id = message.key?.toString('utf8') ?? '';
-      const original = truth.get(id);
-      if (original === undefined || message.value === null) throw new Error(`unexpected or duplicate message ${id}`);
-      const { record } = await decoder.decode(resource, message.value);
-      expect(record).toStrictEqual(canonicalRecord(model, original));
-      truth.delete(id);
-    }
-    expect(truth.size).toBe(0);
-  });
-
-  it.each(RESOURCES)('%s: every malformed record is in the DLQ with the injected kind as its reason', async (resource) => {
-    const injected = sim.malformed(resource);
-    expect(counts.get(resource)?.deadLettered).toBe(injected.length);
-    const messages = await consumeAll(dlqTopicName(topicName(prefix, resource)), injected.length);
-    const byReason = (list: string[]) => list.sort().join(',');
-    expect(byReason(messages.map((m) => header(m.headers, HEADER.errorReason) ?? '?'))).toBe(byReason(injected.map((m) => m.kind)));
-    const kindById = new Map(injected.map((m) => [m._id, m.kind]));
-    for (const message of messages) {
-      const original = JSON.parse(message.value?.toString('utf8') ?? 'null') as Record<string, unknown>;
-      const reason = header(message.headers, HEADER.errorReason);
-      if (reason === 'missing-id') {
-        expect(message.key).toBeNull();
-        expect(original['_id']).toBeUndefined();
-      } else {
-        expect(kindById.get(message.key?.toString('utf8') ?? '')).toBe(reason);
+  it.each(RESOURCES)(
+    '%s: every clean record decodes to the ground truth; none lost, none extra',
+    async (resource) => {
+      const malformed = new Set(sim.malformed(resource).map((m) => m._id));
+      const truth = new Map(
+        sim
+          .truth(resource)
+          .filter((r) => !malformed.has(r['_id'] as string))
+          .map((r) => [r['_id'] as string, r]),
+      );
+      expect(truth.size).toBeGreaterThan(0);
+      expect(counts.get(resource)?.published).toBe(truth.size);
+      const messages = await consumeAll(topicName(prefix, resource), truth.size);
+      expect(messages).toHaveLength(truth.size);
+      const decoder = createRecordDecoder({
+        registry: createRegistryClient({ url: services.urls.schemaRegistryUrl }),
+        topicPrefix: prefix,
+      });
+      const model = RESOURCE_INFO[resource].model;
+      for (const message of messages) {
+        const id = message.key?.toString('utf8') ?? '';
+        const original = truth.get(id);
+        if (original === undefined || message.value === null)
+          throw new Error(`unexpected or duplicate message ${id}`);
+        const { record } = await decoder.decode(resource, message.value);
+        expect(record).toStrictEqual(canonicalRecord(model, original));
+        truth.delete(id);
       }
-      expect(header(message.headers, HEADER.sourceOperation)).toBe(RESOURCE_INFO[resource].listProcedure);
-      expect(header(message.headers, HEADER.sliceId)).toMatch(/^page-\d+$/);
-    }
-  });
+      expect(truth.size).toBe(0);
+    },
+  );
+
+  it.each(RESOURCES)(
+    '%s: every malformed record is in the DLQ with the injected kind as its reason',
+    async (resource) => {
+      const injected = sim.malformed(resource);
+      expect(counts.get(resource)?.deadLettered).toBe(injected.length);
+      const messages = await consumeAll(dlqTopicName(topicName(prefix, resource)), injected.length);
+      const byReason = (list: string[]) => list.sort().join(',');
+      expect(byReason(messages.map((m) => header(m.headers, HEADER.errorReason) ?? '?'))).toBe(
+        byReason(injected.map((m) => m.kind)),
+      );
+      const kindById = new Map(injected.map((m) => [m._id, m.kind]));
+      for (const message of messages) {
+        const original = JSON.parse(message.value?.toString('utf8') ?? 'null') as Record<string, unknown>;
+        const reason = header(message.headers, HEADER.errorReason);
+        if (reason === 'missing-id') {
+          expect(message.key).toBeNull();
+          expect(original['_id']).toBeUndefined();
+        } else {
+          expect(kindById.get(message.key?.toString('utf8') ?? '')).toBe(reason);
+        }
+        expect(header(message.headers, HEADER.sourceOperation)).toBe(RESOURCE_INFO[resource].listProcedure);
+        expect(header(message.headers, HEADER.sliceId)).toMatch(/^page-\d+$/);
+      }
+    },
+  );
 });

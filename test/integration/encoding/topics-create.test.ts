@@ -13,7 +13,12 @@ afterAll(() => services.cleanup());
 
 describe('createTopics against the real broker', () => {
   it('creates every topic with its partitions and cleanup policy, then leaves them alone', async () => {
-    const options = { brokers: services.urls.kafkaBrokers, topicPrefix: services.prefix, partitions: 2, cleanupPolicy: { donations: 'compact' as const } };
+    const options = {
+      brokers: services.urls.kafkaBrokers,
+      topicPrefix: services.prefix,
+      partitions: 2,
+      cleanupPolicy: { donations: 'compact' as const },
+    };
     const first = await createTopics(options);
     const plan = planTopics(options);
     expect(first.created.sort()).toEqual(plan.map((s) => s.topic).sort());
@@ -24,10 +29,17 @@ describe('createTopics against the real broker', () => {
     for (const topic of metadata.topics) expect(topic.partitions, topic.name).toHaveLength(2);
     const configs = await admin.describeConfigs({
       includeSynonyms: false,
-      resources: plan.map((s) => ({ type: ConfigResourceTypes.TOPIC, name: s.topic, configNames: ['cleanup.policy', 'max.message.bytes'] })),
+      resources: plan.map((s) => ({
+        type: ConfigResourceTypes.TOPIC,
+        name: s.topic,
+        configNames: ['cleanup.policy', 'max.message.bytes'],
+      })),
     });
     const policy = Object.fromEntries(
-      configs.resources.map((r) => [r.resourceName, r.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue]),
+      configs.resources.map((r) => [
+        r.resourceName,
+        r.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue,
+      ]),
     );
     const p = services.prefix;
     expect(policy).toEqual({
@@ -44,7 +56,9 @@ describe('createTopics against the real broker', () => {
       [`${p}.transactions.dlq`]: 'delete',
       [`${p}.donations.dlq`]: 'delete',
     });
-    const dlqMax = configs.resources.find((r) => r.resourceName === `${p}.users.dlq`)?.configEntries.find((e) => e.configName === 'max.message.bytes');
+    const dlqMax = configs.resources
+      .find((r) => r.resourceName === `${p}.users.dlq`)
+      ?.configEntries.find((e) => e.configName === 'max.message.bytes');
     expect(dlqMax?.configValue).toBe('10485760');
 
     const second = await createTopics(options);
@@ -57,7 +71,18 @@ describe('createTopics against the real broker', () => {
     const root = fileURLToPath(new URL('../../..', import.meta.url));
     const { stdout } = await promisify(execFile)(
       'npx',
-      ['tsx', 'src/cli/main.ts', 'topics', 'create', '--prefix', prefix, '--partitions', '2', '--cleanup', 'transactions=compact'],
+      [
+        'tsx',
+        'src/cli/main.ts',
+        'topics',
+        'create',
+        '--prefix',
+        prefix,
+        '--partitions',
+        '2',
+        '--cleanup',
+        'transactions=compact',
+      ],
       { cwd: root, env: { ...process.env, KAFKA_BROKERS: services.urls.kafkaBrokers.join(',') } },
     );
     expect(stdout).toContain(`${prefix}.transactions: 2 partition(s), replication 1, cleanup.policy=compact`);

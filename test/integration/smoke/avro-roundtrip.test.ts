@@ -33,7 +33,10 @@ describe('smoke: Avro through the schema registry and Kafka', () => {
     const admin = await services.admin();
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
 
-    const registeredId = await registry.register(subject, { schemaType: 'AVRO', schema: JSON.stringify(schema) });
+    const registeredId = await registry.register(subject, {
+      schemaType: 'AVRO',
+      schema: JSON.stringify(schema),
+    });
     expect(registeredId).toBeGreaterThan(0);
 
     const serializer = new AvroSerializer(registry, SerdeType.VALUE, {
@@ -103,7 +106,10 @@ describe('smoke: Avro through the schema registry and Kafka', () => {
     await expect(
       registry.register(subject, { schemaType: 'AVRO', schema: JSON.stringify(breaking) }),
     ).rejects.toThrow();
-    const config = (await (await fetch(`${services.urls.schemaRegistryUrl}/config`)).json()) as Record<string, unknown>;
+    const config = (await (await fetch(`${services.urls.schemaRegistryUrl}/config`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(config['compatibilityLevel']).toBe('BACKWARD');
   });
 });

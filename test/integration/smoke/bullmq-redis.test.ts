@@ -14,7 +14,9 @@ interface SmokeJob {
 }
 
 /** Resolves with the first job the worker completes (and its return value). */
-function firstCompleted(worker: Worker<SmokeJob, string>): Promise<{ job: Job<SmokeJob, string>; result: string }> {
+function firstCompleted(
+  worker: Worker<SmokeJob, string>,
+): Promise<{ job: Job<SmokeJob, string>; result: string }> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no job completed within 60 s')), 60_000);
     worker.on('completed', (job, result) => {
@@ -39,10 +41,14 @@ describe('smoke: BullMQ through Redis', () => {
     const name = services.name('queue');
     const queue = new Queue<SmokeJob, string>(name, { connection: services.redis() });
     services.onCleanup(() => queue.close());
-    const worker = new Worker<SmokeJob, string>(name, (job) => Promise.resolve(`${job.data.label}:${job.data.n * 2}`), {
-      connection: services.redis(),
-      concurrency: 1,
-    });
+    const worker = new Worker<SmokeJob, string>(
+      name,
+      (job) => Promise.resolve(`${job.data.label}:${job.data.n * 2}`),
+      {
+        connection: services.redis(),
+        concurrency: 1,
+      },
+    );
     worker.on('error', () => undefined); // always attached (a worker without one crashes the process)
     services.onCleanup(() => worker.close());
     const done = firstCompleted(worker);
@@ -52,7 +58,11 @@ describe('smoke: BullMQ through Redis', () => {
 
     expect(job.id).toBe(added.id);
     expect(result).toBe('answer:42');
-    expect(await queue.getJobCounts('completed', 'waiting', 'failed')).toEqual({ completed: 1, waiting: 0, failed: 0 });
+    expect(await queue.getJobCounts('completed', 'waiting', 'failed')).toEqual({
+      completed: 1,
+      waiting: 0,
+      failed: 0,
+    });
     // Closed here rather than in cleanup: the next test restarts Redis under every open connection.
     await worker.close();
     await queue.close();
@@ -81,10 +91,14 @@ describe('smoke: BullMQ through Redis', () => {
     services.onCleanup(() => queueAfter.close());
     expect(await queueAfter.getJobCounts('waiting')).toEqual({ waiting: 1 });
 
-    const worker = new Worker<SmokeJob, string>(name, (job) => Promise.resolve(`${job.data.label}:${job.data.n}`), {
-      connection: services.redis(),
-      concurrency: 1,
-    });
+    const worker = new Worker<SmokeJob, string>(
+      name,
+      (job) => Promise.resolve(`${job.data.label}:${job.data.n}`),
+      {
+        connection: services.redis(),
+        concurrency: 1,
+      },
+    );
     worker.on('error', () => undefined);
     services.onCleanup(() => worker.close());
     const { job, result } = await firstCompleted(worker);

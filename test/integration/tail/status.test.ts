@@ -21,16 +21,40 @@ describe('collectStatus on real Redis', () => {
     const counters = createRunCounters(redis, redisPrefix);
     for (let i = 0; i < 1200; i++) {
       const runId = `run-${i}`;
-      await counters.setState(runId, i === 0 ? 'failed' : i === 1 ? 'running' : 'completed', { resources: 'donations', slices: 1 });
+      await counters.setState(runId, i === 0 ? 'failed' : i === 1 ? 'running' : 'completed', {
+        resources: 'donations',
+        slices: 1,
+      });
       await counters.add(runId, { fetched: 3, published: 2, deduplicated: 1 }, 'donations');
     }
     await counters.add('run-5', { fetched: 1, deadLettered: 1 }, 'users');
     const state = createTailStateStore(redis, redisPrefix);
     const startedAt = Date.now() - 42_000;
-    await state.setActive('donations', { runId: 'run-7', kind: 'tail', from: undefined, to: Date.parse('2026-11-01T00:00:00Z'), startedAt });
-    await state.finishActive('donations', { runId: 'run-7', kind: 'tail', from: undefined, to: Date.parse('2026-11-01T00:00:00Z'), startedAt }, 'completed', Date.now());
+    await state.setActive('donations', {
+      runId: 'run-7',
+      kind: 'tail',
+      from: undefined,
+      to: Date.parse('2026-11-01T00:00:00Z'),
+      startedAt,
+    });
+    await state.finishActive(
+      'donations',
+      { runId: 'run-7', kind: 'tail', from: undefined, to: Date.parse('2026-11-01T00:00:00Z'), startedAt },
+      'completed',
+      Date.now(),
+    );
     const registry = createScheduleRegistry({ connection: redis, prefix: queuePrefix });
-    await registry.upsertTail({ kind: 'tail', resource: 'donations', lookbackMs: 60_000, rescanEveryMs: 0, replay: false, fullHistory: false }, 30_000);
+    await registry.upsertTail(
+      {
+        kind: 'tail',
+        resource: 'donations',
+        lookbackMs: 60_000,
+        rescanEveryMs: 0,
+        replay: false,
+        fullHistory: false,
+      },
+      30_000,
+    );
     await registry.close();
 
     const metrics = createPipelineMetrics({ processMetrics: false });
@@ -42,7 +66,12 @@ describe('collectStatus on real Redis', () => {
       expect(s.runs).toMatchObject({ total: 1200, failed: 1, running: 1, completed: 1198 });
       expect(s.runs.recent).toHaveLength(3);
       expect(s.records).toEqual({ fetched: 3601, published: 2400, deduplicated: 1200, deadLettered: 1 });
-      expect(s.byResource.donations).toEqual({ fetched: 3600, published: 2400, deduplicated: 1200, deadLettered: 0 });
+      expect(s.byResource.donations).toEqual({
+        fetched: 3600,
+        published: 2400,
+        deduplicated: 1200,
+        deadLettered: 0,
+      });
       expect(s.byResource.users).toEqual({ fetched: 1, published: 0, deduplicated: 0, deadLettered: 1 });
       const tail = s.tails.find((t) => t.resource === 'donations');
       expect(tail?.watermark).toBe('2026-11-01T00:00:00.000Z');

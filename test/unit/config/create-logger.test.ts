@@ -29,7 +29,13 @@ describe('createLogger', () => {
     const log = createLogger('sink', { destination: out.stream });
     log.info({ topic: 'gamedata.users', count: 3 }, 'published');
     const [line] = out.lines();
-    expect(line).toMatchObject({ name: 'sink', msg: 'published', topic: 'gamedata.users', count: 3, level: 30 });
+    expect(line).toMatchObject({
+      name: 'sink',
+      msg: 'published',
+      topic: 'gamedata.users',
+      count: 3,
+      level: 30,
+    });
   });
 
   it('honours the level', () => {
@@ -43,7 +49,10 @@ describe('createLogger', () => {
   it('redacts secret fields at any of the known paths', () => {
     const out = capture();
     const log = createLogger('client', { destination: out.stream });
-    log.info({ apiKey: 'k1-abcdef', options: { apiKey: 'k2-abcdef' }, headers: { 'x-api-key': 'k3-abcdef' } }, 'req');
+    log.info(
+      { apiKey: 'k1-abcdef', options: { apiKey: 'k2-abcdef' }, headers: { 'x-api-key': 'k3-abcdef' } },
+      'req',
+    );
     const [line] = out.lines();
     expect(line?.['apiKey']).toBe('[REDACTED]');
     expect(line?.['options']).toEqual({ apiKey: '[REDACTED]' });
@@ -54,7 +63,10 @@ describe('createLogger', () => {
   it('masks a secret value wherever it appears, messages and errors included', () => {
     const out = capture();
     const log = createLogger('client', { destination: out.stream, secrets: ['sk-live-123456'] });
-    log.error({ err: new Error('401 for key sk-live-123456'), url: 'http://x/?key=sk-live-123456' }, 'bad key sk-live-123456');
+    log.error(
+      { err: new Error('401 for key sk-live-123456'), url: 'http://x/?key=sk-live-123456' },
+      'bad key sk-live-123456',
+    );
     expect(out.raw()).not.toContain('sk-live-123456');
     expect(out.raw()).toContain('[REDACTED]');
     expect(out.lines()).toHaveLength(1);

@@ -93,13 +93,21 @@ describe('loadConfig', () => {
   });
 
   it('never echoes the API key in an error', () => {
-    const error = configError(() => loadConfig({ env: { GAMEDATA_API_KEY: '   ' }, overrides: { apiKey: ' ' } }));
-    expect(error.issues).toEqual([expect.stringContaining('GAMEDATA_API_KEY (override): must not be empty; got [REDACTED]')]);
+    const error = configError(() =>
+      loadConfig({ env: { GAMEDATA_API_KEY: '   ' }, overrides: { apiKey: ' ' } }),
+    );
+    expect(error.issues).toEqual([
+      expect.stringContaining('GAMEDATA_API_KEY (override): must not be empty; got [REDACTED]'),
+    ]);
   });
 
   it('merges overrides > env > config file > defaults', () => {
     const file = tempFile(
-      JSON.stringify({ topicPrefix: 'from-file', redisUrl: 'redis://file:1', kafkaBrokers: ['file:1', 'file:2'] }),
+      JSON.stringify({
+        topicPrefix: 'from-file',
+        redisUrl: 'redis://file:1',
+        kafkaBrokers: ['file:1', 'file:2'],
+      }),
     );
     const config = loadConfig({
       env: { GAMEDATA_CONFIG: file, REDIS_URL: 'redis://env:2', GAMEDATA_TOPIC_PREFIX: 'from-env' },
@@ -122,9 +130,9 @@ describe('loadConfig', () => {
   });
 
   it('reports an unreadable or malformed config file', () => {
-    expect(configError(() => loadConfig({ configFile: '/nonexistent/gamedata.json', env: {} })).issues).toEqual([
-      expect.stringContaining('cannot read config file /nonexistent/gamedata.json: ENOENT'),
-    ]);
+    expect(
+      configError(() => loadConfig({ configFile: '/nonexistent/gamedata.json', env: {} })).issues,
+    ).toEqual([expect.stringContaining('cannot read config file /nonexistent/gamedata.json: ENOENT')]);
     expect(configError(() => loadConfig({ configFile: tempFile('{ nope'), env: {} })).issues).toEqual([
       expect.stringContaining('is not valid JSON'),
     ]);
@@ -139,7 +147,9 @@ describe('loadConfig', () => {
   });
 
   it('accepts IPv6 brokers and rediss URLs', () => {
-    const config = loadConfig({ env: { KAFKA_BROKERS: '[::1]:9092', REDIS_URL: 'rediss://user:pw@cache:6380/2' } });
+    const config = loadConfig({
+      env: { KAFKA_BROKERS: '[::1]:9092', REDIS_URL: 'rediss://user:pw@cache:6380/2' },
+    });
     expect(config.kafkaBrokers).toEqual(['[::1]:9092']);
     expect(config.redisUrl).toBe('rediss://user:pw@cache:6380/2');
   });

@@ -21,36 +21,52 @@ function roundTrip(model: ModelDef, record: Record<string, unknown>): Record<str
 }
 
 describe('record <-> Avro mapping', () => {
-  it.each(RESOURCES)('%s: encode -> Avro binary -> decode equals the canonical record (property)', (resource) => {
-    const model = RESOURCE_INFO[resource].model;
-    fc.assert(
-      fc.property(modelArb(model), (record) => {
-        expect(roundTrip(model, record)).toStrictEqual(canonicalRecord(model, record));
-      }),
-      { numRuns: resource === 'users' ? 30 : 100 },
-    );
-  });
+  it.each(RESOURCES)(
+    '%s: encode -> Avro binary -> decode equals the canonical record (property)',
+    (resource) => {
+      const model = RESOURCE_INFO[resource].model;
+      fc.assert(
+        fc.property(modelArb(model), (record) => {
+          expect(roundTrip(model, record)).toStrictEqual(canonicalRecord(model, record));
+        }),
+        { numRuns: resource === 'users' ? 30 : 100 },
+      );
+    },
+  );
 
   it('keeps unknown top-level fields in _extra and gives them back beside the known ones', () => {
     const record = { _id: 't1', money: 1.5, sellerCountryId: 'c9', buyerMuId: null };
     const value = toAvroValue(Transaction, record);
     expect(value['_extra']).toBe('{"sellerCountryId":"c9","buyerMuId":null}');
     expect(value['sellerCountryId']).toBeUndefined();
-    expect(roundTrip(Transaction, record)).toMatchObject({ _id: 't1', money: 1.5, sellerCountryId: 'c9', buyerMuId: null });
+    expect(roundTrip(Transaction, record)).toMatchObject({
+      _id: 't1',
+      money: 1.5,
+      sellerCountryId: 'c9',
+      buyerMuId: null,
+    });
   });
 
-  it('keeps unknown fields of a sub-model in that sub-record\'s _extra (nothing lost at any depth)', () => {
+  it("keeps unknown fields of a sub-model in that sub-record's _extra (nothing lost at any depth)", () => {
     const record = { _id: 't2', item: { code: 'gun', skills: { attack: 3, newSkill: 7 }, wear: 0.5 } };
-    const value = toAvroValue(Transaction, record) as { item: Record<string, unknown> & { skills: Record<string, unknown> } };
+    const value = toAvroValue(Transaction, record) as {
+      item: Record<string, unknown> & { skills: Record<string, unknown> };
+    };
     expect(value.item['_extra']).toBe('{"wear":0.5}');
     expect(value.item.skills['_extra']).toBe('{"newSkill":7}');
-    const back = roundTrip(Transaction, record) as { item: { wear: number; skills: { newSkill: number; attack: number } } };
+    const back = roundTrip(Transaction, record) as {
+      item: { wear: number; skills: { newSkill: number; attack: number } };
+    };
     expect(back.item.wear).toBe(0.5);
     expect(back.item.skills).toMatchObject({ attack: 3, newSkill: 7 });
   });
 
   it('maps date-times to timestamp-millis and back to ISO-8601 with milliseconds', () => {
-    const record = { _id: 'u1', createdAt: '2024-03-01T10:20:30Z', dates: { lastWorkAt: '2024-03-01T10:20:30.123+02:00' } };
+    const record = {
+      _id: 'u1',
+      createdAt: '2024-03-01T10:20:30Z',
+      dates: { lastWorkAt: '2024-03-01T10:20:30.123+02:00' },
+    };
     const value = toAvroValue(User, record) as { createdAt: Date };
     expect(value.createdAt).toBeInstanceOf(Date);
     const back = roundTrip(User, record) as { createdAt: string; dates: { lastWorkAt: string } };
@@ -82,7 +98,11 @@ describe('record <-> Avro mapping', () => {
 
   it('throws an EncodingError with the path for an unparseable date', () => {
     expect(() => toAvroValue(User, { _id: 'u', dates: { lastWorkAt: 'yesterday' } })).toThrow(
-      expect.objectContaining({ name: 'EncodingError', path: 'dates.lastWorkAt', reason: 'invalid-date' }) as Error,
+      expect.objectContaining({
+        name: 'EncodingError',
+        path: 'dates.lastWorkAt',
+        reason: 'invalid-date',
+      }) as Error,
     );
     expect(() => toAvroValue(User, { _id: 'u', stats: 'x' })).toThrow(EncodingError);
   });

@@ -24,7 +24,12 @@ function makeResolver() {
 }
 
 /** Asserts `schema` describes `type` exactly (kind by kind), recursing into sub-models. */
-function expectType(type: FieldType, schema: AvroSchema, path: string, resolve: (s: AvroSchema) => AvroSchema): void {
+function expectType(
+  type: FieldType,
+  schema: AvroSchema,
+  path: string,
+  resolve: (s: AvroSchema) => AvroSchema,
+): void {
   const s = resolve(schema);
   switch (type.kind) {
     case 'string':
@@ -57,12 +62,20 @@ function expectType(type: FieldType, schema: AvroSchema, path: string, resolve: 
 }
 
 /** Every catalogue field is in the record and every record field is in the catalogue (plus ids and `_extra`). */
-function expectModel(model: ModelDef, schema: AvroSchema, path: string, resolve: (s: AvroSchema) => AvroSchema): void {
+function expectModel(
+  model: ModelDef,
+  schema: AvroSchema,
+  path: string,
+  resolve: (s: AvroSchema) => AvroSchema,
+): void {
   const s = resolve(schema) as AvroRecordSchema;
   expect(s.type, path).toBe('record');
   expect(s.name, path).toBe(model.name);
   const expected = [...(model.ids ? ['_id', '__v'] : []), ...Object.keys(model.fields), '_extra'];
-  expect(s.fields.map((f) => f.name), `${path} field names`).toEqual(expected);
+  expect(
+    s.fields.map((f) => f.name),
+    `${path} field names`,
+  ).toEqual(expected);
   for (const field of s.fields) {
     const p = path === '' ? field.name : `${path}.${field.name}`;
     if (field.name === '_id' && model.entity) {
@@ -85,14 +98,19 @@ describe('Avro schema generation', () => {
     expect(committed).toBe(formatSchemaFile(generateAvroSchema(RESOURCE_INFO[resource].model)));
   });
 
-  it.each(RESOURCES)('%s: every catalogue field is in the schema and vice versa, with the right type', (resource) => {
-    const schema = generateResourceSchemas()[resource];
-    expect(schema.namespace).toBe(AVRO_NAMESPACE);
-    expectModel(RESOURCE_INFO[resource].model, schema, '', makeResolver());
-  });
+  it.each(RESOURCES)(
+    '%s: every catalogue field is in the schema and vice versa, with the right type',
+    (resource) => {
+      const schema = generateResourceSchemas()[resource];
+      expect(schema.namespace).toBe(AVRO_NAMESPACE);
+      expectModel(RESOURCE_INFO[resource].model, schema, '', makeResolver());
+    },
+  );
 
   it.each(RESOURCES)('%s: avsc accepts the schema (named sub-records defined once)', (resource) => {
-    const type = avro.Type.forSchema(generateResourceSchemas()[resource] as avro.Schema, { ...AVRO_TYPE_OPTIONS });
+    const type = avro.Type.forSchema(generateResourceSchemas()[resource] as avro.Schema, {
+      ...AVRO_TYPE_OPTIONS,
+    });
     expect(type.name).toBe(`${AVRO_NAMESPACE}.${RESOURCE_INFO[resource].model.name}`);
   });
 

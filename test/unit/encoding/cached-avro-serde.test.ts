@@ -30,7 +30,9 @@ describe('CachedAvroSerializer', () => {
       const bytes = await cached.serialize('c.users', value);
       expect(bytes.equals(await library.serialize('c.users', value))).toBe(true);
       const [type] = await library.toType(await registry.getLatestSchemaMetadata('c.users-value'));
-      expect(await deserializer.deserialize('c.users', bytes)).toEqual(type.fromBuffer(bytes.subarray(5)) as unknown);
+      expect(await deserializer.deserialize('c.users', bytes)).toEqual(
+        type.fromBuffer(bytes.subarray(5)) as unknown,
+      );
     }
     const info = await registry.getLatestSchemaMetadata('c.users-value');
     const [first] = await cached.toType(info);
@@ -51,10 +53,7 @@ describe('DirectAvroSerializer', () => {
     const librarySerialize = vi.spyOn(AvroSerializer.prototype, 'serialize');
     for (const resource of RESOURCES) {
       const model = RESOURCE_INFO[resource].model;
-      const records = [
-        ...world.truth(resource),
-        ...fc.sample(modelArb(model), { seed: 7, numRuns: 25 }),
-      ];
+      const records = [...world.truth(resource), ...fc.sample(modelArb(model), { seed: 7, numRuns: 25 })];
       expect(records.length).toBeGreaterThan(25);
       for (const record of records) {
         const value = toAvroValue(model, record);
@@ -75,7 +74,10 @@ describe('DirectAvroSerializer', () => {
     const library = new AvroSerializer(registry, SerdeType.VALUE, conf);
     const direct = new DirectAvroSerializer(registry, SerdeType.VALUE, conf);
     const bad = { ...toAvroValue(Transaction, { _id: 'a', money: 1 }), money: 'lots' };
-    const expected = await library.serialize('d.transactions', bad).then(() => 'resolved', (e: Error) => e.message);
+    const expected = await library.serialize('d.transactions', bad).then(
+      () => 'resolved',
+      (e: Error) => e.message,
+    );
     expect(expected).toMatch(/^Invalid message at money/);
     await expect(direct.serialize('d.transactions', bad)).rejects.toThrow(expected);
     await expect(direct.serialize('d.transactions', null)).rejects.toThrow('message is empty');
@@ -83,9 +85,16 @@ describe('DirectAvroSerializer', () => {
 
   it('uses the latest version for planTtlMs, then looks it up again through the library', async () => {
     const registry = new MockClient({ baseURLs: ['mock://'] });
-    const [v1] = await registerSchemas({ registry, topicPrefix: 'd', schemas: { transactions: generateResourceSchemas().transactions } });
+    const [v1] = await registerSchemas({
+      registry,
+      topicPrefix: 'd',
+      schemas: { transactions: generateResourceSchemas().transactions },
+    });
     let now = 0;
-    const direct = new DirectAvroSerializer(registry, SerdeType.VALUE, conf, undefined, { planTtlMs: 1000, now: () => now });
+    const direct = new DirectAvroSerializer(registry, SerdeType.VALUE, conf, undefined, {
+      planTtlMs: 1000,
+      now: () => now,
+    });
     const value = toAvroValue(Transaction, { _id: 'a', money: 1 });
     expect(parseConfluentFrame(await direct.serialize('d.transactions', value)).schemaId).toBe(v1?.id);
     const next = generateAvroSchema(extendModel(Transaction, 'Transaction', { nickname: t.string }));
@@ -104,7 +113,11 @@ describe('DirectAvroSerializer', () => {
     const value = toAvroValue(Transaction, { _id: 'a', money: 1 });
     await expect(direct.serialize('d.transactions', value)).rejects.toThrow();
     await expect(direct.serialize('d.transactions', value)).rejects.toThrow();
-    const [v1] = await registerSchemas({ registry, topicPrefix: 'd', schemas: { transactions: generateResourceSchemas().transactions } });
+    const [v1] = await registerSchemas({
+      registry,
+      topicPrefix: 'd',
+      schemas: { transactions: generateResourceSchemas().transactions },
+    });
     expect(parseConfluentFrame(await direct.serialize('d.transactions', value)).schemaId).toBe(v1?.id);
   });
 
@@ -116,22 +129,35 @@ describe('DirectAvroSerializer', () => {
       {
         schemaType: 'AVRO',
         schema,
-        ruleSet: { domainRules: [{ name: 'check', kind: 'CONDITION', mode: RuleMode.WRITE, type: 'NO_SUCH_RULE_TYPE' }] },
+        ruleSet: {
+          domainRules: [
+            { name: 'check', kind: 'CONDITION', mode: RuleMode.WRITE, type: 'NO_SUCH_RULE_TYPE' },
+          ],
+        },
       },
       false,
     );
     const value = toAvroValue(Transaction, { _id: 'a', money: 1 });
     const library = new AvroSerializer(registry, SerdeType.VALUE, conf);
     const direct = new DirectAvroSerializer(registry, SerdeType.VALUE, conf);
-    const expected = await library.serialize('d.transactions', value).then(() => 'resolved', (e: Error) => e.message);
+    const expected = await library.serialize('d.transactions', value).then(
+      () => 'resolved',
+      (e: Error) => e.message,
+    );
     expect(expected).toMatch(/NO_SUCH_RULE_TYPE/);
     await expect(direct.serialize('d.transactions', value)).rejects.toThrow(expected);
   });
 
   it('leaves a configuration whose schema may depend on the value to the library', async () => {
     const registry = new MockClient({ baseURLs: ['mock://'] });
-    const direct = new DirectAvroSerializer(registry, SerdeType.VALUE, { autoRegisterSchemas: true, ...AVRO_TYPE_OPTIONS });
-    const library = new AvroSerializer(registry, SerdeType.VALUE, { autoRegisterSchemas: true, ...AVRO_TYPE_OPTIONS });
+    const direct = new DirectAvroSerializer(registry, SerdeType.VALUE, {
+      autoRegisterSchemas: true,
+      ...AVRO_TYPE_OPTIONS,
+    });
+    const library = new AvroSerializer(registry, SerdeType.VALUE, {
+      autoRegisterSchemas: true,
+      ...AVRO_TYPE_OPTIONS,
+    });
     const value = { a: 1, b: 'x' };
     expect((await direct.serialize('auto', value)).equals(await library.serialize('auto', value))).toBe(true);
   });

@@ -13,7 +13,13 @@ const MAX_MS = Date.UTC(2030, 0, 1);
 const date = fc.integer({ min: MIN_MS, max: MAX_MS }).map((ms) => new Date(ms).toISOString());
 const jsonObject = fc.dictionary(
   fc.string({ maxLength: 8 }),
-  fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 })),
+  fc.oneof(
+    fc.integer(),
+    fc.string({ maxLength: 8 }),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.integer(), { maxLength: 3 }),
+  ),
   { maxKeys: 4 },
 );
 const unknownValue = fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.constant(null), jsonObject);
@@ -34,7 +40,9 @@ function fieldArb(type: FieldType, depth: number): Arbitrary<unknown> {
     case 'json':
       return jsonObject;
     case 'array':
-      return fc.array(fc.option(fieldArb(type.of, depth + 1), { nil: null, freq: 8 }), { maxLength: depth > 2 ? 1 : 3 });
+      return fc.array(fc.option(fieldArb(type.of, depth + 1), { nil: null, freq: 8 }), {
+        maxLength: depth > 2 ? 1 : 3,
+      });
     case 'model':
       return modelArb(type.model, depth + 1);
   }
@@ -56,7 +64,9 @@ export function modelArb(model: ModelDef, depth = 0, unknownKeys = true): Arbitr
   const required = model.entity ? ['_id'] : [];
   const known = fc.record(shape, { requiredKeys: required });
   const extra = unknownKeys
-    ? fc.dictionary(fc.constantFrom('sellerCountryId', 'buyerMuId', 'newThing', 'x_y'), unknownValue, { maxKeys: 2 })
+    ? fc.dictionary(fc.constantFrom('sellerCountryId', 'buyerMuId', 'newThing', 'x_y'), unknownValue, {
+        maxKeys: 2,
+      })
     : fc.constant({});
   return fc.tuple(known, extra).map(([k, e]) => ({ ...e, ...k }));
 }

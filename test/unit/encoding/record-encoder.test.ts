@@ -15,12 +15,22 @@ const registry = new MockClient({ baseURLs: ['mock://'] });
 let ids: Record<string, number> = {};
 
 beforeAll(async () => {
-  const registered = await registerSchemas({ registry, schemas: generateResourceSchemas(), topicPrefix: 'unit' });
+  const registered = await registerSchemas({
+    registry,
+    schemas: generateResourceSchemas(),
+    topicPrefix: 'unit',
+  });
   ids = Object.fromEntries(registered.map((r) => [r.resource, r.id]));
 });
 
 const encoder = createRecordEncoder({ registry, topicPrefix: 'unit', maxRecordBytes: 2_000 });
-const good = { _id: 'abc', transactionType: 'trading', money: 12.5, createdAt: '2024-05-01T00:00:00.000Z', sellerCountryId: 'fr' };
+const good = {
+  _id: 'abc',
+  transactionType: 'trading',
+  money: 12.5,
+  createdAt: '2024-05-01T00:00:00.000Z',
+  sellerCountryId: 'fr',
+};
 
 async function failure(record: unknown): Promise<EncodingError> {
   const error = await encoder.encode('transactions', record).then(
@@ -32,11 +42,14 @@ async function failure(record: unknown): Promise<EncodingError> {
 }
 
 describe('createRecordEncoder', () => {
-  it('writes the Confluent frame with the id of the subject\'s latest schema, and decodes back', async () => {
+  it("writes the Confluent frame with the id of the subject's latest schema, and decodes back", async () => {
     const bytes = await encoder.encode('transactions', good);
     expect(bytes[0]).toBe(0);
     expect(parseConfluentFrame(bytes).schemaId).toBe(ids['transactions']);
-    const decoded = await createRecordDecoder({ registry, topicPrefix: 'unit' }).decode('transactions', bytes);
+    const decoded = await createRecordDecoder({ registry, topicPrefix: 'unit' }).decode(
+      'transactions',
+      bytes,
+    );
     expect(decoded.record).toStrictEqual(canonicalRecord(Transaction, good));
   });
 
@@ -70,7 +83,8 @@ describe('createRecordEncoder', () => {
   it('reports an unregistered subject as a ServiceError, not a bad record', async () => {
     const other = createRecordEncoder({ registry, topicPrefix: 'never-registered' });
     await expect(other.encode('transactions', good)).rejects.toSatisfy(
-      (e: unknown) => e instanceof ServiceError && !(e instanceof EncodingError) && /not registered/.test(e.message),
+      (e: unknown) =>
+        e instanceof ServiceError && !(e instanceof EncodingError) && /not registered/.test(e.message),
     );
   });
 
@@ -85,15 +99,28 @@ describe('schema evolution with useLatestVersion', () => {
     const { generateAvroSchema } = await import('../../../src/encoding/avro-schema.js');
     const evolving = new MockClient({ baseURLs: ['mock://'] });
     await registerSchemas({ registry: evolving, schemas: generateResourceSchemas(), topicPrefix: 'evo' });
-    const v1 = await createRecordEncoder({ registry: evolving, topicPrefix: 'evo' }).encode('transactions', { _id: 'a', money: 1 });
+    const v1 = await createRecordEncoder({ registry: evolving, topicPrefix: 'evo' }).encode('transactions', {
+      _id: 'a',
+      money: 1,
+    });
     const next = generateAvroSchema(extendModel(Transaction, 'Transaction', { nickname: t.string }));
-    const [v2info] = await registerSchemas({ registry: evolving, schemas: { transactions: next }, topicPrefix: 'evo' });
+    const [v2info] = await registerSchemas({
+      registry: evolving,
+      schemas: { transactions: next },
+      topicPrefix: 'evo',
+    });
     // A fresh encoder (the serializer caches the latest version for cacheLatestTtlSecs) with the old catalogue.
-    const v2 = await createRecordEncoder({ registry: evolving, topicPrefix: 'evo' }).encode('transactions', { _id: 'b', money: 2, nickname: 'zed' });
+    const v2 = await createRecordEncoder({ registry: evolving, topicPrefix: 'evo' }).encode('transactions', {
+      _id: 'b',
+      money: 2,
+      nickname: 'zed',
+    });
     expect(parseConfluentFrame(v2).schemaId).toBe(v2info?.id);
     expect(parseConfluentFrame(v1).schemaId).not.toBe(v2info?.id);
     const decoder = createRecordDecoder({ registry: evolving, topicPrefix: 'evo' });
-    expect((await decoder.decode('transactions', v1)).record).toStrictEqual(canonicalRecord(Transaction, { _id: 'a', money: 1 }));
+    expect((await decoder.decode('transactions', v1)).record).toStrictEqual(
+      canonicalRecord(Transaction, { _id: 'a', money: 1 }),
+    );
     const b = (await decoder.decode('transactions', v2)).record;
     expect(b['nickname']).toBe('zed');
     expect(b['money']).toBe(2);

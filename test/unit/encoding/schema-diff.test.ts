@@ -10,19 +10,24 @@ const clone = (s: AvroRecordSchema): AvroRecordSchema => JSON.parse(JSON.stringi
 
 describe('diffSchemas', () => {
   it('finds nothing between a schema and itself, for every resource', () => {
-    for (const schema of Object.values(generateResourceSchemas())) expect(diffSchemas(schema, clone(schema))).toEqual([]);
+    for (const schema of Object.values(generateResourceSchemas()))
+      expect(diffSchemas(schema, clone(schema))).toEqual([]);
   });
 
   it('accepts a new nullable field with a default (generated from a catalogue change)', () => {
     const v1 = generateAvroSchema(defineEntity('Thing', { a: t.string }));
-    const v2 = generateAvroSchema(defineEntity('Thing', { a: t.string, b: t.datetime, c: t.model(Transaction) }));
+    const v2 = generateAvroSchema(
+      defineEntity('Thing', { a: t.string, b: t.datetime, c: t.model(Transaction) }),
+    );
     expect(diffSchemas(v1, v2)).toEqual([]);
   });
 
   it('names a removed field', () => {
     const next = clone(base);
     next.fields = next.fields.filter((f) => f.name !== 'sellerId');
-    expect(diffSchemas(base, next)).toEqual([{ path: 'sellerId', kind: 'removed', message: 'field "sellerId" was removed' }]);
+    expect(diffSchemas(base, next)).toEqual([
+      { path: 'sellerId', kind: 'removed', message: 'field "sellerId" was removed' },
+    ]);
   });
 
   it('names a retyped field, also deep inside a sub-record', () => {
@@ -59,6 +64,8 @@ describe('diffSchemas', () => {
     const createdAt = next.fields.find((f) => f.name === 'createdAt');
     if (createdAt === undefined) throw new Error('fixture');
     createdAt.type = ['null', 'long'];
-    expect(diffSchemas(base, next)[0]?.message).toBe('field "createdAt" changed type from null | timestamp-millis to null | long');
+    expect(diffSchemas(base, next)[0]?.message).toBe(
+      'field "createdAt" changed type from null | timestamp-millis to null | long',
+    );
   });
 });

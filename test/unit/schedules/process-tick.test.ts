@@ -34,7 +34,14 @@ function memoryState(): TailStateStore & { locked: Set<string> } {
     },
     async finishActive(r, run, outcome, at, error) {
       const s = get(r);
-      const next: TailState = { ...s, active: undefined, lastRunId: run.runId, lastOutcome: outcome, lastFinishedAt: at, lastError: error };
+      const next: TailState = {
+        ...s,
+        active: undefined,
+        lastRunId: run.runId,
+        lastOutcome: outcome,
+        lastFinishedAt: at,
+        lastError: error,
+      };
       if (outcome === 'completed') {
         if (s.watermark === undefined || run.to >= s.watermark) {
           next.watermark = run.to;
@@ -91,7 +98,12 @@ function harness(head: number | undefined) {
       headTime = h;
     },
     finish(runId: string, outcome: 'completed' | 'failed') {
-      runs.set(runId, outcome === 'completed' ? { state: 'completed' } : { state: 'failed', failedReason: 'slice x failed' });
+      runs.set(
+        runId,
+        outcome === 'completed'
+          ? { state: 'completed' }
+          : { state: 'failed', failedReason: 'slice x failed' },
+      );
     },
   };
 }
@@ -124,7 +136,10 @@ describe('processTick', () => {
     if (first.action !== 'started') throw new Error('expected a start');
     h.setHead(6_000_000);
     h.advance(30_000);
-    expect(await processTick(tail('donations'), h.deps, { now: h.now })).toMatchObject({ action: 'skipped', runId: first.runId });
+    expect(await processTick(tail('donations'), h.deps, { now: h.now })).toMatchObject({
+      action: 'skipped',
+      runId: first.runId,
+    });
     expect(h.started).toHaveLength(1);
     expect((await h.state.get('donations')).watermark).toBeUndefined();
     expect((await h.state.get('donations')).skippedTicks).toBe(1);
@@ -132,7 +147,10 @@ describe('processTick', () => {
     h.finish(first.runId, 'completed');
     h.advance(30_000);
     const second = await processTick(tail('donations'), h.deps, { now: h.now });
-    expect(second).toMatchObject({ action: 'started', settled: { runId: first.runId, outcome: 'completed' } });
+    expect(second).toMatchObject({
+      action: 'started',
+      settled: { runId: first.runId, outcome: 'completed' },
+    });
     // Catch-up: the next run reaches from the watermark minus the lookback to the newest record now.
     expect(h.started[1]).toMatchObject({ since: 5_000_001 - 60_000, until: 6_000_001 });
     expect((await h.state.get('donations')).watermark).toBe(5_000_001);
@@ -151,7 +169,10 @@ describe('processTick', () => {
     h.setHead(5_200_000);
     h.advance(1000);
     const c = await processTick(tail('transactions'), h.deps, { now: h.now });
-    expect(c).toMatchObject({ action: 'started', settled: { runId: b.runId, outcome: 'failed', reason: 'slice x failed' } });
+    expect(c).toMatchObject({
+      action: 'started',
+      settled: { runId: b.runId, outcome: 'failed', reason: 'slice x failed' },
+    });
     const s = await h.state.get('transactions');
     expect(s.watermark).toBe(5_000_001);
     expect(s.failedRuns).toBe(1);
@@ -160,7 +181,13 @@ describe('processTick', () => {
 
   it('a run id the queue does not know (crash between recording and enqueueing) is settled as failed', async () => {
     const h = harness(5_000_000);
-    await h.state.setActive('donations', { runId: 'ghost', kind: 'tail', from: 1, to: 2, startedAt: 0 } satisfies ActiveRun);
+    await h.state.setActive('donations', {
+      runId: 'ghost',
+      kind: 'tail',
+      from: 1,
+      to: 2,
+      startedAt: 0,
+    } satisfies ActiveRun);
     const out = await processTick(tail('donations'), h.deps, { now: h.now });
     expect(out).toMatchObject({ action: 'started', settled: { runId: 'ghost', outcome: 'failed' } });
     expect((await h.state.get('donations')).watermark).toBeUndefined();
@@ -184,7 +211,9 @@ describe('processTick', () => {
     const r1 = await processTick(tail('donations', { rescanEveryMs: 0 }), d.deps, { now: d.now });
     if (r1.action !== 'started') throw new Error('expected a start');
     d.finish(r1.runId, 'completed');
-    expect(await processTick(tail('donations', { rescanEveryMs: 0 }), d.deps, { now: d.now })).toMatchObject({ from: 5_000_001 - 60_000 });
+    expect(await processTick(tail('donations', { rescanEveryMs: 0 }), d.deps, { now: d.now })).toMatchObject({
+      from: 5_000_001 - 60_000,
+    });
   });
 
   it('transactions further behind than the 72 h feed switch to the per-user walk', async () => {
@@ -203,7 +232,11 @@ describe('processTick', () => {
     const cron: ScheduleTickData = { ...tail('users'), kind: 'backfill', replay: true };
     expect(await processTick(cron, h.deps, { now: h.now })).toMatchObject({ action: 'skipped' });
     h.finish(t.runId, 'completed');
-    expect(await processTick(cron, h.deps, { now: h.now })).toMatchObject({ action: 'started', kind: 'backfill', from: undefined });
+    expect(await processTick(cron, h.deps, { now: h.now })).toMatchObject({
+      action: 'started',
+      kind: 'backfill',
+      from: undefined,
+    });
     expect(h.started[1]).toMatchObject({ replay: true });
     expect(h.started[1]?.since).toBeUndefined();
   });
@@ -211,9 +244,15 @@ describe('processTick', () => {
   it('does nothing while another tick holds the lock, and nothing for an empty resource', async () => {
     const h = harness(undefined);
     h.state.locked.add('articles');
-    expect(await processTick(tail('articles'), h.deps, { now: h.now })).toEqual({ action: 'locked', resource: 'articles' });
+    expect(await processTick(tail('articles'), h.deps, { now: h.now })).toEqual({
+      action: 'locked',
+      resource: 'articles',
+    });
     h.state.locked.clear();
-    expect(await processTick(tail('articles'), h.deps, { now: h.now })).toEqual({ action: 'empty', resource: 'articles' });
+    expect(await processTick(tail('articles'), h.deps, { now: h.now })).toEqual({
+      action: 'empty',
+      resource: 'articles',
+    });
     expect(h.started).toHaveLength(0);
     expect(h.state.locked.size).toBe(0);
   });
@@ -228,7 +267,10 @@ describe('processTick', () => {
         return polls >= 3 ? { state: 'completed' } : h.runs.get(id);
       },
     };
-    const out = await processTick(tail('donations', { settleWithinMs: 5_000 }), deps, { now: () => Date.now(), pollMs: 5 });
+    const out = await processTick(tail('donations', { settleWithinMs: 5_000 }), deps, {
+      now: () => Date.now(),
+      pollMs: 5,
+    });
     expect(out).toMatchObject({ action: 'started', settled: { outcome: 'completed' } });
     expect((await h.state.get('donations')).watermark).toBe(5_000_001);
     expect((await h.state.get('donations')).active).toBeUndefined();

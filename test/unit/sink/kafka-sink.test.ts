@@ -22,17 +22,27 @@ describe('createKafkaSink options', () => {
   it('names a bad option', () => {
     expect(() => createKafkaSink({ brokers: [] })).toThrow(ConfigError);
     expect(() => createKafkaSink({ brokers: ['localhost'] })).toThrow(/host:port/);
-    expect(() => createKafkaSink({ brokers: ['a:1'], maxBatchBytes: -1 })).toThrow(/maxBatchBytes must be a non-negative integer, got -1/);
+    expect(() => createKafkaSink({ brokers: ['a:1'], maxBatchBytes: -1 })).toThrow(
+      /maxBatchBytes must be a non-negative integer, got -1/,
+    );
   });
 });
 
 describe('toKafkaError', () => {
-  it('says what to do about a missing topic, and keeps kafkajs\'s retriable flag', async () => {
+  it("says what to do about a missing topic, and keeps kafkajs's retriable flag", async () => {
     const { toKafkaError } = await import('../../../src/sink/kafka-sink.js');
-    const e = toKafkaError({ message: 'This server does not host this topic-partition', retriable: false }, ['b:1'], 'sending 2 message(s) to x');
-    expect(e.message).toBe('Kafka failed while sending 2 message(s) to x: This server does not host this topic-partition (does the topic exist? run `gamedata topics create`)');
+    const e = toKafkaError(
+      { message: 'This server does not host this topic-partition', retriable: false },
+      ['b:1'],
+      'sending 2 message(s) to x',
+    );
+    expect(e.message).toBe(
+      'Kafka failed while sending 2 message(s) to x: This server does not host this topic-partition (does the topic exist? run `gamedata topics create`)',
+    );
     expect(e.retriable).toBe(false);
-    expect(toKafkaError(new Error('connect ECONNREFUSED 127.0.0.1:1'), ['127.0.0.1:1'], 'connecting').retriable).toBe(true);
+    expect(
+      toKafkaError(new Error('connect ECONNREFUSED 127.0.0.1:1'), ['127.0.0.1:1'], 'connecting').retriable,
+    ).toBe(true);
   });
 });
 
@@ -40,7 +50,9 @@ describe('toWire', () => {
   it('gives kafkajs the same record bytes and partition as the string form, with one header Buffer set per headers object', async () => {
     const { createRequire } = await import('node:module');
     const require = createRequire(import.meta.url);
-    const encodeRecord = require('kafkajs/src/protocol/recordBatch/record/v0') as (r: object) => { buffer: Buffer };
+    const encodeRecord = require('kafkajs/src/protocol/recordBatch/record/v0') as (r: object) => {
+      buffer: Buffer;
+    };
     const murmur2 = require('kafkajs/src/producer/partitioners/default/murmur2') as (key: unknown) => number;
     const headers = { 'gamedata.run.id': 'run-ü', 'gamedata.fetched.at': '2026-11-22T00:00:00.000Z' };
     const messages: SinkMessage[] = [

@@ -26,12 +26,20 @@ const registry = new MockClient({ baseURLs: ['mock://'] });
 beforeAll(async () => {
   await registerSchemas({ registry, schemas: generateResourceSchemas(), topicPrefix: 'pp' });
 });
-const lineage = { runId: 'r1', sliceId: 's1', sourceOperation: 'donation.getManyPaginated', fetchedAt: 1_700_000_000_000 };
+const lineage = {
+  runId: 'r1',
+  sliceId: 's1',
+  sourceOperation: 'donation.getManyPaginated',
+  fetchedAt: 1_700_000_000_000,
+};
 
 describe('publishPage', () => {
   it('publishes good records keyed by _id with lineage, dead-letters the bad ones, and counts both', async () => {
     const sink = recordingSink();
-    const publisher = createPagePublisher({ sink, encoder: createRecordEncoder({ registry, topicPrefix: 'pp' }) });
+    const publisher = createPagePublisher({
+      sink,
+      encoder: createRecordEncoder({ registry, topicPrefix: 'pp' }),
+    });
     const records = [
       { _id: 'd1', amount: 5 },
       { amount: 3 },
@@ -55,14 +63,23 @@ describe('publishPage', () => {
       [HEADER.fetchedAt]: '2023-11-14T22:13:20.000Z',
     });
     const dlq = byTopic['pp.donations.dlq'] ?? [];
-    expect(dlq.map((m) => m.headers?.[HEADER.errorReason])).toEqual(['missing-id', 'invalid-date', 'wrong-type']);
+    expect(dlq.map((m) => m.headers?.[HEADER.errorReason])).toEqual([
+      'missing-id',
+      'invalid-date',
+      'wrong-type',
+    ]);
     expect(JSON.parse(String(dlq[2]?.value))).toEqual(records[3]);
   });
 
   it('fails the whole page (sends nothing) when the registry cannot serve the subject', async () => {
     const sink = recordingSink();
-    const publisher = createPagePublisher({ sink, encoder: createRecordEncoder({ registry, topicPrefix: 'missing' }) });
-    await expect(publisher.publishPage({ resource: 'donations', records: [{ _id: 'a' }, { nope: 1 }], lineage })).rejects.toBeInstanceOf(ServiceError);
+    const publisher = createPagePublisher({
+      sink,
+      encoder: createRecordEncoder({ registry, topicPrefix: 'missing' }),
+    });
+    await expect(
+      publisher.publishPage({ resource: 'donations', records: [{ _id: 'a' }, { nope: 1 }], lineage }),
+    ).rejects.toBeInstanceOf(ServiceError);
     expect(sink.sent).toEqual([]);
   });
 
@@ -71,11 +88,17 @@ describe('publishPage', () => {
     const sink: KafkaSink = {
       connect: () => Promise.resolve(),
       disconnect: () => Promise.resolve(),
-      send: (_t, messages) => (messages.length === 0 ? Promise.resolve() : new Promise<void>((r) => (release = r))),
+      send: (_t, messages) =>
+        messages.length === 0 ? Promise.resolve() : new Promise<void>((r) => (release = r)),
     };
-    const publisher = createPagePublisher({ sink, encoder: createRecordEncoder({ registry, topicPrefix: 'pp' }) });
+    const publisher = createPagePublisher({
+      sink,
+      encoder: createRecordEncoder({ registry, topicPrefix: 'pp' }),
+    });
     let done = false;
-    const pending = publisher.publishPage({ resource: 'donations', records: [{ _id: 'x' }], lineage }).then(() => (done = true));
+    const pending = publisher
+      .publishPage({ resource: 'donations', records: [{ _id: 'x' }], lineage })
+      .then(() => (done = true));
     await new Promise((r) => setTimeout(r, 50));
     expect(done).toBe(false);
     release();

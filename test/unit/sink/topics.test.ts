@@ -7,8 +7,19 @@ import { ConfigError } from '../../../src/errors.js';
 describe('topic names', () => {
   it('joins prefix and resource, and derives dlq and subject names', () => {
     const topic = topicName('gamedata', 'users');
-    expect([topic, dlqTopicName(topic), valueSubjectName(topic)]).toEqual(['gamedata.users', 'gamedata.users.dlq', 'gamedata.users-value']);
-    expect(allTopicNames('p').map((t) => t.topic)).toEqual(['p.articles', 'p.transactions', 'p.parties', 'p.users', 'p.elections', 'p.donations']);
+    expect([topic, dlqTopicName(topic), valueSubjectName(topic)]).toEqual([
+      'gamedata.users',
+      'gamedata.users.dlq',
+      'gamedata.users-value',
+    ]);
+    expect(allTopicNames('p').map((t) => t.topic)).toEqual([
+      'p.articles',
+      'p.transactions',
+      'p.parties',
+      'p.users',
+      'p.elections',
+      'p.donations',
+    ]);
   });
 
   it('refuses a prefix Kafka would refuse', () => {
@@ -36,10 +47,21 @@ describe('planTopics', () => {
   });
 
   it('takes partitions, replication and cleanup overrides, and names a bad option', () => {
-    const plan = planTopics({ topicPrefix: 'g', partitions: 6, replicationFactor: 3, cleanupPolicy: { transactions: 'compact' } });
-    expect(plan.find((s) => s.topic === 'g.transactions')).toMatchObject({ partitions: 6, replicationFactor: 3, config: { 'cleanup.policy': 'compact' } });
+    const plan = planTopics({
+      topicPrefix: 'g',
+      partitions: 6,
+      replicationFactor: 3,
+      cleanupPolicy: { transactions: 'compact' },
+    });
+    expect(plan.find((s) => s.topic === 'g.transactions')).toMatchObject({
+      partitions: 6,
+      replicationFactor: 3,
+      config: { 'cleanup.policy': 'compact' },
+    });
     expect(() => planTopics({ partitions: 0 })).toThrow(/partitions must be an integer >= 1, got 0/);
-    expect(() => planTopics({ cleanupPolicy: { users: 'forever' as 'delete' } })).toThrow(/cleanupPolicy.users/);
+    expect(() => planTopics({ cleanupPolicy: { users: 'forever' as 'delete' } })).toThrow(
+      /cleanupPolicy.users/,
+    );
   });
 });
 

@@ -15,12 +15,30 @@ import {
 
 describe('progressSample', () => {
   it('rates records per second and extrapolates the ETA from the slices done', () => {
-    const s = progressSample({ state: 'waiting-children', completed: 5, pending: 15, fetched: 1000, published: 900, deduplicated: 90, deadLettered: 10 }, 10_000);
+    const s = progressSample(
+      {
+        state: 'waiting-children',
+        completed: 5,
+        pending: 15,
+        fetched: 1000,
+        published: 900,
+        deduplicated: 90,
+        deadLettered: 10,
+      },
+      10_000,
+    );
     expect(s.rate).toBe(100);
     expect(s.slicesTotal).toBe(20);
     expect(s.etaSeconds).toBe(30);
-    expect(formatProgressLine(s)).toBe('waiting-children: 5/20 slices, 1000 fetched, 900 published, 90 deduplicated, 10 dead-lettered, 100 records/s, ETA 30 s');
-    expect(progressSample({ state: 'x', completed: 0, pending: 3, fetched: 0, published: 0, deduplicated: 0, deadLettered: 0 }, 0).etaSeconds).toBeUndefined();
+    expect(formatProgressLine(s)).toBe(
+      'waiting-children: 5/20 slices, 1000 fetched, 900 published, 90 deduplicated, 10 dead-lettered, 100 records/s, ETA 30 s',
+    );
+    expect(
+      progressSample(
+        { state: 'x', completed: 0, pending: 3, fetched: 0, published: 0, deduplicated: 0, deadLettered: 0 },
+        0,
+      ).etaSeconds,
+    ).toBeUndefined();
   });
 });
 
@@ -31,7 +49,12 @@ describe('metrics scraping', () => {
     m.recordsFetched.inc({ resource: 'parties' }, 5);
     m.recordsDeadLettered.inc({ resource: 'users', reason: 'invalid' }, 2);
     const sums = sumMetrics(await m.render());
-    expect(recordCountersFromMetrics(sums)).toEqual({ fetched: 15, published: 0, deduplicated: 0, deadLettered: 2 });
+    expect(recordCountersFromMetrics(sums)).toEqual({
+      fetched: 15,
+      published: 0,
+      deduplicated: 0,
+      deadLettered: 2,
+    });
   });
 });
 
@@ -43,7 +66,9 @@ describe('worker telemetry', () => {
     const deps = {
       source: { operation: () => 'op', readPages: async function* () {} },
       dedup: {} as PipelineWorkerDeps['dedup'],
-      publisher: { publish: async (_r: string, records: unknown[]) => ({ published: records.length, deadLettered: 0 }) },
+      publisher: {
+        publish: async (_r: string, records: unknown[]) => ({ published: records.length, deadLettered: 0 }),
+      },
       counters: {
         add: async (...args: unknown[]) => {
           added.push(args);
@@ -53,8 +78,17 @@ describe('worker telemetry', () => {
       },
     } as unknown as PipelineWorkerDeps;
     const wrapped = t.instrument(deps);
-    await wrapped.counters.add('run1', { fetched: 100, published: 97, deduplicated: 1, deadLettered: 2 }, 'users');
-    await wrapped.publisher.publish('users', [{ _id: 'a' }], { runId: 'r', sliceId: 's', operation: 'o', fetchedAt: 0 });
+    await wrapped.counters.add(
+      'run1',
+      { fetched: 100, published: 97, deduplicated: 1, deadLettered: 2 },
+      'users',
+    );
+    await wrapped.publisher.publish('users', [{ _id: 'a' }], {
+      runId: 'r',
+      sliceId: 's',
+      operation: 'o',
+      fetchedAt: 0,
+    });
     t.onRequest({ procedures: 50, status: 200, ms: 10 });
     t.onRequest({ procedures: 1, status: 429, ms: 10 });
     expect(added).toHaveLength(1);
@@ -117,7 +151,10 @@ describe('worker telemetry endpoint', () => {
       hset: async (_k: string, f: string, v: string) => void heartbeats.set(f, v),
       hdel: async (_k: string, f: string) => void heartbeats.delete(f),
     } as unknown as Redis;
-    const t = createWorkerTelemetry({ metrics: createPipelineMetrics({ processMetrics: false }), metricsPort: port });
+    const t = createWorkerTelemetry({
+      metrics: createPipelineMetrics({ processMetrics: false }),
+      metricsPort: port,
+    });
     try {
       const url = await t.start({ redis });
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
