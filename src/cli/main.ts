@@ -46,7 +46,9 @@ async function main(argv: string[]): Promise<void> {
     }
     const e = GamedataError.from(error);
     console.error(`gamedata: ${e.name}: ${e.message}`);
-    if (e instanceof ConfigError) for (const issue of e.issues) console.error(`  - ${issue}`);
+    // Some ConfigErrors already list their issues in the message; print each issue once.
+    if (e instanceof ConfigError)
+      for (const issue of e.issues) if (!e.message.includes(issue)) console.error(`  - ${issue}`);
     process.exitCode = 1;
   }
 }

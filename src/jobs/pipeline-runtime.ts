@@ -5,6 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { ConfigError } from '../errors.js';
+import { loadConfig, type ConfigNeed } from '../config/load-config.js';
 import { createClient, type Client, type ClientOptions } from '../client/create-client.js';
 import { createListing } from '../client/listing.js';
 import { probeSortTimes, readSlice } from '../client/read-slice.js';
@@ -16,9 +17,7 @@ import type { ResourceName } from '../models/resources.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
 import { createKafkaSink, type KafkaSink } from '../sink/kafka-sink.js';
 import { createPagePublisher } from '../sink/publish-page.js';
-import { DEFAULT_TOPIC_PREFIX } from '../sink/topic-names.js';
 import type { PagePublisher, SliceSource } from './process-slice.js';
-import { DEFAULT_QUEUE_PREFIX } from './queue-names.js';
 import { createCoalescingSink } from './coalescing-sink.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
@@ -44,36 +43,29 @@ export interface PipelineSettings {
 }
 
 /**
- * Reads the settings from the environment; one ConfigError lists every missing one.
+ * Reads the settings through loadConfig (env, then the GAMEDATA_CONFIG file); one ConfigError lists every missing or invalid one.
  * (A small reader of its own until every command reads `loadConfig()`; same variable names.)
  */
 export function readPipelineSettings(
   need: { api?: boolean; kafka?: boolean; registry?: boolean } = { api: true, kafka: true, registry: true },
   env: NodeJS.ProcessEnv = process.env,
 ): PipelineSettings {
-  const issues: string[] = [];
-  const get = (k: string): string => (env[k] ?? '').trim();
-  const brokers = get('KAFKA_BROKERS')
-    .split(',')
-    .map((b) => b.trim())
-    .filter((b) => b !== '');
-  if (need.api === true && get('GAMEDATA_API_URL') === '')
-    issues.push('GAMEDATA_API_URL is not set (e.g. http://127.0.0.1:4000/trpc)');
-  if (need.kafka === true && brokers.length === 0)
-    issues.push('KAFKA_BROKERS is not set (e.g. 127.0.0.1:19092)');
-  if (need.registry === true && get('SCHEMA_REGISTRY_URL') === '')
-    issues.push('SCHEMA_REGISTRY_URL is not set');
-  if (get('REDIS_URL') === '') issues.push('REDIS_URL is not set (e.g. redis://127.0.0.1:16379)');
-  if (issues.length > 0) throw new ConfigError('missing settings', issues);
+  // One validation for every command (src/config): env > GAMEDATA_CONFIG file > defaults, and one ConfigError
+  // listing every missing or invalid setting.
+  const needs: ConfigNeed[] = ['redis'];
+  if (need.api === true) needs.push('api');
+  if (need.kafka === true) needs.push('kafka');
+  if (need.registry === true) needs.push('registry');
+  const config = loadConfig({ need: needs, env });
   return {
-    apiUrl: get('GAMEDATA_API_URL'),
-    apiKey: get('GAMEDATA_API_KEY') || undefined,
-    kafkaBrokers: brokers,
-    schemaRegistryUrl: get('SCHEMA_REGISTRY_URL'),
-    redisUrl: get('REDIS_URL'),
-    topicPrefix: get('GAMEDATA_TOPIC_PREFIX') || DEFAULT_TOPIC_PREFIX,
-    queuePrefix: get('GAMEDATA_QUEUE_PREFIX') || DEFAULT_QUEUE_PREFIX,
-    redisPrefix: get('GAMEDATA_REDIS_PREFIX') || 'gamedata',
+    apiUrl: config.apiUrl ?? '',
+    apiKey: config.apiKey,
+    kafkaBrokers: config.kafkaBrokers,
+    schemaRegistryUrl: config.schemaRegistryUrl ?? '',
+    redisUrl: config.redisUrl ?? '',
+    topicPrefix: config.topicPrefix,
+    queuePrefix: config.queuePrefix,
+    redisPrefix: config.redisPrefix,
   };
 }
 
