@@ -8,10 +8,9 @@
  *
  * Client and server share this process and the machine's cores, so both rates are floors.
  */
-import os from 'node:os';
-import { readFileSync } from 'node:fs';
 import { createClient, type CollectStats } from '../src/client/index.js';
 import { encodeCursorV2, startSimulator, type Scale } from '../src/simulator/index.js';
+import { describeMachine } from './machine.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -23,16 +22,8 @@ const runs = Number(flag('runs') ?? 2);
 const maxInFlight = Number(flag('in-flight') ?? 8);
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
-function machine(): string {
-  const cpu =
-    /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ??
-    os.cpus()[0]?.model ??
-    'unknown';
-  return `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${os.loadavg()[0]?.toFixed(1)}`;
-}
-
 async function main(): Promise<void> {
-  console.log(`machine: ${machine()}; date ${new Date().toISOString().slice(0, 10)}`);
+  console.log(`machine: ${describeMachine()}; date ${new Date().toISOString().slice(0, 10)}`);
   const t0 = performance.now();
   // The simulator's default rate limit (500 requests / 60 s per key) stays on: the client must live with it.
   const sim = await startSimulator({ seed: 1, scale });

@@ -7,9 +7,8 @@
  *
  * Client and server share this process (and the machine's cores), so the page rate is a floor for the server.
  */
-import os from 'node:os';
-import { readFileSync } from 'node:fs';
 import { createWorld, encodeCursorV2, startSimulator, type Scale } from '../src/simulator/index.js';
+import { describeMachine } from './machine.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -24,16 +23,8 @@ const generateOnly = args.includes('--generate-only');
 const mb = (bytes: number): string => `${Math.round(bytes / 1024 / 1024)} MiB`;
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
-function machine(): string {
-  const cpu =
-    /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ??
-    os.cpus()[0]?.model ??
-    'unknown';
-  return `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${os.loadavg()[0]?.toFixed(1)}`;
-}
-
 async function main(): Promise<void> {
-  console.log(`machine: ${machine()}; date ${new Date().toISOString().slice(0, 10)}`);
+  console.log(`machine: ${describeMachine()}; date ${new Date().toISOString().slice(0, 10)}`);
   const rss0 = process.memoryUsage().rss;
   const t0 = performance.now();
   // The server's own world is the one measured (generation dominates start-up; listening is instant).
