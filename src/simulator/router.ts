@@ -198,6 +198,22 @@ export function createSimulatorRouter(world: World) {
   }
 
   const emptyView: RowView = { length: 0, at: () => -1 };
+
+  /** A listing of a resource optionally filtered by country (parties and elections answer the same way). */
+  async function countryFilteredPage(
+    resource: 'parties' | 'elections',
+    input: { countryId?: string | undefined; limit?: number | undefined; cursor?: string | null | undefined },
+    settings: RuntimeSettings,
+  ): Promise<Page> {
+    const table = world.store(resource).table;
+    let view = tableView(table);
+    if (input.countryId !== undefined) {
+      const c = world.countryIndex(input.countryId);
+      view = c === undefined ? emptyView : indexView(table, 'country', c);
+    }
+    await sleep(settings.latency.filteredMs);
+    return page({ resource, view, limit: input.limit ?? 20, cursor: input.cursor, settings });
+  }
   const userIdent = (userId: string): number | undefined => {
     const users = world.store('users').table;
     const row = users.find(userId);
@@ -402,22 +418,9 @@ export function createSimulatorRouter(world: World) {
       if (row === undefined) throw notFound('Party', input.partyId);
       return serve('parties', row, world.store('parties').build(row), ctx.settings);
     }),
-    getManyPaginated: base.input(inputs.partiesPaginated).query(async ({ input = {}, ctx }) => {
-      const table = world.store('parties').table;
-      let view = tableView(table);
-      if (input.countryId !== undefined) {
-        const c = world.countryIndex(input.countryId);
-        view = c === undefined ? emptyView : indexView(table, 'country', c);
-      }
-      await sleep(ctx.settings.latency.filteredMs);
-      return page({
-        resource: 'parties',
-        view,
-        limit: input.limit ?? 20,
-        cursor: input.cursor,
-        settings: ctx.settings,
-      });
-    }),
+    getManyPaginated: base
+      .input(inputs.partiesPaginated)
+      .query(({ input = {}, ctx }) => countryFilteredPage('parties', input, ctx.settings)),
   });
 
   const userRouter = t.router({
@@ -447,22 +450,9 @@ export function createSimulatorRouter(world: World) {
   });
 
   const election = t.router({
-    getElections: base.input(inputs.elections).query(async ({ input = {}, ctx }) => {
-      const table = world.store('elections').table;
-      let view = tableView(table);
-      if (input.countryId !== undefined) {
-        const c = world.countryIndex(input.countryId);
-        view = c === undefined ? emptyView : indexView(table, 'country', c);
-      }
-      await sleep(ctx.settings.latency.filteredMs);
-      return page({
-        resource: 'elections',
-        view,
-        limit: input.limit ?? 20,
-        cursor: input.cursor,
-        settings: ctx.settings,
-      });
-    }),
+    getElections: base
+      .input(inputs.elections)
+      .query(({ input = {}, ctx }) => countryFilteredPage('elections', input, ctx.settings)),
   });
 
   /** Donation targets of a filter: [kind, target] pairs that must all match (AND); undefined target = unknown id. */
