@@ -8,6 +8,9 @@
 #   scripts/stack.sh reset           down + wipe the data (downloads stay cached)
 #   scripts/stack.sh restart-redis   graceful Redis restart (same dir, AOF reloaded), for the persistence test
 #   scripts/stack.sh env             print the `export ...` lines only
+#   scripts/stack.sh plugins         fetch/build the Connect plugins only (.stack/connect/plugins; docker-compose mounts them)
+#   ... up|status|env --with warehouse   also Kafka Connect (REST, distributed) + PostgreSQL: CONNECT_URL, WAREHOUSE_URL
+#                                    (scripts/stack/warehouse.sh; `down` and `reset` always include them)
 #
 # Usage: eval "$(scripts/stack.sh up)"
 # Only the export lines go to stdout; every other message goes to stderr.
@@ -46,6 +49,8 @@ KAFKA_WAIT_S="${STACK_KAFKA_WAIT_S:-120}"
 REGISTRY_WAIT_S="${STACK_REGISTRY_WAIT_S:-180}"
 REDIS_WAIT_S="${STACK_REDIS_WAIT_S:-30}"
 
+WITH_WAREHOUSE=""
+
 log() { printf '[stack] %s\n' "$*" >&2; }
 die() { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
 
@@ -53,6 +58,7 @@ print_env() {
   printf 'export KAFKA_BROKERS=%s\n' "$KAFKA_URL"
   printf 'export SCHEMA_REGISTRY_URL=%s\n' "$REGISTRY_URL"
   printf 'export REDIS_URL=%s\n' "$REDIS_URL"
+  [[ -z "$WITH_WAREHOUSE" ]] || print_warehouse_env
 }
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -358,6 +364,7 @@ cmd_up() {
     wait_until registry "$REGISTRY_WAIT_S" registry_answers "$REGISTRY_DIR/registry.log" registry
     registry_defaults
   fi
+  [[ -z "$WITH_WAREHOUSE" ]] || warehouse_up
   log "up in $((SECONDS - t0))s"
   print_env
 }
@@ -378,6 +385,7 @@ stop_pid() {
 cmd_down() {
   lock
   local pid any=""
+  warehouse_down && any=1
   if pid="$(owned_pid redis)"; then
     # SHUTDOWN flushes the AOF; fall back to SIGTERM (same effect) if the command fails.
     redis-cli -h "$HOST" -p "$REDIS_PORT" shutdown >/dev/null 2>&1 || true
@@ -399,13 +407,14 @@ cmd_status() {
   if kafka_answers 3000; then log "kafka:    up   $KAFKA_URL ($(describe kafka))"; else log "kafka:    down $KAFKA_URL"; ok=1; fi
   if registry_answers; then log "registry: up   $REGISTRY_URL ($(describe registry))"; else log "registry: down $REGISTRY_URL"; ok=1; fi
   if redis_answers; then log "redis:    up   $REDIS_URL ($(describe redis))"; else log "redis:    down $REDIS_URL"; ok=1; fi
+  warehouse_status "$([[ -n "$WITH_WAREHOUSE" ]] && echo 1 || echo 0)" || ok=1
   return $ok
 }
 
 cmd_reset() {
   cmd_down
-  log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data"
-  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data"
+  log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data $POSTGRES_DIR/data"
+  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data"
 }
 
 # Graceful restart of the Redis on $REDIS_PORT with the same dir/pidfile/logfile, so the AOF is reloaded.
@@ -440,12 +449,26 @@ cmd_restart_redis() {
   log "redis: restarted (pid $(cat "$pidfile"))"
 }
 
-case "${1:-}" in
+# shellcheck source=stack/warehouse.sh
+source "$ROOT/scripts/stack/warehouse.sh"
+
+cmd="${1:-}"
+(($# == 0)) || shift
+while (($#)); do
+  case "$1" in
+    --with) [[ "${2:-}" == warehouse ]] || die "--with takes 'warehouse', got '${2:-}'"; WITH_WAREHOUSE=1; shift 2 ;;
+    --with=warehouse) WITH_WAREHOUSE=1; shift ;;
+    *) die "unknown argument '$1' (usage: $0 up|down|status|reset|restart-redis|env [--with warehouse])" ;;
+  esac
+done
+
+case "$cmd" in
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
   reset) cmd_reset ;;
   restart-redis) cmd_restart_redis ;;
   env) print_env ;;
-  *) printf 'usage: %s up|down|status|reset|restart-redis|env\n' "$0" >&2; exit 2 ;;
+  plugins) lock; install_connect; log "connect plugins in $CONNECT_DIR/plugins" ;;
+  *) printf 'usage: %s up|down|status|reset|restart-redis|env|plugins [--with warehouse]\n' "$0" >&2; exit 2 ;;
 esac
