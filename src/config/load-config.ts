@@ -28,6 +28,12 @@ export interface GamedataConfig {
   redisPrefix: string;
   /** `GAMEDATA_LOG_LEVEL`. @default 'info' */
   logLevel: LogLevel;
+  /** `CONNECT_URL`: Kafka Connect REST base URL (`gamedata connect`). Undefined = not configured. */
+  connectUrl: string | undefined;
+  /** `WAREHOUSE_URL`: `postgresql://user:password@host:port/db`, the sink's database. Undefined = not configured. */
+  warehouseUrl: string | undefined;
+  /** `CONNECT_WAREHOUSE_URL`: the same database as Connect reaches it (containers). @default WAREHOUSE_URL */
+  connectWarehouseUrl: string | undefined;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -53,6 +59,9 @@ export interface ConfigInput {
   queuePrefix?: string | undefined;
   redisPrefix?: string | undefined;
   logLevel?: string | undefined;
+  connectUrl?: string | undefined;
+  warehouseUrl?: string | undefined;
+  connectWarehouseUrl?: string | undefined;
 }
 
 export interface LoadConfigOptions<N extends ConfigNeed = never> {
@@ -88,11 +97,14 @@ export const CONFIG_ENV_NAMES = {
   queuePrefix: 'GAMEDATA_QUEUE_PREFIX',
   redisPrefix: 'GAMEDATA_REDIS_PREFIX',
   logLevel: 'GAMEDATA_LOG_LEVEL',
+  connectUrl: 'CONNECT_URL',
+  warehouseUrl: 'WAREHOUSE_URL',
+  connectWarehouseUrl: 'CONNECT_WAREHOUSE_URL',
 } as const satisfies Record<keyof GamedataConfig, string>;
 
 type Key = keyof typeof CONFIG_ENV_NAMES;
 const KEYS = Object.keys(CONFIG_ENV_NAMES) as Key[];
-const SECRET_KEYS: ReadonlySet<Key> = new Set<Key>(['apiKey']);
+const SECRET_KEYS: ReadonlySet<Key> = new Set<Key>(['apiKey', 'warehouseUrl', 'connectWarehouseUrl']);
 const NEED_KEYS: Record<ConfigNeed, Key> = {
   api: 'apiUrl',
   kafka: 'kafkaBrokers',
@@ -129,6 +141,14 @@ const brokerList = z
     'must be a comma-separated list of host:port (port 1-65535)',
   );
 
+const postgresUrl = z
+  .string()
+  .trim()
+  .refine(
+    (value) => isUrl(value, ['postgresql:', 'postgres:']),
+    'must be a postgresql://user:password@host:port/database URL',
+  );
+
 const FIELD_SCHEMAS = {
   apiUrl: httpUrl('the upstream tRPC endpoint, e.g. http://127.0.0.1:4000/trpc'),
   apiKey: z.string().trim().min(1, 'must not be empty'),
@@ -148,6 +168,9 @@ const FIELD_SCHEMAS = {
     .trim()
     .regex(/^[A-Za-z0-9._:-]{1,200}$/, 'must be 1-200 characters of A-Z a-z 0-9 . _ - :'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  connectUrl: httpUrl('the Kafka Connect REST API, e.g. http://127.0.0.1:18083'),
+  warehouseUrl: postgresUrl,
+  connectWarehouseUrl: postgresUrl,
 } satisfies Record<Key, z.ZodType>;
 
 /**
@@ -231,6 +254,9 @@ export function loadConfig<const N extends ConfigNeed = never>(
     queuePrefix: (values.queuePrefix as string | undefined) ?? DEFAULT_CONFIG.queuePrefix,
     redisPrefix: (values.redisPrefix as string | undefined) ?? DEFAULT_CONFIG.redisPrefix,
     logLevel: (values.logLevel as LogLevel | undefined) ?? DEFAULT_CONFIG.logLevel,
+    connectUrl: values.connectUrl as string | undefined,
+    warehouseUrl: values.warehouseUrl as string | undefined,
+    connectWarehouseUrl: (values.connectWarehouseUrl ?? values.warehouseUrl) as string | undefined,
   };
   // `need` was checked above, so the narrowed type holds.
   return config as ConfigWith<N>;
