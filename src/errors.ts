@@ -128,7 +128,7 @@ export class ServiceError extends GamedataError {
   override name = 'ServiceError';
   constructor(
     message: string,
-    readonly service: 'kafka' | 'schema-registry' | 'redis' | 'upstream',
+    readonly service: 'kafka' | 'schema-registry' | 'redis' | 'upstream' | 'kafka-connect' | 'postgres',
     options: GamedataErrorOptions = {},
   ) {
     super(message, options);

@@ -14,6 +14,7 @@ import { register as registerVerify } from './commands/verify.js';
 import { register as registerTail } from './commands/tail.js';
 import { register as registerStatus } from './commands/status.js';
 import { register as registerDemo } from './commands/demo.js';
+import { register as registerConnect } from './commands/connect.js';
 
 export function buildProgram(): Command {
   const program = new Command('gamedata')
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
     registerTail,
     registerStatus,
     registerDemo,
+    registerConnect,
   ]) {
     register(program);
   }

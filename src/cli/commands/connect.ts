@@ -1,0 +1,125 @@
+/**
+ * `gamedata connect create|list|delete`: the warehouse sinks as code. One Debezium JDBC sink per resource, through
+ * the Kafka Connect REST API (PUT of the whole config, so running `create` twice changes nothing), into the
+ * PostgreSQL schema named after the topic prefix (see src/warehouse and docs/consuming.md).
+ * Settings: CONNECT_URL, WAREHOUSE_URL (CONNECT_WAREHOUSE_URL when Connect reaches the database under another
+ * address), GAMEDATA_TOPIC_PREFIX.
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { loadConfig } from '../../config/load-config.js';
+import { ConfigError } from '../../errors.js';
+import { parseResources } from '../../planner/index.js';
+import {
+  createConnectClient,
+  createSinkConnectors,
+  sinkConnectorName,
+  waitForSink,
+} from '../../warehouse/index.js';
+import { topicName } from '../../sink/topic-names.js';
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`expected an integer >= 1, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function readConnectSettings(need: { warehouse: boolean }, prefix: string | undefined) {
+  const config = loadConfig();
+  const issues: string[] = [];
+  if (config.connectUrl === undefined) issues.push('CONNECT_URL is not set (e.g. http://127.0.0.1:18083)');
+  if (need.warehouse && config.warehouseUrl === undefined)
+    issues.push('WAREHOUSE_URL is not set (e.g. postgresql://gamedata:gamedata@127.0.0.1:15432/gamedata)');
+  if (issues.length > 0)
+    throw new ConfigError(
+      `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'})`,
+      issues,
+    );
+  return {
+    connect: createConnectClient({ url: config.connectUrl as string }),
+    warehouseUrl: config.warehouseUrl ?? '',
+    connectWarehouseUrl: config.connectWarehouseUrl,
+    topicPrefix: prefix ?? config.topicPrefix,
+    kafkaBrokers: config.kafkaBrokers,
+  };
+}
+
+export function register(program: Command): void {
+  const connect = program.command('connect').description('Kafka Connect sinks into the PostgreSQL warehouse');
+  connect
+    .command('create')
+    .description(
+      'create or update one JDBC sink per resource (upsert by _id into <prefix schema>.<resource>)',
+    )
+    .argument('<resource...>', 'resources (or all)')
+    .option('--prefix <prefix>', 'topic prefix (default: GAMEDATA_TOPIC_PREFIX or "gamedata")')
+    .option('--tasks <n>', 'tasks per connector', positiveInt, 1)
+    .option('--wait', 'wait until every sink has consumed its topic to the end (needs KAFKA_BROKERS)')
+    .action(async (names: string[], flags: { prefix?: string; tasks: number; wait?: boolean }) => {
+      const resources = parseResources(names);
+      const s = readConnectSettings({ warehouse: true }, flags.prefix);
+      const results = await createSinkConnectors({
+        connect: s.connect,
+        resources,
+        topicPrefix: s.topicPrefix,
+        warehouseUrl: s.warehouseUrl,
+        connectWarehouseUrl: s.connectWarehouseUrl,
+        tasksMax: flags.tasks,
+      });
+      for (const r of results)
+        console.log(
+          `${r.name}: ${r.created ? 'created' : 'updated'} (${topicName(s.topicPrefix, r.resource)} -> ${r.table})`,
+        );
+      if (flags.wait !== true) return;
+      if (s.kafkaBrokers.length === 0)
+        throw new ConfigError('--wait needs KAFKA_BROKERS', ['KAFKA_BROKERS is not set']);
+      for (const r of results) {
+        await waitForSink({
+          connect: s.connect,
+          brokers: s.kafkaBrokers,
+          connectorName: r.name,
+          topic: topicName(s.topicPrefix, r.resource),
+        });
+        console.log(`${r.name}: caught up`);
+      }
+    });
+  connect
+    .command('list')
+    .description('every connector of the worker with its state and tasks')
+    .option('--json', 'print JSON')
+    .action(async (flags: { json?: boolean }) => {
+      const s = readConnectSettings({ warehouse: false }, undefined);
+      const list = await s.connect.listConnectors();
+      if (flags.json === true) {
+        console.log(
+          JSON.stringify(
+            list.map(({ config, ...rest }) => ({ ...rest, topics: config['topics'] })),
+            null,
+            2,
+          ),
+        );
+        return;
+      }
+      if (list.length === 0) console.log('no connectors');
+      for (const c of list) {
+        const tasks = c.tasks.map((t) => `${t.id}:${t.state}`).join(' ') || 'no tasks';
+        console.log(
+          `${c.name}: ${c.state} (tasks ${tasks}) ${c.config['topics'] ?? ''} -> ${c.config['collection.name.format'] ?? ''}`,
+        );
+      }
+    });
+  connect
+    .command('delete')
+    .description("delete the resources' sinks (tables and rows stay)")
+    .argument('<resource...>', 'resources (or all)')
+    .option('--prefix <prefix>', 'topic prefix (default: GAMEDATA_TOPIC_PREFIX or "gamedata")')
+    .action(async (names: string[], flags: { prefix?: string }) => {
+      const resources = parseResources(names);
+      const s = readConnectSettings({ warehouse: false }, flags.prefix);
+      for (const resource of resources) {
+        const name = sinkConnectorName(s.topicPrefix, resource);
+        console.log(`${name}: ${(await s.connect.deleteConnector(name)) ? 'deleted' : 'not found'}`);
+      }
+    });
+}

@@ -1,0 +1,24 @@
+export {
+  buildSinkConnectorConfig,
+  sinkConnectorName,
+  connectDlqTopicName,
+  warehouseSchemaName,
+  toJdbcTarget,
+  DEFAULT_SINK_CONNECTOR_OPTIONS,
+  JDBC_SINK_CLASS,
+  ARRAYS_TO_JSON_CLASS,
+} from './sink-connector-config.js';
+export type { SinkConnector, SinkConnectorOptions, JdbcTarget } from './sink-connector-config.js';
+export { createConnectClient, DEFAULT_CONNECT_CLIENT_OPTIONS } from './connect-client.js';
+export type {
+  ConnectClient,
+  ConnectClientOptions,
+  ConnectorInfo,
+  ConnectorState,
+  ConnectorStatus,
+} from './connect-client.js';
+export { createSinkConnectors } from './create-sink-connectors.js';
+export type { CreateSinkConnectorsOptions, CreatedSinkConnector } from './create-sink-connectors.js';
+export { ensureWarehouseSchema } from './ensure-warehouse-schema.js';
+export { waitForSink } from './wait-for-sink.js';
+export type { WaitForSinkOptions } from './wait-for-sink.js';

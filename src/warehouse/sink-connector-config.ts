@@ -1,0 +1,165 @@
+/**
+ * The Kafka Connect sink that lands one resource topic in PostgreSQL, as a pure function of its settings: Debezium's
+ * JDBC sink in upsert mode keyed by `_id` (the string key hoisted into a struct), one table per resource in a schema
+ * named after the topic prefix, nested records flattened into `<parent>_<child>` columns, arrays of records as
+ * `jsonb` (the stack's `ArraysOfRecordsToJson` transform), arrays of strings as `text[]`, new nullable fields added
+ * as columns (`schema.evolution=basic`), records the converter or a transform cannot handle sent to the connector's
+ * own dead-letter topic, and only committed records read (`isolation.level=read_committed`).
+ */
+import { ConfigError } from '../errors.js';
+import type { ResourceName } from '../models/resources.js';
+import { topicName } from '../sink/topic-names.js';
+
+export interface SinkConnectorOptions {
+  resource: ResourceName;
+  /** Topics are `<topicPrefix>.<resource>`. */
+  topicPrefix: string;
+  /** The database as Connect reaches it: `postgresql://user:password@host:port/database`. */
+  warehouseUrl: string;
+  /** Tasks of the connector (at most the topic's partitions do work). @default 1 */
+  tasksMax?: number;
+  /** Replication factor of the connector's dead-letter topic. @default 1 */
+  dlqReplicationFactor?: number;
+  /** Records per database batch. @default 500 */
+  batchSize?: number;
+}
+
+export const DEFAULT_SINK_CONNECTOR_OPTIONS = {
+  tasksMax: 1,
+  dlqReplicationFactor: 1,
+  batchSize: 500,
+} as const satisfies Partial<SinkConnectorOptions>;
+
+/** Connector class of Debezium's JDBC sink (io.debezium:debezium-connector-jdbc). */
+export const JDBC_SINK_CLASS = 'io.debezium.connector.jdbc.JdbcSinkConnector';
+/** The stack's transform (scripts/stack/connect/ArraysOfRecordsToJson.java). */
+export const ARRAYS_TO_JSON_CLASS = 'gamedata.connect.ArraysOfRecordsToJson$Value';
+
+export interface SinkConnector {
+  name: string;
+  config: Record<string, string>;
+}
+
+/** `<prefix>` with `.` and `-` turned into `_`: the PostgreSQL schema of a prefix's tables. */
+export function warehouseSchemaName(topicPrefix: string): string {
+  const schema = topicPrefix.replace(/[.-]/g, '_');
+  if (!/^[A-Za-z0-9_]{1,63}$/.test(schema)) {
+    throw new ConfigError(
+      `the warehouse schema of topic prefix ${JSON.stringify(topicPrefix)} would be ${JSON.stringify(schema)}: ` +
+        'it must be 1-63 characters of A-Z a-z 0-9 _ (after . and - become _)',
+    );
+  }
+  return schema;
+}
+
+/** `<prefix>.<resource>.postgres-sink`. */
+export function sinkConnectorName(topicPrefix: string, resource: ResourceName): string {
+  return `${topicName(topicPrefix, resource)}.postgres-sink`;
+}
+
+/** `<topic>.connect-dlq`: the connector's own dead-letter topic (the pipeline's `<topic>.dlq` is another one). */
+export function connectDlqTopicName(topic: string): string {
+  return `${topic}.connect-dlq`;
+}
+
+export interface JdbcTarget {
+  /** `jdbc:postgresql://host:port/database` (query parameters kept). */
+  jdbcUrl: string;
+  user: string;
+  password: string;
+  database: string;
+}
+
+/**
+ * `postgresql://user:password@host:port/database?params` -> the JDBC URL and credentials.
+ * @throws ConfigError when the URL is not a postgresql:// URL with a user and a database.
+ */
+export function toJdbcTarget(warehouseUrl: string): JdbcTarget {
+  let url: URL;
+  try {
+    url = new URL(warehouseUrl);
+  } catch {
+    throw new ConfigError('WAREHOUSE_URL must be a postgresql://user:password@host:port/database URL', [
+      'WAREHOUSE_URL: not a URL',
+    ]);
+  }
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  const user = decodeURIComponent(url.username);
+  if (
+    !['postgresql:', 'postgres:'].includes(url.protocol) ||
+    url.hostname === '' ||
+    database === '' ||
+    user === ''
+  ) {
+    throw new ConfigError(
+      `WAREHOUSE_URL must be postgresql://user:password@host:port/database (protocol ${url.protocol}, ` +
+        `host ${JSON.stringify(url.hostname)}, user ${user === '' ? 'missing' : 'set'}, database ${JSON.stringify(database)})`,
+      ['WAREHOUSE_URL: needs a user, a host and a database'],
+    );
+  }
+  const port = url.port === '' ? '5432' : url.port;
+  return {
+    jdbcUrl: `jdbc:postgresql://${url.hostname}:${port}/${encodeURIComponent(database)}${url.search}`,
+    user,
+    password: decodeURIComponent(url.password),
+    database,
+  };
+}
+
+/**
+ * The connector's name and config (PUT /connectors/<name>/config: creating it twice changes nothing).
+ * Converters are the worker's (StringConverter keys, the registry's Avro converter for values).
+ * @throws ConfigError for a prefix without a legal schema name, a bad URL or a bad number.
+ */
+export function buildSinkConnectorConfig(options: SinkConnectorOptions): SinkConnector {
+  const tasksMax = options.tasksMax ?? DEFAULT_SINK_CONNECTOR_OPTIONS.tasksMax;
+  const dlqReplication = options.dlqReplicationFactor ?? DEFAULT_SINK_CONNECTOR_OPTIONS.dlqReplicationFactor;
+  const batchSize = options.batchSize ?? DEFAULT_SINK_CONNECTOR_OPTIONS.batchSize;
+  for (const [name, value] of [
+    ['tasksMax', tasksMax],
+    ['dlqReplicationFactor', dlqReplication],
+    ['batchSize', batchSize],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new ConfigError(`${name} must be an integer >= 1, got ${String(value)}`);
+  }
+  const topic = topicName(options.topicPrefix, options.resource);
+  const schema = warehouseSchemaName(options.topicPrefix);
+  const target = toJdbcTarget(options.warehouseUrl);
+  return {
+    name: sinkConnectorName(options.topicPrefix, options.resource),
+    config: {
+      'connector.class': JDBC_SINK_CLASS,
+      'tasks.max': String(tasksMax),
+      topics: topic,
+      'connection.url': target.jdbcUrl,
+      'connection.username': target.user,
+      'connection.password': target.password,
+      // one row per _id, the newest version wins; a tombstone deletes the row
+      'insert.mode': 'upsert',
+      'primary.key.mode': 'record_key',
+      'primary.key.fields': '_id',
+      'delete.enabled': 'true',
+      'schema.evolution': 'basic',
+      'quote.identifiers': 'true',
+      'collection.name.format': `${schema}.${options.resource}`,
+      'batch.size': String(batchSize),
+      // Debezium needs a struct key with primary.key.mode=record_key: the plain string key becomes {_id}
+      transforms: 'key,flatten,json',
+      'transforms.key.type': 'org.apache.kafka.connect.transforms.HoistField$Key',
+      'transforms.key.field': '_id',
+      'transforms.flatten.type': 'org.apache.kafka.connect.transforms.Flatten$Value',
+      'transforms.flatten.delimiter': '_',
+      'transforms.json.type': ARRAYS_TO_JSON_CLASS,
+      'errors.tolerance': 'all',
+      'errors.log.enable': 'true',
+      'errors.log.include.messages': 'false',
+      'errors.deadletterqueue.topic.name': connectDlqTopicName(topic),
+      'errors.deadletterqueue.topic.replication.factor': String(dlqReplication),
+      'errors.deadletterqueue.context.headers.enable': 'true',
+      // only records of committed transactions (the pipeline's producers may become transactional)
+      'consumer.override.isolation.level': 'read_committed',
+      'consumer.override.auto.offset.reset': 'earliest',
+    },
+  };
+}
