@@ -7,7 +7,27 @@
  */
 import pLimit from 'p-limit';
 import { AbortedError, ConfigError, GamedataError, MissingResultError } from '../errors.js';
-import type { ProcedureCall, Transport } from './transport.js';
+import type { RateLimiter } from './rate-limiter.js';
+import type { ProcedureCall, SlotResult, Transport } from './transport.js';
+
+/**
+ * Where a loader hands each call when a shared budget governs the key (see `src/budget`): it resolves with the
+ * call's own slot result, or rejects when the whole request failed.
+ */
+export interface CallRouter {
+  route(call: ProcedureCall, signal: AbortSignal): Promise<SlotResult>;
+}
+
+/**
+ * A budget shared beyond this client (`createSharedBudget` in `src/budget`): the client's transport paces with its
+ * `limiter`, and the loader routes calls to it instead of POSTing them itself.
+ */
+export interface ClientBudget {
+  /** Pacing of every request this client's transport sends on the budget's behalf. */
+  readonly limiter: RateLimiter;
+  /** Links the client's transport (the budget's fetcher may send through it); returns the router for the loader. */
+  attach(transport: Transport): CallRouter;
+}
 
 export interface BatchLoaderOptions {
   /** Most procedures per POST. The upstream answers 413 above 50, so larger values are refused. @default 50 */
@@ -22,6 +42,11 @@ export interface BatchLoaderOptions {
    * about as long for one call as for fifty. With nothing in flight a batch is sent at once. @default 1000
    */
   maxHoldMs?: number;
+  /**
+   * Hands every call to a shared budget (which batches across processes) instead of POSTing it here; identical
+   * calls in flight are still shared. @default undefined (batch in process)
+   */
+  router?: CallRouter | undefined;
 }
 
 export const DEFAULT_BATCH_LOADER_OPTIONS = {
@@ -162,6 +187,16 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
     });
   }
 
+  function route(entry: Entry, router: CallRouter): void {
+    const controller = new AbortController();
+    entry.sent = true;
+    entry.controller = controller;
+    router.route(entry.call, controller.signal).then(
+      (r) => settle(entry, (w) => (r.ok ? w.resolve(r.data) : w.reject(r.error))),
+      (error: unknown) => settle(entry, (w) => w.reject(GamedataError.from(error))),
+    );
+  }
+
   function load(procedure: string, input: unknown, signal?: AbortSignal): Promise<unknown> {
     if (signal?.aborted) return Promise.reject(new AbortedError('aborted', { cause: signal.reason }));
     const key = `${procedure}\u0000${JSON.stringify(input)}`;
@@ -176,8 +211,11 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
         queuedAt: performance.now(),
       };
       inFlight.set(key, entry);
-      queue.push(entry);
-      schedule();
+      if (options.router) route(entry, options.router);
+      else {
+        queue.push(entry);
+        schedule();
+      }
     }
     const target = entry;
     return new Promise((resolve, reject) => {

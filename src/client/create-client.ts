@@ -14,7 +14,7 @@ import type { GamedataError } from '../errors.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import type { ModelDef } from '../models/field.js';
 import type { CursorPage } from '../models/types.js';
-import type { BatchLoaderOptions } from './batch-loader.js';
+import type { BatchLoaderOptions, ClientBudget } from './batch-loader.js';
 import { createBatchLoader, DEFAULT_BATCH_LOADER_OPTIONS } from './batch-loader.js';
 import type { ClientCore, FetchPageOptions, PageRequest } from './core.js';
 import type { CursorFormat } from './cursor.js';
@@ -94,6 +94,12 @@ export interface ClientOptions {
   onRequest?: ((info: { procedures: number; status: number | undefined; ms: number }) => void) | undefined;
   /** Called with errors that reach no caller (background cache revalidation). */
   onError?: ((error: GamedataError) => void) | undefined;
+  /**
+   * A budget shared by every process on the API key (`createSharedBudget` from `src/budget`): calls go to its
+   * queues, one elected fetcher packs them 50 per POST and paces the key; `rateLimit`, `maxInFlight`,
+   * `batchWindowMs` and `maxBatchHoldMs` then do not apply. @default undefined (batch and pace in process)
+   */
+  budget?: ClientBudget | undefined;
 }
 
 export const DEFAULT_CLIENT_OPTIONS = {
@@ -183,8 +189,9 @@ export function createClient(options: ClientOptions): Client {
   const fetchImpl: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
 
   const counters = { httpRequests: 0, procedures: 0, status429: 0, networkErrors: 0 };
-  const limiter =
-    options.rateLimit === false
+  const limiter = options.budget
+    ? options.budget.limiter
+    : options.rateLimit === false
       ? { acquire: async () => {}, complete: () => {}, state: () => undefined }
       : createRateLimiter(options.rateLimit ?? {});
   const transport = createTransport({
@@ -212,7 +219,10 @@ export function createClient(options: ClientOptions): Client {
     maxInFlight: options.maxInFlight ?? DEFAULT_CLIENT_OPTIONS.maxInFlight,
     maxHoldMs: options.maxBatchHoldMs ?? DEFAULT_BATCH_LOADER_OPTIONS.maxHoldMs,
   };
-  const loader = createBatchLoader(transport, loaderOptions);
+  const loader = createBatchLoader(transport, {
+    ...loaderOptions,
+    router: options.budget?.attach(transport),
+  });
   // Whole-request failures were already retried by the transport; here only a failed slot is retried, alone.
   const slotPolicy: RetryPolicy = { ...retry, isRetriable: (e) => isSlotError(e) && retry.isRetriable(e) };
 

@@ -65,6 +65,6 @@ export type { RetryPolicy } from './retry.js';
 export { createRateLimiter, parseRetryAfter } from './rate-limiter.js';
 export type { RateLimiter, RateLimiterOptions } from './rate-limiter.js';
 export { createBatchLoader, UPSTREAM_MAX_BATCH } from './batch-loader.js';
-export type { BatchLoader, BatchLoaderOptions } from './batch-loader.js';
+export type { BatchLoader, BatchLoaderOptions, CallRouter, ClientBudget } from './batch-loader.js';
 export type { ClientCore, InvalidItemMode, PageRequest, FetchPageOptions } from './core.js';
-export type { FetchLike } from './transport.js';
+export type { FetchLike, ProcedureCall, SlotResult, Transport } from './transport.js';

@@ -60,6 +60,11 @@ const slotErrors = new WeakSet<GamedataError>();
 export function isSlotError(error: unknown): boolean {
   return error instanceof GamedataError && slotErrors.has(error);
 }
+/** Marks an error as one slot's own (a shared budget rebuilding an error another process received). */
+export function markSlotError<E extends GamedataError>(error: E): E {
+  slotErrors.add(error);
+  return error;
+}
 
 function errorFromEnvelope(
   envelope: Record<string, unknown>,
