@@ -1,14 +1,16 @@
 /**
- * The seen-set behind "published once": a record is identified by `_id` (immutable resources) or
- * `_id@updatedAt` (resources whose records change, so a new version flows on while a repeat does not).
- * Keys live in one Redis set per resource (`<prefix>:seen:<resource>`).
+ * The seen-set behind "published once": a record is identified by `_id` (immutable resources) or by `_id` and its
+ * version (resources whose records change: a newer version flows on, a repeat or an older version does not; one
+ * entry per entity holds its latest version). One seen-set per resource (`<prefix>:seen:<resource>`), stored in the
+ * compact layout of `redis-seen-set.ts` (8 bytes per record, 13 per entity, plus bucket overhead).
  *
  * Order in the worker: `claim` (drop the seen) -> publish -> ack -> `markSeen` -> `release`. A crash between the
  * ack and `markSeen` republishes those records once: the only window the delivery promise allows.
  */
-import type { Redis } from 'ioredis';
 import { ConfigError } from '../errors.js';
-import { recordVersion, type ResourceName } from '../models/resources.js';
+import { RESOURCE_INFO, recordVersion, type ResourceName } from '../models/resources.js';
+import type { SeenEntry, SeenSetBackend } from './redis-seen-set.js';
+import { encodeVersion, parseObjectId, versionCovered, versionReplaces } from './seen-encoding.js';
 
 /** The minimal record shape dedup reads. */
 export type DedupRecord = Record<string, unknown> & { _id?: unknown };
@@ -25,21 +27,11 @@ export function dedupKey(resource: ResourceName, record: DedupRecord): string {
   return version === '' ? id : `${id}@${version}`;
 }
 
-/** Where seen keys are stored: Redis in production, a Set in unit tests. */
-export interface SeenSetBackend {
-  /** For each key, whether it is in the set `name`. */
-  has(name: string, keys: readonly string[]): Promise<boolean[]>;
-  /** Adds the keys to every set in `names`. */
-  add(names: readonly string[], keys: readonly string[]): Promise<void>;
-  /** Removes the sets. */
-  drop(names: readonly string[]): Promise<void>;
-  /**
-   * Cross-process in-flight locks (optional): for each key, whether `owner` got it (`SET key owner NX PX ttl`).
-   * Without them, only slices of the same process wait for each other.
-   */
-  lock?(keys: readonly string[], owner: string, ttlMs: number): Promise<boolean[]>;
-  /** Releases the keys `owner` still holds. */
-  unlock?(keys: readonly string[], owner: string): Promise<void>;
+/** A record as the seen-set stores it: its `_id` as text and its version ('' for immutable resources). */
+export function seenEntry(resource: ResourceName, record: DedupRecord): SeenEntry {
+  const id =
+    typeof record._id === 'string' ? record._id : typeof record._id === 'number' ? String(record._id) : '';
+  return { id, version: recordVersion(resource, record) };
 }
 
 export interface ClaimOptions {
@@ -91,46 +83,21 @@ export const DEFAULT_DEDUP_STORE_OPTIONS = {
   lockPollMs: 100,
 } as const;
 
-const LOCK_SCRIPT = `local r = {} for i, k in ipairs(KEYS) do if redis.call('set', k, ARGV[1], 'PX', ARGV[2], 'NX') then r[i] = 1 else r[i] = 0 end end return r`;
-const UNLOCK_SCRIPT = `for i, k in ipairs(KEYS) do if redis.call('get', k) == ARGV[1] then redis.call('del', k) end end return 0`;
+/** One set of the in-memory backend: per `_id`, its latest version code and/or its fallback version text. */
+export type MemorySeenSet = Map<string, { code?: number; text?: string }>;
 
-/** A Redis seen-set backend (SMISMEMBER / SADD; Redis >= 6.2). */
-export function createRedisSeenSet(redis: Redis): SeenSetBackend {
-  return {
-    async has(name, keys) {
-      if (keys.length === 0) return [];
-      const r = await redis.smismember(name, ...keys);
-      return r.map((x) => x === 1);
-    },
-    async add(names, keys) {
-      if (keys.length === 0) return;
-      const tx = redis.multi();
-      for (const n of names) tx.sadd(n, ...keys);
-      await tx.exec();
-    },
-    async drop(names) {
-      if (names.length > 0) await redis.del(...names);
-    },
-    async lock(keys, owner, ttlMs) {
-      if (keys.length === 0) return [];
-      // One script call per page instead of a MULTI of one SET per key (a hundred commands for ioredis to build,
-      // write and parse); the same SET NX PX per key, atomically.
-      const got = (await redis.eval(LOCK_SCRIPT, keys.length, ...keys, owner, String(ttlMs))) as number[];
-      return keys.map((_, i) => got[i] === 1);
-    },
-    async unlock(keys, owner) {
-      if (keys.length > 0) await redis.eval(UNLOCK_SCRIPT, keys.length, ...keys, owner);
-    },
-  };
-}
-
-/** An in-memory backend for unit tests and dry runs. */
+/**
+ * An in-memory backend for unit tests and dry runs, with the Redis backend's rules: ObjectIds with an encodable
+ * version compare by version code (same or older = covered), anything else by exact text.
+ */
 export function createMemorySeenSet(): SeenSetBackend & {
-  sets: Map<string, Set<string>>;
+  sets: Map<string, MemorySeenSet>;
   locks: Map<string, { owner: string; until: number }>;
 } {
-  const sets = new Map<string, Set<string>>();
+  const sets = new Map<string, MemorySeenSet>();
   const locks = new Map<string, { owner: string; until: number }>();
+  const compactCode = (versioned: boolean, e: SeenEntry): number | undefined =>
+    parseObjectId(e.id) === undefined ? undefined : versioned ? encodeVersion(e.version) : 0;
   return {
     sets,
     locks,
@@ -147,11 +114,26 @@ export function createMemorySeenSet(): SeenSetBackend & {
       for (const k of keys) if (locks.get(k)?.owner === owner) locks.delete(k);
       return Promise.resolve();
     },
-    has: (name, keys) => Promise.resolve(keys.map((k) => sets.get(name)?.has(k) ?? false)),
-    add: (names, keys) => {
+    has: (name, versioned, entries) =>
+      Promise.resolve(
+        entries.map((e) => {
+          const stored = sets.get(name)?.get(e.id);
+          if (stored === undefined) return false;
+          const code = compactCode(versioned, e);
+          if (code === undefined) return stored.text === (versioned ? e.version : '');
+          return stored.code !== undefined && versionCovered(stored.code, code);
+        }),
+      ),
+    add: (names, versioned, entries) => {
       for (const n of names) {
-        const s = sets.get(n) ?? new Set<string>();
-        for (const k of keys) s.add(k);
+        const s: MemorySeenSet = sets.get(n) ?? (new Map() as MemorySeenSet);
+        for (const e of entries) {
+          const stored = s.get(e.id) ?? {};
+          const code = compactCode(versioned, e);
+          if (code === undefined) stored.text = versioned ? e.version : '';
+          else if (stored.code === undefined || versionReplaces(stored.code, code)) stored.code = code;
+          s.set(e.id, stored);
+        }
         sets.set(n, s);
       }
       return Promise.resolve();
@@ -200,10 +182,12 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
       const waits = [...byKey.keys()].map((k) => inFlight.get(k)).filter((p) => p !== undefined);
       if (waits.length > 0) await Promise.all(waits);
       const entries = [...byKey.entries()].filter(([k]) => !inFlight.has(k));
+      const versioned = RESOURCE_INFO[resource].dedup === 'version';
       const name = o?.scope === undefined ? globalSet(resource) : scopedSet(resource, o.scope);
       const seen = await backend.has(
         name,
-        entries.map(([k]) => k.slice(resource.length + 1)),
+        versioned,
+        entries.map(([, rec]) => seenEntry(resource, rec)),
       );
       const fresh: T[] = [...anonymous];
       let done!: () => void;
@@ -237,7 +221,8 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
           await new Promise((r) => setTimeout(r, lockPollMs));
           const nowSeen = await backend.has(
             name,
-            rest.map(([k]) => k.slice(resource.length + 1)),
+            versioned,
+            rest.map(([, rec]) => seenEntry(resource, rec)),
           );
           candidates = [];
           rest.forEach(([k, rec], i) => {
@@ -255,7 +240,8 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
           // Another process may have published and released between our read of the seen-set and our lock.
           const again = await backend.has(
             name,
-            acquired.map(([k]) => k.slice(resource.length + 1)),
+            versioned,
+            acquired.map(([, rec]) => seenEntry(resource, rec)),
           );
           acquired.forEach(([k, rec], i) => {
             mine.push(k);
@@ -286,7 +272,8 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
     async markSeen(resource, records, o) {
       await backend.add(
         setsFor(resource, o),
-        records.filter(hasId).map((r) => dedupKey(resource, r)),
+        RESOURCE_INFO[resource].dedup === 'version',
+        records.filter(hasId).map((r) => seenEntry(resource, r)),
       );
     },
     async reset(resource, scopes = []) {

@@ -63,6 +63,7 @@ describe('dedup store', () => {
     const again = await store.claim('transactions', [{ _id: 'old' }], { scope: 'run2' });
     expect(again.fresh).toHaveLength(0);
     expect(backend.sets.get('p:seen:transactions:run:run2')?.has('old')).toBe(true);
+    expect(backend.sets.get('p:seen:transactions')?.has('old')).toBe(true);
     await store.reset('transactions', ['run2']);
     expect(backend.sets.size).toBe(0);
   });
@@ -76,7 +77,7 @@ describe('records without an _id', () => {
     expect(c.fresh).toHaveLength(3);
     await store.markSeen('donations', c.fresh);
     c.release();
-    expect([...(backend.sets.get('gamedata:seen:donations') ?? [])]).toEqual(['a']);
+    expect([...(backend.sets.get('gamedata:seen:donations')?.keys() ?? [])]).toEqual(['a']);
     const again = await store.claim('donations', [{ amount: 1 }]);
     expect(again.fresh).toHaveLength(1);
   });
@@ -114,5 +115,62 @@ describe('two processes (two stores on one backend)', () => {
     const cb = await pb;
     expect(cb.fresh).toEqual([{ _id: 'd1' }]);
     cb.release();
+  });
+});
+
+describe('changing resources: one entry per entity, its latest version', () => {
+  const oid = '698c8fd256f71dd42526bfe2';
+  const at = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+
+  it('a newer version passes, the same or an older one is dropped (stale after a newer one was published)', async () => {
+    const backend = createMemorySeenSet();
+    const store = createDedupStore(backend, { prefix: 'v' });
+    const c1 = await store.claim('users', [{ _id: oid, updatedAt: at(2) }]);
+    expect(c1.fresh).toHaveLength(1);
+    await store.markSeen('users', c1.fresh);
+    c1.release();
+    const c2 = await store.claim('users', [
+      { _id: oid, updatedAt: at(1) },
+      { _id: oid, updatedAt: at(2) },
+      { _id: oid, updatedAt: at(3) },
+    ]);
+    expect(c2.fresh).toEqual([{ _id: oid, updatedAt: at(3) }]);
+    await store.markSeen('users', c2.fresh);
+    c2.release();
+    expect(backend.sets.get('v:seen:users')?.size).toBe(1);
+    // Marking an older version later (a slow slice) does not move the entity back.
+    await store.markSeen('users', [{ _id: oid, updatedAt: at(1) }]);
+    const c3 = await store.claim('users', [{ _id: oid, updatedAt: at(3) }]);
+    expect(c3.fresh).toHaveLength(0);
+  });
+
+  it('ids that are not ObjectIds and versions that are not ISO times or integers compare by exact text', async () => {
+    const store = createDedupStore(createMemorySeenSet());
+    await store.markSeen('users', [
+      { _id: 'user-7', updatedAt: at(5) },
+      { _id: oid, updatedAt: 'yesterday' },
+    ]);
+    const c = await store.claim('users', [
+      { _id: 'user-7', updatedAt: at(5) },
+      { _id: 'user-7', updatedAt: at(4) }, // no version order for odd ids: a different text is new
+      { _id: oid, updatedAt: 'yesterday' },
+      { _id: oid, updatedAt: 'today' },
+    ]);
+    expect(c.fresh).toEqual([
+      { _id: 'user-7', updatedAt: at(4) },
+      { _id: oid, updatedAt: 'today' },
+    ]);
+  });
+
+  it('elections versioned by __v: integers compare as numbers, never against times', async () => {
+    const store = createDedupStore(createMemorySeenSet());
+    await store.markSeen('elections', [{ _id: oid, __v: 3 }]);
+    const c = await store.claim('elections', [
+      { _id: oid, __v: 2 },
+      { _id: oid, __v: 3 },
+      { _id: oid, __v: 4 },
+    ]);
+    expect(c.fresh).toEqual([{ _id: oid, __v: 4 }]);
+    c.release();
   });
 });
