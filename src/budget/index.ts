@@ -1,0 +1,22 @@
+/**
+ * One upstream budget per API key, shared by every worker process through Redis (see docs/ARCHITECTURE.md,
+ * "Upstream budget").
+ */
+export { createSharedBudget, DEFAULT_SHARED_BUDGET_OPTIONS } from './shared-budget.js';
+export type { SharedBudget, SharedBudgetOptions, BudgetSnapshot, BatchInfo } from './shared-budget.js';
+export { CALL_PRIORITIES, priorityRank, runWithPriority, currentPriority } from './priority.js';
+export type { CallPriority } from './priority.js';
+export { budgetKeys, hashApiKey } from './budget-keys.js';
+export type { BudgetKeys } from './budget-keys.js';
+export {
+  budgetBinds,
+  completeRequest,
+  initialTokenBudget,
+  startRequest,
+  waitBeforeRequest,
+  DEFAULT_TOKEN_BUDGET_OPTIONS,
+} from './token-budget.js';
+export type { TokenBudgetState, TokenBudgetOptions, BudgetObservation } from './token-budget.js';
+export { decideSend } from './send-decision.js';
+export type { SendDecision, SendInput } from './send-decision.js';
+export { selectBatch, groupIdentical } from './select-batch.js';

@@ -1,0 +1,32 @@
+/**
+ * Pure hold-or-send decision of the fetcher: full batches when the budget binds, latency when it does not.
+ */
+
+export interface SendInput {
+  /** Calls waiting, all priorities. */
+  waiting: number;
+  /** How long the fetcher has already held the current partial batch (0 when it is not holding). */
+  heldMs: number;
+  /** See `budgetBinds`. */
+  binds: boolean;
+  /** Most calls per request (50 upstream). */
+  maxBatch: number;
+  /** Longest hold of a partial batch while the budget binds. */
+  maxHoldMs: number;
+}
+
+export type SendDecision =
+  { action: 'idle' } | { action: 'send'; size: number } | { action: 'hold'; waitMs: number };
+
+/**
+ * - nothing waits: idle;
+ * - a full batch waits, or the budget does not bind: send now (up to `maxBatch`);
+ * - the budget binds and fewer than `maxBatch` wait: hold until `maxHoldMs`, then send what there is.
+ */
+export function decideSend(input: SendInput): SendDecision {
+  const { waiting, heldMs, binds, maxBatch, maxHoldMs } = input;
+  if (waiting <= 0) return { action: 'idle' };
+  if (waiting >= maxBatch || !binds || heldMs >= maxHoldMs)
+    return { action: 'send', size: Math.min(waiting, maxBatch) };
+  return { action: 'hold', waitMs: maxHoldMs - heldMs };
+}

@@ -1,0 +1,555 @@
+/**
+ * `createSharedBudget(options)`: one upstream budget per API key, shared by every process through Redis.
+ *
+ * Every process enqueues its calls (procedure, input, priority, reply address) in per-priority Redis lists. One
+ * process per key holds the fetcher lease (`SET NX PX`, renewed; any live participant takes over when the holder
+ * dies) and runs the fetch loop: it paces from the upstream's `ratelimit-*` headers (a 429's pause is kept in Redis
+ * for the next fetcher), pops up to 50 calls highest priority first, POSTs them as one batch through its client's
+ * transport, and pushes each outcome to the caller's reply list. While tokens are scarce it holds a partial batch
+ * (at most `maxHoldMs`) to fill it; otherwise it sends at once. Batches taken by a fetcher that died are put back
+ * at the front of their queues by the next one. See docs/ARCHITECTURE.md, "Upstream budget".
+ *
+ * @example
+ * const budget = createSharedBudget({ redis, apiKey });
+ * const client = createClient({ baseUrl, apiKey, budget });
+ * await runWithPriority('feed-tail', () => client.transaction.getPaginated({ limit: 100 }));
+ * await budget.close();
+ */
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { CallRouter, ClientBudget } from '../client/batch-loader.js';
+import { UPSTREAM_MAX_BATCH } from '../client/batch-loader.js';
+import { sleep } from '../client/internal/sleep.js';
+import type { ProcedureCall, SlotResult, Transport } from '../client/transport.js';
+import { AbortedError, ConfigError, GamedataError, ServiceError } from '../errors.js';
+import type { BudgetKeys } from './budget-keys.js';
+import { budgetKeys } from './budget-keys.js';
+import type { BudgetLimiter } from './budget-limiter.js';
+import { createBudgetLimiter } from './budget-limiter.js';
+import { RECOVER, RELEASE, RENEW, TAKE } from './budget-scripts.js';
+import type { CallPriority } from './priority.js';
+import { CALL_PRIORITIES, currentPriority, priorityRank } from './priority.js';
+import { decodeReply, encodeFailure, encodeResult } from './reply-codec.js';
+import { groupIdentical } from './select-batch.js';
+import { decideSend } from './send-decision.js';
+import type { TokenBudgetState } from './token-budget.js';
+import { DEFAULT_TOKEN_BUDGET_OPTIONS } from './token-budget.js';
+
+export interface SharedBudgetOptions {
+  /** A connected ioredis client (duplicated twice for the blocking reads). Required. */
+  redis: Redis;
+  /** The API key the budget governs; only its SHA-256 digest reaches Redis. */
+  apiKey: string | undefined;
+  /** Prefix of every Redis key. @default 'gamedata:budget:' */
+  prefix?: string | undefined;
+  /** Priority of calls made outside `runWithPriority`. @default 'backfill' */
+  defaultPriority?: CallPriority | undefined;
+  /** Most calls per POST (the upstream refuses more than 50). @default 50 */
+  maxBatchSize?: number | undefined;
+  /** Most requests the fetcher has in flight. @default 8 */
+  maxInFlight?: number | undefined;
+  /** Longest hold of a partial batch while the budget binds, ms. @default 1000 */
+  maxHoldMs?: number | undefined;
+  /** Fetcher lease, ms: a dead fetcher is replaced within about this long. Renewed every third of it. @default 5000 */
+  leaseMs?: number | undefined;
+  /** Requests kept in reserve below the server's remaining count. @default 2 */
+  reserve?: number | undefined;
+  /** Extra wait after an announced reset, ms. @default 250 */
+  resetMarginMs?: number | undefined;
+  /** First estimate of one request's duration, ms (then measured). @default 1000 */
+  latencyMs?: number | undefined;
+  /** Take part in the fetcher election (a process that only calls may opt out). @default true */
+  fetcher?: boolean | undefined;
+  /** Injected clock. @default Date.now */
+  now?: (() => number) | undefined;
+  /** Errors that reach no caller (Redis hiccups of the background loops). */
+  onError?: ((error: GamedataError) => void) | undefined;
+  /** Called after each batch this process fetched (metrics, tests). */
+  onBatch?: ((info: BatchInfo) => void) | undefined;
+}
+
+export const DEFAULT_SHARED_BUDGET_OPTIONS = {
+  prefix: 'gamedata:budget:',
+  defaultPriority: 'backfill',
+  maxBatchSize: UPSTREAM_MAX_BATCH,
+  maxInFlight: 8,
+  maxHoldMs: 1000,
+  leaseMs: 5000,
+  reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,
+  resetMarginMs: DEFAULT_TOKEN_BUDGET_OPTIONS.resetMarginMs,
+  latencyMs: 1000,
+} as const;
+
+/** One batch the fetcher sent. */
+export interface BatchInfo {
+  /** Calls carried (callers served). */
+  calls: number;
+  /** Procedures in the POST (identical calls share one). */
+  slots: number;
+  /** Calls per priority, in {@link CALL_PRIORITIES} order. */
+  byPriority: number[];
+  /** Whether the budget bound when the batch was chosen. */
+  binds: boolean;
+  ok: boolean;
+}
+
+/** The budget of one key as Redis holds it (for `status` and `/metrics`). */
+export interface BudgetSnapshot {
+  /** Calls waiting, per priority. */
+  waiting: Record<CallPriority, number>;
+  /** Id of the process holding the fetcher lease, if any. */
+  leader: string | null;
+  /** Epoch ms of a 429 pause still running, else 0. */
+  pauseUntil: number;
+  limit: number | undefined;
+  remaining: number | undefined;
+  resetAt: number | undefined;
+  /** Counters since the keys were created. */
+  requests: number;
+  slots: number;
+  calls: number;
+  status429: number;
+}
+
+export interface SharedBudget extends ClientBudget {
+  /** This process's id (reply address, lease value). */
+  readonly id: string;
+  readonly keys: BudgetKeys;
+  /** Whether this process holds the fetcher lease now. */
+  isLeader(): boolean;
+  snapshot(): Promise<BudgetSnapshot>;
+  /** Stops fetching (releasing the lease), rejects calls still waiting here, closes the extra connections. */
+  close(): Promise<void>;
+}
+
+interface Item {
+  id: string;
+  r: string;
+  p: number;
+  m: string;
+  i: unknown;
+}
+
+interface Pending {
+  resolve: (r: SlotResult) => void;
+  reject: (e: GamedataError) => void;
+  item: string;
+  rank: number;
+  queued: boolean;
+}
+
+function positive(name: string, value: number, integer: boolean, max = Infinity): number {
+  if (!(value > 0) || value > max || (integer && !Number.isInteger(value)))
+    throw new ConfigError(
+      `${name} must be ${integer ? 'an integer' : 'a number'} in (0, ${max}], got ${value}`,
+      [name],
+    );
+  return value;
+}
+
+const asService = (error: unknown, what: string): GamedataError =>
+  error instanceof GamedataError
+    ? error
+    : new ServiceError(
+        `budget: ${what}: ${error instanceof Error ? error.message : String(error)}`,
+        'redis',
+        {
+          cause: error,
+          retriable: true,
+        },
+      );
+
+/**
+ * Creates this process's handle on the shared budget of `apiKey`. Pass it to `createClient({ budget })` (one
+ * client per budget).
+ * @throws ConfigError naming a bad option.
+ */
+export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
+  const d = DEFAULT_SHARED_BUDGET_OPTIONS;
+  if (!options.redis)
+    throw new ConfigError('budget: redis (a connected ioredis client) is required', ['redis']);
+  const redis = options.redis;
+  const keys = budgetKeys(options.prefix ?? d.prefix, options.apiKey);
+  const defaultRank = priorityRank(options.defaultPriority ?? d.defaultPriority);
+  const maxBatch = positive('maxBatchSize', options.maxBatchSize ?? d.maxBatchSize, true, UPSTREAM_MAX_BATCH);
+  const maxInFlight = positive('maxInFlight', options.maxInFlight ?? d.maxInFlight, true);
+  const maxHoldMs = options.maxHoldMs ?? d.maxHoldMs;
+  if (!(maxHoldMs >= 0)) throw new ConfigError(`maxHoldMs must be >= 0, got ${maxHoldMs}`, ['maxHoldMs']);
+  const leaseMs = positive('leaseMs', options.leaseMs ?? d.leaseMs, true);
+  const tickMs = Math.max(10, Math.floor(leaseMs / 3));
+  const now = options.now ?? Date.now;
+  const id = randomBytes(8).toString('hex');
+  const replyKey = keys.replies(id);
+  const report = (error: unknown, what: string): void => options.onError?.(asService(error, what));
+
+  const limiter: BudgetLimiter = createBudgetLimiter({
+    reserve: options.reserve ?? d.reserve,
+    resetMarginMs: options.resetMarginMs ?? d.resetMarginMs,
+    latencyMs: options.latencyMs ?? d.latencyMs,
+    now,
+    onComplete: (state, status) => persist(state, status),
+  });
+
+  let transport: Transport | undefined;
+  let closed = false;
+  let leading = false;
+  let seq = 0;
+  let batchSeq = 0;
+  let active = 0;
+  const running = new Set<Promise<void>>();
+  const pending = new Map<string, Pending>();
+  let outbox: string[] = [];
+  let flushScheduled = false;
+  let replyConn: Redis | undefined;
+  let bellConn: Redis | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let ticking: Promise<void> = Promise.resolve();
+  let slotFreed: (() => void)[] = [];
+
+  // ---- caller side -------------------------------------------------------------------------------------------
+
+  function flush(): void {
+    flushScheduled = false;
+    const items = outbox;
+    outbox = [];
+    const byRank: string[][] = CALL_PRIORITIES.map(() => []);
+    for (const callId of items) {
+      const p = pending.get(callId);
+      if (!p) continue; // aborted before it left
+      p.queued = true;
+      byRank[p.rank]?.push(p.item);
+    }
+    const pipe = redis.pipeline();
+    byRank.forEach((list, rank) => {
+      if (list.length > 0) pipe.rpush(keys.queues[rank] ?? '', ...list);
+    });
+    pipe.rpush(keys.bell, '1').ltrim(keys.bell, 0, 0);
+    pipe
+      .exec()
+      .then((res) => {
+        const failed = res?.find(([e]) => e !== null)?.[0];
+        if (failed) throw failed;
+      })
+      .catch((error: unknown) => {
+        const e = asService(error, 'enqueue');
+        for (const callId of items) {
+          const p = pending.get(callId);
+          pending.delete(callId);
+          p?.reject(e);
+        }
+      });
+  }
+
+  function route(call: ProcedureCall, signal: AbortSignal): Promise<SlotResult> {
+    if (closed) return Promise.reject(new AbortedError('budget: closed'));
+    if (signal.aborted) return Promise.reject(new AbortedError('aborted', { cause: signal.reason }));
+    const rank = priorityRank(currentPriority() ?? CALL_PRIORITIES[defaultRank] ?? 'backfill');
+    const callId = `${id}:${seq++}`;
+    const item: Item = { id: callId, r: id, p: rank, m: call.procedure, i: call.input };
+    return new Promise<SlotResult>((resolve, reject) => {
+      const entry: Pending = { resolve, reject, item: JSON.stringify(item), rank, queued: false };
+      const onAbort = (): void => {
+        if (!pending.delete(callId)) return;
+        // Best effort: a call still queued leaves the queue; a taken one is answered and ignored.
+        if (entry.queued)
+          redis.lrem(keys.queues[rank] ?? '', 1, entry.item).catch((e: unknown) => report(e, 'abort'));
+        reject(new AbortedError('aborted', { cause: signal.reason }));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      entry.resolve = (r) => (signal.removeEventListener('abort', onAbort), resolve(r));
+      entry.reject = (e) => (signal.removeEventListener('abort', onAbort), reject(e));
+      pending.set(callId, entry);
+      outbox.push(callId);
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flush);
+      }
+      ensureReplies();
+    });
+  }
+
+  let replyLoop: Promise<void> | undefined;
+  function ensureReplies(): void {
+    replyLoop ??= readReplies();
+  }
+
+  async function readReplies(): Promise<void> {
+    replyConn = redis.duplicate();
+    while (!closed) {
+      try {
+        const first = await replyConn.blpop(replyKey, 1);
+        if (!first) continue;
+        const more = (await replyConn.lpop(replyKey, 1000)) ?? [];
+        for (const raw of [first[1], ...more]) deliverLocal(raw);
+      } catch (error) {
+        if (closed) return;
+        report(error, 'reading replies');
+        await sleep(200);
+      }
+    }
+  }
+
+  function deliverLocal(raw: string): void {
+    let reply;
+    try {
+      reply = decodeReply(raw);
+    } catch (error) {
+      report(error, 'reply');
+      return;
+    }
+    const p = pending.get(reply.id);
+    if (!p) return; // aborted, or a duplicate after a fetcher change
+    pending.delete(reply.id);
+    if ('result' in reply) p.resolve(reply.result);
+    else p.reject(reply.failure);
+  }
+
+  // ---- fetcher side ------------------------------------------------------------------------------------------
+
+  function persist(state: TokenBudgetState, status: number | undefined): void {
+    const pipe = redis.pipeline();
+    const fields: Record<string, string> = {
+      latencyMs: String(state.latencyMs),
+      inFlight: String(state.inFlight),
+    };
+    if (state.limit !== undefined) fields['limit'] = String(state.limit);
+    if (state.remaining !== undefined) fields['remaining'] = String(state.remaining);
+    if (state.resetAt !== undefined) fields['resetAt'] = String(state.resetAt);
+    pipe.hset(keys.state, fields).pexpire(keys.state, 3_600_000);
+    pipe.hincrby(keys.stats, 'requests', 1);
+    if (status === 429) {
+      pipe.hincrby(keys.stats, 'status429', 1);
+      const ms = state.pauseUntil - now();
+      if (ms > 0) pipe.set(keys.pause, String(state.pauseUntil), 'PX', Math.ceil(ms));
+    }
+    pipe.exec().catch((e: unknown) => report(e, 'persisting the budget'));
+  }
+
+  async function adoptPersisted(): Promise<void> {
+    const [state, pause] = await Promise.all([redis.hgetall(keys.state), redis.get(keys.pause)]);
+    const num = (v: string | null | undefined): number | undefined =>
+      v === undefined || v === null || v === '' ? undefined : Number(v);
+    const adopted: Partial<TokenBudgetState> = { pauseUntil: num(pause) ?? 0 };
+    const limit = num(state['limit']);
+    const remaining = num(state['remaining']);
+    const resetAt = num(state['resetAt']);
+    if (limit !== undefined && resetAt !== undefined && remaining !== undefined) {
+      // The previous fetcher's requests in flight when it last wrote may be counted by now.
+      Object.assign(adopted, {
+        limit,
+        resetAt,
+        remaining: remaining - (num(state['inFlight']) ?? 0),
+        answered: true,
+      });
+    }
+    const latency = num(state['latencyMs']);
+    if (latency !== undefined) adopted.latencyMs = latency;
+    limiter.adopt(adopted);
+  }
+
+  async function waitBell(ms: number): Promise<void> {
+    bellConn ??= redis.duplicate();
+    await bellConn.blpop(keys.bell, Math.max(0.01, ms / 1000));
+  }
+
+  async function lead(): Promise<void> {
+    let heldSince: number | undefined;
+    while (leading && !closed) {
+      try {
+        if (active >= maxInFlight) {
+          await new Promise<void>((resolve) => slotFreed.push(resolve));
+          continue;
+        }
+        const wait = limiter.waitMs();
+        if (wait > 0) {
+          await Promise.race([sleep(Math.min(wait, tickMs)), limiter.changed()]);
+          continue;
+        }
+        const lengths = await redis.pipeline(keys.queues.map((q) => ['llen', q])).exec();
+        const waiting = (lengths ?? []).reduce((sum, [, n]) => sum + Number(n ?? 0), 0);
+        const binds = limiter.binds(maxInFlight);
+        const decision = decideSend({
+          waiting,
+          heldMs: heldSince === undefined ? 0 : now() - heldSince,
+          binds,
+          maxBatch,
+          maxHoldMs,
+        });
+        if (decision.action === 'idle') {
+          heldSince = undefined;
+          await waitBell(Math.min(200, tickMs));
+          continue;
+        }
+        if (decision.action === 'hold') {
+          heldSince ??= now();
+          await waitBell(Math.min(decision.waitMs, 50));
+          continue;
+        }
+        heldSince = undefined;
+        const batchKey = keys.batch(id, batchSeq++);
+        const taken = (await redis.eval(
+          TAKE,
+          6,
+          ...keys.queues,
+          batchKey,
+          keys.batches,
+          String(decision.size),
+          id,
+          keys.alivePrefix,
+        )) as string[];
+        if (taken.length === 0) continue;
+        active++;
+        const run = runBatch(taken, batchKey, binds).finally(() => {
+          active--;
+          running.delete(run);
+          const freed = slotFreed;
+          slotFreed = [];
+          for (const f of freed) f();
+        });
+        running.add(run);
+      } catch (error) {
+        if (closed || !leading) return;
+        report(error, 'fetch loop');
+        await sleep(200);
+      }
+    }
+  }
+
+  async function runBatch(taken: string[], batchKey: string, binds: boolean): Promise<void> {
+    const items = taken.map((raw) => JSON.parse(raw) as Item);
+    const { unique, slotOf } = groupIdentical(items, (c) => `${c.m}\u0000${JSON.stringify(c.i)}`);
+    let replies: string[];
+    let ok = true;
+    try {
+      if (!transport) throw new GamedataError('budget: no transport attached');
+      const results = await transport.send(unique.map((c) => ({ procedure: c.m, input: c.i })));
+      replies = items.map((c, i) => {
+        const r = results[slotOf[i] ?? -1];
+        return r
+          ? encodeResult(c.id, r)
+          : encodeFailure(c.id, new GamedataError(`budget: no result for ${c.m}`));
+      });
+    } catch (error) {
+      ok = false;
+      const e = GamedataError.from(error);
+      replies = items.map((c) => encodeFailure(c.id, e));
+    }
+    const byTarget = new Map<string, string[]>();
+    items.forEach((c, i) => {
+      const list = byTarget.get(c.r) ?? [];
+      list.push(replies[i] ?? '');
+      byTarget.set(c.r, list);
+    });
+    const pipe = redis.pipeline();
+    for (const [target, list] of byTarget) {
+      pipe.rpush(keys.replies(target), ...list).pexpire(keys.replies(target), Math.max(60_000, leaseMs * 4));
+    }
+    pipe.del(batchKey).hdel(keys.batches, batchKey);
+    pipe.hincrby(keys.stats, 'slots', unique.length).hincrby(keys.stats, 'calls', items.length);
+    try {
+      await pipe.exec();
+    } catch (error) {
+      report(error, 'delivering replies');
+    }
+    const byPriority = CALL_PRIORITIES.map(() => 0);
+    for (const c of items) byPriority[c.p] = (byPriority[c.p] ?? 0) + 1;
+    options.onBatch?.({ calls: items.length, slots: unique.length, byPriority, binds, ok });
+  }
+
+  async function tick(): Promise<void> {
+    if (closed) return;
+    try {
+      await redis.set(keys.alive(id), '1', 'PX', leaseMs * 2);
+      if (!transport || options.fetcher === false) return;
+      if (leading) {
+        if (Number(await redis.eval(RENEW, 1, keys.leader, id, String(leaseMs))) !== 1) {
+          leading = false;
+          return;
+        }
+      } else {
+        if ((await redis.set(keys.leader, id, 'PX', leaseMs, 'NX')) !== 'OK') return;
+        leading = true;
+        await adoptPersisted();
+        void lead();
+      }
+      await redis.eval(RECOVER, 5, ...keys.queues, keys.batches, keys.alivePrefix, id);
+    } catch (error) {
+      report(error, 'lease');
+    }
+  }
+
+  function startTicks(): void {
+    const run = (): void => {
+      ticking = tick();
+    };
+    run();
+    timer = setInterval(run, tickMs);
+    timer.unref();
+  }
+
+  const router: CallRouter = { route };
+
+  return {
+    id,
+    keys,
+    limiter,
+    attach(t) {
+      if (transport) throw new ConfigError('budget: already attached to a client (one client per budget)');
+      transport = t;
+      startTicks();
+      return router;
+    },
+    isLeader: () => leading,
+    async snapshot() {
+      const pipe = redis.pipeline();
+      for (const q of keys.queues) pipe.llen(q);
+      pipe.get(keys.leader).get(keys.pause).hgetall(keys.state).hgetall(keys.stats);
+      const res = (await pipe.exec()) ?? [];
+      const value = (i: number): unknown => res[i]?.[1];
+      const waiting = Object.fromEntries(CALL_PRIORITIES.map((p, i) => [p, Number(value(i) ?? 0)])) as Record<
+        CallPriority,
+        number
+      >;
+      const n = CALL_PRIORITIES.length;
+      const state = (value(n + 2) ?? {}) as Record<string, string>;
+      const stats = (value(n + 3) ?? {}) as Record<string, string>;
+      const opt = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
+      const pauseUntil = Number(value(n + 1) ?? 0);
+      return {
+        waiting,
+        leader: (value(n) as string | null) ?? null,
+        pauseUntil: pauseUntil > now() ? pauseUntil : 0,
+        limit: opt(state['limit']),
+        remaining: opt(state['remaining']),
+        resetAt: opt(state['resetAt']),
+        requests: Number(stats['requests'] ?? 0),
+        slots: Number(stats['slots'] ?? 0),
+        calls: Number(stats['calls'] ?? 0),
+        status429: Number(stats['status429'] ?? 0),
+      };
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (timer) clearInterval(timer);
+      await ticking;
+      const wasLeading = leading;
+      leading = false;
+      for (const f of slotFreed) f();
+      slotFreed = [];
+      await Promise.allSettled([...running]);
+      try {
+        if (wasLeading) await redis.eval(RELEASE, 1, keys.leader, id);
+        await redis.del(keys.alive(id), replyKey);
+      } catch (error) {
+        report(error, 'close');
+      }
+      const error = new AbortedError('budget: closed');
+      for (const p of pending.values()) p.reject(error);
+      pending.clear();
+      replyConn?.disconnect();
+      bellConn?.disconnect();
+      await replyLoop;
+    },
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * Pure token accounting of one API key's request budget, driven by the upstream's `ratelimit-*` headers (no
+ * hard-coded limit): each answer says how many requests remain and when the window resets; requests in flight are
+ * assumed not yet counted; a 429 sets one pause. The shared budget's fetcher keeps one state per key.
+ */
+
+export interface TokenBudgetState {
+  /** `ratelimit-limit` of the last answer. */
+  limit: number | undefined;
+  /** Requests we may still start in this window (our estimate, never above the server's count). */
+  remaining: number | undefined;
+  /** When the window resets (epoch ms), from `ratelimit-reset`. */
+  resetAt: number | undefined;
+  /** No request before this (epoch ms): a 429's `Retry-After`. */
+  pauseUntil: number;
+  /** Requests started and not answered. */
+  inFlight: number;
+  /** An answer came back (with or without headers). */
+  answered: boolean;
+  /** Moving average of request durations (ms), for the binding estimate. */
+  latencyMs: number;
+}
+
+export interface TokenBudgetOptions {
+  /** Requests kept in reserve below the server's remaining count. @default 2 */
+  reserve: number;
+  /** Extra wait after the announced reset (clock skew, rounding). @default 250 */
+  resetMarginMs: number;
+}
+
+export const DEFAULT_TOKEN_BUDGET_OPTIONS: Readonly<TokenBudgetOptions> = { reserve: 2, resetMarginMs: 250 };
+
+/** What one answer said. */
+export interface BudgetObservation {
+  status: number | undefined;
+  limit?: number | undefined;
+  remaining?: number | undefined;
+  /** `ratelimit-reset`, seconds. */
+  resetSeconds?: number | undefined;
+  retryAfterMs?: number | undefined;
+  /** How long the request took. */
+  durationMs?: number | undefined;
+}
+
+/** A fresh budget: nothing known, one request at a time until an answer says more. */
+export function initialTokenBudget(latencyMs = 1000): TokenBudgetState {
+  return {
+    limit: undefined,
+    remaining: undefined,
+    resetAt: undefined,
+    pauseUntil: 0,
+    inFlight: 0,
+    answered: false,
+    latencyMs,
+  };
+}
+
+/** The state as of `now`: a window past its reset (plus margin) gives the full limit back, less what is in flight. */
+export function rollWindow(s: TokenBudgetState, now: number, o: TokenBudgetOptions): TokenBudgetState {
+  if (s.resetAt === undefined || now < s.resetAt + o.resetMarginMs) return s;
+  return {
+    ...s,
+    remaining: s.limit === undefined ? undefined : Math.max(0, s.limit - s.inFlight),
+    resetAt: undefined,
+  };
+}
+
+/**
+ * How long to wait before the next request may start: 0 = now; `untilAnswer` = wait for a request in flight to
+ * answer (the budget is still unknown), with `waitMs` as a fallback poll.
+ */
+export function waitBeforeRequest(
+  state: TokenBudgetState,
+  now: number,
+  o: TokenBudgetOptions,
+): { waitMs: number; untilAnswer: boolean } {
+  if (state.pauseUntil > now) return { waitMs: state.pauseUntil - now, untilAnswer: false };
+  const s = rollWindow(state, now, o);
+  if (s.remaining === undefined) {
+    // Unknown budget: one request at a time until an answer tells; an upstream without headers is not paced.
+    if (s.inFlight === 0 || s.answered) return { waitMs: 0, untilAnswer: false };
+    return { waitMs: 1000, untilAnswer: true };
+  }
+  if (s.remaining > o.reserve) return { waitMs: 0, untilAnswer: false };
+  const waitMs = s.resetAt !== undefined ? Math.max(1, s.resetAt + o.resetMarginMs - now) : 1000;
+  return { waitMs, untilAnswer: true };
+}
+
+/** Counts one request as started (call only when {@link waitBeforeRequest} said 0). */
+export function startRequest(state: TokenBudgetState, now: number, o: TokenBudgetOptions): TokenBudgetState {
+  const s = rollWindow(state, now, o);
+  return {
+    ...s,
+    remaining: s.remaining === undefined ? undefined : s.remaining - 1,
+    inFlight: s.inFlight + 1,
+  };
+}
+
+/** Folds one answer (or a failure without answer: `status` undefined) into the state. */
+export function completeRequest(
+  state: TokenBudgetState,
+  obs: BudgetObservation,
+  now: number,
+  o: TokenBudgetOptions,
+): TokenBudgetState {
+  const s: TokenBudgetState = { ...rollWindow(state, now, o), inFlight: Math.max(0, state.inFlight - 1) };
+  if (obs.durationMs !== undefined && obs.status !== undefined)
+    s.latencyMs = Math.round(s.latencyMs * 0.8 + obs.durationMs * 0.2);
+  if (obs.status !== undefined) s.answered = true;
+  if (obs.limit !== undefined) s.limit = obs.limit;
+  if (obs.remaining !== undefined) {
+    // Requests still in flight may not be counted by the server yet: assume they are not.
+    const estimate = obs.remaining - s.inFlight;
+    s.remaining = s.remaining === undefined ? estimate : Math.min(s.remaining, estimate);
+    if (obs.resetSeconds !== undefined) {
+      const resetAt = now + obs.resetSeconds * 1000;
+      // A later reset means a new window: trust the server's count for it.
+      if (s.resetAt === undefined || resetAt > s.resetAt + 1000) s.remaining = estimate;
+      s.resetAt = resetAt;
+    }
+  }
+  if (obs.status === 429) {
+    const pause = obs.retryAfterMs ?? (s.resetAt !== undefined ? s.resetAt - now : 1000);
+    s.pauseUntil = Math.max(s.pauseUntil, now + pause + o.resetMarginMs);
+    s.remaining = 0;
+  }
+  return s;
+}
+
+/**
+ * Whether the budget binds: sending every call at once, `maxInFlight` requests at a time, would spend the tokens
+ * left before the window resets. Then a token is worth a full batch. Unknown budgets never bind.
+ */
+export function budgetBinds(
+  state: TokenBudgetState,
+  now: number,
+  o: TokenBudgetOptions,
+  maxInFlight: number,
+): boolean {
+  if (state.pauseUntil > now) return true;
+  const s = rollWindow(state, now, o);
+  if (s.remaining === undefined) return false;
+  const spendable = s.remaining - o.reserve;
+  if (spendable <= 0) return true;
+  if (s.resetAt === undefined) return false;
+  const windowLeftMs = s.resetAt + o.resetMarginMs - now;
+  const spendAtFullSpeed = (maxInFlight * windowLeftMs) / Math.max(1, s.latencyMs);
+  return spendable < spendAtFullSpeed;
+}

@@ -1,0 +1,59 @@
+/** Properties of the hold-or-send decision. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decideSend } from '../../../src/budget/send-decision.js';
+
+const input = fc.record({
+  waiting: fc.integer({ min: 0, max: 500 }),
+  heldMs: fc.integer({ min: 0, max: 5000 }),
+  binds: fc.boolean(),
+  maxBatch: fc.integer({ min: 1, max: 50 }),
+  maxHoldMs: fc.integer({ min: 0, max: 3000 }),
+});
+
+describe('decideSend', () => {
+  it('never sends more than maxBatch nor more than waits; idle only when nothing waits', () => {
+    fc.assert(
+      fc.property(input, (i) => {
+        const d = decideSend(i);
+        if (i.waiting === 0) expect(d).toEqual({ action: 'idle' });
+        if (d.action === 'send') {
+          expect(d.size).toBe(Math.min(i.waiting, i.maxBatch));
+          expect(d.size).toBeGreaterThan(0);
+        }
+      }),
+    );
+  });
+
+  it('while the budget binds, a partial batch goes only after the hold', () => {
+    fc.assert(
+      fc.property(input, (i) => {
+        const d = decideSend({ ...i, binds: true });
+        if (d.action === 'send' && d.size < i.maxBatch) expect(i.heldMs).toBeGreaterThanOrEqual(i.maxHoldMs);
+        if (d.action === 'hold') {
+          expect(i.waiting).toBeLessThan(i.maxBatch);
+          expect(d.waitMs).toBe(i.maxHoldMs - i.heldMs);
+          expect(d.waitMs).toBeGreaterThan(0);
+        }
+      }),
+    );
+  });
+
+  it('when the budget does not bind, latency wins: whatever waits goes at once', () => {
+    fc.assert(
+      fc.property(input, (i) => {
+        const d = decideSend({ ...i, binds: false });
+        expect(d.action).toBe(i.waiting === 0 ? 'idle' : 'send');
+      }),
+    );
+  });
+
+  it('a full batch never waits', () => {
+    fc.assert(
+      fc.property(input, (i) => {
+        const d = decideSend({ ...i, waiting: i.maxBatch + (i.waiting % 7) });
+        expect(d).toEqual({ action: 'send', size: i.maxBatch });
+      }),
+    );
+  });
+});
