@@ -46,13 +46,14 @@ export interface SeenSetBackend {
 export interface RedisSeenSetOptions {
   /**
    * Average entries per bucket before linear hashing splits one more bucket. A lookup scans one bucket
-   * (`bucketEntries` x 8 or 13 bytes), an insert rewrites it. Any value is correct; processes may differ.
-   * @default 512
+   * (`bucketEntries` x 8 or 13 bytes) and an insert rewrites it (the AOF logs the whole bucket); each bucket key
+   * costs ~110 bytes. Any value is correct; processes may differ.
+   * @default 256
    */
   bucketEntries?: number;
 }
 
-export const DEFAULT_REDIS_SEEN_SET_OPTIONS = { bucketEntries: 512 } as const;
+export const DEFAULT_REDIS_SEEN_SET_OPTIONS = { bucketEntries: 256 } as const;
 
 // Mirrors seen-encoding.ts (entryHash, bucketHash, bucketAddress, versionCovered, versionReplaces).
 const PRELUDE = `
@@ -122,7 +123,7 @@ for r = 2, #ARGV, 3 do
     local pi = redis.call('HGET', base .. ':v2:proc', sub(b12, 5, 9))
     if pi then
       compact = true
-      local e = sub(b12, 1, 4) .. sub(b12, 10, 11) .. pi
+      local e = string.char(bit.band(bit.bxor(byte(b12, 11), byte(b12, 4)), 255)) .. sub(b12, 1, 4) .. sub(b12, 10, 10) .. pi
       local key = base .. ':v2:b:' .. address(e, byte(b12, 12), L, S)
       local b = buckets[key]
       if b == nil then b = redis.call('GET', key) or ''; buckets[key] = b end
@@ -167,7 +168,7 @@ for k = 1, #KEYS do
       end
       if pi then
         compact = true
-        local e = sub(b12, 1, 4) .. sub(b12, 10, 11) .. pi
+        local e = string.char(bit.band(bit.bxor(byte(b12, 11), byte(b12, 4)), 255)) .. sub(b12, 1, 4) .. sub(b12, 10, 10) .. pi
         local key = base .. ':v2:b:' .. address(e, byte(b12, 12), L, S)
         local b = buckets[key]
         if b == nil then b = redis.call('GET', key) or ''; buckets[key] = b end

@@ -29,9 +29,10 @@ const timeMs = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2054, 0, 1)
 /** Rebuilds the 12 ObjectId bytes from what the layout keeps: the entry, the bucket address, the process part. */
 function rebuild(entry: Buffer, address: number, part: Buffer): Buffer {
   const b = Buffer.alloc(12);
-  entry.copy(b, 0, 0, 4);
+  entry.copy(b, 0, 1, 5);
   part.copy(b, 4);
-  entry.copy(b, 9, 4, 6);
+  b[9] = entry[5]!;
+  b[10] = entry[0]! ^ entry[4]!;
   b[11] = counterLowFromAddress(entry, address);
   return b;
 }
