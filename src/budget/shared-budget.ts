@@ -64,7 +64,7 @@ export interface SharedBudgetOptions {
   now?: (() => number) | undefined;
   /** Errors that reach no caller (Redis hiccups of the background loops). */
   onError?: ((error: GamedataError) => void) | undefined;
-  /** Called after each batch this process fetched (metrics, tests). */
+  /** Called when this process (as the fetcher) takes a batch, before it is sent (metrics, tests). */
   onBatch?: ((info: BatchInfo) => void) | undefined;
 }
 
@@ -90,7 +90,6 @@ export interface BatchInfo {
   byPriority: number[];
   /** Whether the budget bound when the batch was chosen. */
   binds: boolean;
-  ok: boolean;
 }
 
 /** The budget of one key as Redis holds it (for `status` and `/metrics`). */
@@ -418,8 +417,10 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   async function runBatch(taken: string[], batchKey: string, binds: boolean): Promise<void> {
     const items = taken.map((raw) => JSON.parse(raw) as Item);
     const { unique, slotOf } = groupIdentical(items, (c) => `${c.m}\u0000${JSON.stringify(c.i)}`);
+    const byPriority = CALL_PRIORITIES.map(() => 0);
+    for (const c of items) byPriority[c.p] = (byPriority[c.p] ?? 0) + 1;
+    options.onBatch?.({ calls: items.length, slots: unique.length, byPriority, binds });
     let replies: string[];
-    let ok = true;
     try {
       if (!transport) throw new GamedataError('budget: no transport attached');
       const results = await transport.send(unique.map((c) => ({ procedure: c.m, input: c.i })));
@@ -430,7 +431,6 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           : encodeFailure(c.id, new GamedataError(`budget: no result for ${c.m}`));
       });
     } catch (error) {
-      ok = false;
       const e = GamedataError.from(error);
       replies = items.map((c) => encodeFailure(c.id, e));
     }
@@ -451,9 +451,6 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     } catch (error) {
       report(error, 'delivering replies');
     }
-    const byPriority = CALL_PRIORITIES.map(() => 0);
-    for (const c of items) byPriority[c.p] = (byPriority[c.p] ?? 0) + 1;
-    options.onBatch?.({ calls: items.length, slots: unique.length, byPriority, binds, ok });
   }
 
   async function tick(): Promise<void> {
