@@ -10,6 +10,10 @@
  * 3. `stack`: `scripts/stack.sh up` (Kafka/Apicurio/Redis from package registries, see README), which reuses
  *    services already running on its ports and leaves them running afterwards for the next run.
  * Nothing is ever skipped: when the services cannot be had, setup throws and every test of the project fails.
+ *
+ * The warehouse (Kafka Connect + PostgreSQL, for test/e2e/warehouse.test.ts): `CONNECT_URL` and `WAREHOUSE_URL`
+ * when both are set, else `scripts/stack.sh up --with warehouse` (which reuses the services already answering);
+ * with containers and without those variables there is none, and `warehouseUrls()` says why.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +29,12 @@ declare module 'vitest' {
     redisUrl: string;
     /** Where the services came from. */
     servicesSource: ServicesSource;
+    /** Kafka Connect REST URL, e.g. `http://127.0.0.1:18083` ('' = none, see `warehouseMissing`). */
+    connectUrl: string;
+    /** `postgresql://...` of the warehouse database ('' = none). */
+    warehouseUrl: string;
+    /** Why there is no warehouse ('' when there is one). */
+    warehouseMissing: string;
   }
 }
 
@@ -65,6 +75,12 @@ export async function setup(project: TestProject): Promise<void> {
   }
 
   await waitForServices(urls);
+  const warehouse = await findWarehouse(source);
+  project.provide('connectUrl', warehouse.connectUrl);
+  project.provide('warehouseUrl', warehouse.warehouseUrl);
+  project.provide('warehouseMissing', warehouse.missing);
+  if (warehouse.missing === '')
+    Object.assign(process.env, { CONNECT_URL: warehouse.connectUrl, WAREHOUSE_URL: warehouse.warehouseUrl });
   project.provide('kafkaBrokers', urls.kafkaBrokers);
   project.provide('schemaRegistryUrl', urls.schemaRegistryUrl);
   project.provide('redisUrl', urls.redisUrl);
@@ -136,26 +152,33 @@ async function startContainers(): Promise<ServiceUrls> {
   };
 }
 
+/** Kafka Connect + PostgreSQL: from the environment, else from the local stack (not next to containers). */
+async function findWarehouse(
+  source: ServicesSource,
+): Promise<{ connectUrl: string; warehouseUrl: string; missing: string }> {
+  const connectUrl = process.env['CONNECT_URL'] ?? '';
+  const warehouseUrl = process.env['WAREHOUSE_URL'] ?? '';
+  if (connectUrl !== '' && warehouseUrl !== '') return { connectUrl, warehouseUrl, missing: '' };
+  if (source === 'containers')
+    return {
+      connectUrl,
+      warehouseUrl,
+      missing: 'set CONNECT_URL and WAREHOUSE_URL (no warehouse next to containers)',
+    };
+  const env = await runStackUp(['--with', 'warehouse']);
+  return {
+    connectUrl: env.get('CONNECT_URL') ?? '',
+    warehouseUrl: env.get('WAREHOUSE_URL') ?? '',
+    missing: '',
+  };
+}
+
 /** Runs `scripts/stack.sh up` (its progress goes to our stderr) and parses the `export NAME=value` lines. */
 async function startStack(): Promise<ServiceUrls> {
-  const script = `${ROOT}scripts/stack.sh`;
-  const stdout = await new Promise<string>((resolve, reject) => {
-    const child = spawn('bash', [script, 'up'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(out)
-        : reject(new Error(`scripts/stack.sh up failed (exit ${code}); see its log above`)),
-    );
-  });
-  const env = new Map<string, string>();
-  for (const match of stdout.matchAll(/^export ([A-Z_]+)=(.*)$/gm)) env.set(match[1] ?? '', match[2] ?? '');
+  const env = await runStackUp([]);
   const get = (name: string): string => {
     const value = env.get(name);
-    if (value === undefined || value === '')
-      throw new Error(`scripts/stack.sh up printed no ${name}: ${stdout}`);
+    if (value === undefined || value === '') throw new Error(`scripts/stack.sh up printed no ${name}`);
     return value;
   };
   return {
@@ -163,6 +186,24 @@ async function startStack(): Promise<ServiceUrls> {
     schemaRegistryUrl: get('SCHEMA_REGISTRY_URL'),
     redisUrl: get('REDIS_URL'),
   };
+}
+
+async function runStackUp(args: string[]): Promise<Map<string, string>> {
+  const script = `${ROOT}scripts/stack.sh`;
+  const stdout = await new Promise<string>((resolve, reject) => {
+    const child = spawn('bash', [script, 'up', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`scripts/stack.sh up ${args.join(' ')} failed (exit ${code}); see its log above`)),
+    );
+  });
+  const env = new Map<string, string>();
+  for (const match of stdout.matchAll(/^export ([A-Z_]+)=(.*)$/gm)) env.set(match[1] ?? '', match[2] ?? '');
+  return env;
 }
 
 async function setBackwardCompatibility(registryUrl: string): Promise<void> {

@@ -77,6 +77,18 @@ export function serviceUrls(): ServiceUrls {
   return { kafkaBrokers: kafkaBrokers.split(','), schemaRegistryUrl, redisUrl, source };
 }
 
+/** Kafka Connect and the warehouse database from the global setup (throws, saying why, when there are none). */
+export function warehouseUrls(): { connectUrl: string; warehouseUrl: string } {
+  const missing = inject('warehouseMissing');
+  const connectUrl = inject('connectUrl');
+  const warehouseUrl = inject('warehouseUrl');
+  if (missing || !connectUrl || !warehouseUrl)
+    throw new Error(
+      `no Kafka Connect / warehouse for this test: ${missing || 'run it in the vitest project "services"'}`,
+    );
+  return { connectUrl, warehouseUrl };
+}
+
 /** A fresh unique prefix, e.g. `it-smoke-1a2b3c4d`. */
 export function uniquePrefix(label: string): string {
   const safe = label.toLowerCase().replace(/[^a-z0-9-]+/g, '-');
