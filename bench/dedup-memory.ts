@@ -133,8 +133,8 @@ async function main(): Promise<void> {
           await redis.sadd(`${prefix}:bin`, ...c.map((id) => Buffer.from(id, 'hex')));
       },
     );
-    // Hash buckets keyed by 2 bytes of a hash of the id, field = the 12 bytes (the prefix trick below saves 2),
-    // value ''. Bucket count so a bucket stays under 512 entries (listpack).
+    // Listpack hashes (value ''), a bucket count that keeps each under 512 entries, 10-byte fields: what an exact
+    // scheme with two id bytes in the bucket address would store. A memory figure only (these fields are not exact).
     const hashBuckets = 2 ** Math.ceil(Math.log2(RECORDS / 400));
     await measure(
       redis,
