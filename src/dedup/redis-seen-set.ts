@@ -13,6 +13,7 @@
  * derived from the seen-set's name (buckets are found through the meta hash): fine on a single Redis, not on a
  * cluster.
  */
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ConfigError } from '../errors.js';
 import { encodeVersion, MIN_LEVEL, MAX_PROCESS_INDEX } from './seen-encoding.js';
@@ -216,6 +217,19 @@ return 0
 const LOCK_SCRIPT = `local r = {} for i, k in ipairs(KEYS) do if redis.call('set', k, ARGV[1], 'PX', ARGV[2], 'NX') then r[i] = 1 else r[i] = 0 end end return r`;
 const UNLOCK_SCRIPT = `for i, k in ipairs(KEYS) do if redis.call('get', k) == ARGV[1] then redis.call('del', k) end end return 0`;
 
+/** Runs a script by its SHA1 (the body is sent only when Redis does not have it cached yet: NOSCRIPT). */
+function scriptRunner(redis: Redis, body: string): (numKeys: number, args: string[]) => Promise<unknown> {
+  const sha = createHash('sha1').update(body).digest('hex');
+  return async (numKeys, args) => {
+    try {
+      return await redis.evalsha(sha, numKeys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return redis.eval(body, numKeys, ...args);
+    }
+  };
+}
+
 function recordArgs(entries: readonly SeenEntry[], versioned: boolean): string[] {
   const args: string[] = [];
   for (const e of entries) {
@@ -231,28 +245,22 @@ export function createRedisSeenSet(redis: Redis, options: RedisSeenSetOptions = 
   if (!Number.isSafeInteger(bucketEntries) || bucketEntries < 1)
     throw new ConfigError(`option bucketEntries must be an integer >= 1, got ${String(bucketEntries)}`);
   const width = (versioned: boolean): string => (versioned ? '13' : '8');
+  const hasScript = scriptRunner(redis, HAS_SCRIPT);
+  const addScript = scriptRunner(redis, ADD_SCRIPT);
   return {
     async has(name, versioned, entries) {
       if (entries.length === 0) return [];
-      const r = (await redis.eval(
-        HAS_SCRIPT,
-        1,
-        name,
-        width(versioned),
-        ...recordArgs(entries, versioned),
-      )) as number[];
+      const r = (await hasScript(1, [name, width(versioned), ...recordArgs(entries, versioned)])) as number[];
       return entries.map((_, i) => r[i] === 1);
     },
     async add(names, versioned, entries) {
       if (entries.length === 0 || names.length === 0) return;
-      await redis.eval(
-        ADD_SCRIPT,
-        names.length,
+      await addScript(names.length, [
         ...names,
         width(versioned),
         String(bucketEntries),
         ...recordArgs(entries, versioned),
-      );
+      ]);
     },
     async drop(names) {
       for (const name of names) {

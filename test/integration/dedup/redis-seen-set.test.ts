@@ -213,6 +213,11 @@ describe('createRedisSeenSet on real Redis', () => {
     expect((await migrateLegacySeenSets(redis, createRedisSeenSet(redis), { prefix: p })).sets).toEqual([]);
   });
 
+  it('a script Redis has not cached answers NOSCRIPT, the error the backend falls back to EVAL on', async () => {
+    // (Flushing the shared Redis' script cache would disturb other users; this checks the error the fallback reads.)
+    await expect(redis.evalsha('0'.repeat(40), 0)).rejects.toThrow(/^NOSCRIPT/);
+  });
+
   it("locks: each key once per owner until unlocked or expired; unlock frees only the owner's keys", async () => {
     const seen = createRedisSeenSet(redis);
     const keys = [`${prefix}:l1`, `${prefix}:l2`, `${prefix}:l3`];
