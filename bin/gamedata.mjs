@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-// Package bin: runs the TypeScript CLI through tsx's ESM loader, so no build step is needed after `npm ci`.
-import { register } from 'tsx/esm/api';
-register();
-await import('../src/cli/main.ts');
+// Package bin: runs the compiled CLI (dist/, built by `npm run build` on prepare/prepack).
+// In a checkout without a build, use `npm run gamedata -- <args>` (tsx, from source).
+await import('../dist/cli/main.js');

@@ -1,46 +1,16 @@
 #!/usr/bin/env node
 /**
- * `gamedata` CLI entry. Each sub-command lives in `commands/<name>.ts` and exports `register(program)`; this file
- * only wires them up and turns errors into one clear line and a non-zero exit code.
+ * `gamedata` CLI entry. Each sub-command lives in `commands/<name>.ts` and exports `register(program)`;
+ * `command-table.ts` lists them (loaded lazily: only the command being run is imported). This file turns errors
+ * into one clear line and a non-zero exit code.
  */
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { GamedataError, ConfigError } from '../errors.js';
-import { register as registerSimulate } from './commands/simulate.js';
-import { register as registerSchemas } from './commands/schemas.js';
-import { register as registerTopics } from './commands/topics.js';
-import { register as registerBackfill } from './commands/backfill.js';
-import { register as registerWorker } from './commands/worker.js';
-import { register as registerVerify } from './commands/verify.js';
-import { register as registerTail } from './commands/tail.js';
-import { register as registerStatus } from './commands/status.js';
-import { register as registerDemo } from './commands/demo.js';
-import { register as registerConnect } from './commands/connect.js';
-
-export function buildProgram(): Command {
-  const program = new Command('gamedata')
-    .description('Ingest the game-data API into Kafka: exact, deduplicated, Avro-described records.')
-    .showHelpAfterError()
-    .exitOverride();
-  for (const register of [
-    registerSimulate,
-    registerSchemas,
-    registerTopics,
-    registerBackfill,
-    registerWorker,
-    registerVerify,
-    registerTail,
-    registerStatus,
-    registerDemo,
-    registerConnect,
-  ]) {
-    register(program);
-  }
-  return program;
-}
+import { buildProgram } from './command-table.js';
 
 async function main(argv: string[]): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(argv.slice(2))).parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       process.exitCode = error.exitCode;
