@@ -9,14 +9,16 @@
  * validation, framing) is the library's.
  * Isolated here so it can be dropped when the library caches cheaply itself.
  */
-import { AvroDeserializer, AvroSerializer } from '@confluentinc/schemaregistry';
+// Deep imports: the library's index loads every KMS SDK (AWS, Azure, GCP, Vault), ~1 s of start-up we never use.
+import { AvroDeserializer, AvroSerializer } from '@confluentinc/schemaregistry/dist/serde/avro.js';
 import type {
+  AvroDeserializerConfig,
   AvroSerializerConfig,
-  Client,
-  RuleRegistry,
-  SchemaInfo,
-  SerdeType,
-} from '@confluentinc/schemaregistry';
+} from '@confluentinc/schemaregistry/dist/serde/avro.js';
+import { SubjectNameStrategyType } from '@confluentinc/schemaregistry/dist/serde/serde.js';
+import type { SerdeType } from '@confluentinc/schemaregistry/dist/serde/serde.js';
+import type { Client, SchemaInfo } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
+import type { RuleRegistry } from '@confluentinc/schemaregistry/dist/serde/rule-registry.js';
 
 type Compiled = Awaited<ReturnType<AvroSerializer['toType']>>;
 
@@ -40,18 +42,47 @@ function cachedToType(
   return compiled;
 }
 
-/** AvroSerializer with an O(1) compiled-type cache (see the file comment). */
+/**
+ * The subject of a topic's values is `<topic>-value` (TopicNameStrategy) unless the caller chose otherwise. The
+ * library's default (ASSOCIATED) first asks the registry `GET /associations/resources/...` for every topic: a call
+ * the pipeline does not need, which Apicurio's Confluent-compatible API does not serve, and which timed out during a
+ * registry cold start in CI.
+ */
+function withTopicSubjects<C extends { subjectNameStrategyType?: unknown; subjectNameStrategy?: unknown }>(
+  conf: C,
+): C {
+  if (conf.subjectNameStrategyType != null || conf.subjectNameStrategy != null) return conf;
+  return { ...conf, subjectNameStrategyType: SubjectNameStrategyType.TOPIC };
+}
+
+/** AvroSerializer with an O(1) compiled-type cache (see the file comment); subjects by topic name. */
 export class CachedAvroSerializer extends AvroSerializer {
   readonly #types = new Map<string, Promise<Compiled>>();
+
+  constructor(client: Client, serdeType: SerdeType, conf: AvroSerializerConfig, ruleRegistry?: RuleRegistry) {
+    super(client, serdeType, withTopicSubjects(conf), ruleRegistry);
+  }
 
   override toType(info: SchemaInfo): Promise<Compiled> {
     return cachedToType(this.#types, info, (i) => super.toType(i));
   }
 }
 
-/** AvroDeserializer with an O(1) compiled-type cache (see the file comment). */
+/**
+ * AvroDeserializer with an O(1) compiled-type cache (see the file comment); subjects by topic name, so the writer
+ * schema is looked up by the frame's id alone (`GET /schemas/ids/{id}`, cached), never through `/associations`.
+ */
 export class CachedAvroDeserializer extends AvroDeserializer {
   readonly #types = new Map<string, Promise<Compiled>>();
+
+  constructor(
+    client: Client,
+    serdeType: SerdeType,
+    conf: AvroDeserializerConfig,
+    ruleRegistry?: RuleRegistry,
+  ) {
+    super(client, serdeType, withTopicSubjects(conf), ruleRegistry);
+  }
 
   override toType(info: SchemaInfo): Promise<Compiled> {
     return cachedToType(this.#types, info, (i) => super.toType(i));

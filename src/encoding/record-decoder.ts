@@ -3,9 +3,9 @@
  * the frame (AvroDeserializer, no reader schema), then mapped back to the upstream record shape
  * (`fromAvroValue`). Used by tests and `verify`.
  */
-import { SerdeType } from '@confluentinc/schemaregistry';
+import { SerdeType } from '@confluentinc/schemaregistry/dist/serde/serde.js';
 import { CachedAvroDeserializer } from './cached-avro-serde.js';
-import type { Client } from '@confluentinc/schemaregistry';
+import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import { RESOURCE_INFO } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
 import { EncodingError } from '../errors.js';

@@ -5,8 +5,10 @@
  * path in its base URL (axios `baseURL` + relative request paths), so `baseURLs: [url]` works as is and no
  * workaround is needed; the integration tests prove it against the real registry.
  */
-import { RestError, SchemaRegistryClient } from '@confluentinc/schemaregistry';
-import type { Client } from '@confluentinc/schemaregistry';
+// Deep imports: the library's index loads every KMS SDK (AWS, Azure, GCP, Vault), ~1 s of start-up we never use.
+import { RestError } from '@confluentinc/schemaregistry/dist/rest-error.js';
+import { SchemaRegistryClient } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
+import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import { ConfigError, GamedataError, ServiceError } from '../errors.js';
 
 export interface RegistryClientOptions {

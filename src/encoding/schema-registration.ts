@@ -3,7 +3,7 @@
  * `schemas check` commands). Subjects are `<prefix>.<resource>-value` (TopicNameStrategy), each set to
  * BACKWARD_TRANSITIVE so no future version can break a consumer of any earlier one.
  */
-import { Compatibility } from '@confluentinc/schemaregistry';
+import { Compatibility } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import type { Client } from '@confluentinc/schemaregistry';
 import { RESOURCES } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
