@@ -12,5 +12,9 @@ ensure_deps
 if [[ -z "${KAFKA_BROKERS:-}${SCHEMA_REGISTRY_URL:-}${REDIS_URL:-}" ]]; then
   eval "$(bash scripts/stack.sh up)"
 fi
+# --warehouse: Kafka Connect + PostgreSQL too (CONNECT_URL / WAREHOUSE_URL, else the local stack's)
+if [[ " $* " == *" --warehouse "* && -z "${CONNECT_URL:-}${WAREHOUSE_URL:-}" ]]; then
+  eval "$(bash scripts/stack.sh up --with warehouse | grep -E '^export (CONNECT_URL|WAREHOUSE_URL)=')"
+fi
 echo "demo: Kafka $KAFKA_BROKERS, schema registry $SCHEMA_REGISTRY_URL, Redis $REDIS_URL" >&2
 exec npx tsx src/cli/main.ts demo "$@"

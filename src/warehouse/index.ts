@@ -22,3 +22,5 @@ export type { CreateSinkConnectorsOptions, CreatedSinkConnector } from './create
 export { ensureWarehouseSchema } from './ensure-warehouse-schema.js';
 export { waitForSink } from './wait-for-sink.js';
 export type { WaitForSinkOptions } from './wait-for-sink.js';
+export { landInWarehouse, formatWarehouseReport } from './land-in-warehouse.js';
+export type { LandInWarehouseOptions, LandInWarehouseReport, LandedTable } from './land-in-warehouse.js';

@@ -9,10 +9,13 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { loadConfig } from '../../config/load-config.js';
 import { ConfigError } from '../../errors.js';
+import { RESOURCES } from '../../models/resources.js';
 import { parseResources } from '../../planner/index.js';
 import {
   createConnectClient,
   createSinkConnectors,
+  formatWarehouseReport,
+  landInWarehouse,
   sinkConnectorName,
   waitForSink,
 } from '../../warehouse/index.js';
@@ -122,4 +125,31 @@ export function register(program: Command): void {
         console.log(`${name}: ${(await s.connect.deleteConnector(name)) ? 'deleted' : 'not found'}`);
       }
     });
+}
+
+/**
+ * `gamedata demo --warehouse`: lands the demo's six topics in PostgreSQL (CONNECT_URL, WAREHOUSE_URL), prints each
+ * table's row count beside its topic's counts, and returns false on any difference.
+ */
+export async function landDemoInWarehouse(topicPrefix: string, brokers: string[]): Promise<boolean> {
+  const s = readConnectSettings({ warehouse: true }, topicPrefix);
+  console.log('');
+  console.log(
+    `warehouse: one JDBC sink per topic via ${loadConfig().connectUrl ?? ''}, waiting for them to catch up`,
+  );
+  const report = await landInWarehouse({
+    connect: s.connect,
+    brokers,
+    topicPrefix,
+    resources: [...RESOURCES],
+    warehouseUrl: s.warehouseUrl,
+    connectWarehouseUrl: s.connectWarehouseUrl,
+  });
+  for (const line of formatWarehouseReport(report)) console.log(line);
+  // the demo's tables stay; its sinks go (each demo run has its own prefix, so they would pile up in the worker)
+  for (const resource of RESOURCES) await s.connect.deleteConnector(sinkConnectorName(topicPrefix, resource));
+  console.log(
+    `warehouse: tables kept in schema ${report.tables[0]?.table.split('.')[0] ?? ''}; the demo's sinks removed`,
+  );
+  return report.ok;
 }

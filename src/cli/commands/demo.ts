@@ -34,6 +34,7 @@ interface DemoFlags {
   prefix?: string;
   faults?: string;
   latency?: string;
+  warehouse?: boolean;
 }
 
 function pad(s: string | number, n: number, right = false): string {
@@ -53,6 +54,7 @@ export function register(program: Command): void {
     .option('--prefix <prefix>', 'topic / key prefix (default: demo-<time>, so every demo starts empty)')
     .option('--faults <spec>', 'simulator faults, e.g. 5xx=0.05,reset=0.01,hang=0.005,malformed=0.002')
     .option('--latency <spec>', 'simulator latency: realistic | off | request=600,...')
+    .option('--warehouse', 'also land every topic in PostgreSQL via Kafka Connect; exit 1 if a table differs')
     .action(async (flags: DemoFlags) => {
       if (!['small', 'medium', 'large'].includes(flags.scale))
         throw new ConfigError(`--scale must be small, medium or large, got ${flags.scale}`);
@@ -180,6 +182,10 @@ export function register(program: Command): void {
         );
         failed = reports.some((r) => !r.ok);
         console.log(failed ? 'RESULT: MISSING RECORDS' : 'RESULT: OK (missing 0)');
+        if (flags.warehouse === true) {
+          const { landDemoInWarehouse } = await import('./connect.js');
+          if (!(await landDemoInWarehouse(prefix, settings.kafkaBrokers))) failed = true;
+        }
       } finally {
         await workers.close();
         await bull.quit();
