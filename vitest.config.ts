@@ -17,11 +17,24 @@ export default defineConfig({
         },
       },
       {
+        // Needs only Node and npm: the packed tarball installed into an empty project (npm pack builds dist/ first).
+        test: {
+          name: 'package',
+          include: ['test/integration/package/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
         // Real Kafka, schema registry and Redis, found or started by the global setup.
         test: {
           name: 'services',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
-          exclude: ['test/integration/simulator/**', 'test/integration/client/**'],
+          exclude: [
+            'test/integration/simulator/**',
+            'test/integration/client/**',
+            'test/integration/package/**',
+          ],
           globalSetup: ['test/global-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 180_000,
