@@ -8,11 +8,15 @@
  *   npx tsx bench/budget.ts                              # 1 and 4 processes, scale medium
  *   npx tsx bench/budget.ts --processes 1,4 --readers 100 --users 4000 --scale medium
  *   npx tsx bench/budget.ts --no-budget                  # today's in-process batching, for comparison
+ *   npx tsx bench/budget.ts --limit 60 --processes 4     # a keyed limit that binds hard (the issue's 60 / 60 s)
  *
  * Needs Redis (REDIS_URL, default redis://127.0.0.1:16379). Keys use a unique prefix and are deleted after.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createSharedBudget, runWithPriority } from '../src/budget/index.js';
@@ -86,10 +90,14 @@ async function child(o: ChildOptions): Promise<void> {
   await redis?.quit();
 }
 
+const scratch = mkdtempSync(join(tmpdir(), 'bench-budget-'));
+let spawned = 0;
+
 function spawnChild(o: ChildOptions): { ready: Promise<void>; done: Promise<ChildResult>; go: () => void } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify(o)], {
-    cwd: ROOT,
-  });
+  // The options (thousands of user ids) go through a file: argv is too small for them.
+  const file = join(scratch, `child-${spawned++}.json`);
+  writeFileSync(file, JSON.stringify(o));
+  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', file], { cwd: ROOT });
   let out = '';
   let err = '';
   let onReady: () => void = () => {};
@@ -113,7 +121,7 @@ const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 async function main(): Promise<void> {
   const childArg = flag('child');
-  if (childArg !== undefined) return child(JSON.parse(childArg) as ChildOptions);
+  if (childArg !== undefined) return child(JSON.parse(readFileSync(childArg, 'utf8')) as ChildOptions);
   const scale = (flag('scale') ?? 'medium') as Scale;
   const processes = (flag('processes') ?? '1,4').split(',').map(Number);
   const readers = Number(flag('readers') ?? 100);
@@ -121,8 +129,15 @@ async function main(): Promise<void> {
   const useBudget = !args.includes('--no-budget');
   console.log(`machine: ${describeMachine()}; date ${new Date().toISOString().slice(0, 10)}`);
   const t0 = performance.now();
-  const sim = await startSimulator({ seed: 1, scale, latency: REALISTIC_LATENCY });
-  const { keyed: limit, windowMs } = { keyed: 500, windowMs: 60_000 };
+  // --limit overrides the simulator's keyed limit (default 500 / 60 s) to show a budget that binds hard.
+  const limit = Number(flag('limit') ?? 500);
+  const windowMs = 60_000;
+  const sim = await startSimulator({
+    seed: 1,
+    scale,
+    latency: REALISTIC_LATENCY,
+    rateLimit: { enabled: true, keyed: limit, windowMs },
+  });
   console.log(
     `simulator ${scale} ready in ${fmt(performance.now() - t0)} ms; limit ${limit} / ${windowMs / 1000} s per key, realistic latency; ${useBudget ? 'shared budget' : 'NO budget (in-process batching)'}`,
   );
@@ -166,6 +181,7 @@ async function main(): Promise<void> {
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
     await sim.close();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 

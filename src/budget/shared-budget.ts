@@ -351,9 +351,12 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     await bellConn.blpop(keys.bell, Math.max(0.01, ms / 1000));
   }
 
+  let leadGeneration = 0;
   async function lead(): Promise<void> {
+    // A loop from an earlier term (lease lost, then won again) must not run beside this one.
+    const generation = ++leadGeneration;
     let heldSince: number | undefined;
-    while (leading && !closed) {
+    while (leading && !closed && generation === leadGeneration) {
       try {
         if (active >= maxInFlight) {
           await new Promise<void>((resolve) => slotFreed.push(resolve));
