@@ -46,7 +46,11 @@ export interface SharedBudgetOptions {
   defaultPriority?: CallPriority | undefined;
   /** Most calls per POST (the upstream refuses more than 50). @default 50 */
   maxBatchSize?: number | undefined;
-  /** Most requests the fetcher has in flight. @default 8 */
+  /**
+   * Most requests the fetcher has in flight. One fetcher carries the whole key, so it needs enough in flight to
+   * spend the budget: 500 / 60 s is 8.3 requests a second, and a request takes 0.6-2.3 s. The token budget, not
+   * this, keeps the key under its limit. @default 16
+   */
   maxInFlight?: number | undefined;
   /** Longest hold of a partial batch while the budget binds, ms. @default 1000 */
   maxHoldMs?: number | undefined;
@@ -72,7 +76,7 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   prefix: 'gamedata:budget:',
   defaultPriority: 'backfill',
   maxBatchSize: UPSTREAM_MAX_BATCH,
-  maxInFlight: 8,
+  maxInFlight: 16,
   maxHoldMs: 1000,
   leaseMs: 5000,
   reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,

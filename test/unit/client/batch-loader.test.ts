@@ -91,3 +91,55 @@ describe('batch loader', () => {
     await expect(b).resolves.toBe('echo:"b"');
   });
 });
+
+describe('batch loader with a router (shared budget)', () => {
+  /** A recording fake router: answers each call after `ms`, or fails it with `error`. */
+  function recordingRouter(error?: Error): {
+    routed: ProcedureCall[];
+    signals: AbortSignal[];
+    route: (call: ProcedureCall, signal: AbortSignal) => Promise<SlotResult>;
+  } {
+    const routed: ProcedureCall[] = [];
+    const signals: AbortSignal[] = [];
+    return {
+      routed,
+      signals,
+      async route(call, signal) {
+        routed.push(call);
+        signals.push(signal);
+        await new Promise((r) => setTimeout(r, 5));
+        if (error) throw error;
+        return { ok: true, data: `routed:${JSON.stringify(call.input)}` };
+      },
+    };
+  }
+
+  it('hands every distinct call to the router (never to the transport); identical calls share one', async () => {
+    const t = recordingTransport();
+    const router = recordingRouter();
+    const loader = createBatchLoader(t, { router });
+    const got = await Promise.all([
+      loader.load('user.getUserById', { userId: 'a' }),
+      loader.load('user.getUserById', { userId: 'a' }),
+      loader.load('user.getUserById', { userId: 'b' }),
+    ]);
+    expect(got).toEqual(['routed:{"userId":"a"}', 'routed:{"userId":"a"}', 'routed:{"userId":"b"}']);
+    expect(router.routed).toHaveLength(2);
+    expect(t.requests).toHaveLength(0);
+    expect(loader.pending()).toBe(0);
+  });
+
+  it('a router failure rejects every waiter of the call; a waiter that aborts alone aborts the routed call', async () => {
+    const failing = createBatchLoader(recordingTransport(), {
+      router: recordingRouter(new UpstreamError('boom', 502, undefined, undefined)),
+    });
+    await expect(failing.load('p', { x: 1 })).rejects.toThrow('boom');
+    const router = recordingRouter();
+    const loader = createBatchLoader(recordingTransport(), { router });
+    const controller = new AbortController();
+    const p = loader.load('p', { x: 2 }, controller.signal);
+    controller.abort();
+    await expect(p).rejects.toBeInstanceOf(AbortedError);
+    expect(router.signals[0]?.aborted).toBe(true);
+  });
+});
