@@ -10,14 +10,24 @@ import { RestError } from '@confluentinc/schemaregistry/dist/rest-error.js';
 import { SchemaRegistryClient } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import { ConfigError, GamedataError, ServiceError } from '../errors.js';
+import { resolveRetryPolicy, withRetry } from '../client/retry.js';
+import type { RetryPolicy } from '../client/retry.js';
 
 export interface RegistryClientOptions {
   /** Base URL of the Confluent-compatible API, e.g. `http://127.0.0.1:18081/apis/ccompat/v7`. Required. */
   url: string;
-  /** Per-request timeout. @default 10_000 */
+  /** Timeout of one request (each attempt gets the whole of it). @default 10_000 */
   timeoutMs?: number;
-  /** Retries of failed requests inside the library. @default 2 */
+  /**
+   * Retries of a call that failed retriably (no answer, timeout, 408, 429 or 5xx), with exponential backoff and full
+   * jitter from `retryDelayMs` up to `retryMaxDelayMs` (the project's `withRetry`). Deletes are not retried.
+   * @default 2
+   */
   maxRetries?: number;
+  /** Backoff before the first retry, doubling after. @default 200 */
+  retryDelayMs?: number;
+  /** Ceiling of one backoff. @default 2_000 */
+  retryMaxDelayMs?: number;
   /**
    * How long a subject's latest schema is cached by the serializer (`useLatestVersion`), so a newly registered
    * version is picked up without a restart. @default 300
@@ -28,12 +38,24 @@ export interface RegistryClientOptions {
 export const DEFAULT_REGISTRY_CLIENT_OPTIONS = {
   timeoutMs: 10_000,
   maxRetries: 2,
+  retryDelayMs: 200,
+  retryMaxDelayMs: 2_000,
   cacheLatestTtlSecs: 300,
 } as const satisfies Omit<Required<RegistryClientOptions>, 'url'>;
 
+/** Client methods that make no registry call (never retried). */
+const LOCAL_METHODS: ReadonlySet<PropertyKey> = new Set([
+  'config',
+  'close',
+  'clearCaches',
+  'clearLatestCaches',
+]);
+
 /**
- * A registry client for `url`.
- * @throws ConfigError when `url` is not an http(s) URL.
+ * A registry client for `url`: per-request timeout, retries of retriable failures. The library's own retries are
+ * off: its retry layer (axios-retry without `shouldResetTimeout`) counts the timeout across all attempts, so a
+ * request that timed out was never retried. Errors reach the caller as the library threw them (the last attempt's).
+ * @throws ConfigError when `url` is not an http(s) URL or an option is out of range.
  */
 export function createRegistryClient(options: RegistryClientOptions): Client {
   let parsed: URL;
@@ -46,13 +68,55 @@ export function createRegistryClient(options: RegistryClientOptions): Client {
     throw new ConfigError(`schema registry url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
   }
   const resolved = { ...DEFAULT_REGISTRY_CLIENT_OPTIONS, ...options };
-  return new SchemaRegistryClient({
-    baseURLs: [options.url.replace(/\/+$/, '')],
-    maxRetries: resolved.maxRetries,
-    retriesWaitMs: 200,
-    retriesMaxWaitMs: 2_000,
+  if (!Number.isInteger(resolved.maxRetries) || resolved.maxRetries < 0)
+    throw new ConfigError(`registry maxRetries must be an integer >= 0, got ${resolved.maxRetries}`);
+  if (!(resolved.timeoutMs > 0))
+    throw new ConfigError(`registry timeoutMs must be > 0, got ${resolved.timeoutMs}`);
+  const url = options.url.replace(/\/+$/, '');
+  const client = new SchemaRegistryClient({
+    baseURLs: [url],
+    maxRetries: 0,
     cacheLatestTtlSecs: resolved.cacheLatestTtlSecs,
     createAxiosDefaults: { timeout: resolved.timeoutMs },
+  });
+  const policy = resolveRetryPolicy({
+    maxAttempts: resolved.maxRetries + 1,
+    initialDelayMs: resolved.retryDelayMs,
+    maxDelayMs: resolved.retryMaxDelayMs,
+  });
+  return withRegistryRetries(client, url, policy);
+}
+
+/**
+ * `client` with every registry call (all methods but {@link LOCAL_METHODS} and deletes) run through `withRetry`.
+ * Internal calls of the library (one client method calling another) are not retried twice.
+ */
+export function withRegistryRetries(client: Client, url: string, policy: RetryPolicy): Client {
+  return new Proxy(client, {
+    get(target, key, receiver) {
+      const value: unknown = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => unknown;
+      if (LOCAL_METHODS.has(key) || String(key).startsWith('delete')) return method.bind(target);
+      return async (...args: unknown[]): Promise<unknown> => {
+        let last: unknown;
+        try {
+          return await withRetry(async () => {
+            try {
+              return await method.apply(target, args);
+            } catch (error) {
+              last = error;
+              // Only the registry's own failures are retried, by the status they carry.
+              throw isRegistryFailure(error)
+                ? toRegistryError(error, url, String(key))
+                : GamedataError.from(error);
+            }
+          }, policy);
+        } catch (error) {
+          throw last ?? error;
+        }
+      };
+    },
   });
 }
 
@@ -93,7 +157,7 @@ export function toRegistryError(error: unknown, url: string, action: string): Se
     'schema-registry',
     {
       cause: error,
-      retriable: status >= 500 || status === 429,
+      retriable: status >= 500 || status === 429 || status === 408,
     },
   );
 }
