@@ -414,7 +414,7 @@ cmd_status() {
 cmd_reset() {
   cmd_down
   log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data $POSTGRES_DIR/data"
-  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data"
+  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data" "$POSTGRES_ALT_DIR/data"
 }
 
 # Graceful restart of the Redis on $REDIS_PORT with the same dir/pidfile/logfile, so the AOF is reloaded.

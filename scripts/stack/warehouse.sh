@@ -17,6 +17,9 @@ WAREHOUSE_URL="postgresql://$WAREHOUSE_USER:$WAREHOUSE_USER@$HOST:$POSTGRES_PORT
 CONNECT_WAIT_S="${STACK_CONNECT_WAIT_S:-180}"
 POSTGRES_WAIT_S="${STACK_POSTGRES_WAIT_S:-60}"
 CONNECT_GROUP="${STACK_CONNECT_GROUP:-gamedata-connect}"
+POSTGRES_ALT_DIR="/tmp/gamedata-pg$STACK"   # see postgres_home
+
+postgres_log() { if [[ -f "$POSTGRES_ALT_DIR/postgres.log" ]]; then echo "$POSTGRES_ALT_DIR/postgres.log"; else echo "$POSTGRES_DIR/postgres.log"; fi; }
 
 print_warehouse_env() {
   printf 'export CONNECT_URL=%s\n' "$CONNECT_URL"
@@ -53,11 +56,28 @@ as_pg_owner() {
   if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-start_postgres() {
-  local bin data="$POSTGRES_DIR/data" i pid
-  bin="$(pg_bin_dir)"
+# The data directory: .stack/postgres/data, unless root runs us in a folder the `postgres` user cannot reach (a
+# checkout under /root): then /tmp/gamedata-pg<stack folder>/, whose path still names the stack folder (owned_pid).
+postgres_home() {
+  if [[ "$(id -u)" == 0 ]]; then
+    mkdir -p "$POSTGRES_DIR" && chown postgres: "$POSTGRES_DIR"
+    if ! runuser -u postgres -- test -w "$POSTGRES_DIR" 2>/dev/null; then
+      local alt="$POSTGRES_ALT_DIR"
+      mkdir -p "$alt" && chmod 755 /tmp/gamedata-pg && chown postgres: "$alt"
+      local d="$alt"; while [[ "$d" != /tmp/gamedata-pg && "$d" != / ]]; do chmod o+x "$d"; d="$(dirname "$d")"; done
+      printf '%s' "$alt"; return
+    fi
+  fi
   mkdir -p "$POSTGRES_DIR"
-  [[ "$(id -u)" == 0 ]] && chown postgres: "$POSTGRES_DIR"
+  printf '%s' "$POSTGRES_DIR"
+}
+
+start_postgres() {
+  local bin home data i pid
+  bin="$(pg_bin_dir)"
+  home="$(postgres_home)"
+  data="$home/data"
+  [[ "$home" == "$POSTGRES_DIR" ]] || log "postgres: the postgres user cannot reach $POSTGRES_DIR; data in $home"
   if [[ ! -f "$data/PG_VERSION" ]]; then
     log "postgres: initdb $data"
     rm -rf "$data"
@@ -68,22 +88,22 @@ start_postgres() {
   log "postgres: starting $("$bin/postgres" --version | awk '{print $3}') on $HOST:$POSTGRES_PORT"
   rm -f "$RUN_DIR/postgres.pid"
   # throwaway: no fsync; sockets in the data dir (not /run/postgresql, which may not exist)
-  as_pg_owner "$bin/pg_ctl" -D "$data" -l "$POSTGRES_DIR/postgres.log" -s \
+  as_pg_owner "$bin/pg_ctl" -D "$data" -l "$home/postgres.log" -s \
     -o "-p $POSTGRES_PORT -k $data -c listen_addresses=$HOST -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
-    start 9>&- >&2 || { log_tail postgres "$POSTGRES_DIR/postgres.log"; die "postgres: pg_ctl start failed"; }
+    start 9>&- >&2 || { log_tail postgres "$home/postgres.log"; die "postgres: pg_ctl start failed"; }
   for ((i = 0; i < 100; i++)); do
     pid="$(head -n 1 "$data/postmaster.pid" 2>/dev/null || true)"
     [[ "$pid" =~ ^[0-9]+$ ]] && { printf '%s' "$pid" >"$RUN_DIR/postgres.pid"; return 0; }
     sleep 0.1
   done
-  die "postgres: no postmaster.pid after 10 s (see $POSTGRES_DIR/postgres.log)"
+  die "postgres: no postmaster.pid after 10 s (see $home/postgres.log)"
 }
 
 # The role and database of WAREHOUSE_URL (idempotent; trust authentication on loopback, a throwaway database).
 postgres_setup() {
   local admin="postgresql://postgres@$HOST:$POSTGRES_PORT/postgres" start=$SECONDS
   until psql -X -q -t -A "$admin" -c 'select 1' >/dev/null 2>&1; do
-    ((SECONDS - start < POSTGRES_WAIT_S)) || { log_tail postgres "$POSTGRES_DIR/postgres.log"; die "postgres: no answer"; }
+    ((SECONDS - start < POSTGRES_WAIT_S)) || { log_tail postgres "$(postgres_log)"; die "postgres: no answer"; }
     sleep 0.3
   done
   psql -X -q "$admin" -v ON_ERROR_STOP=1 >&2 <<SQL || die "postgres: could not create role/database $WAREHOUSE_DB"
@@ -220,12 +240,12 @@ start_connect() {
 # Called by cmd_up after the core services answer. Kafka and the registry must answer (Connect needs both).
 warehouse_up() {
   local connect postgres
-  need psql "apt-get install -y postgresql-client"
+  install_postgres   # no-op when Debian's postgresql (server and psql) is there; the probe below needs psql
   postgres="$(plan_service postgres postgres_answers "$POSTGRES_PORT" postgres "$HOST:$POSTGRES_PORT")"
   [[ "$postgres" != start ]] || { install_postgres; start_postgres; }
   connect="$(plan_service connect connect_answers "$CONNECT_PORT" connect "$CONNECT_URL")"
   [[ "$connect" != start ]] || { install_connect; start_connect; }
-  [[ "$postgres" == reuse ]] || { postgres_setup; wait_until postgres "$POSTGRES_WAIT_S" postgres_answers "$POSTGRES_DIR/postgres.log" postgres; }
+  [[ "$postgres" == reuse ]] || { postgres_setup; wait_until postgres "$POSTGRES_WAIT_S" postgres_answers "$(postgres_log)" postgres; }
   [[ "$connect" == reuse ]] || wait_until connect "$CONNECT_WAIT_S" connect_answers "$CONNECT_DIR/connect.out" connect
 }
 
