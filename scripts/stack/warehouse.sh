@@ -263,9 +263,11 @@ warehouse_down() {
   return $any
 }
 
-# args: required(0|1). Prints one line per service; returns 1 when required and one is down.
+# args: required(0|1). Prints one line per service (without --with warehouse: only when one answers); returns 1
+# when required and one is down.
 warehouse_status() {
   local ok=0 pid
+  [[ "$1" == 1 ]] || port_open "$CONNECT_PORT" || port_open "$POSTGRES_PORT" || return 0
   describe() { if pid="$(owned_pid "$1")"; then echo "started by this stack, pid $pid"; else echo "not started by this stack"; fi; }
   if connect_answers; then log "connect:  up   $CONNECT_URL ($(describe connect))"; else log "connect:  down $CONNECT_URL"; ok=1; fi
   if postgres_answers; then log "postgres: up   $WAREHOUSE_URL ($(describe postgres))"; else log "postgres: down $WAREHOUSE_URL"; ok=1; fi
