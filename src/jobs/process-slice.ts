@@ -6,7 +6,7 @@
 import { AbortedError, GamedataError } from '../errors.js';
 import type { DedupRecord, DedupStore } from '../dedup/index.js';
 import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
-import { splitRemaining } from '../planner/slice-range.js';
+import { planSplit } from '../slicing/index.js';
 import type { RunCounterValues, SliceJobData, SliceResult } from './job-types.js';
 import { sliceJobId } from './queue-names.js';
 
@@ -196,32 +196,31 @@ export async function processSlice(
         pagesSinceStart >= o.minPagesBeforeSplit &&
         data.depth < o.maxDepth
       ) {
-        const covered = Math.max(1, topTime - lastTime);
-        const expected = (rows / covered) * Math.max(0, lastTime - data.start);
-        if (expected > o.targetRows * o.splitFactor) {
-          const parts = Math.min(o.maxSplitParts, Math.ceil(expected / o.targetRows));
-          const split = splitRemaining({ start: data.start, end: data.end }, lastTime, parts);
-          if (split !== null) {
-            const children = split.children.map((c) => ({
-              runId: data.runId,
-              sliceId: sliceJobId(data.runId, { r: resource, ...data.filters }, c.start, c.end),
-              resource,
-              filters: data.filters,
-              start: c.start,
-              end: c.end,
-              replay: data.replay,
-              depth: data.depth + 1,
-            }));
-            // Children first, then narrow this slice: a crash in between overlaps (dedup absorbs it), never gaps.
-            await job.spawn(children);
-            data = { ...data, start: split.keepStart };
-            await job.checkpoint(data);
-            result.splits += 1;
-            rows = 0;
-            pagesSinceStart = 0;
-            topTime = undefined;
-            continue outer;
-          }
+        const split = planSplit(
+          { start: data.start, end: data.end },
+          { rowsRead: rows, topTime, lastTime },
+          { rowsPerPart: o.targetRows, splitAbove: o.targetRows * o.splitFactor, maxParts: o.maxSplitParts },
+        );
+        if (split !== null) {
+          const children = split.children.map((c) => ({
+            runId: data.runId,
+            sliceId: sliceJobId(data.runId, { r: resource, ...data.filters }, c.start, c.end),
+            resource,
+            filters: data.filters,
+            start: c.start,
+            end: c.end,
+            replay: data.replay,
+            depth: data.depth + 1,
+          }));
+          // Children first, then narrow this slice: a crash in between overlaps (dedup absorbs it), never gaps.
+          await job.spawn(children);
+          data = { ...data, start: split.keepStart };
+          await job.checkpoint(data);
+          result.splits += 1;
+          rows = 0;
+          pagesSinceStart = 0;
+          topTime = undefined;
+          continue outer;
         }
       }
     }

@@ -1,12 +1,15 @@
-/** Planner: exact time slices sized from density probes, and whole backfill runs. */
+/**
+ * Planner: density probes and whole backfill runs. The slicing itself (exact `[start, end)` slices, the split
+ * of a dense slice) is the shared core in `src/slicing/`, re-exported here for the planner's callers.
+ */
 export {
   cutRange,
   splitEvenly,
   planSlices,
   splitRemaining,
   DEFAULT_PLAN_SLICES_OPTIONS,
-} from './slice-range.js';
-export type { TimeRange, DensityEstimate, PlanSlicesOptions } from './slice-range.js';
+} from '../slicing/index.js';
+export type { TimeRange, DensityEstimate, PlanSlicesOptions } from '../slicing/index.js';
 export { probeDensity, findEarliest, DEFAULT_PROBE_DENSITY_OPTIONS } from './probe-density.js';
 export type { ProbePage, ProbeDensityOptions, FindEarliestOptions } from './probe-density.js';
 export {
@@ -23,3 +26,14 @@ export type {
   PlannedRun,
   UserListing,
 } from './plan-backfill.js';
+// The pipeline's job contract, owned here because the planner produces it: typed job payloads, queue and job
+// names, deterministic job ids. `jobs/` (the BullMQ shell) imports them.
+export {
+  QUEUE_NAMES,
+  JOB_NAMES,
+  DEFAULT_QUEUE_PREFIX,
+  runJobId,
+  sliceJobId,
+  safeIdPart,
+} from './queue-names.js';
+export type { RunJobData, SliceJobData, SliceResult, RunResult, RunCounterValues } from './job-types.js';

@@ -12,7 +12,7 @@ import { RESOURCES, isResourceName, type ResourceName } from '../models/resource
 import type { RunJobData, SliceJobData } from '../jobs/job-types.js';
 import { runJobId, sliceJobId } from '../jobs/queue-names.js';
 import { findEarliest, probeDensity, type ProbePage } from './probe-density.js';
-import { planSlices, type TimeRange } from './slice-range.js';
+import { planSlices, type TimeRange } from '../slicing/index.js';
 
 /** The unfiltered transaction feed reaches back exactly this far. */
 export const UNFILTERED_TRANSACTION_WINDOW_MS = 72 * 3_600_000;

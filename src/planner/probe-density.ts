@@ -3,7 +3,7 @@
  * sized in rows. The probes of one round are issued together, so a batching client sends them in one POST.
  */
 import { ConfigError } from '../errors.js';
-import type { DensityEstimate, TimeRange } from './slice-range.js';
+import type { DensityEstimate, TimeRange } from '../slicing/index.js';
 
 /**
  * Reads the sort times (epoch ms, newest first) of at most `limit` rows strictly older than `beforeMs`

@@ -1,14 +1,18 @@
-/* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
+/**
+ * The slicing core's property tests, once for both of its users (the planner's and the client's former tests,
+ * merged): every plan and every split partitions its range exactly.
+ */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   cutRange,
+  planSliceEdges,
   planSlices,
+  planSplit,
   splitEvenly,
   splitRemaining,
   type TimeRange,
-} from '../../../src/planner/slice-range.js';
-import { findEarliest, probeDensity } from '../../../src/planner/probe-density.js';
+} from '../../../src/slicing/index.js';
 
 /** Exact partition: sorted by start, first starts at range.start, each ends where the next starts, last ends at end. */
 function expectPartition(range: TimeRange, slices: TimeRange[]): void {
@@ -119,33 +123,92 @@ describe('slice planning', () => {
   });
 });
 
-describe('density probe', () => {
-  // A world of rows at known times; the probe returns the newest `limit` times strictly older than `before`.
-  const times = [
-    ...Array.from({ length: 3000 }, (_, i) => 900_000 + i * 10), // dense recent stretch
-    ...Array.from({ length: 50 }, (_, i) => 100_000 + i * 1000), // sparse old stretch
-  ].sort((a, b) => b - a);
-  const calls: number[] = [];
-  const probe = async (before: number, limit: number): Promise<number[]> => {
-    calls.push(before);
-    return times.filter((t) => t < before).slice(0, limit);
-  };
+const T0 = Date.UTC(2026, 10, 1);
 
-  it('estimates rows per bucket, exact where a page ends inside the bucket', async () => {
-    const est = await probeDensity(probe, { start: 0, end: 1_000_000 }, { buckets: 10, limit: 100 });
-    expect(est.edges).toHaveLength(11);
-    expect(est.rows[0]).toBe(0);
-    expect(est.rows[1]).toBe(50);
-    const total = est.rows.reduce((a, b) => a + b, 0);
-    expect(total).toBeGreaterThan(2500);
-    expect(total).toBeLessThan(4000);
+describe('planSliceEdges', () => {
+  it('partitions [oldest, top) into adjacent slices, newest first, inner edges on the grid', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 1, max: 500 }),
+        fc.constantFrom(1, 1000),
+        (span, slice, align) => {
+          const anchor = T0 + 100_000;
+          const oldest = anchor - span * 37;
+          const plan = planSliceEdges(oldest, Infinity, anchor, slice * 13, align);
+          expect(plan[0]?.end).toBe(Infinity);
+          expect(plan[plan.length - 1]?.start).toBe(oldest);
+          for (let i = 1; i < plan.length; i++) {
+            expect(plan[i]?.end).toBe(plan[i - 1]?.start);
+            const edge = plan[i]?.end ?? 0;
+            expect(edge % align).toBe(0);
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
-  it('finds the earliest row within the precision, and null for an empty range', async () => {
-    const earliest = await findEarliest(probe, 1_000_000, 0, { precisionMs: 100 });
-    expect(earliest).not.toBeNull();
-    expect(earliest!).toBeLessThanOrEqual(100_000);
-    expect(earliest!).toBeGreaterThan(100_000 - 100);
-    expect(await findEarliest(probe, 50_000)).toBeNull();
+  it('refuses a grid of more than a million slices, naming timeSliceDays', () => {
+    expect(() => planSliceEdges(0, 10_000_000, 10_000_000, 1)).toThrow(/timeSliceDays/);
+  });
+});
+
+describe('splitting a slice while reading', () => {
+  it('splitRemaining with alignment: cuts on the grid, keep + children cover [start, keepStart) exactly', () => {
+    fc.assert(
+      fc.property(
+        rangeArb,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer({ min: 2, max: 64 }),
+        fc.constantFrom(1, 1000),
+        fc.boolean(),
+        (r, f, parts, align, openEnd) => {
+          const upper = r.start + Math.floor((r.end - r.start) * f);
+          const slice = openEnd ? { start: r.start, end: Infinity } : r;
+          const split = splitRemaining(slice, upper, parts, align);
+          if (split === null) return;
+          expect(split.keepStart % align).toBe(0);
+          expect(split.keepStart).toBeGreaterThan(r.start);
+          expect(split.keepStart).toBeLessThan(upper);
+          expect(split.children.length).toBeLessThan(parts);
+          expectPartition({ start: r.start, end: split.keepStart }, split.children);
+          for (const c of split.children.slice(1)) expect(c.start % align).toBe(0);
+        },
+      ),
+    );
+  });
+
+  it('splitRemaining never splits an open-ended start or a slice narrower than two alignment steps', () => {
+    expect(splitRemaining({ start: -Infinity, end: 10_000 }, 5000, 4)).toBeNull();
+    expect(splitRemaining({ start: 0, end: 10_000 }, 1999, 4, 1000)).toBeNull();
+    expect(splitRemaining({ start: 0, end: 10_000 }, 2000, 4, 1000)).not.toBeNull();
+    expect(() => splitRemaining({ start: 5, end: 5 }, 5, 2)).toThrow(/slice/);
+  });
+
+  it('planSplit splits only above the threshold, into ceil(estimate / rowsPerPart) parts at most maxParts', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.integer({ min: 1, max: 5000 }),
+        fc.integer({ min: 2, max: 64 }),
+        (rowsRead, covered, left, rowsPerPart, maxParts) => {
+          const slice = { start: 0, end: left + covered + 1 };
+          const progress = { rowsRead, topTime: left + covered, lastTime: left };
+          const estimate = (rowsRead * left) / covered;
+          const rule = { rowsPerPart, splitAbove: rowsPerPart * 2, maxParts };
+          const split = planSplit(slice, progress, rule);
+          if (estimate <= rule.splitAbove) expect(split).toBeNull();
+          if (split === null) return;
+          expect(split.children.length + 1).toBeLessThanOrEqual(
+            Math.min(maxParts, Math.ceil(estimate / rowsPerPart)),
+          );
+          expectPartition({ start: 0, end: split.keepStart }, split.children);
+          expect(split.keepStart).toBeLessThan(left);
+        },
+      ),
+    );
   });
 });

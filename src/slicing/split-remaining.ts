@@ -1,0 +1,91 @@
+/**
+ * Splitting a slice while it is being read: the reader has read down to `upper` (the time of its checkpoint
+ * cursor), so `[start, upper]` is still to read. The reader keeps the newest part (it reads on from its cursor)
+ * and the older parts become new slices. `planSplit` is the rule both readers share (the client's `collectAll`
+ * and the pipeline's `processSlice`): estimate the rows left from the rows read so far, split when too many.
+ */
+import { ConfigError } from '../errors.js';
+import { checkOpenRange, positiveInt, type TimeRange } from './time-range.js';
+
+/** The running slice keeps `[keepStart, …)`; `children` (oldest first) take `[start, keepStart)` exactly. */
+export interface RemainingSplit {
+  keepStart: number;
+  children: TimeRange[];
+}
+
+/**
+ * Splits the unread part of `slice` (`[start, upper]`, `upper` clipped to `end`) into at most `parts` pieces of
+ * (nearly) equal width, every cut a multiple of `alignMs`. Returns `null` when there is nothing to split: an
+ * open-ended start, `parts < 2`, or less than `2 * alignMs` left.
+ * @throws ConfigError for an empty or NaN slice, a NaN `upper` or a non-positive `parts`.
+ */
+export function splitRemaining(
+  slice: TimeRange,
+  upper: number,
+  parts: number,
+  alignMs = 1,
+): RemainingSplit | null {
+  checkOpenRange(slice, 'slice');
+  positiveInt('parts', parts);
+  positiveInt('alignMs', alignMs);
+  if (Number.isNaN(upper)) throw new ConfigError(`upper must be a time in ms, got ${upper}`);
+  const { start } = slice;
+  // The running slice keeps [keepStart, ...) up to its cursor, which may hold rows at exactly `upper`.
+  const top = Math.min(upper, slice.end);
+  const width = top - start;
+  if (!Number.isFinite(start) || !(width >= 2 * alignMs) || parts < 2) return null;
+  const cuts: number[] = [];
+  for (let i = 1; i < parts; i++) {
+    const cut = Math.floor((start + Math.floor((width * i) / parts)) / alignMs) * alignMs;
+    if (cut > start && cut < top && cut > (cuts[cuts.length - 1] ?? -Infinity)) cuts.push(cut);
+  }
+  const keepStart = cuts[cuts.length - 1];
+  if (keepStart === undefined) return null;
+  const children: TimeRange[] = [];
+  let lo = start;
+  for (const cut of cuts) {
+    children.push({ start: lo, end: cut });
+    lo = cut;
+  }
+  return { keepStart, children };
+}
+
+/** How far a running slice has read since it (re)started. */
+export interface ReadProgress {
+  /** Rows read since the (re)start. */
+  rowsRead: number;
+  /** Sort time of the newest row read since the (re)start. */
+  topTime: number;
+  /** Sort time of the oldest row read so far (the reader's position). */
+  lastTime: number;
+}
+
+/** When and how finely a running slice splits. */
+export interface SplitRule {
+  /** Rows each piece should hold. */
+  rowsPerPart: number;
+  /** Split only when the rows estimated left exceed this. */
+  splitAbove: number;
+  /** At most this many pieces (the kept part included). */
+  maxParts: number;
+  /** Every cut a multiple of this (1000 for a v1 upstream). @default 1 */
+  alignMs?: number;
+}
+
+/** Rows left in `[start, lastTime)` at the rate read so far (rows over `[lastTime, topTime]`). */
+export function estimateRemainingRows(start: number, progress: ReadProgress): number {
+  const covered = Math.max(1, progress.topTime - progress.lastTime);
+  return (progress.rowsRead * Math.max(0, progress.lastTime - start)) / covered;
+}
+
+/**
+ * The split rule: when the rows estimated left exceed `splitAbove`, split the unread part into
+ * `ceil(estimate / rowsPerPart)` pieces (at most `maxParts`). `null`: keep reading as is.
+ */
+export function planSplit(slice: TimeRange, progress: ReadProgress, rule: SplitRule): RemainingSplit | null {
+  if (!Number.isFinite(slice.start)) return null;
+  const estimate = estimateRemainingRows(slice.start, progress);
+  if (!(estimate > rule.splitAbove)) return null;
+  const parts = Math.min(rule.maxParts, Math.ceil(estimate / rule.rowsPerPart));
+  return splitRemaining(slice, progress.lastTime, parts, rule.alignMs ?? 1);
+}
