@@ -57,7 +57,7 @@ describe('withRegistryRetries', () => {
     const wrapped = withRegistryRetries(client, 'http://registry', policy);
     await expect(wrapped.getBySubjectAndId('s-value', 1)).rejects.toBe(notFound);
     await expect(wrapped.getBySubjectAndId('s-value', 1)).rejects.toBe(bug);
-    await expect(wrapped.deleteSubject('s-value')).rejects.toBe(timeout);
+    await expect(wrapped.deleteSubject('s-value', false)).rejects.toBe(timeout);
     expect(calls).toEqual({ getBySubjectAndId: 2, deleteSubject: 1 });
     expect(wrapped.config().baseURLs).toEqual(['http://registry']);
   });
