@@ -49,6 +49,11 @@ export class AbortedError extends GamedataError {
   override name = 'AbortedError';
 }
 
+/** A slice stopped early because of shutdown; its checkpoint is saved and it must run again. Never retried. */
+export class SliceInterruptedError extends AbortedError {
+  override name = 'SliceInterruptedError';
+}
+
 /** A network-level failure talking to the upstream (reset, refused, DNS, timeout). Retriable. */
 export class NetworkError extends GamedataError {
   override name = 'NetworkError';

@@ -19,6 +19,4 @@ export { registerSchemas, checkSchemas, deleteSubjects } from './schema-registra
 export type { RegisteredSubject, SubjectCheck, SchemaSetOptions } from './schema-registration.js';
 export { diffSchemas } from './schema-diff.js';
 export type { SchemaChange } from './schema-diff.js';
-export { buildDeadLetter, lineageHeaders, HEADER, DEFAULT_DEAD_LETTER_OPTIONS } from './dead-letter.js';
-export type { Lineage, OutgoingMessage, DeadLetterOptions } from './dead-letter.js';
 export { TimestampMillisType, SAFE_LONG_TYPE, AVRO_TYPE_OPTIONS } from './avro-types.js';

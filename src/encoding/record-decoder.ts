@@ -9,7 +9,7 @@ import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-cl
 import { RESOURCE_INFO } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
 import { EncodingError } from '../errors.js';
-import { DEFAULT_TOPIC_PREFIX, topicName } from '../sink/topic-names.js';
+import { DEFAULT_TOPIC_PREFIX, topicName } from '../models/topic-names.js';
 import { fromAvroValue } from './avro-mapping.js';
 import { parseConfluentFrame } from './confluent-frame.js';
 import { AVRO_TYPE_OPTIONS } from './avro-types.js';

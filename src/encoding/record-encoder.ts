@@ -18,8 +18,7 @@ import type { RecordIssue } from '../models/check-record.js';
 import { RESOURCE_INFO } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
 import { ConfigError, EncodingError, ServiceError } from '../errors.js';
-import type { EncodingFailureReason } from '../errors.js';
-import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../sink/topic-names.js';
+import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../models/topic-names.js';
 import { toAvroValue } from './avro-mapping.js';
 import { AVRO_TYPE_OPTIONS } from './avro-types.js';
 import { isRegistryFailure, isSubjectNotFound, toRegistryError } from './registry-client.js';
@@ -52,14 +51,6 @@ export interface RecordEncoder {
   topic(resource: ResourceName): string;
 }
 
-/** Classifies the first issue of `checkRecord` into a dead-letter reason. */
-function reasonOf(issue: RecordIssue): EncodingFailureReason {
-  if (issue.path.endsWith('_id') && issue.message.startsWith('required _id')) return 'missing-id';
-  // check-record reports a bad date as "expected a date-time string, got string ..." (a string that does not parse).
-  if (issue.message.startsWith('expected a date-time string, got string')) return 'invalid-date';
-  return 'wrong-type';
-}
-
 /** One {@link EncodingError} for every issue of a record: the first names the path and reason, all are listed. */
 export function issuesToError(issues: readonly RecordIssue[]): EncodingError {
   const first = issues[0];
@@ -69,7 +60,7 @@ export function issuesToError(issues: readonly RecordIssue[]): EncodingError {
     .map((i) => `${i.path === '' ? '(record)' : i.path}: ${i.message}`)
     .join('; ');
   const more = issues.length > 5 ? ` (+${issues.length - 5} more)` : '';
-  return new EncodingError(`${all}${more}`, first.path, { reason: reasonOf(first) });
+  return new EncodingError(`${all}${more}`, first.path, { reason: first.kind ?? 'wrong-type' });
 }
 
 /** @throws ConfigError naming the option when a value is invalid. */

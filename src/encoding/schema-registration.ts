@@ -8,7 +8,7 @@ import type { Client } from '@confluentinc/schemaregistry';
 import { RESOURCES } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
 import { ServiceError } from '../errors.js';
-import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../sink/topic-names.js';
+import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../models/topic-names.js';
 import type { AvroRecordSchema } from './avro-schema.js';
 import { diffSchemas } from './schema-diff.js';
 import type { SchemaChange } from './schema-diff.js';

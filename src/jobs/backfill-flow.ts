@@ -1,8 +1,8 @@
 /** Enqueues a planned run as one BullMQ flow: the run (parent) with its slices (children). */
 import { FlowProducer, Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { GamedataError } from '../errors.js';
-import type { RunJobData, RunResult, SliceJobData } from './job-types.js';
-import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from './queue-names.js';
+import type { RunJobData, RunResult, SliceJobData } from '../planner/job-types.js';
+import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-names.js';
 
 /** BullMQ options of a slice job: retried with backoff, and a slice that finally fails fails its run. */
 export function sliceJobOptions(sliceId: string): JobsOptions {

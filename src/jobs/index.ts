@@ -1,24 +1,13 @@
-/** Jobs: the BullMQ flow (run + slices), the slice processing and the workers. */
-export {
-  QUEUE_NAMES,
-  JOB_NAMES,
-  DEFAULT_QUEUE_PREFIX,
-  runJobId,
-  sliceJobId,
-  safeIdPart,
-} from './queue-names.js';
-export type { RunJobData, SliceJobData, SliceResult, RunResult, RunCounterValues } from './job-types.js';
-export {
-  processSlice,
-  isRetriableSliceError,
-  SliceInterruptedError,
-  DEFAULT_PROCESS_SLICE_OPTIONS,
-} from './process-slice.js';
+/**
+ * Jobs: the BullMQ shell of the pipeline. Owns the flow (a run and its slices), the processing of one slice
+ * (`processSlice`, pure over small interfaces), the workers, run counters, user discovery and the runtime that
+ * wires the real parts together. The job payloads, queue names and job ids are the planner's (`planner/`); the
+ * publish path is `publish/`.
+ */
+export { processSlice, isRetriableSliceError, DEFAULT_PROCESS_SLICE_OPTIONS } from './process-slice.js';
 export type {
   SlicePage,
   SliceSource,
-  PagePublisher,
-  Lineage,
   CounterSink,
   SliceJobHandle,
   ProcessSliceOptions,

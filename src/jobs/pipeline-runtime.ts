@@ -13,12 +13,10 @@ import { LISTING_SPECS } from '../client/listing.js';
 import { createDedupStore, createRedisSeenSet, type DedupRecord, type DedupStore } from '../dedup/index.js';
 import { createRecordEncoder } from '../encoding/record-encoder.js';
 import { createRegistryClient } from '../encoding/registry-client.js';
-import type { ResourceName } from '../models/resources.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
 import { createKafkaSink, type KafkaSink } from '../sink/kafka-sink.js';
-import { createPagePublisher } from '../sink/publish-page.js';
-import type { PagePublisher, SliceSource } from './process-slice.js';
-import { createCoalescingSink } from './coalescing-sink.js';
+import { createCoalescingSink, createPagePublisher, type PagePublisher } from '../publish/index.js';
+import type { SliceSource } from './process-slice.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
 
@@ -191,28 +189,16 @@ export async function createPipelineRuntime(
   const useKafka = options.kafka ?? true;
   if (useKafka) await sink.connect();
   const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
-  const pagePublisher = registry
+  const publisher: PagePublisher = registry
     ? createPagePublisher({
         sink: createCoalescingSink(sink),
         encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }),
       })
-    : undefined;
-  const publisher: PagePublisher = {
-    async publish(resource: ResourceName, records, lineage) {
-      if (!pagePublisher) throw new ConfigError('this runtime was created without Kafka');
-      const r = await pagePublisher.publishPage({
-        resource,
-        records,
-        lineage: {
-          runId: lineage.runId,
-          sliceId: lineage.sliceId,
-          sourceOperation: lineage.operation,
-          fetchedAt: lineage.fetchedAt,
+    : {
+        publishPage() {
+          return Promise.reject(new ConfigError('this runtime was created without Kafka'));
         },
-      });
-      return { published: r.published, deadLettered: r.deadLettered };
-    },
-  };
+      };
   return {
     settings,
     redis,

@@ -4,17 +4,22 @@
  */
 import { setMaxListeners } from 'node:events';
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { ConfigError, GamedataError } from '../errors.js';
-import type { RunCounterValues, RunJobData, RunResult, SliceJobData, SliceResult } from './job-types.js';
+import { ConfigError, GamedataError, SliceInterruptedError } from '../errors.js';
+import type {
+  RunCounterValues,
+  RunJobData,
+  RunResult,
+  SliceJobData,
+  SliceResult,
+} from '../planner/job-types.js';
 import {
   DEFAULT_PROCESS_SLICE_OPTIONS,
   isRetriableSliceError,
   processSlice,
-  SliceInterruptedError,
   type ProcessSliceDeps,
   type ProcessSliceOptions,
 } from './process-slice.js';
-import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from './queue-names.js';
+import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-names.js';
 import type { RunCounters } from './run-counters.js';
 import { sliceJobOptions } from './backfill-flow.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';

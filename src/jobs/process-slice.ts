@@ -3,12 +3,13 @@
  * page -> drop the seen -> encode + produce -> wait for the acks -> mark seen -> checkpoint the cursor.
  * A dense slice hands the older part of what it still has to read to new child slices and reads on.
  */
-import { AbortedError, GamedataError } from '../errors.js';
+import { GamedataError, SliceInterruptedError } from '../errors.js';
 import type { DedupRecord, DedupStore } from '../dedup/index.js';
 import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
+import type { PagePublisher } from '../publish/publish-page.js';
 import { planSplit } from '../slicing/index.js';
-import type { RunCounterValues, SliceJobData, SliceResult } from './job-types.js';
-import { sliceJobId } from './queue-names.js';
+import type { RunCounterValues, SliceJobData, SliceResult } from '../planner/job-types.js';
+import { sliceJobId } from '../planner/queue-names.js';
 
 /** One page of a slice, newest first, with the cursor to resume after it. */
 export interface SlicePage {
@@ -29,23 +30,6 @@ export interface SliceSource {
   enrich?(resource: ResourceName, items: DedupRecord[], signal?: AbortSignal): Promise<DedupRecord[]>;
   /** The source operation written into lineage headers. */
   operation(resource: ResourceName): string;
-}
-
-/** Lineage of a published page (goes into Kafka headers). */
-export interface Lineage {
-  runId: string;
-  sliceId: string;
-  operation: string;
-  fetchedAt: number;
-}
-
-/** Encodes and produces one page; resolves only after every send was acknowledged. */
-export interface PagePublisher {
-  publish(
-    resource: ResourceName,
-    records: DedupRecord[],
-    lineage: Lineage,
-  ): Promise<{ published: number; deadLettered: number }>;
 }
 
 /** Per-run counters (Redis hash in production). */
@@ -94,11 +78,6 @@ export interface ProcessSliceDeps {
   dedup: DedupStore;
   publisher: PagePublisher;
   counters: CounterSink;
-}
-
-/** Thrown when the slice stopped early because of shutdown; its checkpoint is saved and it must run again. */
-export class SliceInterruptedError extends AbortedError {
-  override name = 'SliceInterruptedError';
 }
 
 function sortTime(resource: ResourceName, item: DedupRecord): number | undefined {
@@ -153,11 +132,15 @@ export async function processSlice(
         const sent =
           claim.fresh.length === 0
             ? { published: 0, deadLettered: 0 }
-            : await deps.publisher.publish(resource, claim.fresh, {
-                runId: data.runId,
-                sliceId: data.sliceId,
-                operation: deps.source.operation(resource),
-                fetchedAt,
+            : await deps.publisher.publishPage({
+                resource,
+                records: claim.fresh,
+                lineage: {
+                  runId: data.runId,
+                  sliceId: data.sliceId,
+                  sourceOperation: deps.source.operation(resource),
+                  fetchedAt,
+                },
               });
         // Only after the acks: a crash before this line republishes the page, never loses it.
         await deps.dedup.markSeen(resource, claim.fresh, scope);
@@ -230,7 +213,5 @@ export async function processSlice(
 
 /** Whether an error from a slice should be retried by BullMQ (true) or fail the run at once (false). */
 export function isRetriableSliceError(error: unknown): boolean {
-  const e = GamedataError.from(error);
-  if (e.name === 'ServiceError') return true;
-  return e.retriable;
+  return GamedataError.from(error).retriable;
 }

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { ResourceName } from '../models/resources.js';
-import type { RunCounterValues } from './job-types.js';
+import type { RunCounterValues } from '../planner/job-types.js';
 
 const FIELDS = ['fetched', 'published', 'deduplicated', 'deadLettered'] as const;
 

@@ -12,9 +12,9 @@
  */
 import type { Redis } from 'ioredis';
 import type { DedupRecord } from '../dedup/index.js';
-import type { RunJobData, SliceJobData } from './job-types.js';
+import type { RunJobData, SliceJobData } from '../planner/job-types.js';
 import type { SliceSource } from './process-slice.js';
-import { sliceJobId } from './queue-names.js';
+import { sliceJobId } from '../planner/queue-names.js';
 
 /** The fields of a transaction that name a user. */
 export const COUNTERPARTY_FIELDS = ['buyerId', 'sellerId', 'userId'] as const;

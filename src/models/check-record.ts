@@ -10,7 +10,15 @@ export interface RecordIssue {
   path: string;
   /** What was expected and what was found. */
   message: string;
+  /**
+   * What kind of problem it is, for callers that act on it (the encoder's dead-letter reason): a missing entity
+   * `_id`, a date-time string that does not parse, or (absent) a value of the wrong type. @default 'wrong-type'
+   */
+  kind?: RecordIssueKind;
 }
+
+/** The kinds of {@link RecordIssue}. */
+export type RecordIssueKind = 'missing-id' | 'invalid-date' | 'wrong-type';
 
 /** Parses a wire date-time; `undefined` when it is not a valid date. Accepts ISO-8601 and JS `Date` text. */
 export function parseDateTime(value: string): number | undefined {
@@ -38,8 +46,14 @@ function checkField(type: FieldType, value: unknown, path: string, issues: Recor
         issues.push({ path, message: `expected string, got ${describe(value)}` });
       return;
     case 'datetime':
-      if (typeof value !== 'string' || parseDateTime(value) === undefined)
+      if (typeof value !== 'string')
         issues.push({ path, message: `expected a date-time string, got ${describe(value)}` });
+      else if (parseDateTime(value) === undefined)
+        issues.push({
+          path,
+          message: `expected a date-time string, got ${describe(value)}`,
+          kind: 'invalid-date',
+        });
       return;
     case 'integer':
       if (typeof value !== 'number' || !Number.isSafeInteger(value))
@@ -82,6 +96,7 @@ function checkModelAt(model: ModelDef, value: unknown, path: string, issues: Rec
       issues.push({
         path: join(path, '_id'),
         message: `required _id missing or not a string (got ${describe(id)})`,
+        kind: 'missing-id',
       });
     else checkField({ kind: 'string' }, id, join(path, '_id'), issues);
     checkField({ kind: 'integer' }, record['__v'], join(path, '__v'), issues);

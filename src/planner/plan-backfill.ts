@@ -9,8 +9,8 @@
  */
 import { ConfigError } from '../errors.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../models/resources.js';
-import type { RunJobData, SliceJobData } from '../jobs/job-types.js';
-import { runJobId, sliceJobId } from '../jobs/queue-names.js';
+import type { RunJobData, SliceJobData } from './job-types.js';
+import { runJobId, sliceJobId } from './queue-names.js';
 import { findEarliest, probeDensity, type ProbePage } from './probe-density.js';
 import { planSlices, type TimeRange } from '../slicing/index.js';
 

@@ -6,7 +6,7 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { ConfigError } from '../errors.js';
 import type { ResourceName } from '../models/resources.js';
-import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
+import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import { checkTickData, type ScheduleTickData } from './process-tick.js';
 import { SCHEDULE_QUEUE, schedulerId, type ScheduleKind } from './schedule-names.js';
 

@@ -7,7 +7,7 @@ import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { getRunStatus, startBackfill, type RunCounters } from '../jobs/index.js';
 import type { UserDirectory } from '../jobs/user-discovery.js';
-import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
+import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
 import {

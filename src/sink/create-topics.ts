@@ -8,7 +8,7 @@ import type { ResourceName } from '../models/resources.js';
 import { ConfigError } from '../errors.js';
 import { createKafkaClient, resolveKafkaOptions, toKafkaError } from './kafka-sink.js';
 import type { KafkaSinkOptions } from './kafka-sink.js';
-import { DEFAULT_TOPIC_PREFIX, allTopicNames } from './topic-names.js';
+import { DEFAULT_TOPIC_PREFIX, allTopicNames } from '../models/topic-names.js';
 
 export type CleanupPolicy = 'compact' | 'delete';
 

@@ -5,14 +5,9 @@
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import {
-  createRunCounters,
-  emptyCounters,
-  getRunStatus,
-  QUEUE_NAMES,
-  type RunCounterValues,
-} from '../jobs/index.js';
-import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
+import { createRunCounters, emptyCounters, getRunStatus } from '../jobs/index.js';
+import { QUEUE_NAMES, type RunCounterValues } from '../planner/index.js';
+import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import { createScheduleRegistry, type ScheduleInfo } from '../schedules/schedule-registry.js';
 import { createTailStateStore } from '../schedules/tail-state.js';

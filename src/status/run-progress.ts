@@ -6,8 +6,9 @@ import { MultiBar, Presets } from 'cli-progress';
 import type { ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { GamedataError } from '../errors.js';
-import { createRunCounters, getRunStatus, type RunResult } from '../jobs/index.js';
-import { DEFAULT_QUEUE_PREFIX } from '../jobs/queue-names.js';
+import { createRunCounters, getRunStatus } from '../jobs/index.js';
+import type { RunResult } from '../planner/index.js';
+import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 
 export interface RunProgressOptions {
   /** Redis (counters) and the BullMQ connection. */

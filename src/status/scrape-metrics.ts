@@ -1,5 +1,5 @@
 /** Reads workers' `/metrics` endpoints and sums the record counters, so `status` can show what the workers count. */
-import type { RunCounterValues } from '../jobs/index.js';
+import type { RunCounterValues } from '../planner/index.js';
 
 /** Sums every sample of each metric name in a Prometheus text exposition (labels summed away). */
 export function sumMetrics(text: string): Map<string, number> {

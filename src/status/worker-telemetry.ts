@@ -9,14 +9,15 @@ import { hostname } from 'node:os';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Client } from '../client/create-client.js';
-import type { PipelineWorkerDeps, SliceJobData, SliceResult } from '../jobs/index.js';
+import type { PipelineWorkerDeps } from '../jobs/index.js';
+import type { SliceJobData, SliceResult } from '../planner/index.js';
 import {
   createPipelineMetrics,
   startMetricsServer,
   type MetricsServer,
   type PipelineMetrics,
 } from '../metrics/index.js';
-import { topicName } from '../sink/topic-names.js';
+import { topicName } from '../models/topic-names.js';
 
 /** What a worker writes into its heartbeat, read back by `status`. */
 export interface WorkerHeartbeat {
@@ -126,9 +127,11 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
           },
         },
         publisher: {
-          async publish(resource, records, lineage) {
-            const end = metrics.produceLatency.startTimer({ topic: topicName(o.topicPrefix, resource) });
-            const r = await publisher.publish(resource, records, lineage);
+          async publishPage(input) {
+            const end = metrics.produceLatency.startTimer({
+              topic: topicName(o.topicPrefix, input.resource),
+            });
+            const r = await publisher.publishPage(input);
             end();
             return r;
           },

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import type { ResourceName } from '../models/resources.js';
-import { topicName } from '../sink/topic-names.js';
+import { topicName } from '../models/topic-names.js';
 import { readTopic } from '../verify/read-topic.js';
 import type { ConnectClient } from './connect-client.js';
 import { createSinkConnectors } from './create-sink-connectors.js';

@@ -8,7 +8,7 @@
  */
 import { ConfigError } from '../errors.js';
 import type { ResourceName } from '../models/resources.js';
-import { topicName } from '../sink/topic-names.js';
+import { topicName } from '../models/topic-names.js';
 
 export interface SinkConnectorOptions {
   resource: ResourceName;

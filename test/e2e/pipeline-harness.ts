@@ -22,8 +22,8 @@ import {
   type PipelineRuntime,
   type PipelineSettings,
   type PipelineWorkers,
-  type RunResult,
 } from '../../src/jobs/index.js';
+import type { RunResult } from '../../src/planner/index.js';
 import type { BackfillRequest } from '../../src/planner/index.js';
 import type { ResourceName } from '../../src/models/resources.js';
 import { verifyResource, type VerifyReport } from '../../src/verify/index.js';

@@ -19,7 +19,7 @@ import { frameConfluent } from '../../src/encoding/confluent-frame.js';
 import { readSchemaFiles } from '../../src/encoding/schema-files.js';
 import type { ModelDef } from '../../src/models/field.js';
 import { RESOURCES, RESOURCE_INFO, type ResourceName } from '../../src/models/resources.js';
-import { topicName } from '../../src/sink/topic-names.js';
+import { topicName } from '../../src/models/topic-names.js';
 import { readTopic } from '../../src/verify/read-topic.js';
 import {
   connectDlqTopicName,

@@ -19,7 +19,7 @@ import {
   sinkConnectorName,
   waitForSink,
 } from '../../warehouse/index.js';
-import { topicName } from '../../sink/topic-names.js';
+import { topicName } from '../../models/topic-names.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);

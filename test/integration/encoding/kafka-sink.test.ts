@@ -3,7 +3,8 @@
 // is down is not dead-lettered (nothing is sent at all).
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestServices } from '../../helpers/services.js';
-import { createKafkaSink, createPagePublisher } from '../../../src/sink/index.js';
+import { createKafkaSink } from '../../../src/sink/index.js';
+import { createPagePublisher } from '../../../src/publish/index.js';
 import { createRecordEncoder, createRegistryClient } from '../../../src/encoding/index.js';
 import { ServiceError } from '../../../src/errors.js';
 

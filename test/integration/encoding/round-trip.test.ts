@@ -14,19 +14,15 @@ import {
   createRecordDecoder,
   createRecordEncoder,
   createRegistryClient,
-  HEADER,
   parseConfluentFrame,
   readSchemaFiles,
   registerSchemas,
 } from '../../../src/encoding/index.js';
-import {
-  createKafkaSink,
-  createPagePublisher,
-  createTopics,
-  dlqTopicName,
-  topicName,
-} from '../../../src/sink/index.js';
-import type { KafkaSink, PublishPageResult } from '../../../src/sink/index.js';
+import { createKafkaSink, createTopics } from '../../../src/sink/index.js';
+import { createPagePublisher, HEADER } from '../../../src/publish/index.js';
+import { dlqTopicName, topicName } from '../../../src/models/topic-names.js';
+import type { KafkaSink } from '../../../src/sink/index.js';
+import type { PublishPageResult } from '../../../src/publish/index.js';
 import { modelArb } from '../../unit/encoding/record-arbitrary.js';
 
 const services = createTestServices('encoding-rt');

@@ -16,16 +16,11 @@ import {
   createRecordEncoder,
   createRegistryClient,
   generateResourceSchemas,
-  HEADER,
   registerSchemas,
 } from '../../../src/encoding/index.js';
-import {
-  createKafkaSink,
-  createPagePublisher,
-  createTopics,
-  dlqTopicName,
-  topicName,
-} from '../../../src/sink/index.js';
+import { createKafkaSink, createTopics } from '../../../src/sink/index.js';
+import { createPagePublisher, HEADER } from '../../../src/publish/index.js';
+import { dlqTopicName, topicName } from '../../../src/models/topic-names.js';
 import type { KafkaSink } from '../../../src/sink/index.js';
 
 const services = createTestServices('encoding-sim');

@@ -10,15 +10,13 @@ import { createDedupStore, createRedisSeenSet, type DedupRecord } from '../../..
 import {
   createRunCounters,
   enqueueRun,
-  sliceJobId,
   startPipelineWorkers,
   waitForRun,
-  type PagePublisher,
-  type RunJobData,
-  type SliceJobData,
   type SliceSource,
 } from '../../../src/jobs/index.js';
+import { sliceJobId, type RunJobData, type SliceJobData } from '../../../src/planner/index.js';
 import { UpstreamError } from '../../../src/errors.js';
+import type { PagePublisher } from '../../../src/publish/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 
@@ -92,9 +90,9 @@ describe('pipeline flow on real Redis', () => {
     const all = rows(600);
     const sent: string[] = [];
     const publisher: PagePublisher = {
-      async publish(_r, recs) {
-        sent.push(...recs.map((r) => String(r._id)));
-        return { published: recs.length, deadLettered: 0 };
+      async publishPage({ records: recs }) {
+        sent.push(...recs.map((r) => String((r as DedupRecord)._id)));
+        return { published: recs.length, deadLettered: 0, deadLetters: [] };
       },
     };
     const counters = createRunCounters(redis, prefix);
@@ -154,9 +152,9 @@ describe('pipeline flow on real Redis', () => {
       source: slow,
       dedup: createDedupStore(createRedisSeenSet(redis), { prefix: `${prefix}c` }),
       publisher: {
-        async publish(_r: string, recs: DedupRecord[]) {
-          sent.push(...recs.map((r) => String(r._id)));
-          return { published: recs.length, deadLettered: 0 };
+        async publishPage({ records: recs }) {
+          sent.push(...recs.map((r) => String((r as DedupRecord)._id)));
+          return { published: recs.length, deadLettered: 0, deadLetters: [] };
         },
       } as PagePublisher,
       counters: createRunCounters(redis, `${prefix}c`),
@@ -193,7 +191,13 @@ describe('pipeline flow on real Redis', () => {
       {
         source: source(all, { start: 1_000_000, end: 1_000_100 }),
         dedup: createDedupStore(createRedisSeenSet(redis), { prefix: `${prefix}b` }),
-        publisher: { publish: async (_r, recs) => ({ published: recs.length, deadLettered: 0 }) },
+        publisher: {
+          publishPage: async ({ records: recs }) => ({
+            published: recs.length,
+            deadLettered: 0,
+            deadLetters: [],
+          }),
+        },
         counters: createRunCounters(redis, prefix),
       },
     );

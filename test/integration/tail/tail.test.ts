@@ -28,7 +28,7 @@ import {
   createTailStateStore,
   type ScheduleRegistry,
 } from '../../../src/schedules/index.js';
-import { dlqTopicName, topicName } from '../../../src/sink/topic-names.js';
+import { dlqTopicName, topicName } from '../../../src/models/topic-names.js';
 import { collectStatus, createWorkerOperations, type WorkerOperations } from '../../../src/status/index.js';
 import { readTopic } from '../../../src/verify/read-topic.js';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';

@@ -1,13 +1,10 @@
 /* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
+import { SliceInterruptedError } from '../../../src/errors.js';
+import type { PagePublisher } from '../../../src/publish/index.js';
 import { createDedupStore, createMemorySeenSet, type DedupRecord } from '../../../src/dedup/index.js';
-import {
-  processSlice,
-  SliceInterruptedError,
-  type PagePublisher,
-  type SliceJobData,
-  type SliceSource,
-} from '../../../src/jobs/index.js';
+import { processSlice, type SliceSource } from '../../../src/jobs/index.js';
+import type { SliceJobData } from '../../../src/planner/index.js';
 
 /** A world of donations at known times; pages newest first by (createdAt, _id), cursor = "time|id". */
 function world(n: number, spacing = 10): DedupRecord[] {
@@ -54,9 +51,9 @@ function recordingPublisher(): PagePublisher & { sent: string[] } {
   const sent: string[] = [];
   return {
     sent,
-    async publish(_r, records) {
-      for (const r of records) sent.push(String(r._id));
-      return { published: records.length, deadLettered: 0 };
+    async publishPage({ records }) {
+      for (const r of records) sent.push(String((r as DedupRecord)._id));
+      return { published: records.length, deadLettered: 0, deadLetters: [] };
     },
   };
 }
@@ -146,9 +143,9 @@ describe('processSlice', () => {
     const queue = [...j.children];
     const perChild: string[] = [];
     const cpub: PagePublisher = {
-      async publish(_r, recs) {
-        perChild.push(...recs.map((x) => String(x._id)));
-        return { published: recs.length, deadLettered: 0 };
+      async publishPage({ records: recs }) {
+        perChild.push(...recs.map((x) => String((x as DedupRecord)._id)));
+        return { published: recs.length, deadLettered: 0, deadLetters: [] };
       },
     };
     while (queue.length > 0) {
@@ -199,9 +196,9 @@ describe('processSlice', () => {
     const rows = world(100);
     const ac = new AbortController();
     const pub: PagePublisher = {
-      async publish(_r, recs) {
+      async publishPage({ records: recs }) {
         ac.abort();
-        return { published: recs.length, deadLettered: 0 };
+        return { published: recs.length, deadLettered: 0, deadLetters: [] };
       },
     };
     const j = job(base);

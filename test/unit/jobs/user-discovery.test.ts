@@ -7,12 +7,11 @@ import {
   processSlice,
   userWalk,
   withUserDiscovery,
-  type PagePublisher,
-  type RunJobData,
-  type SliceJobData,
   type SliceSource,
   type UserDirectory,
 } from '../../../src/jobs/index.js';
+import type { RunJobData, SliceJobData } from '../../../src/planner/index.js';
+import type { PagePublisher } from '../../../src/publish/index.js';
 import { planBackfill, type PlannerSource } from '../../../src/planner/index.js';
 
 const uid = (n: number): string => n.toString(16).padStart(24, '0');
@@ -107,10 +106,10 @@ function recordingPublisher(events: string[]): PagePublisher & { sent: string[] 
   const sent: string[] = [];
   return {
     sent,
-    async publish(_r, records) {
+    async publishPage({ records }) {
       events.push(`publish ${records.length}`);
-      for (const r of records) sent.push(String(r._id));
-      return { published: records.length, deadLettered: 0 };
+      for (const r of records) sent.push(String((r as DedupRecord)._id));
+      return { published: records.length, deadLettered: 0, deadLetters: [] };
     },
   };
 }

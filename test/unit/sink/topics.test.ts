@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allTopicNames, dlqTopicName, topicName, valueSubjectName } from '../../../src/sink/topic-names.js';
+import { allTopicNames, dlqTopicName, topicName, valueSubjectName } from '../../../src/models/topic-names.js';
 import { planTopics } from '../../../src/sink/create-topics.js';
 import { readServiceEnv } from '../../../src/sink/service-env.js';
 import { ConfigError } from '../../../src/errors.js';

@@ -67,7 +67,11 @@ describe('worker telemetry', () => {
       source: { operation: () => 'op', readPages: async function* () {} },
       dedup: {} as PipelineWorkerDeps['dedup'],
       publisher: {
-        publish: async (_r: string, records: unknown[]) => ({ published: records.length, deadLettered: 0 }),
+        publishPage: async ({ records }: { records: readonly unknown[] }) => ({
+          published: records.length,
+          deadLettered: 0,
+          deadLetters: [],
+        }),
       },
       counters: {
         add: async (...args: unknown[]) => {
@@ -83,11 +87,10 @@ describe('worker telemetry', () => {
       { fetched: 100, published: 97, deduplicated: 1, deadLettered: 2 },
       'users',
     );
-    await wrapped.publisher.publish('users', [{ _id: 'a' }], {
-      runId: 'r',
-      sliceId: 's',
-      operation: 'o',
-      fetchedAt: 0,
+    await wrapped.publisher.publishPage({
+      resource: 'users',
+      records: [{ _id: 'a' }],
+      lineage: { runId: 'r', sliceId: 's', sourceOperation: 'o', fetchedAt: 0 },
     });
     t.onRequest({ procedures: 50, status: 200, ms: 10 });
     t.onRequest({ procedures: 1, status: 429, ms: 10 });

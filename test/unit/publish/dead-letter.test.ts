@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildDeadLetter, HEADER, lineageHeaders } from '../../../src/encoding/dead-letter.js';
+import { buildDeadLetter, HEADER, lineageHeaders } from '../../../src/publish/dead-letter.js';
 import { EncodingError, GamedataError } from '../../../src/errors.js';
 
 const lineage = {

@@ -5,12 +5,12 @@
  */
 import type { ResourceName } from '../models/resources.js';
 import { EncodingError } from '../errors.js';
-import { buildDeadLetter, lineageHeaders } from '../encoding/dead-letter.js';
-import type { DeadLetterOptions, Lineage, OutgoingMessage } from '../encoding/dead-letter.js';
+import { buildDeadLetter, lineageHeaders } from './dead-letter.js';
+import type { DeadLetterOptions, Lineage, OutgoingMessage } from './dead-letter.js';
 import type { RecordEncoder } from '../encoding/record-encoder.js';
 import type { EncodingFailureReason } from '../errors.js';
-import type { KafkaSink } from './kafka-sink.js';
-import { dlqTopicName } from './topic-names.js';
+import type { KafkaSink } from '../sink/kafka-sink.js';
+import { dlqTopicName } from '../models/topic-names.js';
 
 export interface PagePublisherOptions {
   /** A connected sink (`createKafkaSink`). Required. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCoalescingSink } from '../../../src/jobs/coalescing-sink.js';
+import { createCoalescingSink } from '../../../src/publish/coalescing-sink.js';
 import type { KafkaSink, SinkMessage } from '../../../src/sink/kafka-sink.js';
 
 function slowSink(failOn?: string): KafkaSink & { calls: { topic: string; keys: (string | null)[] }[] } {

@@ -3,8 +3,8 @@
  * `<topic>.dlq`, value subjects `<topic>-value` (Confluent TopicNameStrategy).
  */
 import { ConfigError } from '../errors.js';
-import { RESOURCES } from '../models/resources.js';
-import type { ResourceName } from '../models/resources.js';
+import { RESOURCES } from './resources.js';
+import type { ResourceName } from './resources.js';
 
 /** The default topic prefix (env `GAMEDATA_TOPIC_PREFIX`). */
 export const DEFAULT_TOPIC_PREFIX = 'gamedata';

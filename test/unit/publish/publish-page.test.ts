@@ -1,11 +1,11 @@
 import { MockClient } from '@confluentinc/schemaregistry';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createPagePublisher } from '../../../src/sink/publish-page.js';
+import { createPagePublisher } from '../../../src/publish/publish-page.js';
 import type { KafkaSink, SinkMessage } from '../../../src/sink/kafka-sink.js';
 import { createRecordEncoder } from '../../../src/encoding/record-encoder.js';
 import { registerSchemas } from '../../../src/encoding/schema-registration.js';
 import { generateResourceSchemas } from '../../../src/encoding/avro-schema.js';
-import { HEADER } from '../../../src/encoding/dead-letter.js';
+import { HEADER } from '../../../src/publish/dead-letter.js';
 import { ServiceError } from '../../../src/errors.js';
 
 /** A recording sink: what was sent where, in order. */
