@@ -2,7 +2,7 @@
  * The one retry helper (after KafkaJS `retry`): exponential backoff with full jitter, an injected policy and an
  * injected sleep, honouring `AbortSignal` and a server's `Retry-After`.
  */
-import { AbortedError, GamedataError, UpstreamError } from '../errors.js';
+import { AbortedError, ConfigError, GamedataError, UpstreamError } from '../errors.js';
 import { sleep } from './internal/sleep.js';
 
 export interface RetryPolicy {
@@ -58,11 +58,11 @@ export function backoffDelay(
 export function resolveRetryPolicy(partial: Partial<RetryPolicy> = {}): RetryPolicy {
   const policy = { ...DEFAULT_RETRY_POLICY, ...partial };
   if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1)
-    throw new GamedataError(`retry.maxAttempts must be an integer >= 1, got ${policy.maxAttempts}`);
+    throw new ConfigError(`retry.maxAttempts must be an integer >= 1, got ${policy.maxAttempts}`);
   if (!(policy.initialDelayMs >= 0))
-    throw new GamedataError(`retry.initialDelayMs must be >= 0, got ${policy.initialDelayMs}`);
+    throw new ConfigError(`retry.initialDelayMs must be >= 0, got ${policy.initialDelayMs}`);
   if (!(policy.jitter >= 0 && policy.jitter <= 1))
-    throw new GamedataError(`retry.jitter must be in [0, 1], got ${policy.jitter}`);
+    throw new ConfigError(`retry.jitter must be in [0, 1], got ${policy.jitter}`);
   return policy;
 }
 
