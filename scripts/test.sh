@@ -11,6 +11,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/ensure-deps.sh
 ensure_deps
 
+# Folders of src/ must not import each other in a cycle (dependencies point down the data flow).
+node scripts/check-cycles.mjs
+
 if [[ -z "${KAFKA_BROKERS:-}${SCHEMA_REGISTRY_URL:-}${REDIS_URL:-}" ]] \
   && ! { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }; then
   eval "$(bash scripts/stack.sh up)"
