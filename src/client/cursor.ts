@@ -132,9 +132,3 @@ export function parseCursor(cursor: string): ParsedCursor {
 export function encodeCursor(format: CursorFormat, timeMs: number, oid: string = ZERO_OID): string {
   return format === 'v2' ? encodeCursorV2(timeMs, oid) : encodeCursorV1(timeMs, oid);
 }
-
-/** Compares two `(time, id)` keys the way the upstream orders them: negative when a is older. */
-export function compareKeys(aTime: number, aId: string, bTime: number, bId: string): number {
-  if (aTime !== bTime) return aTime - bTime;
-  return aId < bId ? -1 : aId > bId ? 1 : 0;
-}

@@ -1,6 +1,7 @@
 /**
  * The batching client (package export `gamedata-pipeline/client`): the spec's resource layer, plus the time-slice
- * readers the pipeline builds on (`createListing`, `readSlice`, `probeDensity`, `probeSortTimes`).
+ * readers the pipeline builds on (`createListing`, `readSlice`, `probeSortTimes`). The slice plan and split rule
+ * are the shared core in src/slicing/ (`planSliceEdges` and `TimeRange` are re-exported here).
  */
 export { createClient, DEFAULT_CLIENT_OPTIONS, DEFAULT_CACHE_WINDOWS } from './create-client.js';
 export type {
@@ -48,15 +49,11 @@ export {
 export type { CursorFormat, ParsedCursor } from './cursor.js';
 export { createListing, LISTING_SPECS } from './listing.js';
 export type { Listing, ListingFilters } from './listing.js';
-export {
-  readSlice,
-  probeDensity,
-  probeSortTimes,
-  sortTimeOf,
-  DEFAULT_READ_SLICE_OPTIONS,
-} from './read-slice.js';
-export type { SliceRange, SlicePage, ReadSliceOptions, DensityProbe } from './read-slice.js';
-export { collectSlices, iterateSlices, planSliceEdges, DEFAULT_COLLECT_OPTIONS } from './collect.js';
+export { readSlice, probeSortTimes, sortTimeOf, DEFAULT_READ_SLICE_OPTIONS } from './read-slice.js';
+export type { SlicePage, ReadSliceOptions } from './read-slice.js';
+export type { TimeRange } from '../slicing/index.js';
+export { planSliceEdges } from '../slicing/index.js';
+export { collectSlices, iterateSlices, DEFAULT_COLLECT_OPTIONS } from './collect.js';
 export type { CollectOptions, CollectStats } from './collect.js';
 export { paginatePages, paginateItems } from './paginate.js';
 export type { AutoPaginateOptions } from './paginate.js';

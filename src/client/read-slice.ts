@@ -9,13 +9,7 @@ import { ConfigError } from '../errors.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import { encodeCursor, ZERO_OID } from './cursor.js';
 import type { Listing } from './listing.js';
-
-/** A half-open time range in epoch ms. `end: Infinity` reads from the head of the feed (no cursor);
- * `start: -Infinity` reads to the feed's end. */
-export interface SliceRange {
-  start: number;
-  end: number;
-}
+import { checkOpenRange, type TimeRange } from '../slicing/index.js';
 
 export interface ReadSliceOptions {
   /** Resume after a checkpoint: a `cursor` yielded by an earlier read of the same slice. */
@@ -66,11 +60,6 @@ export function sliceStartCursor(core: ClientCore, end: number): string | undefi
       `slice edge ${new Date(end).toISOString()} is not a whole second; a v1 upstream cannot bound it`,
     );
   return encodeCursor(core.cursorFormat, end, ZERO_OID);
-}
-
-function checkRange(range: SliceRange): void {
-  if (Number.isNaN(range.start) || Number.isNaN(range.end) || !(range.start < range.end))
-    throw new ConfigError(`slice range must have start < end, got [${range.start}, ${range.end})`);
 }
 
 /**
@@ -162,10 +151,10 @@ export async function* readSlicePages<T>(
 export async function* readSlice<T = Record<string, unknown>>(
   client: ClientCore,
   listing: Listing,
-  range: SliceRange,
+  range: TimeRange,
   options: ReadSliceOptions = {},
 ): AsyncGenerator<SlicePage<T>> {
-  checkRange(range);
+  checkOpenRange(range);
   for await (const page of readSlicePages<T>(client, listing, range.end, () => range.start, options)) {
     yield { items: page.items, cursor: page.cursor };
   }
@@ -188,33 +177,4 @@ export async function probeSortTimes(
     { signal, onInvalidItem: 'pass' },
   );
   return page.items.map((item) => sortTimeOf(item, listing.sortField)).filter((t) => !Number.isNaN(t));
-}
-
-/** Rows of a slice, exactly when the slice fits in one page, else extrapolated from the first page's rate. */
-export interface DensityProbe {
-  /** Estimated (or exact) rows in the slice. */
-  rows: number;
-  /** True when the count is exact (the page reached the slice's start or the feed's end). */
-  exact: boolean;
-}
-
-/**
- * Sizes a slice in rows with one page read at its top, so a planner can split dense ranges before scheduling.
- */
-export async function probeDensity(
-  client: ClientCore,
-  listing: Listing,
-  range: SliceRange,
-  options: { limit?: number; signal?: AbortSignal } = {},
-): Promise<DensityProbe> {
-  checkRange(range);
-  const limit = options.limit ?? 100;
-  const times = await probeSortTimes(client, listing, range.end, limit, options.signal);
-  const inside = times.filter((t) => t >= range.start);
-  if (inside.length < times.length || times.length < limit) return { rows: inside.length, exact: true };
-  const newest = range.end === Infinity ? (times[0] ?? 0) : range.end;
-  const oldest = times[times.length - 1] ?? newest;
-  const span = Math.max(1, newest - oldest);
-  const width = range.start === -Infinity ? newest - oldest : newest - range.start;
-  return { rows: Math.ceil((times.length * Math.max(width, span)) / span), exact: false };
 }

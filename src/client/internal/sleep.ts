@@ -16,8 +16,3 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
-
-/** Rejects with AbortedError when the signal aborts (for racing). */
-export function abortError(signal: AbortSignal): AbortedError {
-  return new AbortedError('aborted', { cause: signal.reason });
-}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { collectSlices, iterateSlices, planSliceEdges } from '../../../src/client/collect.js';
+import { collectSlices, iterateSlices } from '../../../src/client/collect.js';
 import { createListing } from '../../../src/client/listing.js';
 import { readSlice } from '../../../src/client/read-slice.js';
 import { GamedataError } from '../../../src/errors.js';
@@ -20,30 +20,7 @@ const timesArb = fc.array(
   { maxLength: 400 },
 );
 
-describe('planSliceEdges', () => {
-  it('partitions [oldest, top) into adjacent slices, newest first, inner edges on the grid', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 10_000 }),
-        fc.integer({ min: 1, max: 500 }),
-        fc.constantFrom(1, 1000),
-        (span, slice, align) => {
-          const anchor = T0 + 100_000;
-          const oldest = anchor - span * 37;
-          const plan = planSliceEdges(oldest, Infinity, anchor, slice * 13, align);
-          expect(plan[0]?.end).toBe(Infinity);
-          expect(plan[plan.length - 1]?.start).toBe(oldest);
-          for (let i = 1; i < plan.length; i++) {
-            expect(plan[i]?.end).toBe(plan[i - 1]?.start);
-            const edge = plan[i]?.end ?? 0;
-            expect(edge % align).toBe(0);
-          }
-        },
-      ),
-      { numRuns: 40 },
-    );
-  });
-});
+// planSliceEdges' property test moved to test/unit/slicing/slicing.test.ts with the slicing core.
 
 describe('collectSlices (exact, against an in-memory feed)', () => {
   for (const format of ['v2', 'v1'] as const) {
