@@ -25,7 +25,7 @@ import type {
 import type { CollectOptions } from './collect.js';
 import { collectSlices, iterateSlices } from './collect.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
-import type { ListingFilters } from './listing.js';
+import type { Listing, ListingFilters } from './listing.js';
 import { createListing } from './listing.js';
 import { paginateItems } from './paginate.js';
 import { assertRecordLike } from './internal/assert.js';
@@ -73,6 +73,15 @@ export interface OnePageOptions {
 export interface DirectionOption {
   /** `forward` (default) or `backward` (party, election and donation listings). */
   direction?: 'forward' | 'backward' | undefined;
+}
+
+/**
+ * A listing's page reader: one page, or with `autoItems` an AsyncIterable of items across pages. `A` are the
+ * positional arguments before the options (article's `type`, user's `countryId`).
+ */
+export interface PageReader<T, F, A extends unknown[] = []> {
+  (...args: [...A, F & PageOptions & AutoItemsOptions]): AsyncIterable<T>;
+  (...args: [...A, (F & PageOptions & OnePageOptions)?]): Promise<CursorPage<T>>;
 }
 
 /** Options of a `collectAll` / `iterateAll` (see {@link CollectOptions}). */
@@ -351,6 +360,45 @@ export function createResources(deps: ResourceDeps): Resources {
     );
   }
 
+  /**
+   * A listing's page reader with its resource's overloads (one page, or with `autoItems` every item across pages):
+   * `A` are the positional arguments before the options (`type`, `countryId`), `filters` turns them and the options
+   * into wire filters. The one cast of the overloads lives here.
+   */
+  function pageReader<T, F, A extends unknown[]>(
+    resource: Parameters<typeof createListing>[0],
+    defaultLimit: number,
+    positional: A['length'],
+    filters: (args: A, options: F & AnyPageOptions) => ListingFilters,
+  ): PageReader<T, F, A> {
+    const read = (...args: unknown[]): AsyncIterable<T> | Promise<CursorPage<T>> => {
+      const options = (args[positional] ?? {}) as F & AnyPageOptions;
+      return paginated<T>(resource, filters(args.slice(0, positional) as A, options), options, defaultLimit);
+    };
+    return read as unknown as PageReader<T, F, A>;
+  }
+
+  /**
+   * The `collectAll` / `iterateAll` pair of a listing: one listing of `resource`, filtered by the call's
+   * non-slice options. `check` runs first (synchronously, as the caller's own validation).
+   */
+  function sliced<T, O extends SliceOptions>(
+    resource: Parameters<typeof createListing>[0],
+    check: (options: O) => void = () => undefined,
+  ): { collectAll: (options?: O) => Promise<T[]>; iterateAll: (options?: O) => AsyncIterable<T> } {
+    const listings = (o: O): Listing[] => [createListing(resource, filtersOf(o, SLICE_KEYS))];
+    return {
+      collectAll: (o = {} as O) => {
+        check(o);
+        return collectSlices<T>(core, listings(o), sliceOptions(o, {}));
+      },
+      iterateAll: (o = {} as O) => {
+        check(o);
+        return iterateSlices<T>(core, listings(o), sliceOptions(o, {}));
+      },
+    };
+  }
+
   async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
     const out: T[] = [];
     for await (const x of it) out.push(x);
@@ -361,29 +409,17 @@ export function createResources(deps: ResourceDeps): Resources {
     get: (articleId, o = {}) => read<Article>('article.getArticleById', { articleId }, models.Article, o),
     getLite: (articleId, o = {}) =>
       read<ArticleLite>('article.getArticleLiteById', { articleId }, models.ArticleLite, o),
-    getPaginated: ((type: ArticleType, o: AnyPageOptions & ArticleFilters = {}) =>
-      paginated<ArticleLite>(
-        'articles',
-        { ...filtersOf(o, PAGE_KEYS), type },
-        o,
-        DEFAULT_PAGE_LIMITS.article,
-      )) as ArticleResource['getPaginated'],
-    collectAll: (o = {}) =>
-      collectSlices<ArticleLite>(
-        core,
-        [createListing('articles', filtersOf(o, SLICE_KEYS))],
-        sliceOptions(o, {}),
-      ),
-    iterateAll: (o = {}) =>
-      iterateSlices<ArticleLite>(
-        core,
-        [createListing('articles', filtersOf(o, SLICE_KEYS))],
-        sliceOptions(o, {}),
-      ),
+    getPaginated: pageReader<ArticleLite, ArticleFilters, [ArticleType]>(
+      'articles',
+      DEFAULT_PAGE_LIMITS.article,
+      1,
+      ([type], o) => ({ ...filtersOf(o, PAGE_KEYS), type }),
+    ),
+    ...sliced<ArticleLite, ArticleFilters & { type?: ArticleType } & SliceOptions>('articles'),
     invalidateCache,
   };
 
-  function requireOldest(o: { oldestDate?: unknown }): void {
+  function requireOldest(o: { oldestDate?: unknown } = {}): void {
     if (o.oldestDate === undefined || o.oldestDate === null)
       throw new ConfigError(
         'transaction.collectAll: oldestDate is required (the unfiltered feed reaches back 72 h only)',
@@ -391,29 +427,13 @@ export function createResources(deps: ResourceDeps): Resources {
       );
   }
   const transaction: TransactionResource = {
-    getPaginated: ((o: AnyPageOptions & TransactionFilters = {}) =>
-      paginated<Transaction>(
-        'transactions',
-        filtersOf(o, PAGE_KEYS),
-        o,
-        DEFAULT_PAGE_LIMITS.transaction,
-      )) as TransactionResource['getPaginated'],
-    collectAll: (o) => {
-      requireOldest(o);
-      return collectSlices<Transaction>(
-        core,
-        [createListing('transactions', filtersOf(o, SLICE_KEYS))],
-        sliceOptions(o, {}),
-      );
-    },
-    iterateAll: (o) => {
-      requireOldest(o);
-      return iterateSlices<Transaction>(
-        core,
-        [createListing('transactions', filtersOf(o, SLICE_KEYS))],
-        sliceOptions(o, {}),
-      );
-    },
+    getPaginated: pageReader<Transaction, TransactionFilters, []>(
+      'transactions',
+      DEFAULT_PAGE_LIMITS.transaction,
+      0,
+      (_, o) => filtersOf(o, PAGE_KEYS),
+    ),
+    ...sliced<Transaction, TransactionFilters & SliceOptions>('transactions', requireOldest),
     invalidateCache,
   };
 
@@ -428,17 +448,10 @@ export function createResources(deps: ResourceDeps): Resources {
           100,
         ) as AsyncIterable<Party>,
       ),
-    getPaginated: ((o: AnyPageOptions & CountryFilter = {}) =>
-      paginated<Party>(
-        'parties',
-        filtersOf(o, PAGE_KEYS),
-        o,
-        DEFAULT_PAGE_LIMITS.party,
-      )) as PartyResource['getPaginated'],
-    collectAll: (o = {}) =>
-      collectSlices<Party>(core, [createListing('parties', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
-    iterateAll: (o = {}) =>
-      iterateSlices<Party>(core, [createListing('parties', filtersOf(o, SLICE_KEYS))], sliceOptions(o, {})),
+    getPaginated: pageReader<Party, CountryFilter, []>('parties', DEFAULT_PAGE_LIMITS.party, 0, (_, o) =>
+      filtersOf(o, PAGE_KEYS),
+    ),
+    ...sliced<Party, CountryFilter & SliceOptions>('parties'),
     invalidateCache,
   };
 
@@ -457,13 +470,14 @@ export function createResources(deps: ResourceDeps): Resources {
   const user: UserResource = {
     getById: (userId, o = {}) => read<User>('user.getUserById', { userId }, models.User, o),
     getLite: (userId, o = {}) => read<UserLite>('user.getUserLite', { userId }, models.UserLite, o),
-    getByCountry: ((countryId: string, o: AnyPageOptions = {}) =>
-      paginated<UserLite>(
-        'users',
-        { countryId },
-        o,
-        DEFAULT_PAGE_LIMITS.user,
-      )) as UserResource['getByCountry'],
+    getByCountry: pageReader<UserLite, object, [string]>(
+      'users',
+      DEFAULT_PAGE_LIMITS.user,
+      1,
+      ([countryId]) => ({
+        countryId,
+      }),
+    ),
     getUsersByCountry: (countryId, o = {}) =>
       all(
         paginated<UserLite>(
@@ -526,13 +540,12 @@ export function createResources(deps: ResourceDeps): Resources {
   };
 
   const election: ElectionResource = {
-    getPaginated: ((o: AnyPageOptions & CountryFilter = {}) =>
-      paginated<Election>(
-        'elections',
-        filtersOf(o, PAGE_KEYS),
-        o,
-        DEFAULT_PAGE_LIMITS.election,
-      )) as ElectionResource['getPaginated'],
+    getPaginated: pageReader<Election, CountryFilter, []>(
+      'elections',
+      DEFAULT_PAGE_LIMITS.election,
+      0,
+      (_, o) => filtersOf(o, PAGE_KEYS),
+    ),
     getByCountry: (countryId, o = {}) =>
       all(
         paginated<Election>(
@@ -542,46 +555,23 @@ export function createResources(deps: ResourceDeps): Resources {
           100,
         ) as AsyncIterable<Election>,
       ),
-    collectAll: (o = {}) =>
-      collectSlices<Election>(
-        core,
-        [createListing('elections', filtersOf(o, SLICE_KEYS))],
-        sliceOptions(o, {}),
-      ),
-    iterateAll: (o = {}) =>
-      iterateSlices<Election>(
-        core,
-        [createListing('elections', filtersOf(o, SLICE_KEYS))],
-        sliceOptions(o, {}),
-      ),
+    ...sliced<Election, CountryFilter & SliceOptions>('elections'),
     invalidateCache,
   };
 
   const donation: DonationResource = {
-    getPaginated: ((o: AnyPageOptions & DonationTarget = {}) =>
-      paginated<Donation>(
-        'donations',
-        filtersOf(o, PAGE_KEYS),
-        o,
-        DEFAULT_PAGE_LIMITS.donation,
-      )) as DonationResource['getPaginated'],
+    getPaginated: pageReader<Donation, DonationTarget, []>(
+      'donations',
+      DEFAULT_PAGE_LIMITS.donation,
+      0,
+      (_, o) => filtersOf(o, PAGE_KEYS),
+    ),
     getTotals: (o = {}) => {
       const input: Record<string, unknown> = {};
       for (const k of ['muId', 'countryId', 'partyId'] as const) if (o[k] !== undefined) input[k] = o[k];
       return read<DonationTotals>('donation.getTotalDonations', input, models.DonationTotals, o);
     },
-    collectAll: (o = {}) =>
-      collectSlices<Donation>(
-        core,
-        [createListing('donations', filtersOf(o, SLICE_KEYS))],
-        sliceOptions(o, {}),
-      ),
-    iterateAll: (o = {}) =>
-      iterateSlices<Donation>(
-        core,
-        [createListing('donations', filtersOf(o, SLICE_KEYS))],
-        sliceOptions(o, {}),
-      ),
+    ...sliced<Donation, DonationTarget & SliceOptions>('donations'),
     invalidateCache,
   };
 
