@@ -7,11 +7,12 @@ import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
 import { ConfigError } from '../errors.js';
 import type { LogLevel } from './load-config.js';
+import { loadConfig } from './load-config.js';
 
 export type { Logger } from 'pino';
 
 export interface LoggerOptions {
-  /** Minimum level. @default env GAMEDATA_LOG_LEVEL, else 'info' */
+  /** Minimum level. @default GAMEDATA_LOG_LEVEL (env or config file, through loadConfig), else 'info' */
   level?: LogLevel;
   /** Where lines go. @default stderr (fd 2) */
   destination?: DestinationStream;
@@ -75,7 +76,8 @@ export function createLogger(name: string, options?: LoggerOptions): Logger {
 }
 
 function createRoot(options: LoggerOptions): Logger {
-  const level = options.level ?? process.env['GAMEDATA_LOG_LEVEL'] ?? 'info';
+  // GAMEDATA_LOG_LEVEL (env or config file) through loadConfig, like every other setting.
+  const level = options.level ?? loadConfig().logLevel;
   if (!LEVELS.includes(level)) {
     throw new ConfigError(
       `createLogger: level must be one of ${LEVELS.join(', ')}; got ${JSON.stringify(level)}`,

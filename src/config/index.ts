@@ -1,3 +1,8 @@
+/**
+ * Config: every setting, read and validated in one place (`loadConfig`: CLI flags > env > GAMEDATA_CONFIG file >
+ * defaults; one ConfigError lists every problem), the views commands take of it (`readPipelineSettings`,
+ * `readServiceEnv`) and the logger.
+ */
 export { loadConfig, DEFAULT_CONFIG, CONFIG_ENV_NAMES } from './load-config.js';
 export type {
   GamedataConfig,
@@ -9,3 +14,7 @@ export type {
 } from './load-config.js';
 export { createLogger, registerSecret, REDACTED, REDACTED_PATHS } from './create-logger.js';
 export type { Logger, LoggerOptions } from './create-logger.js';
+export { readPipelineSettings } from './pipeline-settings.js';
+export type { PipelineSettings } from './pipeline-settings.js';
+export { readServiceEnv } from './service-env.js';
+export type { ServiceEnv } from './service-env.js';

@@ -34,6 +34,16 @@ export interface GamedataConfig {
   warehouseUrl: string | undefined;
   /** `CONNECT_WAREHOUSE_URL`: the same database as Connect reaches it (containers). @default WAREHOUSE_URL */
   connectWarehouseUrl: string | undefined;
+  /**
+   * `GAMEDATA_METRICS_PORT`: a worker's `/metrics` port; 0 = any free port, false (`off`) = no endpoint.
+   * Undefined = the worker's default, 9464 (`DEFAULT_WORKER_TELEMETRY_OPTIONS.metricsPort`).
+   */
+  metricsPort: number | false | undefined;
+  /**
+   * `GAMEDATA_METRICS_HOST`: the address `/metrics` binds to (`0.0.0.0` lets another machine scrape).
+   * Undefined = the worker's default, 127.0.0.1 (`DEFAULT_WORKER_TELEMETRY_OPTIONS.metricsHost`).
+   */
+  metricsHost: string | undefined;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -62,6 +72,9 @@ export interface ConfigInput {
   connectUrl?: string | undefined;
   warehouseUrl?: string | undefined;
   connectWarehouseUrl?: string | undefined;
+  /** A port number, or `'off'` / `false` for no endpoint. */
+  metricsPort?: number | string | false | undefined;
+  metricsHost?: string | undefined;
 }
 
 export interface LoadConfigOptions<N extends ConfigNeed = never> {
@@ -100,6 +113,8 @@ export const CONFIG_ENV_NAMES = {
   connectUrl: 'CONNECT_URL',
   warehouseUrl: 'WAREHOUSE_URL',
   connectWarehouseUrl: 'CONNECT_WAREHOUSE_URL',
+  metricsPort: 'GAMEDATA_METRICS_PORT',
+  metricsHost: 'GAMEDATA_METRICS_HOST',
 } as const satisfies Record<keyof GamedataConfig, string>;
 
 type Key = keyof typeof CONFIG_ENV_NAMES;
@@ -149,6 +164,22 @@ const postgresUrl = z
     'must be a postgresql://user:password@host:port/database URL',
   );
 
+// A port, or off: `0` = any free port; `off`/`false` (or JSON false) = no endpoint.
+const metricsPort = z
+  .union([z.number(), z.string(), z.literal(false)])
+  .transform((value) => (typeof value === 'string' ? value.trim() : value))
+  .refine(
+    (value) =>
+      value === false ||
+      value === 'off' ||
+      value === 'false' ||
+      (Number.isInteger(Number(value)) && Number(value) >= 0 && Number(value) <= 65535 && value !== ''),
+    'must be 0..65535 or off',
+  )
+  .transform((value): number | false =>
+    value === false || value === 'off' || value === 'false' ? false : Number(value),
+  );
+
 const FIELD_SCHEMAS = {
   apiUrl: httpUrl('the upstream tRPC endpoint, e.g. http://127.0.0.1:4000/trpc'),
   apiKey: z.string().trim().min(1, 'must not be empty'),
@@ -171,6 +202,8 @@ const FIELD_SCHEMAS = {
   connectUrl: httpUrl('the Kafka Connect REST API, e.g. http://127.0.0.1:18083'),
   warehouseUrl: postgresUrl,
   connectWarehouseUrl: postgresUrl,
+  metricsPort,
+  metricsHost: z.string().trim().min(1, 'must not be empty'),
 } satisfies Record<Key, z.ZodType>;
 
 /**
@@ -257,6 +290,8 @@ export function loadConfig<const N extends ConfigNeed = never>(
     connectUrl: values.connectUrl as string | undefined,
     warehouseUrl: values.warehouseUrl as string | undefined,
     connectWarehouseUrl: (values.connectWarehouseUrl ?? values.warehouseUrl) as string | undefined,
+    metricsPort: values.metricsPort as number | false | undefined,
+    metricsHost: values.metricsHost as string | undefined,
   };
   // `need` was checked above, so the narrowed type holds.
   return config as ConfigWith<N>;

@@ -31,11 +31,10 @@ export {
 export type { UserDirectory } from './user-discovery.js';
 export type { StartBackfillOptions } from './start-backfill.js';
 export {
-  readPipelineSettings,
   connectRedis,
   createClientSliceSource,
   createClientPlannerSource,
   createPipelineRuntime,
   PIPELINE_CLIENT_DEFAULTS,
 } from './pipeline-runtime.js';
-export type { PipelineSettings, PipelineRuntime, PipelineRuntimeOptions } from './pipeline-runtime.js';
+export type { PipelineRuntime, PipelineRuntimeOptions } from './pipeline-runtime.js';

@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { ConfigError } from '../errors.js';
-import { loadConfig, type ConfigNeed } from '../config/load-config.js';
+import type { PipelineSettings } from '../config/pipeline-settings.js';
 import { createClient, type Client, type ClientOptions } from '../client/create-client.js';
 import { createListing } from '../client/listing.js';
 import { probeSortTimes, readSlice } from '../client/read-slice.js';
@@ -19,53 +19,6 @@ import { createCoalescingSink, createPagePublisher, type PagePublisher } from '.
 import type { SliceSource } from './process-slice.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
-
-/** Where the pipeline's services are. */
-export interface PipelineSettings {
-  /** `GAMEDATA_API_URL`: tRPC base URL ending in `/trpc`. */
-  apiUrl: string;
-  /** `GAMEDATA_API_KEY`. */
-  apiKey?: string | undefined;
-  /** `KAFKA_BROKERS`. */
-  kafkaBrokers: string[];
-  /** `SCHEMA_REGISTRY_URL`. */
-  schemaRegistryUrl: string;
-  /** `REDIS_URL`. */
-  redisUrl: string;
-  /** `GAMEDATA_TOPIC_PREFIX`. @default 'gamedata' */
-  topicPrefix: string;
-  /** `GAMEDATA_QUEUE_PREFIX`: BullMQ key prefix. @default 'gamedata-bull' */
-  queuePrefix: string;
-  /** `GAMEDATA_REDIS_PREFIX`: prefix of the dedup and counter keys. @default 'gamedata' */
-  redisPrefix: string;
-}
-
-/**
- * Reads the settings through loadConfig (env, then the GAMEDATA_CONFIG file); one ConfigError lists every missing or invalid one.
- * (A small reader of its own until every command reads `loadConfig()`; same variable names.)
- */
-export function readPipelineSettings(
-  need: { api?: boolean; kafka?: boolean; registry?: boolean } = { api: true, kafka: true, registry: true },
-  env: NodeJS.ProcessEnv = process.env,
-): PipelineSettings {
-  // One validation for every command (src/config): env > GAMEDATA_CONFIG file > defaults, and one ConfigError
-  // listing every missing or invalid setting.
-  const needs: ConfigNeed[] = ['redis'];
-  if (need.api === true) needs.push('api');
-  if (need.kafka === true) needs.push('kafka');
-  if (need.registry === true) needs.push('registry');
-  const config = loadConfig({ need: needs, env });
-  return {
-    apiUrl: config.apiUrl ?? '',
-    apiKey: config.apiKey,
-    kafkaBrokers: config.kafkaBrokers,
-    schemaRegistryUrl: config.schemaRegistryUrl ?? '',
-    redisUrl: config.redisUrl ?? '',
-    topicPrefix: config.topicPrefix,
-    queuePrefix: config.queuePrefix,
-    redisPrefix: config.redisPrefix,
-  };
-}
 
 /** A Redis connection fit for BullMQ workers (`maxRetriesPerRequest: null`). */
 export function connectRedis(url: string): Redis {

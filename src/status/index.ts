@@ -11,6 +11,6 @@ export {
   DEFAULT_WORKER_TELEMETRY_OPTIONS,
 } from './worker-telemetry.js';
 export type { WorkerTelemetry, WorkerTelemetryOptions, WorkerHeartbeat } from './worker-telemetry.js';
-export { createWorkerOperations, metricsPortFromEnv } from './worker-operations.js';
+export { createWorkerOperations } from './worker-operations.js';
 export type { WorkerOperations, WorkerOperationsOptions } from './worker-operations.js';
 export { scrapeMetrics, sumMetrics, recordCountersFromMetrics } from './scrape-metrics.js';

@@ -12,14 +12,13 @@
  * await ops.close(); await workers.close(); await rt.close();
  */
 import type { ConnectionOptions } from 'bullmq';
-import { ConfigError } from '../errors.js';
 import type {
   PipelineRuntime,
   PipelineRuntimeOptions,
-  PipelineSettings,
   PipelineWorkers,
   PipelineWorkerDeps,
 } from '../jobs/index.js';
+import type { PipelineSettings } from '../config/index.js';
 import {
   startScheduleWorker,
   type ScheduleWorker,
@@ -32,9 +31,9 @@ import {
 } from './worker-telemetry.js';
 
 export interface WorkerOperationsOptions {
-  /** `/metrics` port (`GAMEDATA_METRICS_PORT`): 0 = any free port, false = off. @default 9464 */
+  /** `/metrics` port (`GAMEDATA_METRICS_PORT`, read by loadConfig): 0 = any free port, false = off. @default 9464 */
   metricsPort?: number | false;
-  /** `GAMEDATA_METRICS_HOST`. @default '127.0.0.1' */
+  /** `GAMEDATA_METRICS_HOST` (read by loadConfig). @default '127.0.0.1' */
   metricsHost?: string;
   /** Run the schedule worker here (tail and cron ticks). @default true */
   schedules?: boolean;
@@ -57,20 +56,6 @@ export interface WorkerOperations {
   readonly schedules: ScheduleWorker | undefined;
   /** Stops the schedule worker, the heartbeat and the endpoint (before the runtime closes Redis). */
   close(): Promise<void>;
-}
-
-/** Reads `GAMEDATA_METRICS_PORT` (`off` = false). @throws ConfigError naming the variable and the value. */
-export function metricsPortFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
-  fallback: number | false = 9464,
-): number | false {
-  const raw = (env['GAMEDATA_METRICS_PORT'] ?? '').trim();
-  if (raw === '') return fallback;
-  if (raw === 'off' || raw === 'false') return false;
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new ConfigError(`GAMEDATA_METRICS_PORT must be 0..65535 or off, got ${JSON.stringify(raw)}`);
-  return port;
 }
 
 export function createWorkerOperations(

@@ -20,9 +20,9 @@ import {
   startPipelineWorkers,
   waitForRun,
   type PipelineRuntime,
-  type PipelineSettings,
   type PipelineWorkers,
 } from '../../src/jobs/index.js';
+import type { PipelineSettings } from '../../src/config/index.js';
 import type { RunResult } from '../../src/planner/index.js';
 import type { BackfillRequest } from '../../src/planner/index.js';
 import type { ResourceName } from '../../src/models/resources.js';

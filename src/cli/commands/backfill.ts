@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
-import { createPipelineRuntime, readPipelineSettings, startBackfill } from '../../jobs/index.js';
+import { createPipelineRuntime, startBackfill } from '../../jobs/index.js';
+import { readPipelineSettings } from '../../config/index.js';
 import { waitForRunWithProgress } from '../../status/index.js';
 import { parseFilters, parseResources } from '../../planner/index.js';
 

@@ -7,7 +7,8 @@
  */
 import type { Command } from 'commander';
 import { createRedisSeenSet, migrateLegacySeenSets } from '../../dedup/index.js';
-import { connectRedis, readPipelineSettings } from '../../jobs/index.js';
+import { connectRedis } from '../../jobs/index.js';
+import { readPipelineSettings } from '../../config/index.js';
 
 export function register(program: Command): void {
   const dedup = program

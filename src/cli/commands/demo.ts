@@ -15,12 +15,11 @@ import type { AvroRecordSchema } from '../../encoding/avro-schema.js';
 import {
   connectRedis,
   createPipelineRuntime,
-  readPipelineSettings,
   startBackfill,
   startPipelineWorkers,
   waitForRun,
-  type PipelineSettings,
 } from '../../jobs/index.js';
+import { readPipelineSettings, type PipelineSettings } from '../../config/index.js';
 import { RESOURCES, type ResourceName } from '../../models/resources.js';
 import { createTopics } from '../../sink/create-topics.js';
 import { startSimulator } from '../../simulator/start-simulator.js';

@@ -13,7 +13,7 @@ import { DEFAULT_SCHEMAS_DIR, readSchemaFiles, writeSchemaFiles } from '../../en
 import { checkSchemas, registerSchemas } from '../../encoding/schema-registration.js';
 import type { AvroRecordSchema } from '../../encoding/avro-schema.js';
 import type { ResourceName } from '../../models/resources.js';
-import { readServiceEnv } from '../../sink/service-env.js';
+import { readServiceEnv } from '../../config/index.js';
 
 interface CommonFlags {
   dir: string;

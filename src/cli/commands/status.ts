@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
-import { connectRedis, readPipelineSettings } from '../../jobs/index.js';
+import { connectRedis } from '../../jobs/index.js';
+import { readPipelineSettings } from '../../config/index.js';
 import { parseDuration } from '../../schedules/index.js';
 import { collectStatus, formatStatus } from '../../status/index.js';
 

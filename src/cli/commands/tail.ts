@@ -8,7 +8,8 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
-import { connectRedis, readPipelineSettings } from '../../jobs/index.js';
+import { connectRedis } from '../../jobs/index.js';
+import { readPipelineSettings } from '../../config/index.js';
 import { parseResources } from '../../planner/index.js';
 import {
   createScheduleRegistry,

@@ -6,7 +6,7 @@ import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { createTopics, planTopics } from '../../sink/create-topics.js';
 import type { CleanupPolicy } from '../../sink/create-topics.js';
-import { readServiceEnv } from '../../sink/service-env.js';
+import { readServiceEnv } from '../../config/index.js';
 import { isResourceName } from '../../models/resources.js';
 import type { ResourceName } from '../../models/resources.js';
 

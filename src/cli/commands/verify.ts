@@ -12,7 +12,8 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
 import { createRecordDecoder } from '../../encoding/record-decoder.js';
 import { createRegistryClient } from '../../encoding/registry-client.js';
-import { createPipelineRuntime, readPipelineSettings } from '../../jobs/index.js';
+import { createPipelineRuntime } from '../../jobs/index.js';
+import { readPipelineSettings } from '../../config/index.js';
 import { parseResources } from '../../planner/index.js';
 import { collectUpstreamTruth, verifyResource, type VerifyReport } from '../../verify/index.js';
 

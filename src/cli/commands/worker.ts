@@ -6,13 +6,9 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
-import {
-  connectRedis,
-  createPipelineRuntime,
-  readPipelineSettings,
-  startPipelineWorkers,
-} from '../../jobs/index.js';
-import { createWorkerOperations, metricsPortFromEnv } from '../../status/index.js';
+import { connectRedis, createPipelineRuntime, startPipelineWorkers } from '../../jobs/index.js';
+import { readPipelineSettings } from '../../config/index.js';
+import { createWorkerOperations } from '../../status/index.js';
 
 export function register(program: Command): void {
   program
@@ -54,17 +50,13 @@ export function register(program: Command): void {
             `--concurrency must be a positive integer, got ${JSON.stringify(flags.concurrency)}`,
           );
         }
-        const settings = readPipelineSettings();
+        // Every setting through loadConfig (src/config); --metrics-port wins over GAMEDATA_METRICS_PORT.
+        const settings = readPipelineSettings(undefined, process.env, { metricsPort: flags.metricsPort });
         // Operations (issue 7): /metrics, heartbeat for `status`, and the schedule worker firing tails.
-        const metricsPort = metricsPortFromEnv(
-          flags.metricsPort === undefined ? process.env : { GAMEDATA_METRICS_PORT: flags.metricsPort },
-        );
         const ops = createWorkerOperations(settings, {
-          metricsPort,
+          ...(settings.metricsPort === undefined ? {} : { metricsPort: settings.metricsPort }),
+          ...(settings.metricsHost === undefined ? {} : { metricsHost: settings.metricsHost }),
           schedules: flags.schedules,
-          ...(process.env['GAMEDATA_METRICS_HOST']
-            ? { metricsHost: process.env['GAMEDATA_METRICS_HOST'] }
-            : {}),
         });
         const rt = await createPipelineRuntime(settings, ops.runtimeOptions);
         // BullMQ workers get their own connection (blocking commands); the runtime's serves dedup and counters.

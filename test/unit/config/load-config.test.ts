@@ -153,4 +153,28 @@ describe('loadConfig', () => {
     expect(config.kafkaBrokers).toEqual(['[::1]:9092']);
     expect(config.redisUrl).toBe('rediss://user:pw@cache:6380/2');
   });
+
+  it('reads the worker /metrics endpoint from env, file or flag, and rejects a bad port', () => {
+    expect(loadConfig({ env: {} }).metricsPort).toBeUndefined();
+    expect(
+      loadConfig({ env: { GAMEDATA_METRICS_PORT: '0', GAMEDATA_METRICS_HOST: '0.0.0.0' } }),
+    ).toMatchObject({
+      metricsPort: 0,
+      metricsHost: '0.0.0.0',
+    });
+    expect(loadConfig({ env: { GAMEDATA_METRICS_PORT: 'off' } }).metricsPort).toBe(false);
+    const file = tempFile(JSON.stringify({ metricsPort: 9500, metricsHost: '10.0.0.1' }));
+    expect(loadConfig({ configFile: file, env: {} })).toMatchObject({
+      metricsPort: 9500,
+      metricsHost: '10.0.0.1',
+    });
+    expect(
+      loadConfig({ env: { GAMEDATA_METRICS_PORT: '9500' }, overrides: { metricsPort: 'off' } }).metricsPort,
+    ).toBe(false);
+    const error = configError(() => loadConfig({ env: { GAMEDATA_METRICS_PORT: '70000' } }));
+    expect(error.issues).toEqual([
+      expect.stringMatching(/^GAMEDATA_METRICS_PORT \(env\): must be 0\.\.65535 or off/),
+    ]);
+    expect(configError(() => loadConfig({ env: { GAMEDATA_METRICS_PORT: 'x' } })).issues).toHaveLength(1);
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allTopicNames, dlqTopicName, topicName, valueSubjectName } from '../../../src/models/topic-names.js';
 import { planTopics } from '../../../src/sink/create-topics.js';
-import { readServiceEnv } from '../../../src/sink/service-env.js';
+import { readServiceEnv } from '../../../src/config/index.js';
 import { ConfigError } from '../../../src/errors.js';
 
 describe('topic names', () => {

@@ -2,8 +2,8 @@
  * Kafka / registry settings for the `schemas` and `topics` commands, read through the project's `loadConfig()`
  * (env > GAMEDATA_CONFIG file > defaults, validated once, one ConfigError listing every problem).
  */
-import { loadConfig } from '../config/load-config.js';
-import type { ConfigNeed } from '../config/load-config.js';
+import { loadConfig } from './load-config.js';
+import type { ConfigNeed } from './load-config.js';
 
 export interface ServiceEnv {
   /** `KAFKA_BROKERS`, comma-separated host:port (empty when not needed and not set). */
