@@ -13,3 +13,7 @@ export {
   DEFAULT_CREATE_TOPICS_OPTIONS,
 } from './create-topics.js';
 export type { CleanupPolicy, CreateTopicsOptions, CreateTopicsResult, TopicSpec } from './create-topics.js';
+export { readTopic } from './read-topic.js';
+export type { TopicMessage, ReadTopicOptions } from './read-topic.js';
+export { createTopicOffsets } from './topic-offsets.js';
+export type { TopicOffsets, TopicOffsetsOptions, PartitionOffsets } from './topic-offsets.js';

@@ -7,7 +7,7 @@ import type { RecordDecoder } from '../encoding/record-decoder.js';
 import type { ResourceName } from '../models/resources.js';
 import { dlqTopicName, topicName } from '../models/topic-names.js';
 import { compareRecords, versionKey, type CompareReport } from './compare-records.js';
-import { readTopic } from './read-topic.js';
+import { readTopic } from '../sink/read-topic.js';
 
 export interface VerifyResourceOptions {
   resource: ResourceName;

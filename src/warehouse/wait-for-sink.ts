@@ -6,9 +6,9 @@
  * end of a partition stay "uncommitted": those offsets are read from the DLQ's `__connect.errors.*` headers and
  * count as done. (Transaction markers at the end of a partition would look the same; not handled yet.)
  */
-import kafkajs from 'kafkajs';
 import { AbortedError, ServiceError } from '../errors.js';
-import { readTopic } from '../verify/read-topic.js';
+import { readTopic } from '../sink/read-topic.js';
+import { createTopicOffsets } from '../sink/topic-offsets.js';
 import type { ConnectClient } from './connect-client.js';
 import { connectDlqTopicName } from './sink-connector-config.js';
 
@@ -26,12 +26,7 @@ export interface WaitForSinkOptions {
 export async function waitForSink(options: WaitForSinkOptions): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 300_000;
   const pollMs = options.pollMs ?? 500;
-  const { Kafka, logLevel } = kafkajs;
-  const admin = new Kafka({
-    clientId: 'wait-for-sink',
-    brokers: options.brokers,
-    logLevel: logLevel.NOTHING,
-  }).admin();
+  const admin = createTopicOffsets({ brokers: options.brokers, clientId: 'wait-for-sink' });
   await admin.connect();
   const deadline = Date.now() + timeoutMs;
   const dlq = connectDlqTopicName(options.topic);
@@ -39,8 +34,8 @@ export async function waitForSink(options: WaitForSinkOptions): Promise<void> {
   const dead = new Set<string>(); // `<partition>:<offset>` of source records in the DLQ
   /** Re-reads the DLQ when it grew; true when every offset in [committed, end) of each partition is in it. */
   async function onlyDeadLeft(behind: { partition: number; from: number; to: number }[]): Promise<boolean> {
-    if (!(await admin.listTopics()).includes(dlq)) return false;
-    const end = (await admin.fetchTopicOffsets(dlq)).reduce((n, p) => n + Number(p.high), 0);
+    if (!(await admin.hasTopic(dlq))) return false;
+    const end = (await admin.partitionOffsets(dlq)).reduce((n, p) => n + p.high, 0);
     if (end !== dlqEnd) {
       dlqEnd = end;
       dead.clear();
@@ -66,20 +61,14 @@ export async function waitForSink(options: WaitForSinkOptions): Promise<void> {
           'kafka-connect',
         );
       }
-      const ends = await admin.fetchTopicOffsets(options.topic);
-      const [group] = await admin.fetchOffsets({
-        groupId: `connect-${options.connectorName}`,
-        topics: [options.topic],
-      });
-      const committed = new Map((group?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
-      const behind = ends.filter(
-        (p) => Number(p.high) > 0 && (committed.get(p.partition) ?? -1) < Number(p.high),
-      );
+      const ends = await admin.partitionOffsets(options.topic);
+      const committed = await admin.committedOffsets(`connect-${options.connectorName}`, options.topic);
+      const behind = ends.filter((p) => p.high > 0 && (committed.get(p.partition) ?? -1) < p.high);
       if (behind.length === 0) return;
       const gaps = behind.map((p) => ({
         partition: p.partition,
-        from: Math.max(committed.get(p.partition) ?? 0, Number(p.low)),
-        to: Number(p.high),
+        from: Math.max(committed.get(p.partition) ?? 0, p.low),
+        to: p.high,
       }));
       if (gaps.every((g) => g.to - g.from <= 100) && (await onlyDeadLeft(gaps))) return;
       if (Date.now() > deadline) {
