@@ -1,3 +1,4 @@
+/** Cache: stale-while-revalidate single reads over a narrow store interface (memory LRU, Redis). */
 export { createSwrCache, DEFAULT_SWR_CACHE_OPTIONS } from './swr-cache.js';
 export type { SwrCache, SwrCacheOptions, SwrCacheStats } from './swr-cache.js';
 export { createMemoryStore, DEFAULT_MEMORY_STORE_OPTIONS } from './memory-store.js';

@@ -1,3 +1,8 @@
+/**
+ * Encoding: Avro schemas generated from the catalogue (and their files), record <-> Avro mapping, the schema
+ * registry client, schema registration and diffs, the record encoder (typed `EncodingError.reason`) and decoder.
+ * Publishing the encoded records is `publish/`; topic names are `models/`.
+ */
 export {
   generateAvroSchema,
   generateResourceSchemas,

@@ -1,3 +1,8 @@
+/**
+ * Models: the one catalogue of the upstream's models (fields, inferred types), `checkRecord` with typed issues,
+ * the six resources (sort field, dedup mode, list procedure) and the topic/subject names derived from them.
+ * A foundation: imports nothing but `errors.ts`.
+ */
 export * as models from './catalogue.js';
 export { t, defineEntity, defineSubModel, defineValueModel, extendModel } from './field.js';
 export type { FieldType, Fields, ModelDef, InferField, InferModel } from './field.js';

@@ -1,5 +1,6 @@
 /**
- * Planner: density probes and whole backfill runs. The slicing itself (exact `[start, end)` slices, the split
+ * Planner: density probes, whole backfill runs, and the job contract a run is made of (job payloads, queue and
+ * job names, deterministic job ids; `jobs/` imports it). The slicing itself (exact `[start, end)` slices, the split
  * of a dense slice) is the shared core in `src/slicing/`, re-exported here for the planner's callers.
  */
 export {
