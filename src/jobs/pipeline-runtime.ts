@@ -3,7 +3,8 @@
  * every slice share POSTs), the registry-backed encoder, the kafkajs sink, Redis for dedup/counters/BullMQ.
  * Closing order: callers close the workers first, then this (Kafka producer, then Redis).
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { connectRedis } from './connect-redis.js';
 import { ConfigError } from '../errors.js';
 import type { PipelineSettings } from '../config/pipeline-settings.js';
 import { createClient, type Client, type ClientOptions } from '../client/create-client.js';
@@ -21,9 +22,7 @@ import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
 
 /** A Redis connection fit for BullMQ workers (`maxRetriesPerRequest: null`). */
-export function connectRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
-}
+export { connectRedis };
 
 /** The slice source over the client: `readSlice` with malformed items passed through (they are dead-lettered). */
 export function createClientSliceSource(client: Client, options: { pageSize?: number } = {}): SliceSource {

@@ -5,7 +5,9 @@
  */
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { getRunStatus, startBackfill, type RunCounters } from '../jobs/index.js';
+import { getRunStatus } from '../jobs/backfill-flow.js';
+import { startBackfill } from '../jobs/start-backfill.js';
+import type { RunCounters } from '../jobs/run-counters.js';
 import type { UserDirectory } from '../jobs/user-discovery.js';
 import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import type { ResourceName } from '../models/resources.js';

@@ -5,8 +5,10 @@
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createRunCounters, emptyCounters, getRunStatus } from '../jobs/index.js';
-import { QUEUE_NAMES, type RunCounterValues } from '../planner/index.js';
+import { createRunCounters, emptyCounters } from '../jobs/run-counters.js';
+import { getRunStatus } from '../jobs/backfill-flow.js';
+import { QUEUE_NAMES } from '../planner/queue-names.js';
+import type { RunCounterValues } from '../planner/job-types.js';
 import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import { createScheduleRegistry, type ScheduleInfo } from '../schedules/schedule-registry.js';

@@ -5,11 +5,14 @@
  * Settings: REDIS_URL, GAMEDATA_QUEUE_PREFIX, GAMEDATA_REDIS_PREFIX.
  */
 import type { Command } from 'commander';
+// Light modules only, imported directly (not the barrels): `status` needs Redis, its settings and the status
+// readers, not bullmq workers, kafkajs or the registry client.
 import { ConfigError } from '../../errors.js';
-import { connectRedis } from '../../jobs/index.js';
-import { readPipelineSettings } from '../../config/index.js';
-import { parseDuration } from '../../schedules/index.js';
-import { collectStatus, formatStatus } from '../../status/index.js';
+import { connectRedis } from '../../jobs/connect-redis.js';
+import { readPipelineSettings } from '../../config/pipeline-settings.js';
+import { parseDuration } from '../../schedules/parse-duration.js';
+import { collectStatus } from '../../status/collect-status.js';
+import { formatStatus } from '../../status/format-status.js';
 
 export function register(program: Command): void {
   program
