@@ -1,7 +1,9 @@
 /**
  * `gamedata worker [--concurrency N]`: processes slice jobs (and completes runs) until SIGTERM/SIGINT, then drains:
  * running slices stop after the page in hand is published and checkpointed, the workers close, then Kafka and
- * Redis. All slices of the process share one batching client.
+ * Redis. All slices of the process share one batching client. `--processes N|auto` runs N such processes under one
+ * supervisor (src/cli/worker-processes.ts: signals forwarded, crashed children restarted with backoff, /metrics on
+ * port + index).
  * Settings: GAMEDATA_API_URL, GAMEDATA_API_KEY, KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL, GAMEDATA_TOPIC_PREFIX.
  */
 import type { Command } from 'commander';
@@ -9,6 +11,18 @@ import { ConfigError } from '../../errors.js';
 import { connectRedis, createPipelineRuntime, startPipelineWorkers } from '../../jobs/index.js';
 import { readPipelineSettings } from '../../config/index.js';
 import { createWorkerOperations } from '../../status/index.js';
+import { childMetricsPort, resolveProcessCount, runWorkerProcesses } from '../worker-processes.js';
+
+/** This command's argv without `--processes` and `--metrics-port` (the supervisor gives each child its own). */
+function childArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--processes' || a === '--metrics-port') i++;
+    else if (!a.startsWith('--processes=') && !a.startsWith('--metrics-port=')) out.push(a);
+  }
+  return out;
+}
 
 export function register(program: Command): void {
   program
@@ -27,6 +41,10 @@ export function register(program: Command): void {
       '/metrics port (0 = any free port, off = none; env GAMEDATA_METRICS_PORT)',
     )
     .option('--no-schedules', 'do not fire tail / cron schedule ticks in this process')
+    .option(
+      '--processes <n|auto>',
+      'run N worker processes (auto = one per core), each with --concurrency slices and /metrics on port + index',
+    )
     .action(
       async (flags: {
         concurrency: string;
@@ -35,6 +53,7 @@ export function register(program: Command): void {
         stalledInterval: string;
         metricsPort?: string;
         schedules: boolean;
+        processes?: string;
       }) => {
         const lockDuration = Number(flags.lockDuration);
         const stalledInterval = Number(flags.stalledInterval);
@@ -52,6 +71,17 @@ export function register(program: Command): void {
         }
         // Every setting through loadConfig (src/config); --metrics-port wins over GAMEDATA_METRICS_PORT.
         const settings = readPipelineSettings(undefined, process.env, { metricsPort: flags.metricsPort });
+        if (flags.processes !== undefined) {
+          const processes = resolveProcessCount(flags.processes);
+          const args = childArgv(process.argv.slice(2));
+          console.error(`worker processes: starting ${processes}`);
+          process.exit(
+            await runWorkerProcesses({
+              processes,
+              childArgs: (i) => [...args, '--metrics-port', childMetricsPort(settings.metricsPort, i)],
+            }),
+          );
+        }
         // Operations (issue 7): /metrics, heartbeat for `status`, and the schedule worker firing tails.
         const ops = createWorkerOperations(settings, {
           ...(settings.metricsPort === undefined ? {} : { metricsPort: settings.metricsPort }),
@@ -91,6 +121,8 @@ export function register(program: Command): void {
           };
           process.once('SIGTERM', () => stop('SIGTERM'));
           process.once('SIGINT', () => stop('SIGINT'));
+          // A child of `--processes`: drain when the supervisor's IPC channel closes (it was killed).
+          if (process.connected) process.once('disconnect', () => stop('supervisor gone'));
         });
         await ops.close();
         await workers.close();
