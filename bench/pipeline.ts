@@ -1,21 +1,24 @@
 /**
- * Pipeline benchmark: end-to-end records/s from the simulator upstream into Kafka (a `gamedata worker` PROCESS:
- * fetch -> dedup -> Avro -> produce -> ack -> mark -> checkpoint), beside
+ * Pipeline benchmark: end-to-end records/s from the simulator upstream into Kafka (`gamedata worker` processes,
+ * the compiled CLI as in production: fetch -> dedup -> Avro -> produce -> ack -> mark -> checkpoint), with ONE worker
+ * process and with `--processes N|auto` (default auto = one per core) in the same run, each into fresh topics, beside
  * - Kafka's own producer benchmark (`org.apache.kafka.tools.ProducerPerformance`, same record count and average
  *   value size, acks=all, idempotent, same run), and
  * - the client-only figure (the same slices read through the same batching client, nothing published);
- * plus the worker's peak RSS (VmHWM) at scale medium and, with `--large`, at scale large.
+ * plus each worker process's peak RSS (VmHWM; the largest child's with --processes) at scale medium and, with
+ * `--large`, at scale large.
  *
  * Upstream: the simulator with its rate limit and latency off (this measures the pipeline, not the upstream's
  * pacing). Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh env)"`).
  *
- * Run: `npm run bench:pipeline -- [--resource donations] [--concurrency 32] [--large] [--worker-cpu-prof DIR]`;
+ * Run: `npm run build && npm run bench:pipeline -- [--resource donations] [--concurrency 32] [--processes N|auto]
+ * [--large] [--worker-cpu-prof DIR]` (`--processes 1`: the one-process run only);
  * prints Markdown for docs/BENCHMARKS.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
  * (`node --cpu-prof`) into DIR when it exits (open it in Chrome DevTools or speedscope).
  */
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pLimit from 'p-limit';
@@ -50,6 +53,11 @@ const resource = arg('resource', 'donations');
 if (!isResourceName(resource)) throw new Error(`--resource must be a resource name, got ${resource}`);
 const concurrency = Number(arg('concurrency', '32'));
 const workerCpuProf = arg('worker-cpu-prof', '');
+const processesArg = arg('processes', 'auto');
+const processes = processesArg === 'auto' ? availableParallelism() : Number(processesArg);
+if (!Number.isSafeInteger(processes) || processes < 1)
+  throw new Error(`--processes must be a positive integer or auto, got ${processesArg}`);
+if (!existsSync(`${ROOT}dist/cli/main.js`)) throw new Error('dist/ is missing: run `npm run build` first');
 const scales = (args.includes('--large') ? ['medium', 'large'] : [arg('scale', 'medium')]) as (
   'small' | 'medium' | 'large'
 )[];
@@ -60,17 +68,23 @@ const redisUrl = process.env['REDIS_URL'] ?? '';
 if (brokers.length === 0 || registryUrl === '' || redisUrl === '')
   throw new Error('set KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL (eval "$(bash scripts/stack.sh env)")');
 
-interface Row {
-  scale: string;
+interface E2e {
+  processes: number;
   records: number;
-  avgValueBytes: number;
   endToEnd: number;
-  clientOnly: number;
-  kafkaPerf: number;
+  /** The largest peak RSS (VmHWM) of one worker process. */
   workerPeakMb: number;
   secs: number;
-  /** Worker CPU seconds (user + system) per 1 000 published records, during the run. */
+  /** Worker CPU milliseconds (user + system, all worker processes) per 1 000 published records, during the run. */
   workerCpuMsPerK: number;
+}
+
+interface Row {
+  scale: string;
+  avgValueBytes: number;
+  clientOnly: number;
+  kafkaPerf: number;
+  runs: E2e[];
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc (0 when unreadable). */
@@ -124,6 +138,106 @@ async function kafkaProducerPerf(topic: string, records: number, size: number): 
   return Number(m[2]);
 }
 
+interface Setup {
+  registry: ReturnType<typeof createRegistryClient>;
+  schemas: Record<ResourceName, AvroRecordSchema>;
+  sim: Simulator;
+  until: number;
+  fullHistory: boolean;
+  client: ReturnType<typeof createClient>;
+}
+
+/** Fresh topics, subjects and queue for one end-to-end run (so its records are not deduplicated away). */
+async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
+  const prefix = `bench-${scale}-p${n}-${Date.now()}`;
+  await registerSchemas({ registry: setup.registry, topicPrefix: prefix, schemas: setup.schemas });
+  await createTopics({ brokers, topicPrefix: prefix });
+  const env = {
+    ...process.env,
+    GAMEDATA_API_URL: setup.sim.url,
+    GAMEDATA_API_KEY: 'bench',
+    GAMEDATA_TOPIC_PREFIX: prefix,
+    GAMEDATA_QUEUE_PREFIX: `${prefix}-bull`,
+    GAMEDATA_REDIS_PREFIX: prefix,
+  };
+  // The compiled CLI (bin/gamedata.mjs -> dist/), as installed; one process, or a supervisor with n children.
+  const worker = spawn(
+    process.execPath,
+    [
+      ...(workerCpuProf === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', workerCpuProf]),
+      'bin/gamedata.mjs',
+      'worker',
+      '--concurrency',
+      String(concurrency),
+      '--quiet',
+      '--metrics-port',
+      '0',
+      ...(n === 1 ? [] : ['--processes', String(n)]),
+    ],
+    { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let log = '';
+  const pids = await new Promise<number[]>((resolve, reject) => {
+    worker.once('exit', (code) => reject(new Error(`worker exited ${code}: ${log.slice(-2000)}`)));
+    worker.stderr.on('data', (b: Buffer) => {
+      log += b.toString();
+      const found = [...log.matchAll(/worker: pid (\d+)/g)].map((m) => Number(m[1]));
+      if (found.length >= n) resolve(found);
+    });
+  });
+  const redis = connectRedis(redisUrl);
+  const counters = createRunCounters(redis, prefix);
+  const peaks = new Map<number, number>();
+  const sample = (): void => {
+    for (const pid of pids) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, peakRssMb(pid)));
+  };
+  const cpu = (): number => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const sampler = setInterval(sample, 500);
+  const te = Date.now();
+  const cpu0 = cpu();
+  const planned = await startBackfill(
+    { resources: [resource as ResourceName], fullHistory: setup.fullHistory, until: setup.until },
+    {
+      connection: redis,
+      prefix: `${prefix}-bull`,
+      planner: createClientPlannerSource(setup.client),
+      counters,
+    },
+  );
+  const result = await waitForRun(planned.run.runId, {
+    connection: redis,
+    prefix: `${prefix}-bull`,
+    pollMs: 200,
+  });
+  const secs = (Date.now() - te) / 1000;
+  const workerCpu = cpu() - cpu0;
+  sample();
+  clearInterval(sampler);
+  const peak = Math.max(...peaks.values());
+  const rate = result.counters.published / secs;
+  console.error(
+    `[bench] end to end, ${n} process(es): ${result.counters.published} published in ${secs.toFixed(1)} s = ${rate.toFixed(0)}/s, ` +
+      `worker peak RSS ${[...peaks.values()].map((p) => p.toFixed(0)).join(' / ')} MB, worker CPU ${workerCpu.toFixed(1)} s`,
+  );
+  worker.removeAllListeners('exit');
+  worker.kill('SIGTERM');
+  await new Promise((r) => worker.once('exit', r));
+
+  const keys = await redis.keys(`${prefix}*`);
+  for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+  await redis.quit();
+  await deleteTopics({ brokers, topicPrefix: prefix }).catch(() => undefined);
+  await deleteSubjects(setup.registry, prefix).catch(() => undefined);
+  return {
+    processes: n,
+    records: result.counters.published,
+    endToEnd: rate,
+    workerPeakMb: peak,
+    secs,
+    workerCpuMsPerK: (workerCpu * 1000 * 1000) / Math.max(1, result.counters.published),
+  };
+}
+
 async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
   const t0 = Date.now();
   const sim: Simulator = await startSimulator({ scale, seed: 1, port: 0, rateLimit: { enabled: false } });
@@ -136,17 +250,17 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
     AvroRecordSchema
   >;
   await registerSchemas({ registry, topicPrefix: prefix, schemas });
-  await createTopics({ brokers, topicPrefix: prefix });
   const truth = sim.truth(resource as ResourceName);
   const until = sim.now();
   const fullHistory = resource === 'transactions';
 
   // Average encoded value size (sample).
   const encoder = createRecordEncoder({ registry, topicPrefix: prefix });
-  const sample = truth.filter((_, i) => i % Math.max(1, Math.floor(truth.length / 2000)) === 0);
+  const sampled = truth.filter((_, i) => i % Math.max(1, Math.floor(truth.length / 2000)) === 0);
   let bytes = 0;
-  for (const r of sample) bytes += (await encoder.encode(resource as ResourceName, r)).length;
-  const avgValueBytes = Math.round(bytes / sample.length);
+  for (const r of sampled) bytes += (await encoder.encode(resource as ResourceName, r)).length;
+  const avgValueBytes = Math.round(bytes / sampled.length);
+  await deleteSubjects(registry, prefix).catch(() => undefined);
 
   // Client only: the planned slices read through one batching client, nothing published.
   const client = createClient({ baseUrl: sim.url, apiKey: 'bench', ...PIPELINE_CLIENT_DEFAULTS });
@@ -175,83 +289,18 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
     `[bench] client only: ${read} items (${plan.slices.length} slices) at ${clientOnly.toFixed(0)}/s`,
   );
 
-  // End to end through a worker process.
-  const env = {
-    ...process.env,
-    GAMEDATA_API_URL: sim.url,
-    GAMEDATA_API_KEY: 'bench',
-    GAMEDATA_TOPIC_PREFIX: prefix,
-    GAMEDATA_QUEUE_PREFIX: `${prefix}-bull`,
-    GAMEDATA_REDIS_PREFIX: prefix,
-  };
-  const worker = spawn(
-    process.execPath,
-    [
-      ...(workerCpuProf === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', workerCpuProf]),
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'worker',
-      '--concurrency',
-      String(concurrency),
-      '--quiet',
-    ],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  await new Promise<void>((resolve) =>
-    worker.stderr.on('data', (b: Buffer) => (b.toString().includes('worker: pid') ? resolve() : undefined)),
-  );
-  const redis = connectRedis(redisUrl);
-  const counters = createRunCounters(redis, prefix);
-  let peak = 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, peakRssMb(worker.pid ?? 0))), 500);
-  const te = Date.now();
-  const cpu0 = cpuSeconds(worker.pid ?? 0);
-  const planned = await startBackfill(
-    { resources: [resource as ResourceName], fullHistory, until },
-    { connection: redis, prefix: `${prefix}-bull`, planner: createClientPlannerSource(client), counters },
-  );
-  const result = await waitForRun(planned.run.runId, {
-    connection: redis,
-    prefix: `${prefix}-bull`,
-    pollMs: 200,
-  });
-  const secs = (Date.now() - te) / 1000;
-  const workerCpu = cpuSeconds(worker.pid ?? 0) - cpu0;
-  peak = Math.max(peak, peakRssMb(worker.pid ?? 0));
-  clearInterval(sampler);
-  const endToEnd = result.counters.published / secs;
-  console.error(
-    `[bench] end to end: ${result.counters.published} published in ${secs.toFixed(1)} s = ${endToEnd.toFixed(0)}/s, worker peak ${peak.toFixed(0)} MB, worker CPU ${workerCpu.toFixed(1)} s`,
-  );
-  worker.kill('SIGTERM');
-  await new Promise((r) => worker.once('exit', r));
+  // End to end: one worker process, then n (unless n is 1), each into fresh topics.
+  const setup: Setup = { registry, schemas, sim, until, fullHistory, client };
+  const runs = [await endToEnd(scale, 1, setup)];
+  if (processes > 1) runs.push(await endToEnd(scale, processes, setup));
 
   // Kafka's own producer benchmark, same count and average size, same run.
-  const kafkaPerf = await kafkaProducerPerf(`${prefix}.perf`, result.counters.published, avgValueBytes);
+  const records = runs[0]?.records ?? 0;
+  const kafkaPerf = await kafkaProducerPerf(`${prefix}.perf`, records, avgValueBytes);
   console.error(`[bench] ProducerPerformance: ${kafkaPerf.toFixed(0)}/s`);
-
-  const keys = await redis.keys(`${prefix}*`);
-  for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
-  await redis.quit();
   await deleteTopics({ brokers, topicPrefix: prefix }).catch(() => undefined);
-  await deleteSubjects(registry, prefix).catch(() => undefined);
   await sim.close();
-  return {
-    scale,
-    records: result.counters.published,
-    avgValueBytes,
-    endToEnd,
-    clientOnly,
-    kafkaPerf,
-    workerPeakMb: peak,
-    secs,
-    workerCpuMsPerK: (workerCpu * 1000 * 1000) / Math.max(1, result.counters.published),
-  };
+  return { scale, avgValueBytes, clientOnly, kafkaPerf, runs };
 }
 
 const rows: Row[] = [];
@@ -259,17 +308,19 @@ for (const scale of scales) rows.push(await benchScale(scale));
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 console.log(
   `Machine: ${cpus()[0]?.model ?? '?'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ` +
-    `load average ${loadavg()[0]?.toFixed(1)}; date ${new Date().toISOString().slice(0, 10)}; resource ${resource}, worker concurrency ${concurrency}.`,
+    `load average ${loadavg()[0]?.toFixed(1)}; date ${new Date().toISOString().slice(0, 10)}; resource ${resource}, ` +
+    `worker concurrency ${concurrency} per process, --processes ${processesArg} = ${processes}; compiled CLI (dist/).`,
 );
 console.log('');
 console.log(
-  '| scale | records | avg value B | end to end rec/s | client only rec/s | Kafka ProducerPerformance rec/s | e2e / slower standalone | worker peak RSS | worker CPU ms / 1k rec |',
+  '| scale | worker processes | records | avg value B | end to end rec/s | client only rec/s | Kafka ProducerPerformance rec/s | e2e / slower standalone | peak RSS per worker process | worker CPU ms / 1k rec |',
 );
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const slower = Math.min(r.clientOnly, r.kafkaPerf);
-  console.log(
-    `| ${r.scale} | ${fmt(r.records)} | ${r.avgValueBytes} | ${fmt(r.endToEnd)} | ${fmt(r.clientOnly)} | ${fmt(r.kafkaPerf)} | ${((r.endToEnd / slower) * 100).toFixed(0)} % | ${fmt(r.workerPeakMb)} MB | ${fmt(r.workerCpuMsPerK)} |`,
-  );
+  for (const e of r.runs)
+    console.log(
+      `| ${r.scale} | ${e.processes} | ${fmt(e.records)} | ${r.avgValueBytes} | ${fmt(e.endToEnd)} | ${fmt(r.clientOnly)} | ${fmt(r.kafkaPerf)} | ${((e.endToEnd / slower) * 100).toFixed(0)} % | ${fmt(e.workerPeakMb)} MB | ${fmt(e.workerCpuMsPerK)} |`,
+    );
 }
 process.exit(0);
