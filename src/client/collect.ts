@@ -24,6 +24,7 @@ import { createChangeSignal } from './internal/change-signal.js';
 import { createSliceScheduler, type CollectStats } from './internal/slice-scheduler.js';
 import { planSegments, type SegmentGrid } from './internal/slice-segments.js';
 import { createUniqueById } from './internal/unique-by-id.js';
+import { probeSortTimes } from './read-slice.js';
 
 export type { CollectStats } from './internal/slice-scheduler.js';
 
@@ -34,8 +35,22 @@ export interface CollectOptions {
   oldestDate?: Date | string | number | undefined;
   /** Exclusive upper bound. @default undefined (the head of the feed: the newest slice reads without a cursor) */
   until?: Date | string | number | undefined;
-  /** Width of the initial slices, in days. @default 0.2 */
+  /**
+   * Width of the initial slices, in days: a fixed grid. @default undefined (`oldestDate` set and planning for
+   * rounds: `firstRoundSlices` equal slices; otherwise 0.2)
+   */
   timeSliceDays?: number | undefined;
+  /**
+   * What the plan minimises. `rounds`: sequential request waves (the upstream takes ~0.6-2.3 s per POST whatever
+   * its size): the first round reads `firstRoundSlices` slices at once, and a full page splits the rest of its slice
+   * into pieces expected to fit one page each, all read in the next round. `requests`: the fixed grid and coarse
+   * splits (`splitPages`), fewest POSTs. `auto`: `requests` while the client's budget binds
+   * (`ClientCore.budgetBinds`: a pause runs or less than a fifth of the window's requests is left), else `rounds`;
+   * asked at the start and again at each split. @default 'auto'
+   */
+  plan?: 'auto' | 'rounds' | 'requests' | undefined;
+  /** Slices of the first round when planning for rounds (one POST carries 50 pages). @default 50 */
+  firstRoundSlices?: number | undefined;
   /** Most slices read at once. @default 500 */
   concurrency?: number | undefined;
   /** Page size. @default 100 */
@@ -60,6 +75,8 @@ export interface CollectOptions {
 
 export const DEFAULT_COLLECT_OPTIONS = {
   timeSliceDays: 0.2,
+  plan: 'auto',
+  firstRoundSlices: 50,
   concurrency: 500,
   limit: 100,
   onInvalidItem: 'throw',
@@ -88,11 +105,23 @@ interface Resolved extends SegmentGrid {
   onInvalidItem: InvalidItemMode;
   splitDense: boolean;
   splitPages: number;
+  /** True when this call plans for fewest rounds (now, or at each split for `auto`). */
+  forRounds: () => boolean;
   highWater: number;
   signal: AbortSignal | undefined;
 }
 
 function resolve(core: ClientCore, options: CollectOptions): Resolved {
+  const plan = options.plan ?? DEFAULT_COLLECT_OPTIONS.plan;
+  if (plan !== 'auto' && plan !== 'rounds' && plan !== 'requests')
+    throw new ConfigError(`plan must be 'auto', 'rounds' or 'requests', got ${String(plan)}`, ['plan']);
+  const firstRoundSlices = options.firstRoundSlices ?? DEFAULT_COLLECT_OPTIONS.firstRoundSlices;
+  if (!Number.isInteger(firstRoundSlices) || firstRoundSlices < 1)
+    throw new ConfigError(`firstRoundSlices must be an integer >= 1, got ${firstRoundSlices}`, [
+      'firstRoundSlices',
+    ]);
+  const forRounds =
+    plan === 'auto' ? () => !(core.budgetBinds?.() ?? false) : plan === 'rounds' ? () => true : () => false;
   const timeSliceDays = options.timeSliceDays ?? DEFAULT_COLLECT_OPTIONS.timeSliceDays;
   if (!(timeSliceDays > 0))
     throw new ConfigError(`timeSliceDays must be > 0, got ${timeSliceDays}`, ['timeSliceDays']);
@@ -107,11 +136,17 @@ function resolve(core: ClientCore, options: CollectOptions): Resolved {
   if (!(oldest < top)) throw new ConfigError(`oldestDate must be before until`, ['oldestDate']);
   const now = (options.now ?? Date.now)();
   const floor = toEpochMs('gridFloor', options.gridFloor ?? DEFAULT_COLLECT_OPTIONS.gridFloor);
-  void core;
+  const anchor = Math.min(top === Infinity ? now : top, now);
+  const firstRound =
+    options.timeSliceDays === undefined && oldest > -Infinity && oldest < anchor && forRounds()
+      ? firstRoundSlices
+      : undefined;
   return {
+    forRounds,
+    firstRound,
     oldest,
     top,
-    anchor: Math.min(top === Infinity ? now : top, now),
+    anchor,
     sliceMs: timeSliceDays * DAY_MS,
     concurrency,
     limit,
@@ -136,8 +171,19 @@ export async function* iterateSlices<T>(
 ): AsyncGenerator<T> {
   const o = resolve(core, options);
   const alignMs = core.cursorFormat === 'v1' ? 1000 : 1;
-  const st = stats ?? { slices: 0, splits: 0, pages: 0 };
-  const initial = planSegments<T>(listings, o, alignMs);
+  const st = stats ?? { slices: 0, splits: 0, pages: 0, rounds: 0 };
+  // Planning for rounds up to the feed's head: one cheap probe round (a head page of one row per listing, all in the
+  // same POSTs) finds where each listing's newest row is, unless the caller gave the clock or an `until`.
+  let heads: Map<Listing, number> | undefined;
+  if (o.firstRound !== undefined && o.top === Infinity && options.now === undefined) {
+    const times = await Promise.all(
+      listings.map((listing) => probeSortTimes(core, listing, Infinity, 1, o.signal)),
+    );
+    heads = new Map(listings.map((listing, i) => [listing, times[i]?.[0] ?? -Infinity]));
+    st.rounds = Math.max(st.rounds ?? 0, 1);
+    st.pages += listings.length;
+  }
+  const initial = planSegments<T>(listings, { ...o, heads }, alignMs);
   st.slices += initial.length;
   const events = createChangeSignal();
   const scheduler = createSliceScheduler<T>(core, initial, { ...o, alignMs }, events, st);

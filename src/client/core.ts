@@ -33,4 +33,10 @@ export interface ClientCore {
   ): Promise<CursorPage<T>>;
   /** The cursor format the upstream speaks (`v2` unless the client was created for a v1 upstream). */
   readonly cursorFormat: CursorFormat;
+  /**
+   * Whether the upstream budget binds now (the rate limiter's or the shared budget's state: a pause runs, or less
+   * than a fifth of the window's requests is left). `collectAll` in `plan: 'auto'` then plans for fewest requests
+   * instead of fewest rounds. Absent: never binds.
+   */
+  budgetBinds?: (() => boolean) | undefined;
 }

@@ -118,6 +118,11 @@ export interface CallOptions {
 export interface ClientStats {
   httpRequests: number;
   procedures: number;
+  /**
+   * Sequential waves of calls: a call made while no other call of this client is in flight starts a new wave
+   * (calls that ride the same POSTs, or overlap them, share a wave).
+   */
+  rounds: number;
   status429: number;
   networkErrors: number;
   cache: SwrCacheStats | undefined;
@@ -188,7 +193,8 @@ export function createClient(options: ClientOptions): Client {
   const retry = resolveRetryPolicy(options.retry);
   const fetchImpl: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
 
-  const counters = { httpRequests: 0, procedures: 0, status429: 0, networkErrors: 0 };
+  const counters = { httpRequests: 0, procedures: 0, rounds: 0, status429: 0, networkErrors: 0 };
+  let callsInFlight = 0;
   const limiter = options.budget
     ? options.budget.limiter
     : options.rateLimit === false
@@ -257,7 +263,13 @@ export function createClient(options: ClientOptions): Client {
     callOptions: CallOptions = {},
   ): Promise<unknown> {
     const signal = callOptions.signal;
-    return withRetry(() => loader.load(procedure, input, signal), slotPolicy, { signal });
+    if (callsInFlight++ === 0) counters.rounds++;
+    const done = (): void => {
+      callsInFlight--;
+    };
+    const pending = withRetry(() => loader.load(procedure, input, signal), slotPolicy, { signal });
+    pending.then(done, done);
+    return pending;
   }
 
   async function read<T>(
@@ -293,13 +305,21 @@ export function createClient(options: ClientOptions): Client {
     return page as CursorPage<T>;
   }
 
-  const core: ClientCore = { fetchPage, cursorFormat };
+  /** A pause runs, or less than a fifth of the window's requests is left (the budget's limiter when plugged in). */
+  const budgetBinds = (): boolean => {
+    const st = limiter.state();
+    if (!st) return false;
+    if (st.pauseUntil > Date.now()) return true;
+    return st.limit !== undefined && st.remaining !== undefined && st.remaining < st.limit / 5;
+  };
+  const core: ClientCore = { fetchPage, cursorFormat, budgetBinds };
   const invalidateCache = async (): Promise<void> => {
     await cache?.clear();
   };
   const client = {
     fetchPage,
     cursorFormat,
+    budgetBinds,
     call,
     read,
     invalidateCache,

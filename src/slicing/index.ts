@@ -12,6 +12,7 @@ export { cutRange, splitEvenly } from './cut-range.js';
 export {
   planSlices,
   planSliceEdges,
+  planFirstRound,
   DEFAULT_PLAN_SLICES_OPTIONS,
   MAX_PLANNED_SLICES,
 } from './plan-slices.js';

@@ -117,3 +117,27 @@ export function planSliceEdges(
   }
   return slices;
 }
+
+/**
+ * Plans the first round of a finite range `[oldest, anchor)` (the top slice reaches on to `top`, which may be
+ * `Infinity`): at most `parts` slices of equal width (every inner edge a multiple of `alignMs`), newest first, so
+ * that one batched POST of `parts` first pages reads all of them at once. Each page both returns rows and measures
+ * the density where it lands, which is what sizes the splits of the next round.
+ * @throws ConfigError for a non-finite `oldest`, `oldest >= min(top, anchor)` or a non-positive `parts`.
+ */
+export function planFirstRound(
+  oldest: number,
+  top: number,
+  anchor: number,
+  parts: number,
+  alignMs = 1,
+): TimeRange[] {
+  positiveInt('parts', parts);
+  positiveInt('alignMs', alignMs);
+  const bottom = Math.min(top, anchor);
+  if (!Number.isFinite(oldest) || !(oldest < bottom))
+    throw new ConfigError(`first round needs a finite range, got [${oldest}, ${bottom})`);
+  const width = Math.floor(anchor / alignMs) * alignMs - oldest;
+  const step = Math.max(alignMs, Math.ceil(width / parts / alignMs) * alignMs);
+  return planSliceEdges(oldest, top, anchor, step, alignMs);
+}

@@ -16,6 +16,13 @@ import { skipEmptyBelow, splitSegment, type Segment } from './slice-segments.js'
 const FULL_BATCH = 50;
 /** Most pieces one split makes at once. */
 const MAX_SPLIT_PARTS = 64;
+/** Planning for rounds: most pieces one split makes (each read in the next round). */
+const MAX_ROUND_SPLIT_PARTS = 200;
+/**
+ * Planning for rounds: a piece is sized to half a page at the density read so far, so that nearly every piece ends
+ * with its first page despite the density's ups and downs (a piece that overflows splits again, one round later).
+ */
+const ROUND_FILL = 0.5;
 
 /** Engine statistics (for tests and the benchmark). */
 export interface CollectStats {
@@ -24,6 +31,8 @@ export interface CollectStats {
   pages: number;
   /** Slices known empty from a neighbour's page, never requested. */
   skipped?: number;
+  /** Sequential rounds of pages: the longest chain of pages each asked only after the answer before it. */
+  rounds?: number;
 }
 
 export interface SchedulerSettings {
@@ -32,6 +41,8 @@ export interface SchedulerSettings {
   onInvalidItem: InvalidItemMode;
   splitDense: boolean;
   splitPages: number;
+  /** True while planning for fewest rounds (else fewest requests); asked at each split. */
+  forRounds: () => boolean;
   /** Items buffered ahead of the emitter before readers of later slices pause. */
   highWater: number;
   /** 1000 for a v1 upstream (second-precision bounds), else 1. */
@@ -85,6 +96,8 @@ export function createSliceScheduler<T>(
 
   /** A slice expected to be sparse asks for a short first page (less to transfer for empty slices). */
   function firstPageLimit(seg: Segment<T>): number {
+    // For rounds a page costs the same whatever its size: ask for a full one, so the slice likely ends with it.
+    if (s.forRounds()) return s.limit;
     // Unknown density (the first wave): a short page, since most slices of a wide grid may be empty.
     const expected =
       density.ms > 0 && seg.end !== Infinity && seg.start !== -Infinity
@@ -94,16 +107,31 @@ export function createSliceScheduler<T>(
   }
 
   /** Splits a dense running slice; its older parts are scheduled at once. */
-  function maybeSplit(seg: Segment<T>, rowsRead: number, topTime: number, lastTime: number): void {
-    // Fewer readers than one full batch (the tail of a call): split finer, so the last POSTs stay full.
-    const rowsPerPart = (running < FULL_BATCH ? 2 : s.splitPages) * s.limit;
+  function maybeSplit(
+    seg: Segment<T>,
+    rowsRead: number,
+    topTime: number,
+    lastTime: number,
+    round: number,
+  ): void {
+    const forRounds = s.forRounds();
+    // Rounds: pieces of half a page, all read in the next round. Requests: pieces of `splitPages` pages, or of two
+    // with fewer readers than one full batch (the tail of a call), so the last POSTs stay full.
+    const rowsPerPart = forRounds
+      ? Math.max(1, Math.floor(ROUND_FILL * s.limit))
+      : (running < FULL_BATCH ? 2 : s.splitPages) * s.limit;
     const split = planSplit(
       seg,
       { rowsRead, topTime, lastTime },
-      { rowsPerPart, splitAbove: rowsPerPart, maxParts: MAX_SPLIT_PARTS, alignMs: s.alignMs },
+      {
+        rowsPerPart,
+        splitAbove: rowsPerPart,
+        maxParts: forRounds ? MAX_ROUND_SPLIT_PARTS : MAX_SPLIT_PARTS,
+        alignMs: s.alignMs,
+      },
     );
     if (split === null) return;
-    const added = splitSegment(seg, split);
+    const added = splitSegment(seg, split, round);
     for (const older of added) splitQueue.push(older);
     stats.slices += added.length;
     stats.splits++;
@@ -117,6 +145,7 @@ export function createSliceScheduler<T>(
       let top = seg.end;
       let rows = 0;
       let prevTime = seg.end;
+      let round = seg.round;
       const pages = readSlicePages<T>(core, seg.listing, seg.end, () => seg.start, {
         limit: s.limit,
         firstLimit: firstPageLimit(seg),
@@ -125,6 +154,8 @@ export function createSliceScheduler<T>(
       });
       for await (const page of pages) {
         stats.pages++;
+        round++;
+        if (round > (stats.rounds ?? 0)) stats.rounds = round;
         // Learn rows per ms from every page over a finite span.
         const spanEnd = page.cursor === null ? seg.start : page.lastTimeMs;
         if (prevTime !== Infinity && Number.isFinite(spanEnd) && prevTime > spanEnd) {
@@ -145,7 +176,7 @@ export function createSliceScheduler<T>(
         if (page.cursor === null) break;
         if (top === Infinity && !Number.isNaN(page.firstTimeMs)) top = page.firstTimeMs;
         if (s.splitDense && page.fetched >= page.limit && !Number.isNaN(page.lastTimeMs))
-          maybeSplit(seg, rows, top, page.lastTimeMs);
+          maybeSplit(seg, rows, top, page.lastTimeMs, round);
         // Backpressure for streaming: only the slice being emitted may run ahead without bound.
         while (seg !== scheduler.current && buffered > s.highWater && !failure) await events.changed();
         if (failure) return;
@@ -176,7 +207,8 @@ export function createSliceScheduler<T>(
     if (failure) return;
     // The slice being emitted never waits for a slot (no deadlock behind paused readers).
     if (scheduler.current && !scheduler.current.started) void read(scheduler.current);
-    while (running < s.concurrency) {
+    // Streaming back-pressure: no new slice starts while the buffer is over its mark (take() pumps again).
+    while (running < s.concurrency && buffered <= s.highWater) {
       const seg = nextSegment();
       if (!seg) break;
       void read(seg);
@@ -191,6 +223,7 @@ export function createSliceScheduler<T>(
       seg.buffer = [];
       buffered -= items.length;
       events.notify();
+      pump();
       return items;
     },
     get failure() {

@@ -2,7 +2,7 @@
  * The slices of one `collectAll` call as a linked list in output order (listing by listing, each newest first).
  * A dense slice's older parts are linked in right after it, so emitting the list front to back stays in time order.
  */
-import { planSliceEdges, type RemainingSplit } from '../../slicing/index.js';
+import { planFirstRound, planSliceEdges, type RemainingSplit } from '../../slicing/index.js';
 import type { Listing } from '../listing.js';
 
 /** One slice `[start, end)` of a listing, with the items read but not yet emitted. */
@@ -13,6 +13,8 @@ export interface Segment<T> {
   buffer: T[];
   started: boolean;
   done: boolean;
+  /** The round of the page whose answer created this slice (0: planned before any request). */
+  round: number;
   next: Segment<T> | null;
 }
 
@@ -24,10 +26,23 @@ export interface SegmentGrid {
   sliceMs: number;
   /** Set when `oldestDate` is open-ended: the grid starts here and the oldest slice reads to the feed's end. */
   gridFloor?: number | undefined;
+  /** Planned for rounds: this many equal slices over `[oldest, anchor)` instead of the grid of `sliceMs`. */
+  firstRound?: number | undefined;
+  /**
+   * The newest row's sort time of each listing (a head probe; -Infinity: the listing is empty). The first round is
+   * planned up to it rather than up to the client's clock, which need not be the upstream's.
+   */
+  heads?: ReadonlyMap<Listing, number> | undefined;
 }
 
-function newSegment<T>(listing: Listing, start: number, end: number, next: Segment<T> | null): Segment<T> {
-  return { listing, start, end, buffer: [], started: false, done: false, next };
+function newSegment<T>(
+  listing: Listing,
+  start: number,
+  end: number,
+  next: Segment<T> | null,
+  round = 0,
+): Segment<T> {
+  return { listing, start, end, buffer: [], started: false, done: false, round, next };
 }
 
 /** The initial segments of every listing, linked in output order; returns them in that order too. */
@@ -39,11 +54,19 @@ export function planSegments<T>(
   const initial: Segment<T>[] = [];
   for (const listing of listings) {
     const bottom = grid.gridFloor !== undefined ? Math.min(grid.gridFloor, grid.anchor) : grid.oldest;
-    const plan = planSliceEdges(bottom, grid.top, grid.anchor, grid.sliceMs, alignMs);
+    const head = grid.heads?.get(listing);
+    // Nothing at or above `oldest` (as far as the probe saw): one slice, ended by its first page.
+    const anchor = head === undefined ? grid.anchor : Math.min(grid.anchor, head + 1);
+    const plan =
+      grid.firstRound === undefined || grid.gridFloor !== undefined
+        ? planSliceEdges(bottom, grid.top, grid.anchor, grid.sliceMs, alignMs)
+        : anchor - alignMs <= grid.oldest
+          ? [{ start: grid.oldest, end: grid.top }]
+          : planFirstRound(grid.oldest, grid.top, anchor, grid.firstRound, alignMs);
     const last = plan[plan.length - 1];
     if (grid.gridFloor !== undefined && last) last.start = -Infinity;
     for (const { start, end } of plan) {
-      const seg = newSegment<T>(listing, start, end, null);
+      const seg = newSegment<T>(listing, start, end, null, grid.heads ? 1 : 0);
       const prev = initial[initial.length - 1];
       if (prev) prev.next = seg;
       initial.push(seg);
@@ -56,13 +79,13 @@ export function planSegments<T>(
  * Applies a split to a running segment: it keeps the newest part, the older parts are linked in after it (newest
  * first) and returned in that order, to be scheduled at once.
  */
-export function splitSegment<T>(seg: Segment<T>, split: RemainingSplit): Segment<T>[] {
+export function splitSegment<T>(seg: Segment<T>, split: RemainingSplit, round = 0): Segment<T>[] {
   const added: Segment<T>[] = [];
   let prev = seg;
   for (let i = split.children.length - 1; i >= 0; i--) {
     const child = split.children[i];
     if (!child) continue;
-    const older = newSegment<T>(seg.listing, child.start, child.end, prev.next);
+    const older = newSegment<T>(seg.listing, child.start, child.end, prev.next, round);
     prev.next = older;
     prev = older;
     added.push(older);
