@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { collectSlices, iterateSlices } from '../../../src/client/collect.js';
+import { collectSlices, iterateSlices, type CollectStats } from '../../../src/client/collect.js';
 import { createListing } from '../../../src/client/listing.js';
 import { readSlice } from '../../../src/client/read-slice.js';
 import { GamedataError } from '../../../src/errors.js';
@@ -54,6 +54,89 @@ describe('collectSlices (exact, against an in-memory feed)', () => {
       );
     });
   }
+
+  for (const format of ['v2', 'v1'] as const) {
+    it(`planned for rounds (head probe or injected clock) equals the truth, with ties on edges (${format})`, async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          timesArb,
+          fc.integer({ min: 1, max: 25 }),
+          fc.integer({ min: 1, max: 60 }),
+          fc.integer({ min: 0, max: 15_000 }),
+          fc.boolean(),
+          async (times, limit, firstRoundSlices, oldestOffset, injectClock) => {
+            const rows = makeRows(times);
+            const feed = createFakeFeed(rows, format);
+            const oldest = format === 'v1' ? T0 + Math.floor(oldestOffset / 1000) * 1000 : T0 + oldestOffset;
+            const stats: CollectStats = { slices: 0, splits: 0, pages: 0 };
+            const got = await collectSlices<Row>(
+              feed,
+              [listing],
+              {
+                oldestDate: oldest,
+                plan: 'rounds',
+                firstRoundSlices,
+                limit,
+                ...(injectClock ? { now: () => T0 + 25_000 } : {}),
+              },
+              stats,
+            );
+            const truth = sortRows(rows, format).filter((r) => Date.parse(r.createdAt) >= oldest);
+            expect(got.map((r) => r._id)).toEqual(truth.map((r) => r._id));
+            expect(stats.rounds).toBeGreaterThanOrEqual(1);
+          },
+        ),
+        { numRuns: 60 },
+      );
+    });
+  }
+
+  it('planned for rounds: a window of known density ends in one round, a dense one in about three', async () => {
+    const sparse = makeRows(Array.from({ length: 2000 }, (_, i) => T0 + i * 37));
+    const s1: CollectStats = { slices: 0, splits: 0, pages: 0 };
+    const now = (): number => T0 + 2000 * 37;
+    await collectSlices<Row>(createFakeFeed(sparse), [listing], { oldestDate: T0, plan: 'rounds', now }, s1);
+    // 50 slices of ~40 rows each: every slice ends with its first page.
+    expect(s1.rounds).toBe(1);
+    expect(s1.pages).toBe(50);
+
+    const dense = makeRows(Array.from({ length: 20_000 }, (_, i) => T0 + Math.floor(i * 3.7)));
+    const denseNow = (): number => T0 + 74_000;
+    const s2: CollectStats = { slices: 0, splits: 0, pages: 0 };
+    const got = await collectSlices<Row>(
+      createFakeFeed(dense),
+      [listing],
+      { oldestDate: T0, plan: 'rounds', now: denseNow },
+      s2,
+    );
+    expect(got).toHaveLength(20_000);
+    expect(s2.rounds).toBeLessThanOrEqual(3);
+    // For requests instead: fewer pages (fuller slices), more rounds one after another.
+    const s3: CollectStats = { slices: 0, splits: 0, pages: 0 };
+    const bound = { ...createFakeFeed(dense), budgetBinds: () => true };
+    expect(await collectSlices<Row>(bound, [listing], { oldestDate: T0, now: denseNow }, s3)).toHaveLength(
+      20_000,
+    );
+    expect(s3.pages).toBeLessThan(s2.pages);
+    expect(s3.rounds).toBeGreaterThan(s2.rounds ?? Infinity);
+  });
+
+  it('probes the head when the clock is not given: the upstream clock may be far behind the client', async () => {
+    const rows = makeRows(Array.from({ length: 2000 }, (_, i) => T0 + i * 37));
+    const feed = createFakeFeed(rows);
+    const stats: CollectStats = { slices: 0, splits: 0, pages: 0 };
+    // The client's clock (Date.now) is weeks after T0: without the probe most slices would be empty.
+    const got = await collectSlices<Row>(feed, [listing], { oldestDate: T0, plan: 'rounds' }, stats);
+    expect(got).toHaveLength(2000);
+    expect(feed.calls[0]).toEqual({ cursor: undefined, limit: 1 });
+    expect(stats.rounds).toBe(2);
+  });
+
+  it('refuses a bad plan with one clear error', async () => {
+    await expect(
+      collectSlices(createFakeFeed([]), [listing], { oldestDate: T0, plan: 'fast' as never }),
+    ).rejects.toThrow(/plan must be/);
+  });
 
   it('splits a dense slice while running and still reads every row once', async () => {
     const times = Array.from({ length: 3000 }, (_, i) => T0 + Math.floor(i / 3) * 7);

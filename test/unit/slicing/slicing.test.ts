@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   cutRange,
+  planFirstRound,
   planSliceEdges,
   planSlices,
   planSplit,
@@ -210,5 +211,43 @@ describe('splitting a slice while reading', () => {
         },
       ),
     );
+  });
+});
+
+describe('planFirstRound', () => {
+  it('partitions [oldest, top) into at most `parts` slices, newest first, inner edges aligned', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 2_000_000_000_000 }),
+        fc.integer({ min: 2_000, max: 400_000_000 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 1, max: 120 }),
+        fc.constantFrom(1, 1000),
+        (oldest, width, above, parts, alignMs) => {
+          const anchor = oldest + width;
+          const top = anchor + above;
+          const slices = planFirstRound(oldest, top, anchor, parts, alignMs);
+          expectPartition({ start: oldest, end: top }, slices);
+          expect(slices.length).toBeLessThanOrEqual(parts);
+          for (let i = 1; i < slices.length; i++) {
+            expect(slices[i]?.start).toBeLessThan(slices[i - 1]?.start ?? NaN);
+            expect((slices[i - 1]?.start ?? NaN) % alignMs).toBe(0);
+          }
+        },
+      ),
+    );
+  });
+
+  it('reaches the head (top Infinity) and cuts equal widths', () => {
+    const slices = planFirstRound(0, Infinity, 48_000, 48);
+    expect(slices).toHaveLength(48);
+    expect(slices[0]).toEqual({ start: 47_000, end: Infinity });
+    expect(slices[47]).toEqual({ start: 0, end: 1_000 });
+  });
+
+  it('refuses an open or empty range with one clear error', () => {
+    expect(() => planFirstRound(-Infinity, Infinity, 10, 5)).toThrow(/finite range/);
+    expect(() => planFirstRound(10, 10, 10, 5)).toThrow(/finite range/);
+    expect(() => planFirstRound(0, 10, 10, 0)).toThrow(/parts/);
   });
 });
