@@ -5,13 +5,11 @@
  * Settings: REDIS_URL, GAMEDATA_QUEUE_PREFIX, GAMEDATA_REDIS_PREFIX.
  */
 import type { Command } from 'commander';
-// Light modules only, imported directly (not the barrels): `status` needs Redis, its settings and the status
-// readers, not bullmq workers, kafkajs or the registry client.
+// Light modules only, imported directly (not the barrels, which load kafkajs and the registry client); the Redis
+// and BullMQ readers load when the command runs, so `status --help` loads neither.
 import { ConfigError } from '../../errors.js';
-import { connectRedis } from '../../jobs/connect-redis.js';
 import { readPipelineSettings } from '../../config/pipeline-settings.js';
 import { parseDuration } from '../../schedules/parse-duration.js';
-import { collectStatus } from '../../status/collect-status.js';
 import { formatStatus } from '../../status/format-status.js';
 
 export function register(program: Command): void {
@@ -28,6 +26,10 @@ export function register(program: Command): void {
         throw new ConfigError(`--runs must be an integer >= 0, got ${JSON.stringify(flags.runs)}`);
       const watchMs = flags.watch === undefined ? undefined : parseDuration('--watch', flags.watch);
       const settings = readPipelineSettings({});
+      const [{ connectRedis }, { collectStatus }] = await Promise.all([
+        import('../../jobs/connect-redis.js'),
+        import('../../status/collect-status.js'),
+      ]);
       const redis = connectRedis(settings.redisUrl);
       try {
         for (;;) {
