@@ -12,7 +12,7 @@
  * pacing). Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh env)"`).
  *
  * Run: `npm run build && npm run bench:pipeline -- [--resource donations] [--concurrency 32] [--processes N|auto]
- * [--large] [--worker-cpu-prof DIR]` (`--processes 1`: the one-process run only);
+ * [--large] [--worker-cpu-prof DIR] [--worker-node-options '--max-semi-space-size=8']` (`--processes 1`: the one-process run only);
  * prints Markdown for docs/BENCHMARKS.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
  * (`node --cpu-prof`) into DIR when it exits (open it in Chrome DevTools or speedscope).
  */
@@ -54,6 +54,8 @@ if (!isResourceName(resource)) throw new Error(`--resource must be a resource na
 const concurrency = Number(arg('concurrency', '32'));
 const workerCpuProf = arg('worker-cpu-prof', '');
 const processesArg = arg('processes', 'auto');
+/** Extra Node flags for the worker processes only (NODE_OPTIONS), e.g. `--max-semi-space-size=8` for memory runs. */
+const workerNodeOptions = arg('worker-node-options', '');
 const processes = processesArg === 'auto' ? availableParallelism() : Number(processesArg);
 if (!Number.isSafeInteger(processes) || processes < 1)
   throw new Error(`--processes must be a positive integer or auto, got ${processesArg}`);
@@ -159,6 +161,7 @@ async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
     GAMEDATA_TOPIC_PREFIX: prefix,
     GAMEDATA_QUEUE_PREFIX: `${prefix}-bull`,
     GAMEDATA_REDIS_PREFIX: prefix,
+    ...(workerNodeOptions === '' ? {} : { NODE_OPTIONS: workerNodeOptions }),
   };
   // The compiled CLI (bin/gamedata.mjs -> dist/), as installed; one process, or a supervisor with n children.
   const worker = spawn(
