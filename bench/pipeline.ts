@@ -149,6 +149,26 @@ interface Setup {
   client: ReturnType<typeof createClient>;
 }
 
+/** Heap total/used, external and per-space used MB from a worker's /metrics (prom-client default metrics). */
+async function memoryBreakdown(url: string): Promise<string> {
+  try {
+    const text = await (await fetch(url)).text();
+    const mb = (re: RegExp): string => {
+      const m = re.exec(text);
+      return m ? (Number(m[1]) / 2 ** 20).toFixed(0) : '?';
+    };
+    const spaces = [...text.matchAll(/heap_space_size_used_bytes\{space="(\w+)"[^}]*\} (\S+)/g)]
+      .map((m) => `${m[1]} ${(Number(m[2]) / 2 ** 20).toFixed(0)}`)
+      .join(', ');
+    return (
+      `rss ${mb(/^\S*resident_memory_bytes(?:\{[^}]*\})? (\S+)$/m)} MB, heap total ${mb(/^\S*heap_size_total_bytes(?:\{[^}]*\})? (\S+)$/m)} / used ` +
+      `${mb(/^\S*heap_size_used_bytes(?:\{[^}]*\})? (\S+)$/m)} MB, external ${mb(/^\S*external_memory_bytes(?:\{[^}]*\})? (\S+)$/m)} MB; used by space (MB): ${spaces}`
+    );
+  } catch (error) {
+    return `unreadable (${(error as Error).message})`;
+  }
+}
+
 /** Fresh topics, subjects and queue for one end-to-end run (so its records are not deduplicated away). */
 async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
   const prefix = `bench-${scale}-p${n}-${Date.now()}`;
@@ -216,6 +236,9 @@ async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
   const workerCpu = cpu() - cpu0;
   sample();
   clearInterval(sampler);
+  // Where the memory is, at the end of the run (prom-client's default process metrics of each worker).
+  for (const url of [...log.matchAll(/metrics (http:\/\/\S+)/g)].map((m) => m[1] as string))
+    console.error(`[bench] worker memory at the end: ${await memoryBreakdown(url)}`);
   const peak = Math.max(...peaks.values());
   const rate = result.counters.published / secs;
   console.error(
