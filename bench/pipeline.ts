@@ -183,7 +183,7 @@ async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
     GAMEDATA_REDIS_PREFIX: prefix,
     ...(workerNodeOptions === '' ? {} : { NODE_OPTIONS: workerNodeOptions }),
   };
-  // The compiled CLI (bin/gamedata.mjs -> dist/), as installed; one process, or a supervisor with n children.
+  // The compiled CLI (bin/gamedata.mjs -> dist/), as installed: a supervisor with n worker processes.
   const worker = spawn(
     process.execPath,
     [
@@ -195,7 +195,9 @@ async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
       '--quiet',
       '--metrics-port',
       '0',
-      ...(n === 1 ? [] : ['--processes', String(n)]),
+      // Through the supervisor even for one process, so both runs get its defaults (the children's heap limit).
+      '--processes',
+      String(n),
     ],
     { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
