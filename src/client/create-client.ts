@@ -305,8 +305,15 @@ export function createClient(options: ClientOptions): Client {
     return page as CursorPage<T>;
   }
 
-  /** A pause runs, or less than a fifth of the window's requests is left (the budget's limiter when plugged in). */
+  /**
+   * The shared budget's own rule when plugged in (its limiter's `binds`: sending all that waits would spend the
+   * tokens left before the reset, or a pause runs); else a pause runs, or less than a fifth of the window is left.
+   */
+  const maxInFlight = options.maxInFlight ?? DEFAULT_CLIENT_OPTIONS.maxInFlight;
   const budgetBinds = (): boolean => {
+    const rule = (limiter as { binds?: unknown }).binds;
+    if (typeof rule === 'function')
+      return Boolean((rule as (n: number) => unknown).call(limiter, maxInFlight));
     const st = limiter.state();
     if (!st) return false;
     if (st.pauseUntil > Date.now()) return true;
