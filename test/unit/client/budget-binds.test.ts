@@ -4,16 +4,18 @@ import { createClient } from '../../../src/client/index.js';
 
 function fakeFetch(remaining: number) {
   const slot = { result: { data: { items: [], nextCursor: null } } };
-  return async (url: string): Promise<Response> =>
-    new Response(JSON.stringify(url.includes('batch=1') ? [slot] : slot), {
-      status: 200,
-      headers: {
-        'content-type': 'application/json',
-        'ratelimit-limit': '500',
-        'ratelimit-remaining': String(remaining),
-        'ratelimit-reset': '30',
-      },
-    });
+  return (url: string): Promise<Response> =>
+    Promise.resolve(
+      new Response(JSON.stringify(url.includes('batch=1') ? [slot] : slot), {
+        status: 200,
+        headers: {
+          'content-type': 'application/json',
+          'ratelimit-limit': '500',
+          'ratelimit-remaining': String(remaining),
+          'ratelimit-reset': '30',
+        },
+      }),
+    );
 }
 
 describe('budgetBinds', () => {
