@@ -6,6 +6,11 @@
  * - v1 (before): `<JavaScript Date.toString()>|<oid>`, second precision. Older clients forge `<ISO>|<oid>`.
  *   The simulator's v1 bound compares `(whole second of the sort time, _id)`; see docs/simulator.md for why that
  *   still walks every row.
+ *
+ * One of two codecs of this wire format, on purpose: the client has its own (src/client/cursor.ts). The simulator is
+ * the oracle the client is tested against, so it does not share the client's code; test/unit/cursor/codecs-agree.test.ts
+ * runs each codec against the other. Not exported from the simulator's index (the client's index owns these names);
+ * tests that forge cursors for the simulator import this file.
  */
 import { ValidationError } from '../errors.js';
 

@@ -26,8 +26,6 @@ export type {
 export type { SimulatorStats } from './stats.js';
 export { createWorld, SCALES, SIMULATOR_RESOURCES, DEFAULT_WORLD_OPTIONS } from './world.js';
 export type { World, WorldOptions, Scale, ScaleSpec, SimulatorResource, LiveRates } from './world.js';
-export { encodeCursorV2, encodeCursorV1, decodeCursor, formatJsDateUtc } from './cursor.js';
-export type { CursorBound, CursorFormat } from './cursor.js';
 export type { MalformedKind } from './faults.js';
 export { TRANSACTION_TYPES, ARTICLE_FEED_TYPES, ITEM_CODES } from './vocab.js';
 export type { SimulatorRouter } from './router.js';
