@@ -129,6 +129,8 @@ export function register(program: Command): void {
         await bull.quit();
         await rt.close();
         console.error('worker: closed');
+        // A child of `--processes`: close the IPC channel too, or it keeps this process alive.
+        if (process.connected) process.disconnect();
       },
     );
 }
