@@ -1,0 +1,100 @@
+/**
+ * planRowSlices: slices planned from probed row times partition the range exactly, and where every row's time is
+ * known each slice holds at most `rowsPerSlice` rows unless one time unit alone holds more.
+ */
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { planRowSlices, type TimeRange } from '../../../src/slicing/index.js';
+
+function expectPartition(range: TimeRange, slices: TimeRange[]): void {
+  const s = [...slices].sort((a, b) => a.start - b.start);
+  expect(s[0]?.start).toBe(range.start);
+  expect(s[s.length - 1]?.end).toBe(range.end);
+  for (let i = 1; i < s.length; i++) expect(s[i]?.start).toBe(s[i - 1]?.end);
+  for (const x of s) expect(x.start).toBeLessThan(x.end);
+}
+
+const rowsIn = (times: number[], s: TimeRange): number =>
+  times.filter((t) => t >= s.start && t < s.end).length;
+
+describe('planRowSlices', () => {
+  it('cuts between known rows: every slice holds at most rowsPerSlice rows, as few slices as that allows', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 9_999 }), { maxLength: 600 }),
+        fc.integer({ min: 1, max: 120 }),
+        fc.constantFrom(1, 10),
+        (raw, per, alignMs) => {
+          const range = { start: 0, end: 10_000 };
+          const times = [...raw].sort((a, b) => b - a);
+          const slices = planRowSlices(range, [{ ...range, times, rows: times.length }], {
+            rowsPerSlice: per,
+            alignMs,
+          });
+          expectPartition(range, slices);
+          expect(slices[0]?.end).toBe(range.end); // newest first
+          for (const s of slices) {
+            if (s.start !== range.start) expect(s.start % alignMs).toBe(0);
+            const n = rowsIn(times, s);
+            // Only a single time unit holding more than a slice's worth may exceed it.
+            const units = new Set(
+              times.filter((t) => t >= s.start && t < s.end).map((t) => Math.floor(t / alignMs)),
+            );
+            if (n > per) expect(units.size).toBe(1);
+          }
+          // Greedy from the newest row: no two neighbours could have been one slice.
+          if (alignMs === 1)
+            for (let i = 1; i < slices.length; i++) {
+              const a = slices[i - 1] as TimeRange;
+              const b = slices[i] as TimeRange;
+              expect(rowsIn(times, a) + rowsIn(times, b)).toBeGreaterThan(per);
+            }
+        },
+      ),
+    );
+  });
+
+  it('keeps a same-millisecond burst whole, in a slice of its own', () => {
+    const times = [900, 800, ...Array.from({ length: 150 }, () => 500), 200, 100];
+    const slices = planRowSlices(
+      { start: 0, end: 1000 },
+      [{ start: 0, end: 1000, times, rows: times.length }],
+      {
+        rowsPerSlice: 99,
+      },
+    );
+    expect(slices).toEqual([
+      { start: 501, end: 1000 },
+      { start: 201, end: 501 }, // the burst alone (nothing else fits beside it)
+      { start: 0, end: 201 },
+    ]);
+  });
+
+  it('cuts estimated stretches evenly at their rate, known ones by row, and respects maxSlices', () => {
+    const range = { start: 0, end: 1000 };
+    const known = Array.from({ length: 50 }, (_, i) => 999 - i * 10); // 500..999, 50 rows
+    const slices = planRowSlices(
+      range,
+      [
+        { start: 500, end: 1000, times: known, rows: 50 },
+        { start: 0, end: 500, rows: 400 }, // estimated
+      ],
+      { rowsPerSlice: 99, rowsPerEstimatedSlice: 50 },
+    );
+    expectPartition(range, slices);
+    expect(slices.length).toBeGreaterThanOrEqual(8);
+    expect(slices.length).toBeLessThanOrEqual(10);
+    const capped = planRowSlices(range, [{ start: 0, end: 1000, rows: 100_000 }], {
+      rowsPerSlice: 99,
+      maxSlices: 20,
+    });
+    expectPartition(range, capped);
+    expect(capped.length).toBeLessThanOrEqual(20);
+  });
+
+  it('returns the whole range for no rows, and names bad options', () => {
+    expect(planRowSlices({ start: 0, end: 10 }, [], { rowsPerSlice: 5 })).toEqual([{ start: 0, end: 10 }]);
+    expect(() => planRowSlices({ start: 0, end: 10 }, [], { rowsPerSlice: 0 })).toThrow(/rowsPerSlice/);
+    expect(() => planRowSlices({ start: 5, end: 5 }, [], { rowsPerSlice: 1 })).toThrow(/range/);
+  });
+});
