@@ -1,10 +1,13 @@
 /**
  * Wires the real parts into the pipeline's small interfaces: ONE batching client per process (so the pages of
- * every slice share POSTs), the registry-backed encoder, the kafkajs sink, Redis for dedup/counters/BullMQ.
- * Closing order: callers close the workers first, then this (Kafka producer, then Redis).
+ * every slice share POSTs) on the API key's shared budget (src/budget: every process of the deployment packs its
+ * calls into the same full POSTs, one pace and one 429 pause per key), the registry-backed encoder, the kafkajs
+ * sink, Redis for dedup/counters/BullMQ/the budget.
+ * Closing order: callers close the workers first, then this (Kafka producer, the budget, then Redis).
  */
 import type { Redis } from 'ioredis';
 import { connectRedis } from './connect-redis.js';
+import { createSharedBudget, type SharedBudget, type SharedBudgetOptions } from '../budget/index.js';
 import { ConfigError } from '../errors.js';
 import type { PipelineSettings } from '../config/pipeline-settings.js';
 import { createClient, type Client, type ClientOptions } from '../client/create-client.js';
@@ -114,7 +117,9 @@ export interface PipelineRuntime {
   counters: RunCounters;
   /** The users each full-history transactions run knows (discovery of users the listings hide). */
   users: UserDirectory;
-  /** Disconnects Kafka, then Redis. Close the workers first. */
+  /** The API key's shared upstream budget (undefined when the runtime was made with `budget: false`). */
+  budget: SharedBudget | undefined;
+  /** Disconnects Kafka, closes the budget, then Redis. Close the workers first. */
   close(): Promise<void>;
 }
 
@@ -123,6 +128,11 @@ export interface PipelineRuntimeOptions {
   client?: Partial<ClientOptions>;
   /** Connect the Kafka producer (workers) or not (planner only). @default true */
   kafka?: boolean;
+  /**
+   * The API key's shared budget (keys under `<GAMEDATA_REDIS_PREFIX>:budget:`): options, or `false` to batch and
+   * pace in this process alone. @default {} (shared)
+   */
+  budget?: Omit<SharedBudgetOptions, 'redis' | 'apiKey'> | false;
 }
 
 /** Builds every real dependency of the pipeline from the settings. */
@@ -131,11 +141,21 @@ export async function createPipelineRuntime(
   options: PipelineRuntimeOptions = {},
 ): Promise<PipelineRuntime> {
   const redis = connectRedis(settings.redisUrl);
+  const budget =
+    options.budget === false
+      ? undefined
+      : createSharedBudget({
+          prefix: `${settings.redisPrefix}:budget:`,
+          ...options.budget,
+          redis,
+          apiKey: settings.apiKey,
+        });
   const client = createClient({
     baseUrl: settings.apiUrl,
     apiKey: settings.apiKey,
     ...PIPELINE_CLIENT_DEFAULTS,
     ...options.client,
+    ...(budget === undefined ? {} : { budget }),
   });
   const sink = createKafkaSink({ brokers: settings.kafkaBrokers, clientId: 'gamedata-worker' });
   const useKafka = options.kafka ?? true;
@@ -164,7 +184,9 @@ export async function createPipelineRuntime(
     users: createRedisUserDirectory(redis, settings.redisPrefix),
     async close() {
       await sink.disconnect();
+    budget,
       await redis.quit();
     },
+      await budget?.close();
   };
 }

@@ -23,6 +23,7 @@ import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-n
 import type { RunCounters } from './run-counters.js';
 import { sliceJobOptions } from './backfill-flow.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';
+import { runWithPriority, type CallPriority } from '../budget/priority.js';
 
 export interface PipelineWorkerOptions {
   /** Redis connection for BullMQ (ioredis options or instance; needs `maxRetriesPerRequest: null`). */
@@ -111,6 +112,10 @@ export function startPipelineWorkers(
   const slices = new Worker<SliceJobData, SliceResult>(
     QUEUE_NAMES.slices,
     async (job: Job<SliceJobData, SliceResult>, token?: string) => {
+      // The slice's priority on the shared budget: its own, else its run's (runs record who started them).
+      let priority: CallPriority | undefined = job.data.priority;
+      if (priority === undefined && job.parent?.id !== undefined)
+        priority = (await readRun(job.parent.id).catch(() => null))?.priority;
       const handle = {
         data: job.data,
         checkpoint: async (d: SliceJobData) => {
@@ -123,7 +128,8 @@ export function startPipelineWorkers(
           await spawner.addBulk(
             children.map((c) => ({
               name: JOB_NAMES.slice,
-              data: c,
+              // Splits and discovered walks keep their parent slice's priority.
+              data: c.priority === undefined && priority !== undefined ? { ...c, priority } : c,
               opts: {
                 ...sliceJobOptions(c.sliceId),
                 parent: { id: parent.id as string, queue: parent.queueKey },
@@ -147,7 +153,9 @@ export function startPipelineWorkers(
               source: withUserDiscovery(deps.source, run, { users: deps.users, spawn: handle.spawn }),
             };
         }
-        const result = await processSlice(handle, sliceDeps, { ...o.slice, signal: stop.signal });
+        const result = await runWithPriority(priority ?? 'backfill', () =>
+          processSlice(handle, sliceDeps, { ...o.slice, signal: stop.signal }),
+        );
         o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
         return result;
       } catch (error) {

@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '../config/create-logger.js';
 import { enqueueRun } from './backfill-flow.js';
 import type { RunCounters } from './run-counters.js';
 import type { UserDirectory } from './user-discovery.js';
+import { runWithPriority, type CallPriority } from '../budget/priority.js';
 
 export interface StartBackfillOptions {
   connection: ConnectionOptions;
@@ -28,10 +29,18 @@ export interface StartBackfillOptions {
   /** Where the unlisted-users warning goes. @default createLogger('jobs.backfill') */
   log?: Pick<Logger, 'warn'>;
 }
+  /** Priority of the run's upstream calls on the shared budget (stamped on the run and its slices). @default 'backfill' */
+  priority?: CallPriority;
 
 /** Plans the run, records it as `running`, and enqueues run + slices. Returns the plan. */
 export async function startBackfill(request: BackfillRequest, o: StartBackfillOptions): Promise<PlannedRun> {
-  const planned = await planBackfill(request, o.planner, o.plan);
+  const priority = o.priority ?? 'backfill';
+  const plannedRaw = await runWithPriority(priority, () => planBackfill(request, o.planner, o.plan));
+  const planned: PlannedRun = {
+    ...plannedRaw,
+    run: { ...plannedRaw.run, priority },
+    slices: plannedRaw.slices.map((s) => ({ ...s, priority })),
+  };
   const unlisted = planned.users?.unlisted ?? 0;
   if (planned.users !== undefined) await o.users?.seed(planned.run.runId, planned.users.ids, unlisted);
   if (unlisted > 0) {

@@ -1,5 +1,6 @@
 /** Typed payloads of the pipeline's BullMQ jobs. */
 import type { ResourceName } from '../models/resources.js';
+import type { CallPriority } from '../budget/priority.js';
 
 /** Data of a run (the parent job of a flow). */
 export interface RunJobData {
@@ -17,6 +18,12 @@ export interface RunJobData {
   slices: number;
   /** Full-history transactions: user listing items without `_id` (those users are walked only if discovered). */
   unlistedUsers?: number;
+  /**
+   * Priority of the run's upstream calls on the shared budget, set by whoever starts the run: tails of
+   * transactions/donations `feed-tail`, tails of changing resources `resource-tail`, backfills `backfill`, rescans
+   * `rescan`. Absent (runs enqueued before it existed): `backfill`.
+   */
+  priority?: CallPriority;
 }
 
 /** Data of a slice job: one listing (resource + filters) over `[start, end)`, resumed from `cursor`. */
@@ -33,6 +40,8 @@ export interface SliceJobData {
   replay: boolean;
   /** How many times this slice's range was produced by a split (bounds runaway splitting). */
   depth: number;
+  /** Priority of the slice's upstream calls (its run's, see {@link RunJobData.priority}); absent: the run's. */
+  priority?: CallPriority;
 }
 
 /** What a slice job returns when it completes. */

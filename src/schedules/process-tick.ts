@@ -9,6 +9,7 @@ import { ConfigError } from '../errors.js';
 import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
 import type { BackfillRequest } from '../planner/plan-backfill.js';
 import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../planner/plan-backfill.js';
+import type { CallPriority } from '../budget/priority.js';
 import type { ScheduleKind } from './schedule-names.js';
 import type { ActiveRun, TailStateStore } from './tail-state.js';
 
@@ -69,8 +70,8 @@ export interface TickDeps {
   runStatus(runId: string): Promise<{ state: string; failedReason?: string } | undefined>;
   /** The sort time of the newest record of the resource upstream (across every walk); undefined when empty. */
   head(resource: ResourceName): Promise<number | undefined>;
-  /** Plans and enqueues a run (planner + flow); resolves to its slice count. */
-  startRun(request: BackfillRequest & { runId: string }): Promise<{ slices: number }>;
+  /** Plans and enqueues a run (planner + flow) whose calls carry `priority`; resolves to its slice count. */
+  startRun(request: BackfillRequest & { runId: string; priority: CallPriority }): Promise<{ slices: number }>;
 }
 
 export interface ProcessTickOptions {
@@ -94,6 +95,16 @@ export const DEFAULT_TAIL_SCHEDULE = {
   replay: false,
   fullHistory: false,
 } as const;
+
+/**
+ * The shared-budget priority of a schedule's calls: cron backfills `backfill`; tails of append-only feeds
+ * (transactions, donations) `feed-tail`, of changing resources `resource-tail`; a rescan run `rescan`.
+ */
+export function tickPriority(kind: ScheduleKind, resource: ResourceName, rescan = false): CallPriority {
+  if (kind === 'backfill') return 'backfill';
+  if (rescan) return 'rescan';
+  return RESOURCE_INFO[resource].dedup === 'version' ? 'resource-tail' : 'feed-tail';
+}
 
 /** Checks a tick's data once; bad values throw a ConfigError naming the field. */
 export function checkTickData(d: ScheduleTickData): ScheduleTickData {
@@ -151,6 +162,7 @@ export async function processTick(
     if (head === undefined) return withSettled({ action: 'empty' as const, resource });
     const to = head + 1;
     let from: number | undefined;
+    let rescan = false;
     if (tick.kind === 'backfill') from = undefined;
     else if (state.watermark === undefined) from = tick.since;
     else {
@@ -159,6 +171,7 @@ export async function processTick(
         mutable &&
         tick.rescanEveryMs >= 0 &&
         (state.lastRescanAt === undefined || startedAt - state.lastRescanAt >= tick.rescanEveryMs);
+      rescan = rescanDue;
       from = rescanDue ? undefined : Math.max(0, state.watermark - tick.lookbackMs);
     }
     if (from !== undefined && from >= to) from = Math.max(0, to - 1);
@@ -182,6 +195,7 @@ export async function processTick(
         fullHistory,
         replay: tick.kind === 'backfill' && tick.replay,
         runId,
+        priority: tickPriority(tick.kind, resource, rescan),
       }));
     } catch (error) {
       await deps.state.finishActive(

@@ -12,8 +12,10 @@ import type { UserDirectory } from '../jobs/user-discovery.js';
 import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
+import { runWithPriority } from '../budget/priority.js';
 import {
   processTick,
+  tickPriority,
   type ProcessTickOptions,
   type ScheduleTickData,
   type TickDeps,
@@ -104,6 +106,7 @@ export function startScheduleWorker(
         counters: deps.counters,
         ...(deps.users === undefined ? {} : { users: deps.users }),
         plan: { targetRows: o.targetRows },
+        priority: request.priority,
       });
       return { slices: planned.slices.length };
     },
@@ -119,7 +122,10 @@ export function startScheduleWorker(
   const worker = new Worker<ScheduleTickData, TickOutcome>(
     SCHEDULE_QUEUE,
     async (job: Job<ScheduleTickData, TickOutcome>) => {
-      const outcome = await processTick(job.data, tickDeps, o.tick ?? {});
+      // The head probe runs at the tail's priority; the run's planning and slices at the run's (startRun).
+      const outcome = await runWithPriority(tickPriority(job.data.kind, job.data.resource), () =>
+        processTick(job.data, tickDeps, o.tick ?? {}),
+      );
       o.onTick?.(outcome);
       await refreshLag().catch((e: unknown) => onError(e as Error, 'tail-lag'));
       return outcome;
