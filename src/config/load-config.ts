@@ -44,6 +44,10 @@ export interface GamedataConfig {
    * Undefined = the worker's default, 127.0.0.1 (`DEFAULT_WORKER_TELEMETRY_OPTIONS.metricsHost`).
    */
   metricsHost: string | undefined;
+  /** `GAMEDATA_RETENTION_AGE`: finished runs (state, counters, BullMQ jobs) older than this are trimmed, in ms. @default 604800000 (7d) */
+  retentionAgeMs: number;
+  /** `GAMEDATA_RETENTION_RUNS`: at most this many runs (and finished jobs per queue) are kept. @default 20000 */
+  retentionRuns: number;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -75,6 +79,9 @@ export interface ConfigInput {
   /** A port number, or `'off'` / `false` for no endpoint. */
   metricsPort?: number | string | false | undefined;
   metricsHost?: string | undefined;
+  /** A duration (`7d`, `12h`, `90m`) or a number of ms. */
+  retentionAgeMs?: string | number | undefined;
+  retentionRuns?: string | number | undefined;
 }
 
 export interface LoadConfigOptions<N extends ConfigNeed = never> {
@@ -97,6 +104,8 @@ export const DEFAULT_CONFIG = {
   queuePrefix: 'gamedata-bull',
   redisPrefix: 'gamedata',
   logLevel: 'info',
+  retentionAgeMs: 7 * 86_400_000,
+  retentionRuns: 20_000,
 } as const satisfies Partial<GamedataConfig>;
 
 /** Each setting's environment variable: also the name issues use. */
@@ -115,6 +124,8 @@ export const CONFIG_ENV_NAMES = {
   connectWarehouseUrl: 'CONNECT_WAREHOUSE_URL',
   metricsPort: 'GAMEDATA_METRICS_PORT',
   metricsHost: 'GAMEDATA_METRICS_HOST',
+  retentionAgeMs: 'GAMEDATA_RETENTION_AGE',
+  retentionRuns: 'GAMEDATA_RETENTION_RUNS',
 } as const satisfies Record<keyof GamedataConfig, string>;
 
 type Key = keyof typeof CONFIG_ENV_NAMES;
@@ -180,6 +191,31 @@ const metricsPort = z
     value === false || value === 'off' || value === 'false' ? false : Number(value),
   );
 
+// Retention: a duration (`7d`, `12h`, `30m`, `90s`, or ms) of at least a minute; a run count of at least 10.
+const DURATION_UNITS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+const retentionAge = z
+  .union([z.number(), z.string()])
+  .transform((value) => {
+    if (typeof value === 'number') return value;
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(value);
+    return m === null ? Number.NaN : Number(m[1]) * (DURATION_UNITS[m[2] ?? 'ms'] ?? 1);
+  })
+  .refine(
+    (ms) => Number.isFinite(ms) && ms >= 60_000,
+    'must be a duration of at least 1m, like 7d, 12h or 90m (or a number of ms)',
+  )
+  .transform((ms) => Math.round(ms));
+const retentionRuns = z
+  .union([z.number(), z.string()])
+  .transform((value) => (typeof value === 'string' && value.trim() === '' ? Number.NaN : Number(value)))
+  .refine((n) => Number.isSafeInteger(n) && n >= 10, 'must be an integer >= 10');
+
 const FIELD_SCHEMAS = {
   apiUrl: httpUrl('the upstream tRPC endpoint, e.g. http://127.0.0.1:4000/trpc'),
   apiKey: z.string().trim().min(1, 'must not be empty'),
@@ -204,6 +240,8 @@ const FIELD_SCHEMAS = {
   connectWarehouseUrl: postgresUrl,
   metricsPort,
   metricsHost: z.string().trim().min(1, 'must not be empty'),
+  retentionAgeMs: retentionAge,
+  retentionRuns,
 } satisfies Record<Key, z.ZodType>;
 
 /**
@@ -292,6 +330,8 @@ export function loadConfig<const N extends ConfigNeed = never>(
     connectWarehouseUrl: (values.connectWarehouseUrl ?? values.warehouseUrl) as string | undefined,
     metricsPort: values.metricsPort as number | false | undefined,
     metricsHost: values.metricsHost as string | undefined,
+    retentionAgeMs: (values.retentionAgeMs as number | undefined) ?? DEFAULT_CONFIG.retentionAgeMs,
+    retentionRuns: (values.retentionRuns as number | undefined) ?? DEFAULT_CONFIG.retentionRuns,
   };
   // `need` was checked above, so the narrowed type holds.
   return config as ConfigWith<N>;

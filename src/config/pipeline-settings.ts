@@ -26,6 +26,8 @@ export interface PipelineSettings {
   metricsPort?: number | false | undefined;
   /** `GAMEDATA_METRICS_HOST`: the address `/metrics` binds to. @default '127.0.0.1' (the worker's default) */
   metricsHost?: string | undefined;
+  /** `GAMEDATA_RETENTION_AGE` / `GAMEDATA_RETENTION_RUNS`: how long finished runs are kept. @default 7 days / 20000 runs */
+  retention?: { maxAgeMs: number; maxRuns: number };
 }
 
 /**
@@ -54,5 +56,6 @@ export function readPipelineSettings(
     redisPrefix: config.redisPrefix,
     metricsPort: config.metricsPort,
     metricsHost: config.metricsHost,
+    retention: { maxAgeMs: config.retentionAgeMs, maxRuns: config.retentionRuns },
   };
 }

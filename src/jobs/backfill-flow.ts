@@ -3,11 +3,25 @@ import { FlowProducer, Queue, type ConnectionOptions, type JobsOptions } from 'b
 import { GamedataError } from '../errors.js';
 import type { RunJobData, RunResult, SliceJobData } from '../planner/job-types.js';
 import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-names.js';
+import { DEFAULT_RUN_RETENTION, type RunRetention } from './run-counters.js';
+
+/**
+ * BullMQ's keep-options for finished jobs of a run (the run job and its slices): completed and failed jobs are
+ * removed once older than `maxAgeMs` or beyond the newest `maxRuns` of their queue (BullMQ trims as jobs finish).
+ * The run's figures stay in the run counters and their rollups.
+ */
+export function finishedJobRetention(
+  retention: RunRetention = DEFAULT_RUN_RETENTION,
+): Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'> {
+  const keep = { age: Math.max(1, Math.ceil(retention.maxAgeMs / 1000)), count: retention.maxRuns };
+  return { removeOnComplete: keep, removeOnFail: keep };
+}
 
 /** BullMQ options of a slice job: retried with backoff, and a slice that finally fails fails its run. */
-export function sliceJobOptions(sliceId: string): JobsOptions {
+export function sliceJobOptions(sliceId: string, retention?: RunRetention): JobsOptions {
   return {
     jobId: sliceId,
+    ...finishedJobRetention(retention),
     attempts: 8,
     backoff: { type: 'exponential', delay: 1000 },
     failParentOnFailure: true,
@@ -18,6 +32,8 @@ export interface EnqueueRunOptions {
   connection: ConnectionOptions;
   /** @default 'gamedata-bull' */
   prefix?: string;
+  /** How long the run's finished jobs stay in BullMQ. @default DEFAULT_RUN_RETENTION */
+  retention?: RunRetention;
 }
 
 /** Adds the run and its slices atomically. Adding the same run id twice is a no-op (deterministic ids). */
@@ -35,12 +51,12 @@ export async function enqueueRun(
       name: JOB_NAMES.run,
       queueName: QUEUE_NAMES.runs,
       data: run,
-      opts: { jobId: run.runId },
+      opts: { jobId: run.runId, ...finishedJobRetention(options.retention) },
       children: slices.map((s) => ({
         name: JOB_NAMES.slice,
         queueName: QUEUE_NAMES.slices,
         data: s,
-        opts: sliceJobOptions(s.sliceId),
+        opts: sliceJobOptions(s.sliceId, options.retention),
       })),
     });
   } finally {

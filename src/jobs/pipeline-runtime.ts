@@ -180,13 +180,15 @@ export async function createPipelineRuntime(
     planner: createClientPlannerSource(client),
     publisher,
     dedup: createDedupStore(createRedisSeenSet(redis), { prefix: settings.redisPrefix }),
-    counters: createRunCounters(redis, settings.redisPrefix),
+    counters: createRunCounters(redis, settings.redisPrefix, {
+      ...(settings.retention === undefined ? {} : { retention: settings.retention }),
+    }),
     users: createRedisUserDirectory(redis, settings.redisPrefix),
+    budget,
     async close() {
       await sink.disconnect();
-    budget,
+      await budget?.close();
       await redis.quit();
     },
-      await budget?.close();
   };
 }

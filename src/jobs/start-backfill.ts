@@ -18,7 +18,8 @@ export interface StartBackfillOptions {
   /** BullMQ prefix. */
   prefix: string;
   planner: PlannerSource;
-  counters: Pick<RunCounters, 'setState'>;
+  /** Records the run; its `retention`, when it has one, also bounds the run's finished BullMQ jobs. */
+  counters: Pick<RunCounters, 'setState'> & Partial<Pick<RunCounters, 'retention'>>;
   plan?: PlanBackfillOptions;
   /**
    * The run's user set, seeded with the listed users before the run is enqueued (full-history transactions), so
@@ -28,9 +29,9 @@ export interface StartBackfillOptions {
   users?: Pick<UserDirectory, 'seed'>;
   /** Where the unlisted-users warning goes. @default createLogger('jobs.backfill') */
   log?: Pick<Logger, 'warn'>;
-}
   /** Priority of the run's upstream calls on the shared budget (stamped on the run and its slices). @default 'backfill' */
   priority?: CallPriority;
+}
 
 /** Plans the run, records it as `running`, and enqueues run + slices. Returns the plan. */
 export async function startBackfill(request: BackfillRequest, o: StartBackfillOptions): Promise<PlannedRun> {
@@ -54,6 +55,10 @@ export async function startBackfill(request: BackfillRequest, o: StartBackfillOp
     resources: planned.run.resources.join(','),
     ...(planned.users === undefined ? {} : { unlistedUsers: unlisted }),
   });
-  await enqueueRun(planned.run, planned.slices, { connection: o.connection, prefix: o.prefix });
+  await enqueueRun(planned.run, planned.slices, {
+    connection: o.connection,
+    prefix: o.prefix,
+    ...(o.counters.retention === undefined ? {} : { retention: o.counters.retention }),
+  });
   return planned;
 }

@@ -14,6 +14,11 @@ export interface ScheduleRegistryOptions {
   connection: ConnectionOptions;
   /** BullMQ key prefix (`GAMEDATA_QUEUE_PREFIX`). @default 'gamedata-bull' */
   prefix?: string;
+  /**
+   * Finished tick jobs are kept at most `maxTicks` (per outcome) and `maxAgeMs` (`GAMEDATA_RETENTION_AGE`); set
+   * when the schedule is registered. @default { maxAgeMs: 7 days, maxTicks: 50 }
+   */
+  retention?: { maxAgeMs?: number; maxTicks?: number };
 }
 
 /** A registered schedule, as `tail --list` and `status` show it. */
@@ -43,8 +48,19 @@ export interface ScheduleRegistry {
   close(): Promise<void>;
 }
 
-/** Default tick job options: keep a short history of ticks for `status` and debugging. */
-const TICK_JOB_OPTS = { removeOnComplete: 50, removeOnFail: 50, attempts: 1 } as const;
+/** Default retention of finished tick jobs: a short history of ticks for debugging. */
+export const DEFAULT_TICK_RETENTION = { maxAgeMs: 7 * 86_400_000, maxTicks: 50 } as const;
+
+/** Tick job options: one attempt, finished ticks trimmed by count and age as BullMQ finishes them. */
+export function tickJobOptions(retention: ScheduleRegistryOptions['retention'] = {}): {
+  attempts: 1;
+  removeOnComplete: { age: number; count: number };
+  removeOnFail: { age: number; count: number };
+} {
+  const r = { ...DEFAULT_TICK_RETENTION, ...retention };
+  const keep = { age: Math.max(1, Math.ceil(r.maxAgeMs / 1000)), count: r.maxTicks };
+  return { attempts: 1, removeOnComplete: keep, removeOnFail: keep };
+}
 
 /** Minimum tail interval: BullMQ schedulers below a second only add Redis churn. */
 export const MIN_TAIL_EVERY_MS = 1000;
@@ -54,6 +70,7 @@ export function createScheduleRegistry(options: ScheduleRegistryOptions): Schedu
     connection: options.connection,
     prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
   });
+  const TICK_JOB_OPTS = tickJobOptions(options.retention);
   const toInfo = (s: {
     key: string;
     name: string;

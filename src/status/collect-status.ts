@@ -1,11 +1,11 @@
 /**
- * The figures of `gamedata status`: runs (from the run counters and states in Redis), slices by BullMQ state,
- * records fetched/published/deduplicated/dead-lettered (sums of the run counters), the schedules and their tail lag,
+ * The figures of `gamedata status`: runs (the run index and rollups in Redis: totals of every run ever, the newest
+ * runs in detail), slices by BullMQ state, records fetched/published/deduplicated/dead-lettered (the rollup), the schedules and their tail lag,
  * the live workers (heartbeats) with their `/metrics` URLs, and the upstream rate-limit headroom they last saw.
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createRunCounters, emptyCounters } from '../jobs/run-counters.js';
+import { createRunCounters } from '../jobs/run-counters.js';
 import { getRunStatus } from '../jobs/backfill-flow.js';
 import { QUEUE_NAMES } from '../planner/queue-names.js';
 import type { RunCounterValues } from '../planner/job-types.js';
@@ -103,24 +103,6 @@ export const DEFAULT_COLLECT_STATUS_OPTIONS = {
   scrape: true,
 } as const;
 
-async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
-  const out: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-    cursor = next;
-    out.push(...keys);
-  } while (cursor !== '0');
-  return out;
-}
-
-function addInto(into: RunCounterValues, c: RunCounterValues): void {
-  into.fetched += c.fetched;
-  into.published += c.published;
-  into.deduplicated += c.deduplicated;
-  into.deadLettered += c.deadLettered;
-}
-
 /** Collects the status. Reads only, except that heartbeats of workers silent for 30 s are dropped. */
 export async function collectStatus(options: CollectStatusOptions): Promise<StatusReport> {
   const o = { ...DEFAULT_COLLECT_STATUS_OPTIONS, ...options };
@@ -130,47 +112,28 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
   const bull = { connection, prefix: o.queuePrefix };
   const counters = createRunCounters(redis, o.redisPrefix);
 
-  // Runs: every `<prefix>:run:<id>:state` hash.
-  const stateKeys = await scanKeys(redis, `${o.redisPrefix}:run:*:state`);
-  const runs: RunSummary[] = [];
-  const records = emptyCounters();
-  const byResource: Partial<Record<ResourceName, RunCounterValues>> = {};
-  // Tails add a run every interval, so there can be thousands: read them in concurrent chunks (one round trip each
-  // on the connection's pipeline) rather than one after another.
-  const read: {
-    runId: string;
-    state: Record<string, string>;
-    c: Awaited<ReturnType<typeof counters.get>>;
-  }[] = [];
-  for (let i = 0; i < stateKeys.length; i += 500) {
-    read.push(
-      ...(await Promise.all(
-        stateKeys.slice(i, i + 500).map(async (key) => {
-          const runId = key.slice(`${o.redisPrefix}:run:`.length, -':state'.length);
-          const [state, c] = await Promise.all([counters.getState(runId), counters.get(runId)]);
-          return { runId, state, c };
-        }),
-      )),
-    );
-  }
-  for (const { runId, state, c } of read) {
-    const { byResource: perResource, ...total } = c;
-    addInto(records, total);
-    for (const [r, v] of Object.entries(perResource)) {
-      const into = byResource[r as ResourceName] ?? emptyCounters();
-      addInto(into, v);
-      byResource[r as ResourceName] = into;
-    }
-    runs.push({
-      runId,
-      state: state['state'] ?? 'unknown',
-      resources: (state['resources'] ?? '').split(',').filter((x) => x !== ''),
-      planned: Number(state['slices'] ?? 0),
-      at: Number(state['at'] ?? 0),
-      ...(state['reason'] === undefined ? {} : { reason: state['reason'] }),
-      counters: total,
-    });
-  }
+  // Runs: totals and counts by state from the rollups (every run ever, trimmed ones included), the newest runs
+  // from the index; a handful of reads however many runs there were.
+  const [totals, stateCounts, newest] = await Promise.all([
+    counters.totals(),
+    counters.stateCounts(),
+    counters.listRuns(o.recentRuns),
+  ]);
+  const { byResource, ...records } = totals;
+  const runs: RunSummary[] = await Promise.all(
+    newest.map(async ({ runId, state }) => {
+      const { byResource: _perResource, ...total } = await counters.get(runId);
+      return {
+        runId,
+        state: state['state'] ?? 'unknown',
+        resources: (state['resources'] ?? '').split(',').filter((x) => x !== ''),
+        planned: Number(state['slices'] ?? 0),
+        at: Number(state['at'] ?? 0),
+        ...(state['reason'] === undefined ? {} : { reason: state['reason'] }),
+        counters: total,
+      };
+    }),
+  );
   runs.sort((a, b) => b.at - a.at || b.runId.localeCompare(a.runId));
   const recent = runs.slice(0, o.recentRuns);
   for (const r of recent) {
@@ -251,10 +214,10 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
   return {
     at: new Date(now).toISOString(),
     runs: {
-      total: runs.length,
-      running: runs.filter((r) => r.state === 'running').length,
-      completed: runs.filter((r) => r.state === 'completed').length,
-      failed: runs.filter((r) => r.state === 'failed').length,
+      total: Object.values(stateCounts).reduce((sum, n) => sum + n, 0),
+      running: stateCounts['running'] ?? 0,
+      completed: stateCounts['completed'] ?? 0,
+      failed: stateCounts['failed'] ?? 0,
       recent,
     },
     slices: {

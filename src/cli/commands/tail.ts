@@ -78,7 +78,11 @@ export function register(program: Command): void {
     .action(async (names: string[], flags: TailFlags) => {
       const settings = readPipelineSettings({});
       const redis = connectRedis(settings.redisUrl);
-      const registry = createScheduleRegistry({ connection: redis, prefix: settings.queuePrefix });
+      const registry = createScheduleRegistry({
+        connection: redis,
+        prefix: settings.queuePrefix,
+        ...(settings.retention === undefined ? {} : { retention: { maxAgeMs: settings.retention.maxAgeMs } }),
+      });
       try {
         if (flags.list === true) {
           const all = await registry.list();

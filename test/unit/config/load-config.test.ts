@@ -42,7 +42,20 @@ describe('loadConfig', () => {
       queuePrefix: 'gamedata-bull',
       redisPrefix: 'gamedata',
       logLevel: 'info',
+      retentionAgeMs: 7 * 86_400_000,
+      retentionRuns: 20_000,
     });
+  });
+
+  it('reads the retention as a duration and a run count, and names a bad one', () => {
+    const config = loadConfig({ env: { GAMEDATA_RETENTION_AGE: '36h', GAMEDATA_RETENTION_RUNS: '500' } });
+    expect([config.retentionAgeMs, config.retentionRuns]).toEqual([36 * 3_600_000, 500]);
+    expect(loadConfig({ env: {}, overrides: { retentionAgeMs: 120_000 } }).retentionAgeMs).toBe(120_000);
+    expect(() =>
+      loadConfig({ env: { GAMEDATA_RETENTION_AGE: 'a week', GAMEDATA_RETENTION_RUNS: '5' } }),
+    ).toThrow(
+      /GAMEDATA_RETENTION_AGE \(env\): must be a duration.*\n.*GAMEDATA_RETENTION_RUNS \(env\): must be an integer >= 10; got "5"/s,
+    );
   });
 
   it('applies the documented defaults when nothing is set and nothing is needed', () => {
