@@ -1,4 +1,7 @@
-/** Dedup: the Redis seen-set that keeps a record from being published twice. */
+/**
+ * Dedup: the Redis seen-set that keeps a record from being published twice, and the pending-marks protocol that keeps
+ * it exact across the crash window of exactly-once (transactional) delivery.
+ */
 export {
   createDedupStore,
   createMemorySeenSet,
@@ -18,3 +21,22 @@ export { createRedisSeenSet, DEFAULT_REDIS_SEEN_SET_OPTIONS } from './redis-seen
 export type { SeenEntry, SeenSetBackend, RedisSeenSetOptions } from './redis-seen-set.js';
 export { migrateLegacySeenSets } from './migrate-legacy-seen-sets.js';
 export type { MigrateLegacyOptions, MigrateLegacyReport } from './migrate-legacy-seen-sets.js';
+export {
+  createPendingMarks,
+  pageKeyOf,
+  parsePageKey,
+  DEFAULT_PENDING_MARKS_OPTIONS,
+} from './pending-marks.js';
+export type {
+  PendingMarks,
+  PendingMarksOptions,
+  PendingMarksBackend,
+  PendingPage,
+  PageClaim,
+  PageClaimOptions,
+  ResolveForeignPage,
+  LockState,
+} from './pending-marks.js';
+export { createRedisPendingMarks } from './redis-pending-marks.js';
+export { createMemoryPendingMarks } from './memory-pending-marks.js';
+export type { MemoryPendingMarks, MemoryPendingMarksOptions } from './memory-pending-marks.js';

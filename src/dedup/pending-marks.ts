@@ -1,0 +1,396 @@
+/**
+ * Cross-slice dedup that stays exact across the crash window between a Kafka transaction's commit and the seen mark
+ * (exactly-once delivery, issue 17; the protocol of the EOS design note, sections 2.4-2.6).
+ *
+ * A page is identified by its page key `<sliceKey>#<seq>` ({@link pageKeyOf}). Per page, in this order:
+ * 1. {@link PendingMarks.claim}: one script call checks the seen-set and takes a lock per entity
+ *    (`<prefix>:lock:<resource>/<_id>` = `<pageKey>|<leaseUntil>|<version>`), with NO Redis TTL: once a page may
+ *    have committed, its lock is the only trace tying the id to that page, so it disappears only when the page's
+ *    fate is known. The lease only says when others may resolve it. A lock held by a live foreign page is waited
+ *    for; one whose lease expired is resolved: `resolveForeign(pageKey)` fences that page's slice and says whether
+ *    the page committed, then its locks are settled (committed: the versions they hold are marked seen).
+ * 2. {@link PendingMarks.writeIntent}: the page joins the slice's intent (every page of the open transaction),
+ *    before the transaction commits: the slice's next owner settles it at recovery.
+ * 3. The caller publishes the page(s) and the checkpoint in one Kafka transaction and commits.
+ * 4. {@link PendingMarks.settle}: committed -> the ids are marked seen (a changing entity at its latest version) and
+ *    the locks still carrying the page key are deleted, in one script call; not committed -> compare-and-delete
+ *    only. Then the pages leave the intent.
+ *
+ * Unlocks compare the page key, so a zombie can never delete a lock another page took over. A page key is reused
+ * by the slice's next owner when it re-runs a page that did not commit: a slice that was fenced (SliceFencedError)
+ * must therefore not settle anything; its next owner settles its intent.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError, GamedataError, ServiceError, SliceFencedError } from '../errors.js';
+import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
+import { seenEntry, type DedupRecord } from './dedup-store.js';
+import type { SeenEntry } from './redis-seen-set.js';
+import { encodeVersion, versionReplaces } from './seen-encoding.js';
+
+/** One page of a slice whose fate (committed or not) settles its ids. */
+export interface PendingPage {
+  /** `<sliceKey>#<seq>` (see {@link pageKeyOf}). */
+  pageKey: string;
+  /** The page's sequence number in its slice (the checkpoint's `seq` once it committed). */
+  seq: number;
+  resource: ResourceName;
+  /** The `--replay` scope the page was claimed in (its ids are marked in the scoped set too). */
+  scope?: string;
+  /** The ids (and versions) the page publishes: one per entity, as the seen-set stores them. */
+  entries: SeenEntry[];
+}
+
+/**
+ * Says whether the page `pageKey` (of another slice, its lease expired) committed. It must first make sure that
+ * nothing of that slice can commit any more (fence its transactional.id), then read its last committed checkpoint:
+ * committed iff the checkpoint's seq >= the page's seq.
+ */
+export type ResolveForeignPage = (pageKey: string) => Promise<boolean>;
+
+export interface PageClaimOptions {
+  /** Check the run-scoped set instead of the global one (`--replay`); marks go to both. */
+  scope?: string;
+  /**
+   * Called once, before the claim first waits for a page of another slice. Commit (and settle) the slice's open
+   * transaction here: while the claim waits, the earlier pages' locks are not held, and a page of this slice that
+   * holds an id of this page is settled instead of being waited for until its lease expires.
+   */
+  onWait?: () => Promise<void>;
+  /** Stops waiting (AbortedError). */
+  signal?: AbortSignal;
+}
+
+export interface PageClaim<T> {
+  /** The records to publish: not seen, not superseded in this page, locked for this page. Records without `_id` always. */
+  fresh: T[];
+  /** Records dropped: seen, covered by a newer version, or repeated in the page. */
+  repeats: number;
+  /** What to pass to writeIntent and settle. */
+  page: PendingPage;
+}
+
+export interface PendingMarks {
+  /**
+   * Claims a page's records for `pageKey`: returns the ones to publish. Waits (polling) for ids a live page of
+   * another slice holds, renewing this page's leases meanwhile; resolves the pages whose lease expired.
+   * @throws SliceFencedError when a lock of this page was taken over while it waited (its lease expired and
+   *   another slice resolved it: this slice was fenced).
+   */
+  claim<T extends DedupRecord>(
+    pageKey: string,
+    resource: ResourceName,
+    records: readonly T[],
+    resolveForeign: ResolveForeignPage,
+    options?: PageClaimOptions,
+  ): Promise<PageClaim<T>>;
+  /** Adds the page to the slice's intent (call before the transaction holding it commits). */
+  writeIntent(sliceKey: string, page: PendingPage): Promise<void>;
+  /** The slice's pages whose fate was not settled yet, by seq ([] when none). */
+  readIntent(sliceKey: string): Promise<PendingPage[]>;
+  /**
+   * Settles pages of the slice once their fate is known: committed -> mark their ids seen, then delete the locks that
+   * still carry their page keys; not committed -> delete those locks only. Then removes them from the intent.
+   * Idempotent.
+   */
+  settle(sliceKey: string, pages: readonly PendingPage[], committed: boolean): Promise<void>;
+}
+
+export interface PendingMarksOptions {
+  /** Key prefix in Redis (as the dedup store's: the seen-sets are shared). @default 'gamedata' */
+  prefix?: string;
+  /**
+   * How long a page's locks are its own before other slices may resolve them (fence its slice and settle it).
+   * Well above the time a page takes, from its claim to its settle (a transaction holds up to K pages); renewed
+   * while the claim waits. @default 30000
+   */
+  leaseMs?: number;
+  /** How often a claim checks again for ids that a live page of another slice holds. @default 50 */
+  pollMs?: number;
+}
+
+export const DEFAULT_PENDING_MARKS_OPTIONS = { prefix: 'gamedata', leaseMs: 30_000, pollMs: 50 } as const;
+
+/** A lock's state as one claim step found it. */
+export type LockState =
+  { state: 'seen' } | { state: 'mine' } | { state: 'wait' } | { state: 'expired'; owner: string };
+
+/** The atomic steps of the protocol: Redis in production (`redis-pending-marks.ts`), memory in unit tests. */
+export interface PendingMarksBackend {
+  /**
+   * Atomically, per entry: covered by `set` -> seen; else the lock `locks[i]` is free or `pageKey`'s -> taken as
+   * `<pageKey>|<now + leaseMs>|<version>` (mine); else its lease is alive -> wait, or expired -> its owner.
+   */
+  claim(request: {
+    set: string;
+    versioned: boolean;
+    pageKey: string;
+    leaseMs: number;
+    locks: readonly string[];
+    entries: readonly SeenEntry[];
+  }): Promise<LockState[]>;
+  /**
+   * Atomically: if `committed`, marks the entries in every set of `sets` (with `versionFromLock`, only the entries
+   * whose lock `pageKey` still holds, at the version the lock holds); then deletes each lock `pageKey` still holds.
+   */
+  settle(request: {
+    sets: readonly string[];
+    versioned: boolean;
+    pageKey: string;
+    committed: boolean;
+    versionFromLock: boolean;
+    locks: readonly string[];
+    entries: readonly SeenEntry[];
+  }): Promise<void>;
+  /** Sets field `seq` of the intent `key`. */
+  writeIntent(key: string, seq: number, value: string): Promise<void>;
+  /** Every field of the intent `key`. */
+  readIntent(key: string): Promise<[seq: number, value: string][]>;
+  /** Deletes fields of the intent `key`. */
+  clearIntent(key: string, seqs: readonly number[]): Promise<void>;
+}
+
+/** The page key of page `seq` of a slice. */
+export function pageKeyOf(sliceKey: string, seq: number): string {
+  return `${sliceKey}#${seq}`;
+}
+
+const PAGE_KEY = /^(.+)#(0|[1-9]\d{0,14})$/;
+
+/**
+ * The slice key and seq of a page key.
+ * @throws GamedataError when `pageKey` is not `<sliceKey>#<seq>` or holds a `|` (the locks' separator).
+ */
+export function parsePageKey(pageKey: string): { sliceKey: string; seq: number } {
+  const m = PAGE_KEY.exec(pageKey);
+  if (m === null || pageKey.includes('|'))
+    throw new GamedataError(
+      `page key must be "<sliceKey>#<seq>" without "|", got ${JSON.stringify(pageKey)}`,
+    );
+  return { sliceKey: m[1]!, seq: Number(m[2]) };
+}
+
+function hasId(record: DedupRecord): boolean {
+  return (typeof record._id === 'string' && record._id !== '') || typeof record._id === 'number';
+}
+
+/** Whether a later occurrence of an entity in one page replaces the earlier one (the latest version wins). */
+function laterWins(current: string, incoming: string): boolean {
+  const [c, i] = [encodeVersion(current), encodeVersion(incoming)];
+  return c !== undefined && i !== undefined ? versionReplaces(c, i) : incoming !== current;
+}
+
+async function onRedis<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof GamedataError) throw error;
+    throw new ServiceError(`Redis failed while ${what}: ${(error as Error).message}`, 'redis', {
+      cause: error,
+      retriable: true,
+    });
+  }
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new ConfigError(`option ${name} must be an integer >= 1, got ${String(value)}`);
+  return value;
+}
+
+/** Creates the pending-marks protocol on a backend (`createRedisPendingMarks(redis)` in production). */
+export function createPendingMarks(
+  backend: PendingMarksBackend,
+  options: PendingMarksOptions = {},
+): PendingMarks {
+  const prefix = options.prefix ?? DEFAULT_PENDING_MARKS_OPTIONS.prefix;
+  if (prefix === '') throw new ConfigError('option prefix must be a non-empty string, got ""');
+  const leaseMs = positiveInteger('leaseMs', options.leaseMs ?? DEFAULT_PENDING_MARKS_OPTIONS.leaseMs);
+  const pollMs = positiveInteger('pollMs', options.pollMs ?? DEFAULT_PENDING_MARKS_OPTIONS.pollMs);
+
+  const checkScope = (scope: string | undefined): void => {
+    if (scope !== undefined && (scope === '' || scope.includes('/')))
+      throw new GamedataError(`scope must be a non-empty string without "/", got ${JSON.stringify(scope)}`);
+  };
+  // Scoped locks are separate: a replay run publishes again what the global set holds.
+  const lockKey = (resource: ResourceName, scope: string | undefined, id: string): string =>
+    scope === undefined
+      ? `${prefix}:lock:${resource}/${id}`
+      : `${prefix}:lock:${resource}:run:${scope}/${id}`;
+  const globalSet = (r: ResourceName): string => `${prefix}:seen:${r}`;
+  const scopedSet = (r: ResourceName, scope: string): string => `${prefix}:seen:${r}:run:${scope}`;
+  const setsFor = (r: ResourceName, scope: string | undefined): string[] =>
+    scope === undefined ? [globalSet(r)] : [globalSet(r), scopedSet(r, scope)];
+  const intentKey = (sliceKey: string): string => `${prefix}:intent:${sliceKey}`;
+  const versionedOf = (r: ResourceName): boolean => RESOURCE_INFO[r].dedup === 'version';
+  const checkPage = (sliceKey: string, page: PendingPage): void => {
+    const parsed = parsePageKey(page.pageKey);
+    if (parsed.sliceKey !== sliceKey || parsed.seq !== page.seq)
+      throw new GamedataError(
+        `page ${page.pageKey} (seq ${page.seq}) is not a page of slice ${JSON.stringify(sliceKey)}`,
+      );
+  };
+
+  return {
+    async claim<T extends DedupRecord>(
+      pageKey: string,
+      resource: ResourceName,
+      records: readonly T[],
+      resolveForeign: ResolveForeignPage,
+      o: PageClaimOptions = {},
+    ): Promise<PageClaim<T>> {
+      const { sliceKey, seq } = parsePageKey(pageKey);
+      checkScope(o.scope);
+      const versioned = versionedOf(resource);
+      // One record per entity: the first occurrence (immutable), the latest version (changing resources).
+      type Item = { index: number; entry: SeenEntry; lock: string };
+      const byId = new Map<string, Item>();
+      const fresh = new Set<number>();
+      records.forEach((rec, index) => {
+        // A record without an `_id` cannot be recognised again: it always passes (it will be dead-lettered).
+        if (!hasId(rec)) return void fresh.add(index);
+        const entry = seenEntry(resource, rec);
+        const current = byId.get(entry.id);
+        if (current === undefined || (versioned && laterWins(current.entry.version, entry.version)))
+          byId.set(entry.id, { index, entry, lock: lockKey(resource, o.scope, entry.id) });
+      });
+      const set = o.scope === undefined ? globalSet(resource) : scopedSet(resource, o.scope);
+      let todo = [...byId.values()];
+      const mine: Item[] = [];
+      let waited = false;
+      while (todo.length > 0) {
+        // While waiting, this page's own locks are taken again: their lease is renewed.
+        const batch = waited ? [...todo, ...mine] : todo;
+        const states = await onRedis(`claiming page ${pageKey}`, () =>
+          backend.claim({
+            set,
+            versioned,
+            pageKey,
+            leaseMs,
+            locks: batch.map((it) => it.lock),
+            entries: batch.map((it) => it.entry),
+          }),
+        );
+        const next: Item[] = [];
+        const expired = new Map<string, Item[]>();
+        batch.forEach((it, i) => {
+          const s = states[i];
+          if (i >= todo.length) {
+            if (s?.state !== 'mine')
+              throw new SliceFencedError(
+                `page ${pageKey} lost its dedup lock of ${it.entry.id} while it waited (its lease expired and another slice resolved it)`,
+                sliceKey,
+              );
+            return;
+          }
+          if (s?.state === 'mine') mine.push(it);
+          else if (s?.state === 'wait') next.push(it);
+          else if (s?.state === 'expired') {
+            expired.set(s.owner, [...(expired.get(s.owner) ?? []), it]);
+            next.push(it);
+          }
+          // 'seen': a repeat.
+        });
+        for (const [owner, items] of expired) {
+          parsePageKey(owner);
+          const committed = await resolveForeign(owner);
+          await onRedis(`settling page ${owner}`, () =>
+            backend.settle({
+              sets: setsFor(resource, o.scope),
+              versioned,
+              pageKey: owner,
+              committed,
+              versionFromLock: true,
+              locks: items.map((it) => it.lock),
+              entries: items.map((it) => it.entry),
+            }),
+          );
+        }
+        todo = next;
+        if (todo.length > 0 && expired.size === 0) {
+          if (!waited && o.onWait !== undefined) await o.onWait();
+          waited = true;
+          try {
+            await sleep(pollMs, undefined, o.signal === undefined ? undefined : { signal: o.signal });
+          } catch (error) {
+            throw GamedataError.from(error);
+          }
+        }
+      }
+      for (const it of mine) fresh.add(it.index);
+      const page: PendingPage = {
+        pageKey,
+        seq,
+        resource,
+        ...(o.scope === undefined ? {} : { scope: o.scope }),
+        entries: mine.map((it) => it.entry),
+      };
+      return {
+        fresh: records.filter((_, i) => fresh.has(i)),
+        repeats: records.length - fresh.size,
+        page,
+      };
+    },
+
+    async writeIntent(sliceKey, page) {
+      checkPage(sliceKey, page);
+      checkScope(page.scope);
+      const value = JSON.stringify({
+        pageKey: page.pageKey,
+        resource: page.resource,
+        scope: page.scope,
+        entries: page.entries.map((e) => [e.id, e.version]),
+      });
+      await onRedis(`writing the intent of ${sliceKey}`, () =>
+        backend.writeIntent(intentKey(sliceKey), page.seq, value),
+      );
+    },
+
+    async readIntent(sliceKey) {
+      const fields = await onRedis(`reading the intent of ${sliceKey}`, () =>
+        backend.readIntent(intentKey(sliceKey)),
+      );
+      return fields
+        .map(([seq, value]): PendingPage => {
+          const v = JSON.parse(value) as {
+            pageKey: string;
+            resource: ResourceName;
+            scope?: string;
+            entries: [string, string][];
+          };
+          return {
+            pageKey: v.pageKey,
+            seq,
+            resource: v.resource,
+            ...(v.scope === undefined ? {} : { scope: v.scope }),
+            entries: v.entries.map(([id, version]) => ({ id, version })),
+          };
+        })
+        .sort((a, b) => a.seq - b.seq);
+    },
+
+    async settle(sliceKey, pages, committed) {
+      for (const page of pages) checkPage(sliceKey, page);
+      for (const page of pages) {
+        if (page.entries.length === 0) continue;
+        await onRedis(`settling page ${page.pageKey}`, () =>
+          backend.settle({
+            sets: setsFor(page.resource, page.scope),
+            versioned: versionedOf(page.resource),
+            pageKey: page.pageKey,
+            committed,
+            versionFromLock: false,
+            locks: page.entries.map((e) => lockKey(page.resource, page.scope, e.id)),
+            entries: page.entries,
+          }),
+        );
+      }
+      if (pages.length > 0)
+        await onRedis(`clearing the intent of ${sliceKey}`, () =>
+          backend.clearIntent(
+            intentKey(sliceKey),
+            pages.map((p) => p.seq),
+          ),
+        );
+    },
+  };
+}
