@@ -1,17 +1,20 @@
 /**
- * Publish: the path from a page of records to Kafka acks. Owns the one `PagePublisher` contract and the one
+ * Publish: the path from a page of records to Kafka acks. Owns the one `PagePublisher` contract (and its encode
+ * half, `createPageEncoder`, which the exactly-once path sends inside a transaction) and the one
  * `Lineage` type, encode -> produce (`publishPage`: good records to `<prefix>.<resource>`, records that cannot be
  * encoded to `<topic>.dlq` as dead letters with the reason), the dead-letter messages and lineage headers, and the
  * coalescing sink (concurrent sends to a topic share produce requests). Uses `encoding/` to encode and `sink/` to
  * produce; the pipeline (`jobs/`) calls it.
  */
-export { createPagePublisher } from './publish-page.js';
+export { createPagePublisher, createPageEncoder } from './publish-page.js';
 export type {
   PagePublisher,
   PagePublisherOptions,
   PublishPageInput,
   PublishPageResult,
   DeadLetteredRecord,
+  EncodedPage,
+  PageEncoder,
 } from './publish-page.js';
 export { buildDeadLetter, lineageHeaders, HEADER, DEFAULT_DEAD_LETTER_OPTIONS } from './dead-letter.js';
 export type { Lineage, OutgoingMessage, DeadLetterOptions } from './dead-letter.js';

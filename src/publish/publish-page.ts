@@ -63,42 +63,80 @@ export interface PagePublisher {
  * const { published, deadLettered } = await publisher.publishPage({ resource: 'users', records, lineage });
  */
 export function createPagePublisher(options: PagePublisherOptions): PagePublisher {
-  const { sink, encoder } = options;
+  const { sink } = options;
+  const encodePage = createPageEncoder(options);
   return {
-    async publishPage({ resource, records, lineage }) {
-      const headers = lineageHeaders(lineage);
-      // Encoding is CPU-bound and the registry lookups are cached: encoding the whole page at once is fine.
-      const results = await Promise.allSettled(records.map((record) => encoder.encode(resource, record)));
-      const good: OutgoingMessage[] = [];
-      const bad: OutgoingMessage[] = [];
-      const deadLetters: DeadLetteredRecord[] = [];
-      results.forEach((result, index) => {
-        const record = records[index];
-        if (result.status === 'fulfilled') {
-          good.push({ key: (record as { _id: string })._id, value: result.value, headers });
-          return;
-        }
-        if (!(result.reason instanceof EncodingError)) throw result.reason; // registry down: fail the page, retry
-        const error = result.reason;
-        const message = buildDeadLetter({
-          resource,
-          record,
-          error,
-          lineage,
-          ...(options.deadLetter === undefined ? {} : { options: options.deadLetter }),
-        });
-        bad.push(message);
-        deadLetters.push({
-          index,
-          id: message.key,
-          reason: error.reason,
-          path: error.path,
-          message: error.message,
-        });
-      });
-      const topic = encoder.topic(resource);
-      await Promise.all([sink.send(topic, good), sink.send(dlqTopicName(topic), bad)]);
-      return { published: good.length, deadLettered: bad.length, deadLetters };
+    async publishPage(input) {
+      const page = await encodePage(input);
+      await Promise.all([
+        sink.send(page.topic, page.records),
+        sink.send(page.dlqTopic, page.deadLetterMessages),
+      ]);
+      return {
+        published: page.records.length,
+        deadLettered: page.deadLetterMessages.length,
+        deadLetters: page.deadLetters,
+      };
     },
+  };
+}
+
+/** A page encoded for Kafka but not sent: the messages of the resource topic and of its DLQ. */
+export interface EncodedPage {
+  topic: string;
+  dlqTopic: string;
+  /** Good records: key `_id`, Avro value, lineage headers. */
+  records: OutgoingMessage[];
+  /** Dead letters, in page order. `records.length + deadLetterMessages.length === input.records.length`. */
+  deadLetterMessages: OutgoingMessage[];
+  /** Why each dead-lettered record was rejected. */
+  deadLetters: DeadLetteredRecord[];
+}
+
+/** Encodes pages without sending them (the exactly-once path sends them inside a Kafka transaction). */
+export type PageEncoder = (input: PublishPageInput) => Promise<EncodedPage>;
+
+/**
+ * The encode half of publishing: each record is encoded on its own; one that cannot be encoded becomes a dead
+ * letter with the reason. Never drops a record.
+ * @throws ServiceError when the registry fails (retriable per `error.retriable`)
+ */
+export function createPageEncoder(
+  options: Pick<PagePublisherOptions, 'encoder' | 'deadLetter'>,
+): PageEncoder {
+  const { encoder } = options;
+  return async ({ resource, records, lineage }) => {
+    const headers = lineageHeaders(lineage);
+    // Encoding is CPU-bound and the registry lookups are cached: encoding the whole page at once is fine.
+    const results = await Promise.allSettled(records.map((record) => encoder.encode(resource, record)));
+    const good: OutgoingMessage[] = [];
+    const bad: OutgoingMessage[] = [];
+    const deadLetters: DeadLetteredRecord[] = [];
+    results.forEach((result, index) => {
+      const record = records[index];
+      if (result.status === 'fulfilled') {
+        good.push({ key: (record as { _id: string })._id, value: result.value, headers });
+        return;
+      }
+      if (!(result.reason instanceof EncodingError)) throw result.reason; // registry down: fail the page, retry
+      const error = result.reason;
+      const message = buildDeadLetter({
+        resource,
+        record,
+        error,
+        lineage,
+        ...(options.deadLetter === undefined ? {} : { options: options.deadLetter }),
+      });
+      bad.push(message);
+      deadLetters.push({
+        index,
+        id: message.key,
+        reason: error.reason,
+        path: error.path,
+        message: error.message,
+      });
+    });
+    const topic = encoder.topic(resource);
+    return { topic, dlqTopic: dlqTopicName(topic), records: good, deadLetterMessages: bad, deadLetters };
   };
 }

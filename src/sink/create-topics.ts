@@ -1,5 +1,6 @@
 /**
- * Creates the six resource topics and their `.dlq` topics. Entities that change (users, parties, elections,
+ * Creates the six resource topics and their `.dlq` topics, and the slices' checkpoint topic `<prefix>.__slices`
+ * (exactly-once delivery: compacted, one record per slice). Entities that change (users, parties, elections,
  * articles) are compacted so the latest version per `_id` is kept forever; immutable ones (transactions, donations)
  * and every DLQ use time/size deletion.
  */
@@ -11,6 +12,17 @@ import type { KafkaSinkOptions } from './kafka-sink.js';
 import { DEFAULT_TOPIC_PREFIX, allTopicNames } from '../models/topic-names.js';
 
 export type CleanupPolicy = 'compact' | 'delete';
+
+/** The compacted topic of the slices' checkpoints (exactly-once delivery), `<prefix>.__slices`. */
+export function checkpointTopicName(prefix: string): string {
+  return `${prefix}.__slices`;
+}
+
+/**
+ * `min.compaction.lag.ms` of the checkpoint topic: a recovery read starts at a saved offset and must find the
+ * slice's record there or later, so the cleaner leaves records alone for this long (4 h, far above a slice's life).
+ */
+export const CHECKPOINT_MIN_COMPACTION_LAG_MS = 4 * 3_600_000;
 
 export interface CreateTopicsOptions extends KafkaSinkOptions {
   /** Topic prefix. @default 'gamedata' */
@@ -75,7 +87,16 @@ export function planTopics(options: Omit<CreateTopicsOptions, keyof KafkaSinkOpt
       );
     }
   }
-  return allTopicNames(o.topicPrefix).flatMap(({ resource, topic, dlq }) => [
+  const checkpoints: TopicSpec = {
+    topic: checkpointTopicName(o.topicPrefix),
+    partitions: o.partitions,
+    replicationFactor: o.replicationFactor,
+    config: {
+      'cleanup.policy': 'compact',
+      'min.compaction.lag.ms': String(CHECKPOINT_MIN_COMPACTION_LAG_MS),
+    },
+  };
+  const resources = allTopicNames(o.topicPrefix).flatMap(({ resource, topic, dlq }) => [
     {
       topic,
       partitions: o.partitions,
@@ -89,6 +110,7 @@ export function planTopics(options: Omit<CreateTopicsOptions, keyof KafkaSinkOpt
       config: { 'cleanup.policy': 'delete', 'max.message.bytes': String(o.dlqMaxMessageBytes) },
     },
   ]);
+  return [...resources, checkpoints];
 }
 
 /**
@@ -132,9 +154,10 @@ export async function deleteTopics(options: KafkaSinkOptions & { topicPrefix: st
   try {
     await admin.connect();
     const present = new Set(await admin.listTopics());
-    const topics = allTopicNames(options.topicPrefix)
-      .flatMap((t) => [t.topic, t.dlq])
-      .filter((t) => present.has(t));
+    const topics = [
+      ...allTopicNames(options.topicPrefix).flatMap((t) => [t.topic, t.dlq]),
+      checkpointTopicName(options.topicPrefix),
+    ].filter((t) => present.has(t));
     if (topics.length > 0) await admin.deleteTopics({ topics });
   } catch (error) {
     throw toKafkaError(error, resolved.brokers, 'deleting topics');

@@ -1,5 +1,6 @@
 /**
- * Sink: our small producer interface over kafkajs (`createKafkaSink`), topic creation and deletion, and reading a
+ * Sink: our small producer interface over kafkajs (`createKafkaSink`), the transactional slice publisher of
+ * exactly-once delivery (`createTransactionalSlicePublisher`), topic creation and deletion, and reading a
  * topic back (`readTopic`). The only folder that imports kafkajs. Topic names live in `models/topic-names.ts`; the
  * publish path (encode -> produce, dead letters) in `publish/`.
  */
@@ -13,6 +14,21 @@ export {
   DEFAULT_CREATE_TOPICS_OPTIONS,
 } from './create-topics.js';
 export type { CleanupPolicy, CreateTopicsOptions, CreateTopicsResult, TopicSpec } from './create-topics.js';
+export { checkpointTopicName, CHECKPOINT_MIN_COMPACTION_LAG_MS } from './create-topics.js';
+export {
+  createTransactionalSlicePublisher,
+  isFencingError,
+  transactionalIdFor,
+  DEFAULT_TRANSACTIONAL_SLICE_PUBLISHER_OPTIONS,
+} from './transactional-slice-publisher.js';
+export type {
+  TransactionalSlicePublisher,
+  TransactionalSlicePublisherOptions,
+  TransactionalPage,
+  SliceSession,
+  SliceCheckpoint,
+  OpenSliceOptions,
+} from './transactional-slice-publisher.js';
 export { readTopic } from './read-topic.js';
 export type { TopicMessage, ReadTopicOptions } from './read-topic.js';
 export { createTopicOffsets } from './topic-offsets.js';

@@ -1,6 +1,9 @@
 /**
- * Reads a topic from the beginning up to the high watermarks taken at the start (so the read ends even while
- * producers keep writing), with a throw-away consumer group that is deleted afterwards.
+ * Reads a topic from the beginning up to the ends taken at the start (so the read ends even while producers keep
+ * writing), with a throw-away consumer group that is deleted afterwards. It reads as a read_committed consumer:
+ * up to the last stable offset (`fetchTopicOffsets().high` is the LSO in kafkajs), records of aborted or open
+ * transactions skipped. A batch that filtering emptied (only commit markers or aborted records, which is how a
+ * partition ends after a transaction) never reaches `eachBatch`, so progress is tracked on END_BATCH_PROCESS.
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
@@ -19,6 +22,11 @@ export interface ReadTopicOptions {
   topic: string;
   /** Give up when no progress for this long. @default 60000 */
   idleTimeoutMs?: number;
+  /**
+   * Read records of aborted transactions too (read_uncommitted), e.g. to show that a test really aborted some.
+   * Still only up to the ends taken at the start (the LSO). @default false
+   */
+  readUncommitted?: boolean;
 }
 
 /** Calls `onMessage` for every message of the topic up to its current end. Returns the count. */
@@ -43,7 +51,11 @@ export async function readTopic(
     }
     if (remaining.size === 0) return 0;
     const groupId = `gamedata-verify-${randomUUID()}`;
-    const consumer = kafka.consumer({ groupId, maxBytes: 20 * 1024 * 1024 });
+    const consumer = kafka.consumer({
+      groupId,
+      maxBytes: 20 * 1024 * 1024,
+      readUncommitted: options.readUncommitted ?? false,
+    });
     let count = 0;
     try {
       await consumer.connect();
@@ -64,6 +76,20 @@ export async function readTopic(
           );
         };
         arm();
+        const reached = (partition: number, lastOffset: string): void => {
+          const high = remaining.get(partition);
+          if (high === undefined || BigInt(lastOffset) + 1n < high) return;
+          remaining.delete(partition);
+          if (remaining.size === 0) {
+            if (idle) clearTimeout(idle);
+            resolve();
+          }
+        };
+        consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
+          if (e.payload.topic !== options.topic) return;
+          arm();
+          reached(e.payload.partition, e.payload.lastOffset);
+        });
         consumer
           .run({
             autoCommit: false,
@@ -87,11 +113,7 @@ export async function readTopic(
               }
               arm();
               const last = batch.messages[batch.messages.length - 1];
-              if (last !== undefined && BigInt(last.offset) + 1n >= high) remaining.delete(batch.partition);
-              if (remaining.size === 0) {
-                if (idle) clearTimeout(idle);
-                resolve();
-              }
+              if (last !== undefined) reached(batch.partition, last.offset);
             },
           })
           .catch(reject);

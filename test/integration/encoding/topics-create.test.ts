@@ -55,6 +55,7 @@ describe('createTopics against the real broker', () => {
       [`${p}.elections.dlq`]: 'delete',
       [`${p}.transactions.dlq`]: 'delete',
       [`${p}.donations.dlq`]: 'delete',
+      [`${p}.__slices`]: 'compact',
     });
     const dlqMax = configs.resources
       .find((r) => r.resourceName === `${p}.users.dlq`)
@@ -63,7 +64,7 @@ describe('createTopics against the real broker', () => {
 
     const second = await createTopics(options);
     expect(second.created).toEqual([]);
-    expect(second.existing).toHaveLength(12);
+    expect(second.existing).toHaveLength(13);
   });
 
   it('`gamedata topics create` creates them from the command line with its flags', async () => {
@@ -86,9 +87,9 @@ describe('createTopics against the real broker', () => {
       { cwd: root, env: { ...process.env, KAFKA_BROKERS: services.urls.kafkaBrokers.join(',') } },
     );
     expect(stdout).toContain(`${prefix}.transactions: 2 partition(s), replication 1, cleanup.policy=compact`);
-    expect(stdout).toContain('created 12 topic(s), 0 already existed');
+    expect(stdout).toContain('created 13 topic(s), 0 already existed');
     const admin = await services.admin();
     const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.`));
-    expect(topics).toHaveLength(12);
+    expect(topics).toHaveLength(13);
   });
 });

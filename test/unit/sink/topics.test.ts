@@ -29,9 +29,13 @@ describe('topic names', () => {
 });
 
 describe('planTopics', () => {
-  it('plans six topics and six DLQs, compacting the entities that change', () => {
+  it('plans six topics, six DLQs and the compacted checkpoint topic, compacting the entities that change', () => {
     const plan = planTopics({ topicPrefix: 'g' });
-    expect(plan).toHaveLength(12);
+    expect(plan).toHaveLength(13);
+    expect(plan.find((s) => s.topic === 'g.__slices')?.config).toEqual({
+      'cleanup.policy': 'compact',
+      'min.compaction.lag.ms': '14400000',
+    });
     const policy = Object.fromEntries(plan.map((s) => [s.topic, s.config['cleanup.policy']]));
     expect(policy).toMatchObject({
       'g.users': 'compact',
