@@ -80,8 +80,11 @@ export function discoversUsers(run: Pick<RunJobData, 'resources' | 'fullHistory'
 }
 
 /**
- * The walk of a discovered user: exactly the slice the planner makes for a listed user (the run's range, the
- * operator's filters plus `userId`), so a user both listed and discovered has one slice id.
+ * The walk of a discovered user: the run's range, the operator's filters plus `userId` (the slice the planner makes
+ * for a listed user when it plans for requests, so a user both listed and discovered has one slice id). Planned for
+ * rounds, a busy listed user's walk is several page-sized slices with other ids: the run's user set (seeded with
+ * every listed user before the run starts) is what keeps such a user from being walked again when a trade names
+ * them; without it the walk would be read twice and dedup would keep one copy of each row.
  */
 export function userWalk(
   run: Pick<RunJobData, 'runId' | 'since' | 'until' | 'filters' | 'replay'>,

@@ -11,8 +11,20 @@ export {
   DEFAULT_PLAN_SLICES_OPTIONS,
 } from '../slicing/index.js';
 export type { TimeRange, DensityEstimate, PlanSlicesOptions } from '../slicing/index.js';
-export { probeDensity, findEarliest, DEFAULT_PROBE_DENSITY_OPTIONS } from './probe-density.js';
-export type { ProbePage, ProbeDensityOptions, FindEarliestOptions } from './probe-density.js';
+export {
+  probeDensity,
+  findEarliest,
+  probeRows,
+  DEFAULT_PROBE_DENSITY_OPTIONS,
+  DEFAULT_PROBE_ROWS_OPTIONS,
+} from './probe-density.js';
+export type {
+  ProbePage,
+  ProbeDensityOptions,
+  FindEarliestOptions,
+  ProbeRowsOptions,
+  ProbedRows,
+} from './probe-density.js';
 export {
   planBackfill,
   parseFilters,

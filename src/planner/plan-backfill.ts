@@ -6,13 +6,21 @@
  * batched. Full-history transactions walk per user (the unfiltered feed reaches back only 72 h), one walk per user;
  * a trade shows under its buyer and its seller, and dedup by `_id` keeps one. Walks that are not probed start as
  * one slice and split themselves while running when dense.
+ *
+ * Two plans (`plan`), as in the client's `collectAll`: when the upstream budget does not bind, time is set by
+ * sequential rounds of requests, so the walks are planned for fewest ROUNDS: batched probe rounds learn where the
+ * rows are (`probeRows`), and the slices are cut between rows so nearly every slice is ONE page (`planRowSlices`);
+ * the workers then read all their first pages at once. Per-user walks are probed the same way, all users in the
+ * same rounds: a user with no row in range gets no slice, a busy user's history is cut into page-sized slices read
+ * in parallel instead of one chain of pages. When the budget binds, the plan is for fewest REQUESTS: a 16-bucket
+ * density estimate and slices of `targetRows` (few, long slices whose pages fill the POSTs), one slice per user.
  */
 import { ConfigError } from '../errors.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../models/resources.js';
 import type { RunJobData, SliceJobData } from './job-types.js';
 import { runJobId, sliceJobId } from './queue-names.js';
-import { findEarliest, probeDensity, type ProbePage } from './probe-density.js';
-import { planSlices, type TimeRange } from '../slicing/index.js';
+import { findEarliest, probeDensity, probeRows, type ProbePage } from './probe-density.js';
+import { planRowSlices, planSlices, type TimeRange } from '../slicing/index.js';
 
 /** The unfiltered transaction feed reaches back exactly this far. */
 export const UNFILTERED_TRANSACTION_WINDOW_MS = 72 * 3_600_000;
@@ -30,6 +38,11 @@ export interface PlannerSource {
    * through a trade with a walked user). @default `userIds()` with 0 unlisted
    */
   userListing?(): Promise<UserListing>;
+  /**
+   * Whether the upstream budget binds now (the client's `budgetBinds`: a pause runs or the tokens left would not
+   * last to the reset). `plan: 'auto'` then plans for fewest requests. @default never binds
+   */
+  budgetBinds?(): boolean;
 }
 
 /** The users the per-country listings show. */
@@ -60,6 +73,18 @@ export interface PlanBackfillOptions {
   probeBuckets?: number;
   /** Upper bound on planned slices per walk. @default 1000 */
   maxSlicesPerWalk?: number;
+  /**
+   * What the plan minimises. `rounds`: batched probe rounds, then slices of one page each (at most `pageSize - 1`
+   * known rows), all readable in one round. `requests`: the density estimate and slices of `targetRows`. `auto`:
+   * `requests` while the source's budget binds, else `rounds`. @default 'auto'
+   */
+  plan?: 'auto' | 'rounds' | 'requests';
+  /** Planning for rounds: the workers' page size (a slice holds at most this less one known rows). @default 100 */
+  pageSize?: number;
+  /** Planning for rounds: probes of the first round per walk (one POST carries 50). @default 50 */
+  roundBuckets?: number;
+  /** Planning for rounds: probe rounds at most per walk. @default 3 */
+  maxProbeRounds?: number;
   now?: () => number;
 }
 
@@ -67,6 +92,10 @@ export const DEFAULT_PLAN_BACKFILL_OPTIONS = {
   targetRows: 5000,
   probeBuckets: 16,
   maxSlicesPerWalk: 1000,
+  plan: 'auto',
+  pageSize: 100,
+  roundBuckets: 50,
+  maxProbeRounds: 3,
 } as const;
 
 export interface PlannedRun {
@@ -74,6 +103,8 @@ export interface PlannedRun {
   slices: SliceJobData[];
   /** Full-history transactions: the listed users (seed of the run's discovery set) and the unlisted count. */
   users?: UserListing;
+  /** What planning cost and chose: the plan, probe rounds (sequential) and probe pages. */
+  planning: { plan: 'rounds' | 'requests'; probeRounds: number; probePages: number; emptyWalks: number };
 }
 
 /** Parses `key=value` filter flags. @throws ConfigError naming a malformed flag. */
@@ -109,6 +140,36 @@ export async function planBackfill(
   options: PlanBackfillOptions = {},
 ): Promise<PlannedRun> {
   const o = { ...DEFAULT_PLAN_BACKFILL_OPTIONS, ...options };
+  if (o.plan !== 'auto' && o.plan !== 'rounds' && o.plan !== 'requests')
+    throw new ConfigError(`option plan must be 'auto', 'rounds' or 'requests', got ${String(o.plan)}`);
+  if (!Number.isSafeInteger(o.pageSize) || o.pageSize < 2 || o.pageSize > 100)
+    throw new ConfigError(`option pageSize must be an integer in [2, 100], got ${String(o.pageSize)}`);
+  const forRounds = o.plan === 'rounds' || (o.plan === 'auto' && !(source.budgetBinds?.() ?? false));
+  const planning: PlannedRun['planning'] = {
+    plan: forRounds ? 'rounds' : 'requests',
+    probeRounds: 0,
+    probePages: 0,
+    emptyWalks: 0,
+  };
+  /** Planning for rounds: probes one walk's range and cuts it into slices of one page each. */
+  const planForRounds = async (
+    probe: ProbePage,
+    range: TimeRange,
+    buckets: number,
+  ): Promise<{ ranges: TimeRange[]; rows: number; rounds: number; pages: number }> => {
+    const probed = await probeRows(probe, range, {
+      buckets,
+      limit: o.pageSize,
+      maxRounds: o.maxProbeRounds,
+    });
+    const ranges = planRowSlices(range, probed.stretches, {
+      rowsPerSlice: o.pageSize - 1,
+      rowsPerEstimatedSlice: Math.floor(o.pageSize / 2),
+      maxSlices: o.maxSlicesPerWalk,
+    });
+    const rows = probed.stretches.reduce((n, st) => n + st.rows, 0);
+    return { ranges, rows, rounds: probed.rounds, pages: probed.probes };
+  };
   const now = (options.now ?? Date.now)();
   const until = request.until ?? now;
   const filters = request.filters ?? {};
@@ -147,7 +208,22 @@ export async function planBackfill(
     if (resource === 'transactions' && fullHistory && filters['userId'] === undefined) {
       // Users listed without `_id` are walked when a trade reveals them (src/jobs/user-discovery.ts).
       users = source.userListing ? await source.userListing() : { ids: await source.userIds(), unlisted: 0 };
-      for (const userId of users.ids) add(resource, { ...filters, userId }, [{ start: since, end: until }]);
+      if (!forRounds) {
+        for (const userId of users.ids) add(resource, { ...filters, userId }, [{ start: since, end: until }]);
+        continue;
+      }
+      // Every user's walk probed in the same rounds (one head page each in the first: one procedure per user).
+      const range = { start: since, end: until };
+      const walks = await Promise.all(
+        users.ids.map((userId) => planForRounds(source.probe(resource, { ...filters, userId }), range, 1)),
+      );
+      walks.forEach((walk, i) => {
+        planning.probeRounds = Math.max(planning.probeRounds, walk.rounds);
+        planning.probePages += walk.pages;
+        // No row in range: nothing to read, and no trade can reveal the user (the run's user set still lists them).
+        if (walk.rows === 0) planning.emptyWalks++;
+        else add(resource, { ...filters, userId: users?.ids[i] as string }, walk.ranges);
+      });
       continue;
     }
     // One probed walk.
@@ -163,7 +239,16 @@ export async function planBackfill(
     }
     if (start >= until) continue;
     const range = { start, end: until };
+    if (forRounds) {
+      const walk = await planForRounds(probe, range, o.roundBuckets);
+      planning.probeRounds += walk.rounds;
+      planning.probePages += walk.pages;
+      add(resource, filters, walk.ranges);
+      continue;
+    }
     const density = await probeDensity(probe, range, { buckets: o.probeBuckets });
+    planning.probeRounds += 1;
+    planning.probePages += density.rows.length;
     add(
       resource,
       filters,
@@ -182,5 +267,5 @@ export async function planBackfill(
     slices: slices.length,
     ...(users === undefined ? {} : { unlistedUsers: users.unlisted }),
   };
-  return { run, slices, ...(users === undefined ? {} : { users }) };
+  return { run, slices, ...(users === undefined ? {} : { users }), planning };
 }

@@ -3,7 +3,7 @@
  * sized in rows. The probes of one round are issued together, so a batching client sends them in one POST.
  */
 import { ConfigError } from '../errors.js';
-import type { DensityEstimate, TimeRange } from '../slicing/index.js';
+import { splitEvenly, type DensityEstimate, type ProbedStretch, type TimeRange } from '../slicing/index.js';
 
 /**
  * Reads the sort times (epoch ms, newest first) of at most `limit` rows strictly older than `beforeMs`
@@ -93,4 +93,132 @@ export async function findEarliest(
     hi = newHi;
   }
   return lo;
+}
+
+export interface ProbeRowsOptions {
+  /** Probes of the first round: equal buckets over the range, each read at its top (one POST carries 50). @default 50 */
+  buckets?: number;
+  /** Page size of one probe (the upstream's maximum is 100). @default 100 */
+  limit?: number;
+  /** Probe rounds at most, the first included; what is still unread after them is estimated. @default 3 */
+  maxRounds?: number;
+  /** Most probes of one later round (every unread rest gets at least one). @default 500 */
+  maxProbesPerRound?: number;
+}
+
+export const DEFAULT_PROBE_ROWS_OPTIONS: Required<ProbeRowsOptions> = {
+  buckets: 50,
+  limit: 100,
+  maxRounds: 3,
+  maxProbesPerRound: 500,
+};
+
+/** What {@link probeRows} learned: the stretches (oldest first) and what it cost. */
+export interface ProbedRows {
+  stretches: ProbedStretch[];
+  /** Sequential probe rounds (each round's probes are issued together). */
+  rounds: number;
+  /** Probe pages read. */
+  probes: number;
+}
+
+/** A rest wider than this many times the span its page covered is probed at geometric depths first. */
+const GEOMETRIC_ABOVE = 16;
+/** Most geometric probes of one rest. */
+const MAX_GEOMETRIC_PROBES = 24;
+
+/** An unread rest `[start, end)` of a bucket, with the rate its bucket's page showed. */
+interface Rest extends TimeRange {
+  /** Estimated rows in the rest. */
+  rows: number;
+  /** Time span the page that left this rest covered (ms). */
+  span: number;
+}
+
+/** The buckets that probe a rest in the next round (each read at its top). */
+function probesOfRest(rest: Rest, limit: number, budget: number): TimeRange[] {
+  const width = rest.end - rest.start;
+  if (width > GEOMETRIC_ABOVE * rest.span) {
+    // The page saw a short span of a long rest (a full history): find how deep the rows go before cutting evenly.
+    const cuts: number[] = [];
+    for (let d = 2 * rest.span; rest.end - d > rest.start && cuts.length < MAX_GEOMETRIC_PROBES; d *= 2)
+      cuts.push(rest.end - d);
+    const edges = [rest.end, ...cuts, rest.start];
+    const out: TimeRange[] = [];
+    for (let i = 1; i < edges.length; i++)
+      out.push({ start: edges[i] as number, end: edges[i - 1] as number });
+    return out;
+  }
+  // Half a page per bucket at the measured rate, so most come back complete.
+  const parts = Math.max(1, Math.min(budget, Math.ceil(rest.rows / Math.max(1, limit / 2))));
+  return splitEvenly(rest, parts);
+}
+
+/**
+ * Learns where the rows of `range` are, round after round, each round's probes issued together (a batching client
+ * sends them in as few POSTs as the batch limit allows). Round 1 reads one page at the top of each of `buckets`
+ * equal buckets; a page that ends inside its bucket knows the bucket exactly (every row's time). A full page knows
+ * the rows strictly newer than its oldest row; the rest of its bucket is probed in the next round, cut into
+ * half-page buckets at the rate the page showed (or first at doubling depths when the rest is far wider than what
+ * the page covered, e.g. one user's full history). After `maxRounds`, rests left are estimated at their rate.
+ * The stretches cover `range` exactly (oldest first); feed them to `planRowSlices`.
+ * @throws ConfigError for an empty range or a non-positive option.
+ */
+export async function probeRows(
+  probe: ProbePage,
+  range: TimeRange,
+  options: ProbeRowsOptions = {},
+): Promise<ProbedRows> {
+  const o = { ...DEFAULT_PROBE_ROWS_OPTIONS, ...options };
+  for (const [name, v] of Object.entries(o))
+    if (!Number.isSafeInteger(v) || v < 1)
+      throw new ConfigError(`option ${name} must be a positive integer, got ${String(v)}`);
+  const stretches: ProbedStretch[] = [];
+  let pending: TimeRange[] = splitEvenly(range, o.buckets);
+  let rounds = 0;
+  let probes = 0;
+  while (pending.length > 0) {
+    rounds++;
+    probes += pending.length;
+    const pages = await Promise.all(pending.map((b) => probe(b.end, o.limit)));
+    const rests: Rest[] = [];
+    pending.forEach((b, i) => {
+      const times = pages[i] ?? [];
+      const inside = times.filter((t) => t >= b.start && t < b.end);
+      if (times.length < o.limit || inside.length < times.length) {
+        stretches.push({ start: b.start, end: b.end, times: inside, rows: inside.length });
+        return;
+      }
+      const newest = inside[0] as number;
+      const oldest = inside[inside.length - 1] as number;
+      // Rows at the oldest time may go on below the page: only rows strictly newer are known completely.
+      const known = inside.filter((t) => t > oldest);
+      if (oldest + 1 < b.end)
+        stretches.push({ start: oldest + 1, end: b.end, times: known, rows: known.length });
+      if (oldest === newest) {
+        // A same-millisecond burst of at least a page: one unit (never cut), its size unknown.
+        stretches.push({ start: oldest, end: oldest + 1, rows: o.limit });
+        if (oldest > b.start)
+          rests.push({ start: b.start, end: oldest, rows: o.limit, span: Math.max(1, oldest - b.start) });
+        return;
+      }
+      const span = newest - oldest;
+      const width = oldest + 1 - b.start;
+      if (width > 0)
+        rests.push({ start: b.start, end: oldest + 1, rows: (inside.length * width) / span, span });
+    });
+    if (rests.length === 0) break;
+    if (rounds >= o.maxRounds) {
+      for (const r of rests) stretches.push({ start: r.start, end: r.end, rows: Math.ceil(r.rows) });
+      break;
+    }
+    // Share the round's probes among the rests in proportion to their rows (at least one each).
+    const wanted = rests.reduce((sum, r) => sum + Math.ceil(r.rows / Math.max(1, o.limit / 2)), 0);
+    const scale = Math.min(1, o.maxProbesPerRound / Math.max(1, wanted));
+    pending = rests.flatMap((r) =>
+      probesOfRest(r, o.limit, Math.max(1, Math.floor(Math.ceil(r.rows / Math.max(1, o.limit / 2)) * scale))),
+    );
+  }
+  stretches.sort((a, b) => a.start - b.start);
+  return { stretches, rounds, probes };
 }

@@ -187,8 +187,10 @@ async function plan(
     userIds: async () => listed,
     userListing: async () => ({ ids: listed, unlisted }),
   };
+  // One whole-history slice per user (the plan for requests): this feed ignores slice ranges.
   return planBackfill({ resources: ['transactions'], fullHistory: true, runId: 'run1' }, src, {
     now: () => NOW,
+    plan: 'requests',
   });
 }
 

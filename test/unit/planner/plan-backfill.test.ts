@@ -29,8 +29,9 @@ function fakeSource(): PlannerSource & { probes: number } {
 describe('planBackfill', () => {
   it('finds the earliest record, probes density and partitions [earliest, until) in rows', async () => {
     const src = fakeSource();
-    const { run, slices } = await planBackfill({ resources: ['donations'], runId: 'r' }, src, {
+    const { run, slices, planning } = await planBackfill({ resources: ['donations'], runId: 'r' }, src, {
       targetRows: 1000,
+      plan: 'requests',
       now: () => NOW,
     });
     expect(run.slices).toBe(slices.length);
@@ -42,23 +43,98 @@ describe('planBackfill', () => {
     for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.start).toBe(sorted[i - 1]!.end);
     expect(new Set(slices.map((s) => s.sliceId)).size).toBe(slices.length);
     for (const s of slices) expect(s.sliceId).not.toContain(':');
+    expect(planning).toEqual({ plan: 'requests', probeRounds: 1, probePages: 16, emptyWalks: 0 });
   });
 
   it('walks users per country, full-history transactions per user, the feed over 72 h', async () => {
     const src = fakeSource();
-    const users = await planBackfill({ resources: ['users'] }, src, { now: () => NOW });
+    const users = await planBackfill({ resources: ['users'] }, src, { now: () => NOW, plan: 'requests' });
     expect(users.slices.map((s) => s.filters['countryId'])).toEqual(['c1', 'c2', 'c3']);
     const full = await planBackfill({ resources: ['transactions'], fullHistory: true }, src, {
       now: () => NOW,
+      plan: 'requests',
     });
     expect(full.slices.map((s) => s.filters['userId'])).toEqual(['u1', 'u2']);
     expect(full.slices.every((s) => s.start === 0 && s.end === NOW)).toBe(true);
     const feed = await planBackfill({ resources: ['transactions'] }, src, {
       now: () => NOW,
       targetRows: 100_000,
+      plan: 'requests',
     });
     expect(feed.slices).toHaveLength(1);
     expect(feed.slices[0]!.start).toBe(NOW - UNFILTERED_TRANSACTION_WINDOW_MS);
+  });
+
+  it('plans for rounds: batched probe rounds, then slices of at most one page each, covering the range', async () => {
+    const src = fakeSource();
+    const since = NOW - 200 * HOUR; // 2000 rows
+    const { slices, planning } = await planBackfill({ resources: ['donations'], since, runId: 'r' }, src, {
+      now: () => NOW,
+      plan: 'rounds',
+    });
+    expect(planning.plan).toBe('rounds');
+    expect(planning.probeRounds).toBeLessThanOrEqual(3);
+    expect(planning.probePages).toBe(src.probes);
+    const sorted = [...slices].sort((a, b) => a.start - b.start);
+    expect(sorted[0]!.start).toBe(since);
+    expect(sorted.at(-1)!.end).toBe(NOW);
+    for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.start).toBe(sorted[i - 1]!.end);
+    const rows = (a: number, b: number): number => times.filter((t) => t >= a && t < b).length;
+    for (const s of slices) expect(rows(s.start, s.end)).toBeLessThanOrEqual(99);
+    expect(slices.length).toBeLessThanOrEqual(Math.ceil(2000 / 99) + 2);
+  });
+
+  it('auto plans for requests while the budget binds, for rounds otherwise', async () => {
+    const binding = { ...fakeSource(), budgetBinds: () => true };
+    const a = await planBackfill({ resources: ['donations'], since: NOW - 200 * HOUR }, binding, {
+      now: () => NOW,
+    });
+    expect(a.planning.plan).toBe('requests');
+    expect(a.slices).toHaveLength(1); // 2000 rows < targetRows
+    const free = { ...fakeSource(), budgetBinds: () => false };
+    const b = await planBackfill({ resources: ['donations'], since: NOW - 200 * HOUR }, free, {
+      now: () => NOW,
+    });
+    expect(b.planning.plan).toBe('rounds');
+    expect(b.slices.length).toBeGreaterThan(20);
+    await expect(
+      planBackfill({ resources: ['donations'] }, free, { plan: 'fast' as 'auto', now: () => NOW }),
+    ).rejects.toThrow(/plan/);
+  });
+
+  it('plans per-user walks for rounds: all users probed together, no slice for an empty user, a busy one cut', async () => {
+    const perUser: Record<string, number[]> = {
+      busy: times.slice(0, 450),
+      small: [NOW - 5 * HOUR, NOW - 9 * HOUR],
+      idle: [],
+    };
+    const probed: string[] = [];
+    const src: PlannerSource = {
+      probe: (_resource, filters) => async (before, limit) => {
+        probed.push(filters['userId'] ?? '?');
+        return (perUser[filters['userId'] ?? ''] ?? []).filter((t) => t < before).slice(0, limit);
+      },
+      countryIds: async () => [],
+      userIds: async () => ['busy', 'idle', 'small'],
+    };
+    const { slices, planning, users } = await planBackfill(
+      { resources: ['transactions'], fullHistory: true, runId: 'r' },
+      src,
+      { now: () => NOW, plan: 'rounds' },
+    );
+    expect(users?.ids).toEqual(['busy', 'idle', 'small']);
+    expect(probed.slice(0, 3).sort()).toEqual(['busy', 'idle', 'small']); // one head page each, first round
+    expect(planning.emptyWalks).toBe(1);
+    expect(slices.filter((s) => s.filters['userId'] === 'idle')).toHaveLength(0);
+    expect(slices.filter((s) => s.filters['userId'] === 'small')).toEqual([
+      expect.objectContaining({ start: 0, end: NOW }),
+    ]);
+    const busy = slices.filter((s) => s.filters['userId'] === 'busy').sort((a, b) => a.start - b.start);
+    expect(busy.length).toBeGreaterThanOrEqual(5);
+    expect(busy[0]!.start).toBe(0);
+    expect(busy.at(-1)!.end).toBe(NOW);
+    for (let i = 1; i < busy.length; i++) expect(busy[i]!.start).toBe(busy[i - 1]!.end);
+    expect(new Set(slices.map((s) => s.sliceId)).size).toBe(slices.length);
   });
 
   it('parses flags and names bad ones', () => {
