@@ -8,20 +8,39 @@ import { CommanderError } from 'commander';
 import { GamedataError, ConfigError } from '../errors.js';
 import { buildProgram } from './command-table.js';
 
+/** Prints `error` as one line (a ConfigError's issues below it) and makes the process exit 1 soon after. */
+function fail(error: unknown): void {
+  const e = GamedataError.from(error);
+  console.error(`gamedata: ${e.name}: ${e.message}`);
+  // Some ConfigErrors already list their issues in the message; print each issue once.
+  if (e instanceof ConfigError)
+    for (const issue of e.issues) if (!e.message.includes(issue)) console.error(`  - ${issue}`);
+  process.exitCode = 1;
+  exitSoon();
+}
+
+/**
+ * Every command exits after its fatal line: whatever the failed command left open (a Redis connection that
+ * reconnects forever, a kafkajs retry timer, a listening socket) must not keep the process alive. Pending writes
+ * get a moment; the timer is unref'd, so a process with nothing left open exits at once.
+ */
+function exitSoon(): void {
+  setTimeout(() => process.exit(), 500).unref();
+}
+
 async function main(argv: string[]): Promise<void> {
+  // A failure outside the command's own promise chain (an event handler, a timer) is one line too, never a trace.
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
   try {
     await (await buildProgram(argv.slice(2))).parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       process.exitCode = error.exitCode;
+      if (error.exitCode !== 0) exitSoon();
       return;
     }
-    const e = GamedataError.from(error);
-    console.error(`gamedata: ${e.name}: ${e.message}`);
-    // Some ConfigErrors already list their issues in the message; print each issue once.
-    if (e instanceof ConfigError)
-      for (const issue of e.issues) if (!e.message.includes(issue)) console.error(`  - ${issue}`);
-    process.exitCode = 1;
+    fail(error);
   }
 }
 

@@ -3,7 +3,7 @@
  * defaults; one ConfigError lists every problem), the views commands take of it (`readPipelineSettings`,
  * `readServiceEnv`) and the logger.
  */
-export { loadConfig, DEFAULT_CONFIG, CONFIG_ENV_NAMES } from './load-config.js';
+export { loadConfig, parseDuration, DEFAULT_CONFIG, CONFIG_ENV_NAMES } from './load-config.js';
 export type {
   GamedataConfig,
   ConfigInput,

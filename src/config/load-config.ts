@@ -44,6 +44,17 @@ export interface GamedataConfig {
    * Undefined = the worker's default, 127.0.0.1 (`DEFAULT_WORKER_TELEMETRY_OPTIONS.metricsHost`).
    */
   metricsHost: string | undefined;
+  /**
+   * `GAMEDATA_GIVE_UP_AFTER`: how long a worker keeps retrying a service (Kafka, the registry, Redis) that stays
+   * unreachable before it exits non-zero (`--give-up-after`). A duration: `90s`, `5m`, `1h`, `500ms` (a bare
+   * number is milliseconds). @default 300_000 (5 min)
+   */
+  giveUpAfterMs: number;
+  /**
+   * `GAMEDATA_DRAIN_TIMEOUT`: how long a worker may take to drain after SIGTERM/SIGINT before it exits anyway
+   * (`--drain-timeout`). A duration, as above. @default 30_000 (30 s)
+   */
+  drainTimeoutMs: number;
   /** `GAMEDATA_RETENTION_AGE`: finished runs (state, counters, BullMQ jobs) older than this are trimmed, in ms. @default 604800000 (7d) */
   retentionAgeMs: number;
   /** `GAMEDATA_RETENTION_RUNS`: at most this many runs (and finished jobs per queue) are kept. @default 20000 */
@@ -79,6 +90,10 @@ export interface ConfigInput {
   /** A port number, or `'off'` / `false` for no endpoint. */
   metricsPort?: number | string | false | undefined;
   metricsHost?: string | undefined;
+  /** A duration: milliseconds as a number, or a string such as `10s`, `5m`, `1h`, `250ms`. */
+  giveUpAfterMs?: number | string | undefined;
+  /** A duration, as `giveUpAfterMs`. */
+  drainTimeoutMs?: number | string | undefined;
   /** A duration (`7d`, `12h`, `90m`) or a number of ms. */
   retentionAgeMs?: string | number | undefined;
   retentionRuns?: string | number | undefined;
@@ -104,6 +119,8 @@ export const DEFAULT_CONFIG = {
   queuePrefix: 'gamedata-bull',
   redisPrefix: 'gamedata',
   logLevel: 'info',
+  giveUpAfterMs: 300_000,
+  drainTimeoutMs: 30_000,
   retentionAgeMs: 7 * 86_400_000,
   retentionRuns: 20_000,
 } as const satisfies Partial<GamedataConfig>;
@@ -124,6 +141,8 @@ export const CONFIG_ENV_NAMES = {
   connectWarehouseUrl: 'CONNECT_WAREHOUSE_URL',
   metricsPort: 'GAMEDATA_METRICS_PORT',
   metricsHost: 'GAMEDATA_METRICS_HOST',
+  giveUpAfterMs: 'GAMEDATA_GIVE_UP_AFTER',
+  drainTimeoutMs: 'GAMEDATA_DRAIN_TIMEOUT',
   retentionAgeMs: 'GAMEDATA_RETENTION_AGE',
   retentionRuns: 'GAMEDATA_RETENTION_RUNS',
 } as const satisfies Record<keyof GamedataConfig, string>;
@@ -191,6 +210,23 @@ const metricsPort = z
     value === false || value === 'off' || value === 'false' ? false : Number(value),
   );
 
+const SERVICE_DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `250ms`, `10s`, `5m`, `1h`, `1.5m`, or a bare number of milliseconds, in ms; undefined when it is none of these. */
+export function parseDuration(value: number | string): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(value.trim());
+  if (match === null) return undefined;
+  const ms = Math.round(Number(match[1]) * (SERVICE_DURATION_UNITS[match[2] ?? 'ms'] ?? 1));
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+// A positive duration (see parseDuration), in milliseconds: the worker's give-up and drain deadlines.
+const positiveDuration = z
+  .union([z.number(), z.string()])
+  .transform((value) => parseDuration(value) ?? Number.NaN)
+  .refine((ms) => ms > 0, 'must be a positive duration such as 30s, 5m, 1h or 500ms');
+
 // Retention: a duration (`7d`, `12h`, `30m`, `90s`, or ms) of at least a minute; a run count of at least 10.
 const DURATION_UNITS: Readonly<Record<string, number>> = {
   ms: 1,
@@ -240,6 +276,8 @@ const FIELD_SCHEMAS = {
   connectWarehouseUrl: postgresUrl,
   metricsPort,
   metricsHost: z.string().trim().min(1, 'must not be empty'),
+  giveUpAfterMs: positiveDuration,
+  drainTimeoutMs: positiveDuration,
   retentionAgeMs: retentionAge,
   retentionRuns,
 } satisfies Record<Key, z.ZodType>;
@@ -330,6 +368,8 @@ export function loadConfig<const N extends ConfigNeed = never>(
     connectWarehouseUrl: (values.connectWarehouseUrl ?? values.warehouseUrl) as string | undefined,
     metricsPort: values.metricsPort as number | false | undefined,
     metricsHost: values.metricsHost as string | undefined,
+    giveUpAfterMs: (values.giveUpAfterMs as number | undefined) ?? DEFAULT_CONFIG.giveUpAfterMs,
+    drainTimeoutMs: (values.drainTimeoutMs as number | undefined) ?? DEFAULT_CONFIG.drainTimeoutMs,
     retentionAgeMs: (values.retentionAgeMs as number | undefined) ?? DEFAULT_CONFIG.retentionAgeMs,
     retentionRuns: (values.retentionRuns as number | undefined) ?? DEFAULT_CONFIG.retentionRuns,
   };

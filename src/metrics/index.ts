@@ -2,4 +2,4 @@
 export { createPipelineMetrics } from './pipeline-metrics.js';
 export type { PipelineMetrics, PipelineMetricsOptions } from './pipeline-metrics.js';
 export { startMetricsServer } from './metrics-server.js';
-export type { MetricsServer, MetricsServerOptions } from './metrics-server.js';
+export type { MetricsServer, MetricsServerOptions, Readiness } from './metrics-server.js';

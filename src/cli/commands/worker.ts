@@ -6,12 +6,100 @@
  * port + index).
  * Settings: GAMEDATA_API_URL, GAMEDATA_API_KEY, KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL, GAMEDATA_TOPIC_PREFIX.
  */
+import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import { ConfigError } from '../../errors.js';
-import { connectRedis, createPipelineRuntime, startPipelineWorkers } from '../../jobs/index.js';
-import { readPipelineSettings } from '../../config/index.js';
-import { createWorkerOperations } from '../../status/index.js';
+import { AbortedError, ConfigError, GamedataError, ServiceError } from '../../errors.js';
+import {
+  connectRedis,
+  createPipelineRuntime,
+  startPipelineWorkers,
+  type PipelineRuntime,
+} from '../../jobs/index.js';
+import { loadConfig, parseDuration, readPipelineSettings } from '../../config/index.js';
+import {
+  createPipelineMetrics,
+  startMetricsServer,
+  type MetricsServer,
+  type PipelineMetrics,
+  type Readiness,
+} from '../../metrics/index.js';
+import { createWorkerOperations, DEFAULT_WORKER_TELEMETRY_OPTIONS } from '../../status/index.js';
+import { createServiceMonitor } from '../service-monitor.js';
+import { workerServiceProbes } from '../service-probes.js';
 import { childMetricsPort, resolveProcessCount, runWorkerProcesses } from '../worker-processes.js';
+
+/** A duration flag (`10s`, `5m`, `500ms`), or undefined when not given. */
+function durationFlag(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0)
+    throw new ConfigError(
+      `${name} must be a positive duration such as 10s, 5m or 1h, got ${JSON.stringify(value)}`,
+    );
+  return ms;
+}
+
+/** `10s`, `5m`, `1h`, `1500ms`: the shortest exact form. */
+export function formatDuration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+/** The endpoint, on `port` or (taken: several workers on one machine) any free port. */
+async function startProbeServer(
+  metrics: PipelineMetrics,
+  port: number,
+  host: string,
+  readiness: () => Readiness,
+): Promise<MetricsServer> {
+  try {
+    try {
+      return await startMetricsServer(metrics, { port, host, readiness });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      return await startMetricsServer(metrics, { port: 0, host, readiness });
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError(
+      `cannot serve /metrics on ${host}:${port} (${code}); check GAMEDATA_METRICS_HOST / --metrics-port`,
+    );
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Runs `work`; false when it did not finish within `ms` (it is left running: the caller exits). */
+async function within(ms: number, work: () => Promise<void>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const done = work().then(
+    () => true,
+    () => true,
+  );
+  const result = await Promise.race([done, late]);
+  clearTimeout(timer);
+  return result;
+}
+
+/** A lost or refused connection (the monitor reports those), as opposed to an error worth a line of its own. */
+function isConnectionError(error: Error): boolean {
+  return /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|Connection is closed|unreachable|Stream isn't writeable/i.test(
+    `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`,
+  );
+}
 
 /** This command's argv without `--processes` and `--metrics-port` (the supervisor gives each child its own). */
 function childArgv(argv: readonly string[]): string[] {
@@ -42,6 +130,14 @@ export function register(program: Command): void {
     )
     .option('--no-schedules', 'do not fire tail / cron schedule ticks in this process')
     .option(
+      '--give-up-after <duration>',
+      'exit 1 when Kafka, the registry or Redis stays unreachable this long (env GAMEDATA_GIVE_UP_AFTER; default 5m)',
+    )
+    .option(
+      '--drain-timeout <duration>',
+      'after SIGTERM/SIGINT, exit even if draining takes longer (env GAMEDATA_DRAIN_TIMEOUT; default 30s)',
+    )
+    .option(
       '--processes <n|auto>',
       'run N worker processes (auto = one per core), each with --concurrency slices and /metrics on port + index',
     )
@@ -54,6 +150,8 @@ export function register(program: Command): void {
         metricsPort?: string;
         schedules: boolean;
         processes?: string;
+        giveUpAfter?: string;
+        drainTimeout?: string;
       }) => {
         const lockDuration = Number(flags.lockDuration);
         const stalledInterval = Number(flags.stalledInterval);
@@ -69,8 +167,17 @@ export function register(program: Command): void {
             `--concurrency must be a positive integer, got ${JSON.stringify(flags.concurrency)}`,
           );
         }
-        // Every setting through loadConfig (src/config); --metrics-port wins over GAMEDATA_METRICS_PORT.
-        const settings = readPipelineSettings(undefined, process.env, { metricsPort: flags.metricsPort });
+        const giveUpFlag = durationFlag('--give-up-after', flags.giveUpAfter);
+        const drainFlag = durationFlag('--drain-timeout', flags.drainTimeout);
+        // Every setting through loadConfig (src/config); flags win over GAMEDATA_METRICS_PORT,
+        // GAMEDATA_GIVE_UP_AFTER and GAMEDATA_DRAIN_TIMEOUT.
+        const overrides = {
+          metricsPort: flags.metricsPort,
+          giveUpAfterMs: giveUpFlag,
+          drainTimeoutMs: drainFlag,
+        };
+        const settings = readPipelineSettings(undefined, process.env, overrides);
+        const { giveUpAfterMs, drainTimeoutMs } = loadConfig({ overrides });
         if (flags.processes !== undefined) {
           const processes = resolveProcessCount(flags.processes);
           const args = childArgv(process.argv.slice(2));
@@ -82,15 +189,92 @@ export function register(program: Command): void {
             }),
           );
         }
-        // Operations (issue 7): /metrics, heartbeat for `status`, and the schedule worker firing tails.
-        const ops = createWorkerOperations(settings, {
-          ...(settings.metricsPort === undefined ? {} : { metricsPort: settings.metricsPort }),
-          ...(settings.metricsHost === undefined ? {} : { metricsHost: settings.metricsHost }),
-          schedules: flags.schedules,
+
+        // SIGTERM/SIGINT (or the supervisor gone) -> drain; a second signal exits at once.
+        const stopping = new AbortController();
+        const onSignal = (signal: string): void => {
+          if (stopping.signal.aborted) {
+            console.error(`worker: ${signal} again: exiting without draining`);
+            process.exit(1);
+          }
+          console.error(`worker: ${signal}: draining`);
+          stopping.abort();
+        };
+        process.on('SIGTERM', () => onSignal('SIGTERM'));
+        process.on('SIGINT', () => onSignal('SIGINT'));
+        // A child of `--processes`: drain when the supervisor's IPC channel closes (it was killed).
+        if (process.connected) process.once('disconnect', () => onSignal('supervisor gone'));
+
+        // Kafka, the registry and Redis watched from the start (issue 17: a worker never hangs): one line per
+        // change of state, slices paused while one is down, exit 1 after --give-up-after of one being down.
+        let gaveUp: ServiceError | undefined;
+        const monitor = createServiceMonitor(workerServiceProbes(settings), {
+          giveUpAfterMs,
+          giveUpLabel: formatDuration(giveUpAfterMs),
+          // Down from the start: the deadline counts from launch (module loading included).
+          downSince: Date.now() - process.uptime() * 1000,
+          onChange: (line) => console.error(`worker: ${line}`),
+          onGiveUp: (error) => {
+            gaveUp = error;
+            stopping.abort();
+          },
         });
-        const rt = await createPipelineRuntime(settings, ops.runtimeOptions);
+        // /healthz and /readyz answer while the worker waits for its services; /metrics is the same endpoint.
+        const metrics = createPipelineMetrics({ defaultLabels: { worker: `${hostname()}-${process.pid}` } });
+        const metricsHost = settings.metricsHost ?? DEFAULT_WORKER_TELEMETRY_OPTIONS.metricsHost;
+        const probeServer =
+          settings.metricsPort === false
+            ? undefined
+            : await startProbeServer(metrics, settings.metricsPort ?? 9464, metricsHost, () =>
+                monitor.readiness(),
+              );
+        const ops = createWorkerOperations(settings, {
+          metricsPort: probeServer?.port ?? false,
+          metricsHost,
+          schedules: flags.schedules,
+          telemetry: { metrics },
+        });
+        monitor.start();
+
+        const closeEarly = async (): Promise<void> => {
+          await monitor.close();
+          await probeServer?.close();
+        };
+        let rt: PipelineRuntime | undefined;
+        let connectFailures = 0;
+        let firstConnectFailure = 0;
+        try {
+          while (rt === undefined && (await monitor.waitUntilReady(stopping.signal))) {
+            try {
+              rt = await createPipelineRuntime(settings, ops.runtimeOptions);
+            } catch (error) {
+              const e = GamedataError.from(error);
+              if (!(e instanceof ServiceError) || !e.retriable) throw e;
+              // Reachable to the probe but the producer could not start (a broker still starting): retry.
+              if (connectFailures++ === 0) firstConnectFailure = Date.now();
+              if (Date.now() - firstConnectFailure >= giveUpAfterMs) throw e;
+              monitor.recheck('kafka');
+              await sleep(Math.min(5_000, 250 * 2 ** connectFailures), stopping.signal);
+            }
+          }
+        } catch (error) {
+          await closeEarly();
+          throw error;
+        }
+        if (rt === undefined) {
+          // Stopped (signal or give-up) before the services were reachable: nothing to drain.
+          await closeEarly();
+          if (gaveUp !== undefined) throw gaveUp;
+          console.error('worker: closed');
+          if (process.connected) process.disconnect();
+          return;
+        }
+        const runtime = rt;
+        // Connection errors are reported by the monitor, once per change of state (not once per retry).
+        runtime.redis.on('error', () => undefined);
         // BullMQ workers get their own connection (blocking commands); the runtime's serves dedup and counters.
         const bull = connectRedis(settings.redisUrl);
+        bull.on('error', () => undefined);
         const workers = startPipelineWorkers(
           {
             connection: bull,
@@ -98,7 +282,15 @@ export function register(program: Command): void {
             concurrency,
             lockDuration,
             stalledInterval,
-            onError: (e, where) => console.error(`worker: ${where}: ${e.name}: ${e.message}`),
+            onError: (e, where) => {
+              if (!monitor.isReady() || isConnectionError(e)) {
+                // The monitor says it (or will, after this recheck).
+                for (const service of ['kafka', 'schema-registry', 'redis'] as const)
+                  monitor.recheck(service);
+                return;
+              }
+              console.error(`worker: ${where}: ${e.name}: ${e.message}`);
+            },
             onProgress: (ev) => {
               if (flags.quiet === true && ev.kind === 'slice') return;
               const r = ev.result;
@@ -108,26 +300,35 @@ export function register(program: Command): void {
               );
             },
           },
-          ops.instrument(rt),
+          ops.instrument(runtime),
         );
-        const metricsUrl = await ops.start({ runtime: rt, workers, connection: bull });
+        // No new slices while a service is down (each would fail and spend one of its attempts).
+        monitor.onReadyChange((ready) => {
+          if (stopping.signal.aborted) return;
+          (ready ? workers.slices.resume() : workers.slices.pause(true)).catch(() => undefined);
+        });
+        const metricsUrl = await ops.start({ runtime, workers, connection: bull });
         console.error(
           `worker: pid ${process.pid}, concurrency ${concurrency}, queue prefix ${settings.queuePrefix}, metrics ${metricsUrl ?? 'off'}`,
         );
-        await new Promise<void>((resolve) => {
-          const stop = (signal: string): void => {
-            console.error(`worker: ${signal}: draining`);
-            resolve();
-          };
-          process.once('SIGTERM', () => stop('SIGTERM'));
-          process.once('SIGINT', () => stop('SIGINT'));
-          // A child of `--processes`: drain when the supervisor's IPC channel closes (it was killed).
-          if (process.connected) process.once('disconnect', () => stop('supervisor gone'));
+        if (!stopping.signal.aborted)
+          await new Promise<void>((resolve) =>
+            stopping.signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+        // Drain within --drain-timeout: running slices checkpoint their page, then everything closes.
+        const drained = await within(drainTimeoutMs, async () => {
+          await monitor.close();
+          await ops.close();
+          await workers.close();
+          await bull.quit();
+          await runtime.close();
+          await probeServer?.close();
         });
-        await ops.close();
-        await workers.close();
-        await bull.quit();
-        await rt.close();
+        if (gaveUp !== undefined) throw gaveUp;
+        if (!drained)
+          throw new AbortedError(
+            `worker: drain did not finish within ${formatDuration(drainTimeoutMs)} (--drain-timeout); exiting`,
+          );
         console.error('worker: closed');
         // A child of `--processes`: close the IPC channel too, or it keeps this process alive.
         if (process.connected) process.disconnect();

@@ -1,0 +1,231 @@
+/**
+ * Watches the services a worker needs (Kafka, the schema registry, Redis) so that a worker never hangs: each service
+ * is probed on its own loop (every `intervalMs` while reachable, with doubling backoff from `retryMinMs` to
+ * `retryMaxMs` while not), every change of state is said once (`Kafka unreachable at 127.0.0.1:19092 (...),
+ * retrying` / `Kafka reachable again`), and a service unreachable for `giveUpAfterMs` in a row calls `onGiveUp`
+ * once (the worker then exits non-zero). The state is cached: `/readyz` reads {@link ServiceMonitor.readiness},
+ * never a probe. Pure logic over injected probes: the real ones are in service-probes.ts.
+ */
+import { ServiceError } from '../errors.js';
+
+export type MonitoredService = 'kafka' | 'schema-registry' | 'redis';
+
+/** One service and how to check it. */
+export interface ServiceProbe {
+  service: MonitoredService;
+  /** How lines name it, e.g. `Kafka`. */
+  label: string;
+  /** Where it is, as lines show it (no credentials), e.g. `127.0.0.1:19092`. */
+  address: string;
+  /** Resolves when the service answers; rejects (with why) when it does not. Must time out by itself. */
+  check(): Promise<void>;
+  /** Releases the probe's connections. */
+  close?(): Promise<void>;
+}
+
+export interface ServiceMonitorOptions {
+  /** Probe period while a service is reachable. @default 5_000 */
+  intervalMs?: number;
+  /** First retry delay while a service is unreachable (doubles each time). @default 500 */
+  retryMinMs?: number;
+  /** Longest retry delay. @default 5_000 */
+  retryMaxMs?: number;
+  /** Unreachable this long in a row: `onGiveUp`. @default 300_000 */
+  giveUpAfterMs?: number;
+  /** How `giveUpAfterMs` is shown in the give-up line (e.g. the flag's own text). @default `${giveUpAfterMs} ms` */
+  giveUpLabel?: string;
+  /**
+   * When the give-up deadline of a service found down at its first check starts (epoch ms): a worker passes its
+   * process start, so `--give-up-after 10s` means 10 s after launch. @default the time of {@link ServiceMonitor.start}
+   */
+  downSince?: number;
+  /** Receives one line per change of state. */
+  onChange: (line: string) => void;
+  /** Called once, with the service that stayed unreachable too long (a ServiceError, not retriable). */
+  onGiveUp: (error: ServiceError) => void;
+}
+
+export const DEFAULT_SERVICE_MONITOR_OPTIONS = {
+  intervalMs: 5_000,
+  retryMinMs: 500,
+  retryMaxMs: 5_000,
+  giveUpAfterMs: 300_000,
+} as const;
+
+export interface ServiceMonitor {
+  /** Starts every probe loop (first checks at once). */
+  start(): void;
+  /** Every service answered its last check. */
+  isReady(): boolean;
+  /** The cached state, for `/readyz`. */
+  readiness(): { ready: boolean; services: Record<string, string> };
+  /**
+   * Resolves to true once every service is reachable (at once when it already is), to false when `signal` aborts
+   * first; rejects with the give-up error.
+   */
+  waitUntilReady(signal?: AbortSignal): Promise<boolean>;
+  /** Someone else saw `service` fail (e.g. a connect): check it again now instead of at the next period. */
+  recheck(service: MonitoredService): void;
+  /** Subscribes to readiness changes (true = all reachable again). Returns an unsubscribe function. */
+  onReadyChange(listener: (ready: boolean) => void): () => void;
+  /** Stops the loops and closes the probes. */
+  close(): Promise<void>;
+}
+
+type State = 'unknown' | 'reachable' | 'unreachable';
+
+interface Entry {
+  probe: ServiceProbe;
+  state: State;
+  retryMs: number;
+  timer: NodeJS.Timeout | undefined;
+  giveUpTimer: NodeJS.Timeout | undefined;
+  checking: boolean;
+  again: boolean;
+}
+
+function oneLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return (text.split('\n')[0] ?? '').trim() || 'no answer';
+}
+
+export function createServiceMonitor(
+  probes: readonly ServiceProbe[],
+  options: ServiceMonitorOptions,
+): ServiceMonitor {
+  const o = { ...DEFAULT_SERVICE_MONITOR_OPTIONS, ...options };
+  const giveUpLabel = options.giveUpLabel ?? `${o.giveUpAfterMs} ms`;
+  const entries = probes.map<Entry>((probe) => ({
+    probe,
+    state: 'unknown',
+    retryMs: o.retryMinMs,
+    timer: undefined,
+    giveUpTimer: undefined,
+    checking: false,
+    again: false,
+  }));
+  const readyListeners = new Set<(ready: boolean) => void>();
+  let giveUpError: ServiceError | undefined;
+  let stopped = false;
+  let lastReady = false;
+  let startedAt = Date.now();
+
+  const isReady = (): boolean => entries.every((e) => e.state === 'reachable');
+  const notify = (): void => {
+    const ready = isReady();
+    if (ready === lastReady) return;
+    lastReady = ready;
+    for (const l of [...readyListeners]) l(ready);
+  };
+
+  const schedule = (e: Entry, ms: number): void => {
+    if (stopped || giveUpError !== undefined) return;
+    clearTimeout(e.timer);
+    // Not unref'd: a worker that waits for its services must stay alive (close() clears them).
+    e.timer = setTimeout(() => void run(e), ms);
+  };
+
+  const giveUp = (e: Entry, why: string): void => {
+    if (giveUpError !== undefined || stopped) return;
+    giveUpError = new ServiceError(
+      `${e.probe.label} unreachable at ${e.probe.address} for ${giveUpLabel} (${why}); giving up`,
+      e.probe.service,
+      { retriable: false },
+    );
+    for (const x of entries) clearTimeout(x.timer);
+    o.onGiveUp(giveUpError);
+    for (const l of [...readyListeners]) l(false);
+  };
+
+  const run = async (e: Entry): Promise<void> => {
+    if (stopped || giveUpError !== undefined) return;
+    if (e.checking) {
+      e.again = true;
+      return;
+    }
+    e.checking = true;
+    let failure: string | undefined;
+    try {
+      await e.probe.check();
+    } catch (error) {
+      failure = oneLine(error);
+    }
+    e.checking = false;
+    if (stopped || giveUpError !== undefined) return;
+    if (failure === undefined) {
+      if (e.state === 'unreachable') o.onChange(`${e.probe.label} reachable again`);
+      e.state = 'reachable';
+      e.retryMs = o.retryMinMs;
+      clearTimeout(e.giveUpTimer);
+      e.giveUpTimer = undefined;
+      notify();
+      schedule(e, e.again ? 0 : o.intervalMs);
+    } else {
+      if (e.state !== 'unreachable') {
+        o.onChange(`${e.probe.label} unreachable at ${e.probe.address} (${failure}), retrying`);
+        // Down from the start: the deadline counts from the start, not from the first answer.
+        const elapsed = e.state === 'unknown' ? Date.now() - startedAt : 0;
+        e.state = 'unreachable';
+        const why = failure;
+        e.giveUpTimer = setTimeout(() => giveUp(e, why), Math.max(0, o.giveUpAfterMs - elapsed));
+        notify();
+      }
+      schedule(e, e.retryMs);
+      e.retryMs = Math.min(o.retryMaxMs, e.retryMs * 2);
+    }
+    e.again = false;
+  };
+
+  return {
+    start() {
+      startedAt = options.downSince ?? Date.now();
+      for (const e of entries) schedule(e, 0);
+    },
+    isReady,
+    readiness() {
+      const services: Record<string, string> = {};
+      for (const e of entries) services[e.probe.service] = e.state;
+      return { ready: giveUpError === undefined && isReady(), services };
+    },
+    waitUntilReady(signal) {
+      if (giveUpError !== undefined) return Promise.reject(giveUpError);
+      if (isReady()) return Promise.resolve(true);
+      return new Promise<boolean>((resolve, reject) => {
+        const done = (): void => {
+          off();
+          signal?.removeEventListener('abort', onAbort);
+        };
+        const onAbort = (): void => {
+          done();
+          resolve(false);
+        };
+        const off = this.onReadyChange((ready) => {
+          if (giveUpError !== undefined) {
+            done();
+            reject(giveUpError);
+          } else if (ready) {
+            done();
+            resolve(true);
+          }
+        });
+        if (signal?.aborted === true) onAbort();
+        else signal?.addEventListener('abort', onAbort, { once: true });
+      });
+    },
+    recheck(service) {
+      for (const e of entries) if (e.probe.service === service) schedule(e, 0);
+    },
+    onReadyChange(listener) {
+      readyListeners.add(listener);
+      return () => readyListeners.delete(listener);
+    },
+    async close() {
+      stopped = true;
+      for (const e of entries) {
+        clearTimeout(e.timer);
+        clearTimeout(e.giveUpTimer);
+      }
+      await Promise.all(entries.map(async (e) => e.probe.close?.().catch(() => undefined)));
+    },
+  };
+}
