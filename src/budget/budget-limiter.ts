@@ -10,6 +10,7 @@ import {
   completeRequest,
   initialTokenBudget,
   startRequest,
+  tailsOnly,
   waitBeforeRequest,
 } from './token-budget.js';
 
@@ -18,6 +19,8 @@ export interface BudgetLimiter extends RateLimiter {
   waitMs(): number;
   /** Whether tokens are scarce (see `budgetBinds`). */
   binds(maxInFlight: number): boolean;
+  /** Whether the last `share` of the window's requests is reached: only tails may spend now (see `tailsOnly`). */
+  tailsOnly(share: number): boolean;
   /** Resolves at the next answer (or failure) of a request. */
   changed(): Promise<void>;
   /** The pure state (persisted by the shared budget). */
@@ -90,6 +93,8 @@ export function createBudgetLimiter(options: BudgetLimiterOptions): BudgetLimite
     },
     waitMs: () => waitBeforeRequest(s, now(), options).waitMs,
     binds: (maxInFlight) => budgetBinds(s, now(), options, maxInFlight),
+    tailsOnly: (share) =>
+      tailsOnly(s, now(), options, s.limit === undefined ? 0 : Math.ceil(s.limit * share)),
     changed,
     tokens: () => ({ ...s }),
     adopt(state) {

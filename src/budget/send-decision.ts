@@ -13,6 +13,8 @@ export interface SendInput {
   maxBatch: number;
   /** Longest hold of a partial batch while the budget binds. */
   maxHoldMs: number;
+  /** Of `waiting`, calls of tails (`feed-tail`, `resource-tail`): never held for a fill. @default 0 */
+  urgent?: number;
 }
 
 export type SendDecision =
@@ -20,13 +22,13 @@ export type SendDecision =
 
 /**
  * - nothing waits: idle;
- * - a full batch waits, or the budget does not bind: send now (up to `maxBatch`);
+ * - a full batch waits, a tail call waits, or the budget does not bind: send now (up to `maxBatch`);
  * - the budget binds and fewer than `maxBatch` wait: hold until `maxHoldMs`, then send what there is.
  */
 export function decideSend(input: SendInput): SendDecision {
   const { waiting, heldMs, binds, maxBatch, maxHoldMs } = input;
   if (waiting <= 0) return { action: 'idle' };
-  if (waiting >= maxBatch || !binds || heldMs >= maxHoldMs)
+  if (waiting >= maxBatch || !binds || heldMs >= maxHoldMs || (input.urgent ?? 0) > 0)
     return { action: 'send', size: Math.min(waiting, maxBatch) };
   return { action: 'hold', waitMs: maxHoldMs - heldMs };
 }

@@ -54,6 +54,12 @@ export interface SharedBudgetOptions {
   maxInFlight?: number | undefined;
   /** Longest hold of a partial batch while the budget binds, ms. @default 1000 */
   maxHoldMs?: number | undefined;
+  /**
+   * Share of each window's requests kept for tails (`feed-tail`, `resource-tail`): once only this much is left,
+   * backfill and rescan calls wait for the reset unless it is due within two request latencies. So a tail never
+   * waits a whole window behind a backfill that spent it. 0 = none. @default 0.05
+   */
+  tailShare?: number | undefined;
   /** Fetcher lease, ms: a dead fetcher is replaced within about this long. Renewed every third of it. @default 5000 */
   leaseMs?: number | undefined;
   /** Requests kept in reserve below the server's remaining count. @default 2 */
@@ -78,6 +84,7 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   maxBatchSize: UPSTREAM_MAX_BATCH,
   maxInFlight: 16,
   maxHoldMs: 1000,
+  tailShare: 0.05,
   leaseMs: 5000,
   reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,
   resetMarginMs: DEFAULT_TOKEN_BUDGET_OPTIONS.resetMarginMs,
@@ -124,6 +131,9 @@ export interface SharedBudget extends ClientBudget {
   /** Stops fetching (releasing the lease), rejects calls still waiting here, closes the extra connections. */
   close(): Promise<void>;
 }
+
+/** Ranks of the tail priorities (`feed-tail`, `resource-tail`): above `backfill`. */
+const TAIL_RANKS = priorityRank('backfill');
 
 interface Item {
   id: string;
@@ -178,6 +188,9 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   const maxInFlight = positive('maxInFlight', options.maxInFlight ?? d.maxInFlight, true);
   const maxHoldMs = options.maxHoldMs ?? d.maxHoldMs;
   if (!(maxHoldMs >= 0)) throw new ConfigError(`maxHoldMs must be >= 0, got ${maxHoldMs}`, ['maxHoldMs']);
+  const tailShare = options.tailShare ?? d.tailShare;
+  if (!(tailShare >= 0 && tailShare < 1))
+    throw new ConfigError(`tailShare must be in [0, 1), got ${tailShare}`, ['tailShare']);
   const leaseMs = positive('leaseMs', options.leaseMs ?? d.leaseMs, true);
   const tickMs = Math.max(10, Math.floor(leaseMs / 3));
   const now = options.now ?? Date.now;
@@ -372,10 +385,20 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           continue;
         }
         const lengths = await redis.pipeline(keys.queues.map((q) => ['llen', q])).exec();
-        const waiting = (lengths ?? []).reduce((sum, [, n]) => sum + Number(n ?? 0), 0);
+        const perQueue = (lengths ?? []).map(([, n]) => Number(n ?? 0));
+        const waiting = perQueue.reduce((sum, n) => sum + n, 0);
+        // Tails: the queues ranked above `backfill`.
+        const urgent = perQueue.slice(0, TAIL_RANKS).reduce((sum, n) => sum + n, 0);
+        if (waiting > 0 && urgent === 0 && limiter.tailsOnly(tailShare)) {
+          // The window's last requests are the tails': backfills wait for the reset (or a tail call).
+          heldSince = undefined;
+          await Promise.race([waitBell(Math.min(200, tickMs)), limiter.changed()]);
+          continue;
+        }
         const binds = limiter.binds(maxInFlight);
         const decision = decideSend({
           waiting,
+          urgent,
           heldMs: heldSince === undefined ? 0 : now() - heldSince,
           binds,
           maxBatch,

@@ -128,6 +128,24 @@ export function completeRequest(
 }
 
 /**
+ * Whether only tails may spend now: at most `tailReserve` requests are left above the reserve and the window does
+ * not reset within two request latencies (then the tokens would be lost unspent anyway). Backfills and rescans wait
+ * for the reset so that a tail never waits a whole window behind them.
+ */
+export function tailsOnly(
+  state: TokenBudgetState,
+  now: number,
+  o: TokenBudgetOptions,
+  tailReserve: number,
+): boolean {
+  if (tailReserve <= 0) return false;
+  const s = rollWindow(state, now, o);
+  if (s.remaining === undefined || s.resetAt === undefined) return false;
+  if (s.resetAt + o.resetMarginMs - now < 2 * s.latencyMs) return false;
+  return s.remaining - o.reserve <= tailReserve;
+}
+
+/**
  * Whether the budget binds: sending every call at once, `maxInFlight` requests at a time, would spend the tokens
  * left before the window resets. Then a token is worth a full batch. Unknown budgets never bind.
  */

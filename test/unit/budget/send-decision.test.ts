@@ -57,3 +57,17 @@ describe('decideSend', () => {
     );
   });
 });
+
+describe('decideSend with tail calls waiting', () => {
+  it('never holds a tail call for a fill, even while the budget binds', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 49 }), fc.integer({ min: 0, max: 999 }), (waiting, heldMs) => {
+        const d = decideSend({ waiting, urgent: 1, heldMs, binds: true, maxBatch: 50, maxHoldMs: 1000 });
+        expect(d).toEqual({ action: 'send', size: waiting });
+        expect(
+          decideSend({ waiting, urgent: 0, heldMs, binds: true, maxBatch: 50, maxHoldMs: 1000 }).action,
+        ).toBe('hold');
+      }),
+    );
+  });
+});

@@ -6,6 +6,7 @@ import {
   completeRequest,
   initialTokenBudget,
   startRequest,
+  tailsOnly,
   waitBeforeRequest,
 } from '../../../src/budget/token-budget.js';
 import type { TokenBudgetState } from '../../../src/budget/token-budget.js';
@@ -164,5 +165,34 @@ describe('token budget', () => {
     s = completeRequest(s, { status: 200, limit: 10, remaining: 9, resetSeconds: 60 }, 10, o);
     expect(s.remaining).toBe(9);
     expect(s.resetAt).toBe(60_010);
+  });
+});
+
+describe('tailsOnly', () => {
+  const state = (remaining: number, resetInMs: number): TokenBudgetState => ({
+    ...initialTokenBudget(1000),
+    answered: true,
+    limit: 100,
+    remaining,
+    resetAt: 1_000_000 + resetInMs,
+  });
+
+  it('keeps the last tailReserve requests above the reserve for tails, unless the reset is near', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 0, max: 60_000 }),
+        fc.integer({ min: 0, max: 20 }),
+        (remaining, resetInMs, tailReserve) => {
+          const only = tailsOnly(state(remaining, resetInMs), 1_000_000, o, tailReserve);
+          const near = resetInMs + o.resetMarginMs < 2 * 1000;
+          expect(only).toBe(tailReserve > 0 && !near && remaining - o.reserve <= tailReserve);
+        },
+      ),
+    );
+  });
+
+  it('never holds back an unknown budget', () => {
+    expect(tailsOnly(initialTokenBudget(), 0, o, 5)).toBe(false);
   });
 });
