@@ -46,6 +46,9 @@ export async function probeDensity(
       // Nothing lies between the newest row and the top, so extrapolate the page's own rate from its newest row.
       const newest = times[0] ?? top;
       const oldest = times[times.length - 1] ?? top;
+      // A same-millisecond burst says nothing about the rate: extrapolating over 1 ms would plan the walk's maximum
+      // of slices around it. Count the page; the slice's own split handles more.
+      if (newest === oldest) return times.length;
       const span = Math.max(1, newest - oldest);
       return Math.ceil((times.length * Math.max(1, newest - bottom)) / span);
     }),
@@ -124,6 +127,8 @@ export interface ProbedRows {
 
 /** A rest wider than this many times the span its page covered is probed at geometric depths first. */
 const GEOMETRIC_ABOVE = 16;
+/** Rows at a page's oldest time from which they are taken for a same-millisecond burst. */
+const BURST_TIES = 10;
 /** Most geometric probes of one rest. */
 const MAX_GEOMETRIC_PROBES = 24;
 
@@ -195,14 +200,19 @@ export async function probeRows(
       const known = inside.filter((t) => t > oldest);
       if (oldest + 1 < b.end)
         stretches.push({ start: oldest + 1, end: b.end, times: known, rows: known.length });
-      if (oldest === newest) {
-        // A same-millisecond burst of at least a page: one unit (never cut), its size unknown.
-        stretches.push({ start: oldest, end: oldest + 1, rows: o.limit });
-        if (oldest > b.start)
-          rests.push({ start: b.start, end: oldest, rows: o.limit, span: Math.max(1, oldest - b.start) });
+      const ties = inside.length - known.length;
+      // The rate the page showed (a burst alone shows none: then assume a page below it).
+      const span = Math.max(1, newest - oldest);
+      const rate = known.length / span;
+      if (oldest === newest || ties >= BURST_TIES) {
+        // Many ties at the bottom: likely a same-millisecond burst, one unit (never cut) of unknown size. Probing
+        // below it rather than at it saves the round that would only see the burst again.
+        stretches.push({ start: oldest, end: oldest + 1, rows: Math.max(o.limit, ties) });
+        const width = oldest - b.start;
+        if (width > 0)
+          rests.push({ start: b.start, end: oldest, rows: rate > 0 ? rate * width : o.limit, span });
         return;
       }
-      const span = newest - oldest;
       const width = oldest + 1 - b.start;
       if (width > 0)
         rests.push({ start: b.start, end: oldest + 1, rows: (inside.length * width) / span, span });
