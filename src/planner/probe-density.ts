@@ -146,7 +146,7 @@ function probesOfRest(rest: Rest, limit: number, budget: number): TimeRange[] {
   if (width > GEOMETRIC_ABOVE * rest.span) {
     // The page saw a short span of a long rest (a full history): find how deep the rows go before cutting evenly.
     const cuts: number[] = [];
-    for (let d = 2 * rest.span; rest.end - d > rest.start && cuts.length < MAX_GEOMETRIC_PROBES; d *= 2)
+    for (let d = 2 * rest.span; rest.end - d > rest.start && cuts.length < MAX_GEOMETRIC_PROBES; d *= 4)
       cuts.push(rest.end - d);
     const edges = [rest.end, ...cuts, rest.start];
     const out: TimeRange[] = [];
@@ -164,7 +164,7 @@ function probesOfRest(rest: Rest, limit: number, budget: number): TimeRange[] {
  * sends them in as few POSTs as the batch limit allows). Round 1 reads one page at the top of each of `buckets`
  * equal buckets; a page that ends inside its bucket knows the bucket exactly (every row's time). A full page knows
  * the rows strictly newer than its oldest row; the rest of its bucket is probed in the next round, cut into
- * half-page buckets at the rate the page showed (or first at doubling depths when the rest is far wider than what
+ * half-page buckets at the rate the page showed (or first at quadrupling depths when the rest is far wider than what
  * the page covered, e.g. one user's full history). After `maxRounds`, rests left are estimated at their rate.
  * The stretches cover `range` exactly (oldest first); feed them to `planRowSlices`.
  * @throws ConfigError for an empty range or a non-positive option.

@@ -82,7 +82,7 @@ describe('probeRows', () => {
     expect(slices.length).toBeLessThanOrEqual(Math.ceil(3050 / 99) + 2);
   });
 
-  it('estimates what is left after maxRounds, and finds a long history at doubling depths', async () => {
+  it('estimates what is left after maxRounds, and finds a long history at growing depths', async () => {
     // One user's full history: 1 000 rows over the last ~10 days of a range reaching back to 0.
     const end = 2_000_000_000_000;
     const times = Array.from({ length: 1000 }, (_, i) => end - 1000 - i * 864_000);
