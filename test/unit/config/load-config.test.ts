@@ -44,7 +44,23 @@ describe('loadConfig', () => {
       logLevel: 'info',
       retentionAgeMs: 7 * 86_400_000,
       retentionRuns: 20_000,
+      giveUpAfterMs: 300_000,
+      drainTimeoutMs: 30_000,
     });
+  });
+
+  it("reads the worker's give-up and drain deadlines as durations, and names a bad one", () => {
+    const config = loadConfig({ env: { GAMEDATA_GIVE_UP_AFTER: '90s', GAMEDATA_DRAIN_TIMEOUT: '1.5m' } });
+    expect([config.giveUpAfterMs, config.drainTimeoutMs]).toEqual([90_000, 90_000]);
+    expect(loadConfig({ env: {}, overrides: { giveUpAfterMs: '10s', drainTimeoutMs: 2500 } })).toMatchObject({
+      giveUpAfterMs: 10_000,
+      drainTimeoutMs: 2500,
+    });
+    expect(() =>
+      loadConfig({ env: { GAMEDATA_GIVE_UP_AFTER: 'soon', GAMEDATA_DRAIN_TIMEOUT: '0s' } }),
+    ).toThrow(
+      /GAMEDATA_GIVE_UP_AFTER \(env\): must be a positive duration.*; got "soon".*\n.*GAMEDATA_DRAIN_TIMEOUT \(env\): must be a positive duration.*; got "0s"/s,
+    );
   });
 
   it('reads the retention as a duration and a run count, and names a bad one', () => {
