@@ -156,22 +156,6 @@ export class SliceFencedError extends GamedataError {
   }
 }
 
-/**
- * Another owner took the slice (exactly-once delivery): its transactional producer fenced this one. The slice must
- * stop at once with no further side effects (no seen marks, counters or checkpoints); whoever owns it now resumes
- * from the last committed checkpoint. Not retriable in-process.
- */
-export class SliceFencedError extends GamedataError {
-  override name = 'SliceFencedError';
-  constructor(
-    message: string,
-    readonly sliceKey: string,
-    options: GamedataErrorOptions = {},
-  ) {
-    super(message, { ...options, retriable: false });
-  }
-}
-
 /** HTTP statuses worth another try: 408, 409, 425, 429 and every 5xx. */
 export function isRetriableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;

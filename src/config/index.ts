@@ -11,6 +11,7 @@ export type {
   ConfigWith,
   LoadConfigOptions,
   LogLevel,
+  DeliveryMode,
 } from './load-config.js';
 export { createLogger, registerSecret, REDACTED, REDACTED_PATHS } from './create-logger.js';
 export type { Logger, LoggerOptions } from './create-logger.js';

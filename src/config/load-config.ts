@@ -45,6 +45,13 @@ export interface GamedataConfig {
    */
   metricsHost: string | undefined;
   /**
+   * `GAMEDATA_DELIVERY`: how workers publish. `exactly-once`: a slice's pages, dead letters and checkpoint commit
+   * in one Kafka transaction per few pages, so read_committed consumers read every record once, even after crashes;
+   * `at-least-once`: idempotent sends per page (a crash between the ack and the seen mark republishes that page).
+   * @default 'exactly-once'
+   */
+  delivery: DeliveryMode;
+  /**
    * `GAMEDATA_GIVE_UP_AFTER`: how long a worker keeps retrying a service (Kafka, the registry, Redis) that stays
    * unreachable before it exits non-zero (`--give-up-after`). A duration: `90s`, `5m`, `1h`, `500ms` (a bare
    * number is milliseconds). @default 300_000 (5 min)
@@ -60,6 +67,9 @@ export interface GamedataConfig {
   /** `GAMEDATA_RETENTION_RUNS`: at most this many runs (and finished jobs per queue) are kept. @default 20000 */
   retentionRuns: number;
 }
+
+/** How workers publish (`GAMEDATA_DELIVERY`). */
+export type DeliveryMode = 'exactly-once' | 'at-least-once';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -90,6 +100,7 @@ export interface ConfigInput {
   /** A port number, or `'off'` / `false` for no endpoint. */
   metricsPort?: number | string | false | undefined;
   metricsHost?: string | undefined;
+  delivery?: string | undefined;
   /** A duration: milliseconds as a number, or a string such as `10s`, `5m`, `1h`, `250ms`. */
   giveUpAfterMs?: number | string | undefined;
   /** A duration, as `giveUpAfterMs`. */
@@ -119,6 +130,7 @@ export const DEFAULT_CONFIG = {
   queuePrefix: 'gamedata-bull',
   redisPrefix: 'gamedata',
   logLevel: 'info',
+  delivery: 'exactly-once',
   giveUpAfterMs: 300_000,
   drainTimeoutMs: 30_000,
   retentionAgeMs: 7 * 86_400_000,
@@ -141,6 +153,7 @@ export const CONFIG_ENV_NAMES = {
   connectWarehouseUrl: 'CONNECT_WAREHOUSE_URL',
   metricsPort: 'GAMEDATA_METRICS_PORT',
   metricsHost: 'GAMEDATA_METRICS_HOST',
+  delivery: 'GAMEDATA_DELIVERY',
   giveUpAfterMs: 'GAMEDATA_GIVE_UP_AFTER',
   drainTimeoutMs: 'GAMEDATA_DRAIN_TIMEOUT',
   retentionAgeMs: 'GAMEDATA_RETENTION_AGE',
@@ -276,6 +289,7 @@ const FIELD_SCHEMAS = {
   connectWarehouseUrl: postgresUrl,
   metricsPort,
   metricsHost: z.string().trim().min(1, 'must not be empty'),
+  delivery: z.enum(['exactly-once', 'at-least-once']),
   giveUpAfterMs: positiveDuration,
   drainTimeoutMs: positiveDuration,
   retentionAgeMs: retentionAge,
@@ -368,6 +382,7 @@ export function loadConfig<const N extends ConfigNeed = never>(
     connectWarehouseUrl: (values.connectWarehouseUrl ?? values.warehouseUrl) as string | undefined,
     metricsPort: values.metricsPort as number | false | undefined,
     metricsHost: values.metricsHost as string | undefined,
+    delivery: (values.delivery as DeliveryMode | undefined) ?? DEFAULT_CONFIG.delivery,
     giveUpAfterMs: (values.giveUpAfterMs as number | undefined) ?? DEFAULT_CONFIG.giveUpAfterMs,
     drainTimeoutMs: (values.drainTimeoutMs as number | undefined) ?? DEFAULT_CONFIG.drainTimeoutMs,
     retentionAgeMs: (values.retentionAgeMs as number | undefined) ?? DEFAULT_CONFIG.retentionAgeMs,

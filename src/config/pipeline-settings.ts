@@ -2,7 +2,7 @@
  * The pipeline's view of the settings (services, prefixes, the worker's `/metrics` endpoint), read through
  * `loadConfig()`: env > GAMEDATA_CONFIG file > defaults, validated once, one ConfigError listing every problem.
  */
-import { loadConfig, type ConfigInput, type ConfigNeed } from './load-config.js';
+import { loadConfig, type ConfigInput, type ConfigNeed, type DeliveryMode } from './load-config.js';
 
 /** Where the pipeline's services are. */
 export interface PipelineSettings {
@@ -26,6 +26,8 @@ export interface PipelineSettings {
   metricsPort?: number | false | undefined;
   /** `GAMEDATA_METRICS_HOST`: the address `/metrics` binds to. @default '127.0.0.1' (the worker's default) */
   metricsHost?: string | undefined;
+  /** `GAMEDATA_DELIVERY`: `exactly-once` (Kafka transactions) or `at-least-once`. @default DEFAULT_CONFIG.delivery */
+  delivery?: DeliveryMode | undefined;
   /** `GAMEDATA_RETENTION_AGE` / `GAMEDATA_RETENTION_RUNS`: how long finished runs are kept. @default 7 days / 20000 runs */
   retention?: { maxAgeMs: number; maxRuns: number };
 }
@@ -56,6 +58,7 @@ export function readPipelineSettings(
     redisPrefix: config.redisPrefix,
     metricsPort: config.metricsPort,
     metricsHost: config.metricsHost,
+    delivery: config.delivery,
     retention: { maxAgeMs: config.retentionAgeMs, maxRuns: config.retentionRuns },
   };
 }

@@ -20,6 +20,11 @@ import { createRegistryClient } from '../encoding/registry-client.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
 import { createKafkaSink, type KafkaSink } from '../sink/kafka-sink.js';
 import { createCoalescingSink, createPagePublisher, type PagePublisher } from '../publish/index.js';
+import { createPageEncoder } from '../publish/index.js';
+import { checkpointTopicName, createTransactionalSlicePublisher } from '../sink/index.js';
+import { createPendingMarks, createRedisPendingMarks } from '../dedup/index.js';
+import { DEFAULT_CONFIG } from '../config/load-config.js';
+import type { ExactlyOnceDelivery } from './process-slice-exactly-once.js';
 import type { SliceSource } from './process-slice.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
@@ -113,6 +118,8 @@ export interface PipelineRuntime {
   source: SliceSource;
   planner: PlannerSource;
   publisher: PagePublisher;
+  /** Exactly-once delivery (`settings.delivery`, default exactly-once); undefined: at-least-once or no Kafka. */
+  eos: ExactlyOnceDelivery | undefined;
   dedup: DedupStore;
   counters: RunCounters;
   /** The users each full-history transactions run knows (discovery of users the listings hide). */
@@ -171,6 +178,26 @@ export async function createPipelineRuntime(
           return Promise.reject(new ConfigError('this runtime was created without Kafka'));
         },
       };
+  // Exactly-once: a transactional producer per running slice, checkpoints in `<prefix>.__slices`.
+  const transactional =
+    registry !== undefined && (settings.delivery ?? DEFAULT_CONFIG.delivery) === 'exactly-once'
+      ? createTransactionalSlicePublisher({
+          brokers: settings.kafkaBrokers,
+          clientId: 'gamedata-worker',
+          checkpointTopic: checkpointTopicName(settings.topicPrefix),
+          transactionalIdPrefix: `${settings.topicPrefix}.tx`,
+        })
+      : undefined;
+  const eos: ExactlyOnceDelivery | undefined =
+    transactional === undefined || registry === undefined
+      ? undefined
+      : {
+          publisher: transactional,
+          encode: createPageEncoder({
+            encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }),
+          }),
+          marks: createPendingMarks(createRedisPendingMarks(redis), { prefix: settings.redisPrefix }),
+        };
   return {
     settings,
     redis,
@@ -179,6 +206,7 @@ export async function createPipelineRuntime(
     source: createClientSliceSource(client),
     planner: createClientPlannerSource(client),
     publisher,
+    eos,
     dedup: createDedupStore(createRedisSeenSet(redis), { prefix: settings.redisPrefix }),
     counters: createRunCounters(redis, settings.redisPrefix, {
       ...(settings.retention === undefined ? {} : { retention: settings.retention }),
@@ -187,6 +215,7 @@ export async function createPipelineRuntime(
     budget,
     async close() {
       await sink.disconnect();
+      await transactional?.close();
       await budget?.close();
       await redis.quit();
     },

@@ -4,7 +4,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { ConfigError, GamedataError, SliceInterruptedError } from '../errors.js';
+import { ConfigError, GamedataError, SliceFencedError, SliceInterruptedError } from '../errors.js';
 import type {
   RunCounterValues,
   RunJobData,
@@ -122,6 +122,8 @@ export function startPipelineWorkers(
         priority = (await readRun(job.parent.id).catch(() => null))?.priority;
       const handle = {
         data: job.data,
+        // Exactly-once: the job data as stored now, re-read after fencing the slice's earlier owners.
+        reload: async () => (await spawner.getJob(job.id ?? ''))?.data ?? job.data,
         checkpoint: async (d: SliceJobData) => {
           await job.updateData(d);
         },
@@ -166,6 +168,12 @@ export function startPipelineWorkers(
         if (error instanceof SliceInterruptedError) {
           // Shutdown: hand the slice back (its checkpoint is saved) without spending an attempt.
           await job.moveToDelayed(Date.now(), token);
+          throw new DelayedError();
+        }
+        if (error instanceof SliceFencedError) {
+          // Another owner took the slice (or fenced it to resolve a stale dedup lock). While we still hold its
+          // lock, hand it back without spending an attempt; a zombie's lock is gone and BullMQ ignores it.
+          await job.moveToDelayed(Date.now() + 1_000, token).catch(() => undefined);
           throw new DelayedError();
         }
         const e = GamedataError.from(error);

@@ -1,15 +1,20 @@
 /**
- * The work of one slice, independent of BullMQ (so it is unit-tested with recording fakes):
- * page -> drop the seen -> encode + produce -> wait for the acks -> mark seen -> checkpoint the cursor.
+ * The work of one slice, independent of BullMQ (so it is unit-tested with recording fakes). Two delivery modes:
+ * - at-least-once (this file): page -> drop the seen -> encode + produce -> wait for the acks -> mark seen ->
+ *   checkpoint the cursor;
+ * - exactly-once (`deps.eos` set; `process-slice-exactly-once.ts`): K pages, their dead letters and the slice's
+ *   checkpoint commit in one Kafka transaction; recovery from Kafka's checkpoint after fencing earlier owners.
  * A dense slice hands the older part of what it still has to read to new child slices and reads on.
  */
 import { GamedataError, SliceInterruptedError } from '../errors.js';
 import type { DedupRecord, DedupStore } from '../dedup/index.js';
-import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
+import type { ResourceName } from '../models/resources.js';
 import type { PagePublisher } from '../publish/publish-page.js';
 import { planSplit } from '../slicing/index.js';
 import type { RunCounterValues, SliceJobData, SliceResult } from '../planner/job-types.js';
 import { sliceJobId } from '../planner/queue-names.js';
+import { processSliceExactlyOnce, type ExactlyOnceDelivery } from './process-slice-exactly-once.js';
+import { sortTime } from './slice-sort-time.js';
 
 /** One page of a slice, newest first, with the cursor to resume after it. */
 export interface SlicePage {
@@ -44,6 +49,11 @@ export interface SliceJobHandle {
   checkpoint(data: SliceJobData): Promise<void>;
   /** Adds child slices to the same run (deterministic ids, so adding twice is harmless). */
   spawn(children: SliceJobData[]): Promise<void>;
+  /**
+   * The job data as stored now (exactly-once: re-read after fencing the slice's earlier owners).
+   * @default the data the job was taken with
+   */
+  reload?(): Promise<SliceJobData>;
 }
 
 export interface ProcessSliceOptions {
@@ -78,12 +88,8 @@ export interface ProcessSliceDeps {
   dedup: DedupStore;
   publisher: PagePublisher;
   counters: CounterSink;
-}
-
-function sortTime(resource: ResourceName, item: DedupRecord): number | undefined {
-  const v = item[RESOURCE_INFO[resource].sortField];
-  const t = typeof v === 'string' ? Date.parse(v) : typeof v === 'number' ? v : Number.NaN;
-  return Number.isFinite(t) ? t : undefined;
+  /** Exactly-once delivery (`GAMEDATA_DELIVERY=exactly-once`); undefined: at-least-once through `publisher`. */
+  eos?: ExactlyOnceDelivery | undefined;
 }
 
 /**
@@ -97,6 +103,7 @@ export async function processSlice(
 ): Promise<SliceResult> {
   const o = { ...DEFAULT_PROCESS_SLICE_OPTIONS, ...options };
   const now = options.now ?? Date.now;
+  if (deps.eos !== undefined) return processSliceExactlyOnce(job, deps, deps.eos, { ...o, now });
   let data = { ...job.data };
   const result: SliceResult = {
     fetched: 0,

@@ -26,6 +26,8 @@ export interface PipelineMetrics {
   readonly pages: Counter<'resource'>;
   readonly checkpoints: Counter<'resource'>;
   readonly httpRequests: Counter<'status'>;
+  /** Sequential waves of upstream calls (the client's `stats().rounds`), beside the requests. */
+  readonly upstreamRounds: Counter;
   readonly batchSize: Histogram;
   readonly sliceDuration: Histogram<'resource' | 'outcome'>;
   readonly produceLatency: Histogram<'topic'>;
@@ -92,6 +94,11 @@ export function createPipelineMetrics(options: PipelineMetricsOptions = {}): Pip
       name: 'gamedata_http_requests_total',
       help: 'HTTP requests to the upstream by status (0 = network error).',
       labelNames: ['status'],
+      registers,
+    }),
+    upstreamRounds: new Counter({
+      name: 'gamedata_upstream_rounds_total',
+      help: 'Sequential waves of upstream calls: a call made while no call of the process is in flight starts one (time ~ rounds when the budget does not bind, ~ requests when it does).',
       registers,
     }),
     batchSize: new Histogram({

@@ -40,8 +40,21 @@ export interface SliceJobData {
   replay: boolean;
   /** How many times this slice's range was produced by a split (bounds runaway splitting). */
   depth: number;
+  /** Exactly-once delivery: set before the slice first commits and after each commit. */
+  eos?: SliceEosData;
   /** Priority of the slice's upstream calls (its run's, see {@link RunJobData.priority}); absent: the run's. */
   priority?: CallPriority;
+}
+
+/** What a slice's job data remembers of its exactly-once delivery (`SliceJobData.eos`: a hint, Kafka is the truth). */
+export interface SliceEosData {
+  /**
+   * Where the recovery read of the slice's checkpoint starts (inclusive) in its `<prefix>.__slices` partition: the
+   * offset of a checkpoint record of the slice, or the partition's last stable offset before the slice first committed.
+   */
+  readFrom: string;
+  /** The slice's cumulative counts already added to the run counters (the rest is added at recovery). */
+  counted: RunCounterValues;
 }
 
 /** What a slice job returns when it completes. */

@@ -96,6 +96,7 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
   let timer: NodeJS.Timeout | undefined;
   let redis: Redis | undefined;
   let lastCache = { fresh: 0, stale: 0, misses: 0 };
+  let lastRounds = 0;
 
   const telemetry: WorkerTelemetry = {
     metrics,
@@ -171,6 +172,11 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
         const stats = s.client?.stats();
         const rl = stats?.rateLimit;
         if (rl?.remaining !== undefined) metrics.rateLimitRemaining.set(rl.remaining);
+        // Rounds (sequential waves of calls) beside the requests: the client counts since its start.
+        if (stats !== undefined) {
+          metrics.upstreamRounds.inc(Math.max(0, stats.rounds - lastRounds));
+          lastRounds = stats.rounds;
+        }
         const cache = stats?.cache;
         if (cache !== undefined) {
           // The client counts since its start; the counters take the difference since the last beat.

@@ -14,6 +14,7 @@ describe('pipeline metrics', () => {
     m.recordsPublished.inc({ resource: 'transactions' }, 97);
     m.recordsDeadLettered.inc({ resource: 'transactions', reason: 'invalid-date' }, 3);
     m.batchSize.observe(50);
+    m.upstreamRounds.inc(3);
     const text = await m.render();
     expect(text).toContain('gamedata_records_fetched_total{resource="transactions"} 100');
     expect(text).toContain('gamedata_records_published_total{resource="transactions"} 97');
@@ -21,6 +22,7 @@ describe('pipeline metrics', () => {
       'gamedata_records_dead_lettered_total{resource="transactions",reason="invalid-date"} 3',
     );
     expect(text).toContain('gamedata_batch_size_bucket{le="50"} 1');
+    expect(text).toContain('gamedata_upstream_rounds_total 3');
   });
 
   it('serves /metrics over HTTP on a free port', async () => {

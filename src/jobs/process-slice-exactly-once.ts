@@ -1,0 +1,311 @@
+/**
+ * The exactly-once work of one slice (`GAMEDATA_DELIVERY=exactly-once`), independent of BullMQ and Kafka (unit-tested
+ * with recording fakes). A slice is a Kafka transactional session (`sink/transactional-slice-publisher.ts`):
+ *
+ * open (fence earlier owners, read the last committed checkpoint) -> settle the previous owner's intent -> per page:
+ * claim its ids for page key `<sliceId>#<seq>` (dedup/pending-marks) -> write the intent -> encode -> add to the
+ * transaction; every K pages or T ms (and at the end, before a split, on shutdown, before waiting for another
+ * slice's page): commit pages + dead letters + checkpoint `{ cursor, start, done, counts }` in one transaction ->
+ * settle the pages (mark seen, unlock) -> add the counters -> save `eos.readFrom` in the job data.
+ *
+ * A crash anywhere is repaired by the next owner from Kafka's checkpoint (the truth; job data is a hint), and a
+ * fenced owner (SliceFencedError) stops with no Redis writes: no settle, no counters, no checkpoint.
+ */
+import { SliceInterruptedError } from '../errors.js';
+import type { DedupRecord, PendingMarks, PendingPage } from '../dedup/index.js';
+import { pageKeyOf, parsePageKey } from '../dedup/index.js';
+import type { PageEncoder } from '../publish/index.js';
+import type { SliceCheckpoint, TransactionalSlicePublisher } from '../sink/index.js';
+import { planSplit } from '../slicing/index.js';
+import type { RunCounterValues, SliceEosData, SliceJobData, SliceResult } from '../planner/job-types.js';
+import { sliceJobId } from '../planner/queue-names.js';
+import type { ProcessSliceDeps, SliceJobHandle } from './process-slice.js';
+import { sortTime } from './slice-sort-time.js';
+
+/** What the exactly-once path needs besides the common slice deps. */
+export interface ExactlyOnceDelivery {
+  /** The transactional slice publisher (`createTransactionalSlicePublisher`). */
+  publisher: Pick<TransactionalSlicePublisher, 'openSlice' | 'fence' | 'readCommitted' | 'lastStableOffset'>;
+  /** Encodes a page without sending it (`createPageEncoder`). */
+  encode: PageEncoder;
+  /** The pending-marks protocol on the seen-sets (`createPendingMarks(createRedisPendingMarks(redis))`). */
+  marks: PendingMarks;
+  /** Pages per transaction (a transaction also ends after `transactionMs`). @default 8 */
+  pagesPerTransaction?: number;
+  /** A transaction commits at the first page after it has been open this long. @default 500 */
+  transactionMs?: number;
+}
+
+export const DEFAULT_EXACTLY_ONCE_OPTIONS = { pagesPerTransaction: 8, transactionMs: 500 } as const;
+
+/** The value of a slice's checkpoint record (JSON). Counts are cumulative over the slice's whole life. */
+export interface SliceCheckpointState {
+  cursor: string | null;
+  start: number;
+  /** The slice read its last page. */
+  done: boolean;
+  counts: RunCounterValues;
+  pages: number;
+  splits: number;
+}
+
+const ZERO: RunCounterValues = { fetched: 0, published: 0, deduplicated: 0, deadLettered: 0 };
+
+function add(a: RunCounterValues, b: RunCounterValues): RunCounterValues {
+  return {
+    fetched: a.fetched + b.fetched,
+    published: a.published + b.published,
+    deduplicated: a.deduplicated + b.deduplicated,
+    deadLettered: a.deadLettered + b.deadLettered,
+  };
+}
+
+function minus(a: RunCounterValues, b: RunCounterValues): RunCounterValues {
+  return {
+    fetched: Math.max(0, a.fetched - b.fetched),
+    published: Math.max(0, a.published - b.published),
+    deduplicated: Math.max(0, a.deduplicated - b.deduplicated),
+    deadLettered: Math.max(0, a.deadLettered - b.deadLettered),
+  };
+}
+
+const isZero = (c: RunCounterValues): boolean =>
+  c.fetched === 0 && c.published === 0 && c.deduplicated === 0 && c.deadLettered === 0;
+
+export interface ExactlyOnceSliceOptions {
+  pageSize: number;
+  targetRows: number;
+  splitFactor: number;
+  maxSplitParts: number;
+  maxDepth: number;
+  minPagesBeforeSplit: number;
+  signal?: AbortSignal | undefined;
+  now: () => number;
+}
+
+/**
+ * Processes one slice to its end with exactly-once delivery. Throws {@link SliceInterruptedError} after its last
+ * commit when `signal` aborts, {@link SliceFencedError} when another owner took the slice.
+ */
+export async function processSliceExactlyOnce(
+  job: SliceJobHandle,
+  deps: ProcessSliceDeps,
+  eos: ExactlyOnceDelivery,
+  o: ExactlyOnceSliceOptions,
+): Promise<SliceResult> {
+  const K = eos.pagesPerTransaction ?? DEFAULT_EXACTLY_ONCE_OPTIONS.pagesPerTransaction;
+  const T = eos.transactionMs ?? DEFAULT_EXACTLY_ONCE_OPTIONS.transactionMs;
+  let data: SliceJobData = { ...job.data };
+  const sliceKey = data.sliceId;
+  const resource = data.resource;
+  const scope = data.replay ? data.runId : undefined;
+
+  // Fence, then read Kafka's checkpoint from where the job data (re-read after the fence) says it is.
+  const session = await eos.publisher.openSlice<SliceCheckpointState>(sliceKey, {
+    readFrom: async () => {
+      const fresh = job.reload === undefined ? job.data : await job.reload();
+      return fresh.eos?.readFrom ?? data.eos?.readFrom;
+    },
+  });
+  try {
+    const recovered = session.recovered;
+    let state: SliceCheckpointState = {
+      cursor: data.cursor ?? null,
+      start: data.start,
+      done: false,
+      counts: ZERO,
+      pages: 0,
+      splits: 0,
+    };
+    if (recovered !== null) {
+      state = recovered.state;
+      data = { ...data, start: state.start };
+      if (state.cursor === null) delete data.cursor;
+      else data = { ...data, cursor: state.cursor };
+    }
+    // The previous owner's pages whose fate was open: Kafka's checkpoint says which committed.
+    const committedSeq = recovered?.seq ?? -1;
+    const intent = await eos.marks.readIntent(sliceKey);
+    const committedPages = intent.filter((p) => p.seq <= committedSeq);
+    const voidPages = intent.filter((p) => p.seq > committedSeq);
+    if (committedPages.length > 0) await eos.marks.settle(sliceKey, committedPages, true);
+    if (voidPages.length > 0) await eos.marks.settle(sliceKey, voidPages, false);
+
+    // Counters the previous owner committed but did not count (a crash between commit and count).
+    let counted = data.eos?.counted ?? ZERO;
+    const missed = minus(state.counts, counted);
+    if (!isZero(missed)) await deps.counters.add(data.runId, missed, resource);
+    counted = add(counted, missed);
+    const readFrom =
+      recovered?.offset ?? data.eos?.readFrom ?? (await eos.publisher.lastStableOffset(sliceKey));
+    data = { ...data, eos: { readFrom, counted } };
+    await job.checkpoint(data);
+
+    const result = (): SliceResult => ({ ...state.counts, pages: state.pages, splits: state.splits });
+    if (state.done) return result();
+
+    // Pages of the open transaction.
+    let open: PendingPage[] = [];
+    let openCounts = ZERO;
+    let openPages = 0;
+    let openSince = 0;
+    const commit = async (next: { cursor: string | null; start: number; done: boolean }): Promise<void> => {
+      const target: SliceCheckpointState = {
+        ...next,
+        counts: add(state.counts, openCounts),
+        pages: state.pages + openPages,
+        splits: state.splits,
+      };
+      const ckpt: SliceCheckpoint<SliceCheckpointState> = await session.commit(target);
+      state = target;
+      const pages = open;
+      open = [];
+      openCounts = ZERO;
+      openPages = 0;
+      if (pages.length > 0) await eos.marks.settle(sliceKey, pages, true);
+      const delta = minus(state.counts, counted);
+      if (!isZero(delta)) await deps.counters.add(data.runId, delta, resource);
+      counted = state.counts;
+      data = { ...data, eos: { readFrom: ckpt.offset, counted } };
+      await job.checkpoint(data);
+    };
+    // Commits the open transaction when it holds anything (pages or a moved cursor).
+    const commitOpen = async (): Promise<void> => {
+      if (openPages > 0) await commit({ cursor: data.cursor ?? null, start: data.start, done: false });
+    };
+
+    // A resolver of another slice's orphaned page: fence that slice, then its checkpoint says whether it committed.
+    const resolveForeign = async (pageKey: string): Promise<boolean> => {
+      const foreign = parsePageKey(pageKey);
+      await eos.publisher.fence(foreign.sliceKey);
+      const ckpt = await eos.publisher.readCommitted<SliceCheckpointState>(foreign.sliceKey);
+      return ckpt !== null && ckpt.seq >= foreign.seq;
+    };
+
+    try {
+      let rows = 0;
+      let pagesSinceStart = 0;
+      let topTime: number | undefined;
+      outer: for (;;) {
+        const pages = deps.source.readPages(
+          { resource, filters: data.filters, start: data.start, end: data.end },
+          {
+            ...(data.cursor === undefined ? {} : { cursor: data.cursor }),
+            ...(o.signal === undefined ? {} : { signal: o.signal }),
+          },
+        );
+        for await (const page of pages) {
+          const fetchedAt = o.now();
+          const items: DedupRecord[] = deps.source.enrich
+            ? await deps.source.enrich(resource, page.items, o.signal)
+            : page.items;
+          const seq = session.nextSeq;
+          const claim = await eos.marks.claim(pageKeyOf(sliceKey, seq), resource, items, resolveForeign, {
+            ...(scope === undefined ? {} : { scope }),
+            ...(o.signal === undefined ? {} : { signal: o.signal }),
+            // Waiting for another page: commit ours first, so a page of ours that holds an id is settled.
+            onWait: commitOpen,
+          });
+          if (claim.page.entries.length > 0) await eos.marks.writeIntent(sliceKey, claim.page);
+          const encoded =
+            claim.fresh.length === 0
+              ? undefined
+              : await eos.encode({
+                  resource,
+                  records: claim.fresh,
+                  lineage: {
+                    runId: data.runId,
+                    sliceId: data.sliceId,
+                    sourceOperation: deps.source.operation(resource),
+                    fetchedAt,
+                  },
+                });
+          if (openPages === 0) openSince = o.now();
+          session.addPage({
+            topic: encoded?.topic ?? '',
+            records: encoded?.records ?? [],
+            dlqTopic: encoded?.dlqTopic ?? '',
+            deadLetters: encoded?.deadLetterMessages ?? [],
+          });
+          if (claim.page.entries.length > 0) open.push(claim.page);
+          openPages += 1;
+          openCounts = add(openCounts, {
+            fetched: page.items.length,
+            published: encoded?.records.length ?? 0,
+            deduplicated: claim.repeats,
+            deadLettered: encoded?.deadLetterMessages.length ?? 0,
+          });
+          if (page.cursor !== undefined && page.cursor !== null) data = { ...data, cursor: page.cursor };
+
+          rows += page.items.length;
+          pagesSinceStart += 1;
+          const first = page.items[0];
+          if (topTime === undefined && first !== undefined) topTime = sortTime(resource, first);
+          const last = page.items[page.items.length - 1];
+          const lastTime = last === undefined ? undefined : sortTime(resource, last);
+          if (o.signal?.aborted === true) {
+            await commitOpen();
+            throw new SliceInterruptedError(`slice ${data.sliceId} interrupted after its checkpoint`);
+          }
+          const split =
+            page.cursor !== null &&
+            lastTime !== undefined &&
+            topTime !== undefined &&
+            pagesSinceStart >= o.minPagesBeforeSplit &&
+            data.depth < o.maxDepth
+              ? planSplit(
+                  { start: data.start, end: data.end },
+                  { rowsRead: rows, topTime, lastTime },
+                  {
+                    rowsPerPart: o.targetRows,
+                    splitAbove: o.targetRows * o.splitFactor,
+                    maxParts: o.maxSplitParts,
+                  },
+                )
+              : null;
+          if (split !== null) {
+            // Commit first, then the children, then the narrowed start rides in the next checkpoint: a crash in
+            // between overlaps (dedup absorbs it), never gaps.
+            await commitOpen();
+            const children = split.children.map((c) => ({
+              runId: data.runId,
+              sliceId: sliceJobId(data.runId, { r: resource, ...data.filters }, c.start, c.end),
+              resource,
+              filters: data.filters,
+              start: c.start,
+              end: c.end,
+              replay: data.replay,
+              depth: data.depth + 1,
+              ...(data.priority === undefined ? {} : { priority: data.priority }),
+            }));
+            await job.spawn(children);
+            data = { ...data, start: split.keepStart };
+            state = { ...state, splits: state.splits + 1 };
+            await commit({ cursor: data.cursor ?? null, start: data.start, done: false });
+            rows = 0;
+            pagesSinceStart = 0;
+            topTime = undefined;
+            continue outer;
+          }
+          if (session.pendingPages >= K || o.now() - openSince >= T) await commitOpen();
+        }
+        // The end of the slice: whatever is open commits with done = true.
+        await commit({ cursor: data.cursor ?? null, start: data.start, done: true });
+        return result();
+      }
+    } finally {
+      // Nothing is settled on a failure: the pages' page keys are the slice's, and the slice may have a new owner
+      // by now (a stalled worker whose lock expired) whose locks carry the same keys. The next owner settles the
+      // intent from Kafka's checkpoint (a retry of this slice comes within seconds; other slices resolve expired
+      // leases themselves).
+      open = [];
+    }
+  } finally {
+    await session.close();
+  }
+}
+
+/** Whether a slice's data carries exactly-once state (for callers that switch delivery modes). */
+export function hasEosState(data: SliceJobData): data is SliceJobData & { eos: SliceEosData } {
+  return data.eos !== undefined;
+}
