@@ -279,6 +279,63 @@ describe('user discovery in per-user transaction walks', () => {
     expect(publisher.sent.length).toBe(40 + 10 * 12 + 3 - 12);
   });
 
+  it('planned for rounds (page-sized slices per user, probed together) it publishes the same rows once', async () => {
+    const { listed, hidden, tx } = world();
+    const time = (r: DedupRecord): number => Date.parse(String(r['createdAt']));
+    const rowsOf = (u: string | undefined): DedupRecord[] =>
+      tx.filter((r) => r['buyerId'] === u || r['sellerId'] === u);
+    const probes: string[] = [];
+    const src: PlannerSource = {
+      probe: (_resource, filters) => async (before, limit) => {
+        probes.push(filters['userId'] ?? '?');
+        return rowsOf(filters['userId'])
+          .map(time)
+          .filter((t) => t < before)
+          .slice(0, limit);
+      },
+      countryIds: async () => [],
+      userIds: async () => listed,
+      userListing: async () => ({ ids: listed, unlisted: hidden.length }),
+    };
+    // Pages of 5: the listed users (12-19 rows each) are busy, so their walks are cut into page-sized slices.
+    const planned = await planBackfill(
+      { resources: ['transactions'], fullHistory: true, runId: 'run1' },
+      src,
+      {
+        now: () => NOW,
+        plan: 'rounds',
+        pageSize: 5,
+      },
+    );
+    expect(planned.planning.plan).toBe('rounds');
+    expect(probes.slice(0, listed.length).sort()).toEqual([...listed].sort());
+    expect(planned.slices.length).toBeGreaterThan(listed.length * 2);
+    // A feed that honours the slice's range (newest first, 5 per page, cursor = index in the range).
+    const source: SliceSource = {
+      operation: () => 'transaction.getPaginatedTransactions',
+      async *readPages(slice, o) {
+        const rows = rowsOf(slice.filters['userId']).filter(
+          (r) => time(r) >= slice.start && time(r) < slice.end,
+        );
+        for (let i = o.cursor === undefined ? 0 : Number(o.cursor); i < rows.length; i += 5)
+          yield { items: rows.slice(i, i + 5), cursor: i + 5 < rows.length ? String(i + 5) : null };
+      },
+    };
+    const events: string[] = [];
+    const users = memoryDirectory(events);
+    await users.seed('run1', planned.users!.ids, planned.users!.unlisted);
+    const publisher = recordingPublisher(events);
+    await runToCompletion(planned, { source, users, publisher, events });
+    const walked = new Set([...listed, hidden[0], hidden[1], hidden[2]]);
+    const expected = tx
+      .filter((r) => walked.has(r['buyerId'] as string) || walked.has(r['sellerId'] as string))
+      .map((r) => String(r._id));
+    expect(publisher.sent.length).toBe(new Set(publisher.sent).size);
+    expect(new Set(publisher.sent)).toEqual(new Set(expected));
+    expect(expected.length).toBe(40 + 10 * 12 + 3 - 12);
+    expect(await users.stats('run1')).toEqual({ unlistedUsers: 4, discoveredUsers: 3 });
+  });
+
   it('reads well-formed party ids only, and discovers only in full-history per-user runs', () => {
     expect(
       counterparties([
