@@ -1,6 +1,11 @@
 /**
  * The upstream simulator: a deterministic tRPC twin of the game-data service (see docs/simulator.md).
  * `startSimulator()` serves it; `createWorld()` gives the same ground truth without a server.
+ *
+ * Owns: the world (`world.ts` assembles `generation/`: seeded rows, indexes and live mode, and `records/`: one
+ * record builder per resource), the router (`router.ts` composes `routes/`: one module per procedure group), the
+ * HTTP server with its rate limit, faults and control endpoints (`start-simulator.ts`), and its own cursor codec
+ * (`cursor.ts`, independent of the client's on purpose).
  */
 export { startSimulator, MAX_BATCH_SIZE } from './start-simulator.js';
 export type { Simulator, MalformedRecord } from './start-simulator.js';

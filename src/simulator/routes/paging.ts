@@ -1,0 +1,161 @@
+/**
+ * What every listing procedure shares: cursor parsing, one page of rows in a view (cursor, limit, time floor,
+ * predicate), malformed-record faults on served records, the cache of immutable bodies, id lookups and the
+ * simulated feed latency.
+ */
+import { TRPCError } from '@trpc/server';
+import { LRUCache } from 'lru-cache';
+import { decodeCursor, encodeCursorV1, encodeCursorV2, type CursorBound } from '../cursor.js';
+import { corruptRecord, malformedKind } from '../faults.js';
+import { indexView, listRows, tableView, type RowView } from '../ordered-table.js';
+import type { RuntimeSettings } from '../options.js';
+import type { ApiRecord, RecordVariant } from '../records/record-variant.js';
+import type { SimulatorResource, World } from '../world.js';
+import { sleep } from './procedure.js';
+
+export const HOUR = 3_600_000;
+
+export interface Page {
+  items: ApiRecord[];
+  nextCursor?: string;
+  hasMore?: boolean;
+}
+
+export interface ListSpec {
+  resource: SimulatorResource;
+  view: RowView;
+  limit: number;
+  cursor: string | null | undefined;
+  minTimeMs?: number | undefined;
+  predicate?: ((row: number) => boolean) | undefined;
+  variant?: RecordVariant;
+  settings: RuntimeSettings;
+}
+
+/** A view with no rows (a filter naming an unknown entity). */
+export const emptyView: RowView = { length: 0, at: () => -1 };
+
+/** The shortest of several candidate views (the most selective posting list). */
+export const shortest = (views: RowView[]): RowView => views.reduce((a, b) => (b.length < a.length ? b : a));
+
+export interface Paging {
+  /** A record as served: possibly corrupted by the malformed-record fault. */
+  serve(resource: SimulatorResource, row: number, record: ApiRecord, settings: RuntimeSettings): ApiRecord;
+  /** One page of a listing, with the cursor of its last item. */
+  page(spec: ListSpec): Page;
+  /** A listing of a resource optionally filtered by country (parties and elections answer the same way). */
+  countryFilteredPage(
+    resource: 'parties' | 'elections',
+    input: { countryId?: string | undefined; limit?: number | undefined; cursor?: string | null | undefined },
+    settings: RuntimeSettings,
+  ): Promise<Page>;
+  /** Identity of a user / party id; undefined when unknown. */
+  userIdent(userId: string): number | undefined;
+  partyIdent(partyId: string): number | undefined;
+  /** The simulated latency of a feed read: flat when filtered, growing with depth otherwise. */
+  delayFor(settings: RuntimeSettings, filtered: boolean, boundMs: number | undefined): number;
+}
+
+export function createPaging(world: World): Paging {
+  function serve(
+    resource: SimulatorResource,
+    row: number,
+    record: ApiRecord,
+    settings: RuntimeSettings,
+  ): ApiRecord {
+    const kind = malformedKind(
+      resource,
+      world.store(resource).table.ident(row),
+      settings.faults.malformed,
+      settings.faults.seed,
+    );
+    return kind === undefined ? record : corruptRecord(resource, record, kind);
+  }
+
+  function parseBound(text: string | null | undefined, settings: RuntimeSettings): CursorBound | undefined {
+    if (text === undefined || text === null || text === '') return undefined;
+    let bound: CursorBound;
+    try {
+      bound = decodeCursor(text);
+    } catch (error) {
+      throw new TRPCError({ code: 'BAD_REQUEST', message: (error as Error).message });
+    }
+    // Upstream answers 500 to a self-made v1 cursor since it moved to v2 (upstream-facts.md); and the old
+    // service did not know v2.
+    if (bound.format !== settings.cursor)
+      throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: `Cannot read a ${bound.format} cursor` });
+    return bound;
+  }
+
+  // Transactions and donations never change once written: their served bodies are cached (walks and retries
+  // re-read the same pages). Served objects are only serialised, never mutated; truth() builds fresh copies.
+  const immutable = new LRUCache<string, ApiRecord>({ max: 50_000 });
+  function built(resource: SimulatorResource, row: number, variant: RecordVariant | undefined): ApiRecord {
+    const store = world.store(resource);
+    if (resource !== 'transactions' && resource !== 'donations') return store.build(row, variant);
+    const key = `${resource}:${store.table.ident(row)}`;
+    let record = immutable.get(key);
+    if (record === undefined) {
+      record = store.build(row, variant);
+      immutable.set(key, record);
+    }
+    return record;
+  }
+
+  function page(spec: ListSpec): Page {
+    const store = world.store(spec.resource);
+    const { table } = store;
+    const bound = parseBound(spec.cursor, spec.settings);
+    const { rows, more } = listRows(table, spec.view, {
+      bound,
+      limit: Math.floor(spec.limit),
+      minTimeMs: spec.minTimeMs,
+      predicate: spec.predicate,
+      mode: spec.settings.cursor,
+    });
+    const items = rows.map((row) =>
+      serve(spec.resource, row, built(spec.resource, row, spec.variant), spec.settings),
+    );
+    const last = rows[rows.length - 1];
+    const encode = spec.settings.cursor === 'v2' ? encodeCursorV2 : encodeCursorV1;
+    // The next page's bound is the last item's key; an empty page echoes the cursor it was given (upstream may
+    // send a cursor with an empty page: clients must stop on empty items, not on a missing cursor).
+    const nextCursor =
+      last !== undefined ? encode(table.time(last), table.oid(last)) : (spec.cursor ?? undefined);
+    const out: Page = { items };
+    if (nextCursor !== undefined && nextCursor !== '') out.nextCursor = nextCursor;
+    if (spec.settings.hasMore) out.hasMore = more;
+    return out;
+  }
+
+  return {
+    serve,
+    page,
+    async countryFilteredPage(resource, input, settings) {
+      const table = world.store(resource).table;
+      let view = tableView(table);
+      if (input.countryId !== undefined) {
+        const c = world.countryIndex(input.countryId);
+        view = c === undefined ? emptyView : indexView(table, 'country', c);
+      }
+      await sleep(settings.latency.filteredMs);
+      return page({ resource, view, limit: input.limit ?? 20, cursor: input.cursor, settings });
+    },
+    userIdent(userId) {
+      const users = world.store('users').table;
+      const row = users.find(userId);
+      return row === undefined ? undefined : users.ident(row);
+    },
+    partyIdent(partyId) {
+      const parties = world.store('parties').table;
+      const row = parties.find(partyId);
+      return row === undefined ? undefined : parties.ident(row);
+    },
+    delayFor(settings, filtered, boundMs) {
+      const l = settings.latency;
+      if (filtered) return l.filteredMs;
+      const depthHours = boundMs === undefined ? 0 : Math.max(0, (world.nowMs - boundMs) / HOUR);
+      return l.feedHeadMs + l.feedPerHourMs * depthHours;
+    },
+  };
+}
