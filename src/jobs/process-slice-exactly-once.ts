@@ -287,7 +287,8 @@ export async function processSliceExactlyOnce(
             topTime = undefined;
             continue outer;
           }
-          if (session.pendingPages >= K || o.now() - openSince >= T) await commitOpen();
+          // The last page (null cursor) commits below, with done = true.
+          if (page.cursor !== null && (openPages >= K || o.now() - openSince >= T)) await commitOpen();
         }
         // The end of the slice: whatever is open commits with done = true.
         await commit({ cursor: data.cursor ?? null, start: data.start, done: true });

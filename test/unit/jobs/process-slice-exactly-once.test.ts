@@ -1,0 +1,304 @@
+/* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
+// processSlice with exactly-once delivery (deps.eos) on fakes: an in-memory "Kafka" with transactions, checkpoints
+// and fencing by epoch, and the pending-marks protocol on its memory backend. Crashes at every step are followed by
+// a new owner; the committed log must hold every record exactly once.
+import { describe, expect, it } from 'vitest';
+import { SliceFencedError } from '../../../src/errors.js';
+import {
+  createDedupStore,
+  createMemoryPendingMarks,
+  createMemorySeenSet,
+  createPendingMarks,
+  type DedupRecord,
+  type PendingMarks,
+} from '../../../src/dedup/index.js';
+import { processSlice, type SliceSource } from '../../../src/jobs/index.js';
+import type {
+  ExactlyOnceDelivery,
+  SliceCheckpointState,
+} from '../../../src/jobs/process-slice-exactly-once.js';
+import type { PageEncoder, PagePublisher } from '../../../src/publish/index.js';
+import type { SliceCheckpoint, SliceSession, TransactionalPage } from '../../../src/sink/index.js';
+import type { RunCounterValues, SliceJobData } from '../../../src/planner/job-types.js';
+
+function world(n: number): DedupRecord[] {
+  return Array.from({ length: n }, (_, i) => ({
+    _id: `d${String(i).padStart(6, '0')}`,
+    createdAt: new Date(1_000_000 + i * 10).toISOString(),
+  })).reverse();
+}
+
+/** Pages of 7, newest first; `fail(page)` may throw before a page is yielded. */
+function source(rows: DedupRecord[], fail: (page: number) => void = () => undefined): SliceSource {
+  return {
+    operation: () => 'donation.getManyPaginated',
+    async *readPages(_slice, o) {
+      let i = o.cursor === undefined ? 0 : Number(o.cursor);
+      let n = 0;
+      while (i < rows.length) {
+        fail(n++);
+        const items = rows.slice(i, i + 7);
+        i += items.length;
+        yield { items, cursor: i >= rows.length ? null : String(i) };
+      }
+    },
+  };
+}
+
+/** Committed topic contents, checkpoints by slice, fencing by epoch: what read_committed readers see. */
+function fakeKafka(hooks: { beforeCommit?: (seq: number) => void } = {}) {
+  const log: string[] = [];
+  const checkpoints = new Map<string, SliceCheckpoint<SliceCheckpointState>>();
+  const epochs = new Map<string, number>();
+  let offset = 0;
+  const fence = (k: string): number => {
+    const e = (epochs.get(k) ?? 0) + 1;
+    epochs.set(k, e);
+    return e;
+  };
+  const publisher: ExactlyOnceDelivery['publisher'] = {
+    async openSlice<S>(sliceKey: string, o?: { readFrom?: () => Promise<string | undefined> }) {
+      const epoch = fence(sliceKey);
+      const readFrom = await o?.readFrom?.();
+      const recovered = readFrom === undefined ? null : (checkpoints.get(sliceKey) ?? null);
+      let nextSeq = recovered === null ? 0 : recovered.seq + 1;
+      let committedSeq = nextSeq - 1;
+      let pending: TransactionalPage[] = [];
+      const session: SliceSession<SliceCheckpointState> = {
+        recovered,
+        get nextSeq() {
+          return nextSeq;
+        },
+        get pendingPages() {
+          return pending.length;
+        },
+        addPage(p) {
+          pending.push(p);
+          return nextSeq++;
+        },
+        async commit(state) {
+          const seq = nextSeq - 1;
+          hooks.beforeCommit?.(seq);
+          if (epochs.get(sliceKey) !== epoch) {
+            pending = [];
+            nextSeq = committedSeq + 1;
+            throw new SliceFencedError(`fenced ${sliceKey}`, sliceKey);
+          }
+          for (const p of pending) for (const m of p.records) log.push(String(m.key));
+          pending = [];
+          committedSeq = seq;
+          const ck = { sliceKey, seq, state, partition: 0, offset: String(offset++) };
+          checkpoints.set(sliceKey, ck);
+          return ck;
+        },
+        async close() {
+          pending = [];
+        },
+      };
+      return session as unknown as SliceSession<S>;
+    },
+    async fence(sliceKey) {
+      fence(sliceKey);
+    },
+    async readCommitted<S>(sliceKey: string) {
+      return (checkpoints.get(sliceKey) ?? null) as SliceCheckpoint<S> | null;
+    },
+    async lastStableOffset() {
+      return String(offset);
+    },
+  };
+  return { log, checkpoints, publisher, fence };
+}
+
+const encode: PageEncoder = async ({ records }) => ({
+  topic: 'g.donations',
+  dlqTopic: 'g.donations.dlq',
+  records: records.map((r) => ({ key: String((r as DedupRecord)._id), value: 'v', headers: {} })),
+  deadLetterMessages: [],
+  deadLetters: [],
+});
+
+const unused: PagePublisher = {
+  publishPage: () => Promise.reject(new Error('the at-least-once publisher must not be used')),
+};
+
+function counterSink() {
+  const total: RunCounterValues = { fetched: 0, published: 0, deduplicated: 0, deadLettered: 0 };
+  return {
+    total,
+    async add(_run: string, d: Partial<RunCounterValues>) {
+      for (const k of Object.keys(total) as (keyof RunCounterValues)[]) total[k] += d[k] ?? 0;
+    },
+  };
+}
+
+/** A BullMQ job whose data survives its owners (as in Redis). */
+function store(data: SliceJobData) {
+  const s = { data, checkpoints: 0 };
+  const handle = () => ({
+    data: s.data,
+    async checkpoint(d: SliceJobData) {
+      s.checkpoints += 1;
+      s.data = d;
+    },
+    async spawn() {},
+    async reload() {
+      return s.data;
+    },
+  });
+  return { s, handle };
+}
+
+/** The fake world's density would split the slice (tested for the at-least-once path). */
+const NO_SPLIT = { targetRows: 1_000_000 };
+
+const base: SliceJobData = {
+  runId: 'r1',
+  sliceId: 'r1.s1',
+  resource: 'donations',
+  filters: {},
+  start: 0,
+  end: 10_000_000,
+  replay: false,
+  depth: 0,
+};
+
+function deps(
+  kafka: ReturnType<typeof fakeKafka>,
+  marks: PendingMarks,
+  src: SliceSource,
+  counters = counterSink(),
+) {
+  return {
+    counters,
+    deps: {
+      source: src,
+      dedup: createDedupStore(createMemorySeenSet()),
+      publisher: unused,
+      counters,
+      eos: { publisher: kafka.publisher, encode, marks, pagesPerTransaction: 3, transactionMs: 60_000 },
+    },
+  };
+}
+
+describe('processSlice with exactly-once delivery', () => {
+  it('commits K pages per transaction; the log holds every record once; counters and job data follow', async () => {
+    const rows = world(100); // 15 pages of 7 (the last holds 2)
+    const kafka = fakeKafka();
+    const backend = createMemoryPendingMarks();
+    const { deps: d, counters } = deps(kafka, createPendingMarks(backend), source(rows));
+    const { s, handle } = store(base);
+    const r = await processSlice(handle(), d, { targetRows: 1_000_000 });
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+    expect(r).toMatchObject({ fetched: 100, published: 100, pages: 15 });
+    expect(counters.total).toEqual({ fetched: 100, published: 100, deduplicated: 0, deadLettered: 0 });
+    // 15 pages in transactions of 3: five commits, the last one marks the slice done.
+    expect(kafka.checkpoints.get('r1.s1')).toMatchObject({ seq: 14, state: { done: true, pages: 15 } });
+    expect(s.data.eos).toMatchObject({ readFrom: '4', counted: counters.total });
+    expect(backend.locks.size).toBe(0);
+    expect([...backend.intents.values()].every((m) => m.size === 0)).toBe(true);
+    // Done: a rerun of the slice publishes nothing and counts nothing again.
+    await processSlice(handle(), d, { targetRows: 1_000_000 });
+    expect(kafka.log).toHaveLength(100);
+    expect(counters.total.published).toBe(100);
+  });
+
+  it('a crash mid-slice, then a new owner: every record once, counters exact', async () => {
+    const rows = world(100);
+    const kafka = fakeKafka();
+    const backend = createMemoryPendingMarks();
+    const marks = createPendingMarks(backend);
+    const counters = counterSink();
+    const { s, handle } = store(base);
+    const crash = (at: number) => (page: number) => {
+      if (page === at) throw Object.assign(new Error('boom'), { name: 'NetworkError' });
+    };
+    // Owner 1 dies before page 7 (pages 6 read but not committed: the transaction holds 6), owner 2 before its
+    // 4th page, owner 3 finishes.
+    await expect(
+      processSlice(handle(), deps(kafka, marks, source(rows, crash(7)), counters).deps, NO_SPLIT),
+    ).rejects.toThrow('boom');
+    expect(kafka.log).toHaveLength(42); // two transactions of 3 pages
+    await expect(
+      processSlice(handle(), deps(kafka, marks, source(rows, crash(4)), counters).deps, NO_SPLIT),
+    ).rejects.toThrow('boom');
+    await processSlice(handle(), deps(kafka, marks, source(rows), counters).deps, NO_SPLIT);
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+    expect(counters.total).toEqual({ fetched: 100, published: 100, deduplicated: 0, deadLettered: 0 });
+    expect(s.data.eos?.counted).toEqual(counters.total);
+    expect(backend.locks.size).toBe(0);
+  });
+
+  it('a crash between the commit and the seen marks: the next owner settles the intent as committed', async () => {
+    const rows = world(30);
+    const kafka = fakeKafka();
+    const backend = createMemoryPendingMarks();
+    const marks = createPendingMarks(backend);
+    let failSettle = true;
+    const crashing: PendingMarks = {
+      ...marks,
+      async settle(sliceKey, pages, committed) {
+        if (committed && failSettle) {
+          failSettle = false;
+          throw new Error('died after the commit');
+        }
+        return marks.settle(sliceKey, pages, committed);
+      },
+    };
+    const counters = counterSink();
+    const { handle } = store(base);
+    await expect(
+      processSlice(handle(), deps(kafka, crashing, source(rows), counters).deps, NO_SPLIT),
+    ).rejects.toThrow('died after the commit');
+    expect(kafka.log).toHaveLength(21); // the first transaction committed
+    expect(backend.locks.size).toBeGreaterThan(0); // its locks are still there: fate unknown to Redis
+    // A second slice reading the same rows waits for... nothing: the owner's retry settles the intent first.
+    await processSlice(handle(), deps(kafka, marks, source(rows), counters).deps, NO_SPLIT);
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+    expect(counters.total.published).toBe(30);
+    expect(backend.locks.size).toBe(0);
+    // Another slice over the same rows now finds them all seen.
+    const other = store({ ...base, sliceId: 'r1.s2' });
+    const r = await processSlice(other.handle(), deps(kafka, marks, source(rows), counters).deps, NO_SPLIT);
+    expect(r).toMatchObject({ published: 0, deduplicated: 30 });
+    expect(kafka.log).toHaveLength(30);
+  });
+
+  it('a fenced owner stops with SliceFencedError: no settle, no counters, no checkpoint after the fence', async () => {
+    const rows = world(50);
+    let fenceAt: number | undefined = 5;
+    const kafka = fakeKafka({
+      beforeCommit: (seq) => {
+        if (seq === fenceAt) {
+          fenceAt = undefined;
+          kafka.fence('r1.s1'); // another owner took the slice
+        }
+      },
+    });
+    const backend = createMemoryPendingMarks();
+    const marks = createPendingMarks(backend);
+    const settles: boolean[] = [];
+    const recording: PendingMarks = {
+      ...marks,
+      async settle(sliceKey, pages, committed) {
+        settles.push(committed);
+        return marks.settle(sliceKey, pages, committed);
+      },
+    };
+    const counters = counterSink();
+    const { s, handle } = store(base);
+    await expect(
+      processSlice(handle(), deps(kafka, recording, source(rows), counters).deps, NO_SPLIT),
+    ).rejects.toBeInstanceOf(SliceFencedError);
+    expect(kafka.log).toHaveLength(21); // pages 0-2 committed; 3-5 were fenced at their commit
+    expect(settles).toEqual([true]);
+    expect(counters.total.published).toBe(21);
+    const checkpoints = s.checkpoints;
+    // The next owner finishes: pages 3-5 are claimed again under the same page keys, published once.
+    await processSlice(handle(), deps(kafka, marks, source(rows), counters).deps, NO_SPLIT);
+    expect(s.checkpoints).toBeGreaterThan(checkpoints);
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+    expect(counters.total.published).toBe(50);
+    expect(backend.locks.size).toBe(0);
+  });
+});
