@@ -7,14 +7,16 @@
 import { CommanderError } from 'commander';
 import { GamedataError, ConfigError } from '../errors.js';
 import { buildProgram } from './command-table.js';
+import { maskSecrets } from './mask-secrets.js';
 
 /** Prints `error` as one line (a ConfigError's issues below it) and makes the process exit 1 soon after. */
 function fail(error: unknown): void {
   const e = GamedataError.from(error);
-  console.error(`gamedata: ${e.name}: ${e.message}`);
+  // Never a secret: an upstream may echo the API key in its error, a driver its connection URL.
+  console.error(maskSecrets(`gamedata: ${e.name}: ${e.message}`));
   // Some ConfigErrors already list their issues in the message; print each issue once.
   if (e instanceof ConfigError)
-    for (const issue of e.issues) if (!e.message.includes(issue)) console.error(`  - ${issue}`);
+    for (const issue of e.issues) if (!e.message.includes(issue)) console.error(maskSecrets(`  - ${issue}`));
   process.exitCode = 1;
   exitSoon();
 }

@@ -2,10 +2,12 @@
  * The real checks behind a worker's {@link ServiceMonitor}: Kafka answers a metadata request (a kafkajs admin
  * client kept connected between checks, rebuilt after a failure), the schema registry answers `GET /subjects` with
  * anything but a 5xx, Redis answers `PING` (one connection of its own that never queues commands while down). Each
- * check times out by itself. Addresses are shown without credentials.
+ * check times out by itself. Addresses are shown without credentials. {@link requireReachable} is the one-shot form
+ * for short commands: a service that does not answer is one clear line and exit 1, never a hang or a trace.
  */
 import { Redis } from 'ioredis';
-import { Kafka, logLevel as KafkaLogLevel, type Admin } from 'kafkajs';
+import type { Admin } from 'kafkajs';
+import { ServiceError } from '../errors.js';
 import type { ServiceProbe } from './service-monitor.js';
 
 export interface ServiceProbeOptions {
@@ -45,6 +47,8 @@ export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOpti
     address: brokers.join(','),
     async check() {
       try {
+        // Loaded on first use: commands that check only Redis (status) do not load kafkajs.
+        const { Kafka, logLevel: KafkaLogLevel } = await import('kafkajs');
         admin ??= new Kafka({
           clientId: 'gamedata-probe',
           brokers: [...brokers],
@@ -119,15 +123,17 @@ export function redisProbe(url: string, options: ServiceProbeOptions = {}): Serv
       }
       const r = redis;
       if (r.status !== 'ready') {
-        // Wait briefly for a connection under way.
+        // Wait for the connection under way: it either becomes ready or fails.
         await new Promise<void>((resolve) => {
           const done = (): void => {
             clearTimeout(timer);
             r.off('ready', done);
+            r.off('error', done);
             resolve();
           };
-          const timer = setTimeout(done, Math.min(timeoutMs, 1_000));
+          const timer = setTimeout(done, timeoutMs);
           r.on('ready', done);
+          r.on('error', done);
         });
       }
       if (r.status !== 'ready') throw new Error(lastError || `connection ${r.status}`);
@@ -151,4 +157,44 @@ export function workerServiceProbes(
     registryProbe(settings.schemaRegistryUrl, options),
     redisProbe(settings.redisUrl, options),
   ];
+}
+
+/**
+ * Checks each configured service once (in parallel) and throws for the first one that does not answer: short
+ * commands call it before they connect, so an unreachable service is one clear line and exit 1 instead of a
+ * client that reconnects forever. Closes its own connections.
+ * @throws ServiceError `Redis unreachable at 127.0.0.1:1 (ECONNREFUSED)` (retriable).
+ */
+export async function requireReachable(
+  services: { redisUrl?: string; kafkaBrokers?: readonly string[]; schemaRegistryUrl?: string },
+  options: ServiceProbeOptions = {},
+): Promise<void> {
+  const probes: ServiceProbe[] = [];
+  if (services.kafkaBrokers !== undefined && services.kafkaBrokers.length > 0)
+    probes.push(kafkaProbe(services.kafkaBrokers, options));
+  if (services.schemaRegistryUrl !== undefined && services.schemaRegistryUrl !== '')
+    probes.push(registryProbe(services.schemaRegistryUrl, options));
+  if (services.redisUrl !== undefined && services.redisUrl !== '')
+    probes.push(redisProbe(services.redisUrl, options));
+  const failures = await Promise.all(
+    probes.map(async (probe) => {
+      try {
+        await probe.check();
+        return undefined;
+      } catch (error) {
+        const why = ((error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '').trim();
+        return new ServiceError(
+          `${probe.label} unreachable at ${probe.address} (${why || 'no answer'})`,
+          probe.service,
+          {
+            retriable: true,
+          },
+        );
+      } finally {
+        await probe.close?.();
+      }
+    }),
+  );
+  const failure = failures.find((f) => f !== undefined);
+  if (failure !== undefined) throw failure;
 }

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
 import { createPipelineRuntime, startBackfill } from '../../jobs/index.js';
 import { readPipelineSettings } from '../../config/index.js';
+import { requireReachable } from '../service-probes.js';
 import { waitForRunWithProgress } from '../../status/index.js';
 import { parseFilters, parseResources } from '../../planner/index.js';
 
@@ -57,6 +58,7 @@ export function register(program: Command): void {
       if (!Number.isSafeInteger(targetRows) || targetRows < 1)
         throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
       const settings = readPipelineSettings({ api: true });
+      await requireReachable({ redisUrl: settings.redisUrl });
       const rt = await createPipelineRuntime(settings, { kafka: false });
       try {
         const since = parseTime('--since', flags.since);

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { createRedisSeenSet, migrateLegacySeenSets } from '../../dedup/index.js';
 import { connectRedis } from '../../jobs/index.js';
 import { readPipelineSettings } from '../../config/index.js';
+import { requireReachable } from '../service-probes.js';
 
 export function register(program: Command): void {
   const dedup = program
@@ -19,6 +20,7 @@ export function register(program: Command): void {
     .description('move old-layout seen-sets into the compact layout, then delete them')
     .action(async () => {
       const settings = readPipelineSettings({});
+      await requireReachable({ redisUrl: settings.redisUrl });
       const redis = connectRedis(settings.redisUrl);
       try {
         const report = await migrateLegacySeenSets(redis, createRedisSeenSet(redis), {

@@ -20,6 +20,7 @@ import {
   waitForRun,
 } from '../../jobs/index.js';
 import { readPipelineSettings, type PipelineSettings } from '../../config/index.js';
+import { requireReachable } from '../service-probes.js';
 import { RESOURCES, type ResourceName } from '../../models/resources.js';
 import { createTopics } from '../../sink/create-topics.js';
 import { startSimulator } from '../../simulator/start-simulator.js';
@@ -77,6 +78,7 @@ export function register(program: Command): void {
         `simulator (${flags.scale}, seed ${flags.seed}) at ${sim.url}, world now ${new Date(sim.now()).toISOString()}`,
       );
       const base = readPipelineSettings({ api: false, kafka: true, registry: true });
+      await requireReachable(base);
       const settings: PipelineSettings = {
         ...base,
         apiUrl: sim.url,

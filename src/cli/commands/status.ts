@@ -26,10 +26,12 @@ export function register(program: Command): void {
         throw new ConfigError(`--runs must be an integer >= 0, got ${JSON.stringify(flags.runs)}`);
       const watchMs = flags.watch === undefined ? undefined : parseDuration('--watch', flags.watch);
       const settings = readPipelineSettings({});
-      const [{ connectRedis }, { collectStatus }] = await Promise.all([
+      const [{ connectRedis }, { collectStatus }, { requireReachable }] = await Promise.all([
         import('../../jobs/connect-redis.js'),
         import('../../status/collect-status.js'),
+        import('../service-probes.js'),
       ]);
+      await requireReachable({ redisUrl: settings.redisUrl });
       const redis = connectRedis(settings.redisUrl);
       try {
         for (;;) {

@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
 import { connectRedis } from '../../jobs/index.js';
 import { readPipelineSettings } from '../../config/index.js';
+import { requireReachable } from '../service-probes.js';
 import { parseResources } from '../../planner/index.js';
 import {
   createScheduleRegistry,
@@ -77,6 +78,7 @@ export function register(program: Command): void {
     .option('--reset', 'forget the watermarks of the resources (the next run starts over from --since)')
     .action(async (names: string[], flags: TailFlags) => {
       const settings = readPipelineSettings({});
+      await requireReachable({ redisUrl: settings.redisUrl });
       const redis = connectRedis(settings.redisUrl);
       const registry = createScheduleRegistry({
         connection: redis,

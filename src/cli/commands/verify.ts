@@ -14,6 +14,7 @@ import { createRecordDecoder } from '../../encoding/record-decoder.js';
 import { createRegistryClient } from '../../encoding/registry-client.js';
 import { createPipelineRuntime } from '../../jobs/index.js';
 import { readPipelineSettings } from '../../config/index.js';
+import { requireReachable } from '../service-probes.js';
 import { parseResources } from '../../planner/index.js';
 import { collectUpstreamTruth, verifyResource, type VerifyReport } from '../../verify/index.js';
 
@@ -63,6 +64,11 @@ export function register(program: Command): void {
         const until = flags.until === undefined ? undefined : Date.parse(flags.until);
         if (until !== undefined && Number.isNaN(until))
           throw new ConfigError(`--until must be ISO-8601, got ${JSON.stringify(flags.until)}`);
+        await requireReachable({
+          kafkaBrokers: settings.kafkaBrokers,
+          schemaRegistryUrl: settings.schemaRegistryUrl,
+          ...(flags.truth === undefined ? { redisUrl: settings.redisUrl } : {}),
+        });
         const rt =
           flags.truth === undefined ? await createPipelineRuntime(settings, { kafka: false }) : undefined;
         const reports: VerifyReport[] = [];

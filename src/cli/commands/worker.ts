@@ -24,6 +24,7 @@ import {
   type Readiness,
 } from '../../metrics/index.js';
 import { createWorkerOperations, DEFAULT_WORKER_TELEMETRY_OPTIONS } from '../../status/index.js';
+import { maskSecrets } from '../mask-secrets.js';
 import { createServiceMonitor } from '../service-monitor.js';
 import { workerServiceProbes } from '../service-probes.js';
 import { childMetricsPort, resolveProcessCount, runWorkerProcesses } from '../worker-processes.js';
@@ -116,7 +117,11 @@ export function register(program: Command): void {
   program
     .command('worker')
     .description('process backfill slices: fetch -> dedup -> Avro -> Kafka -> ack -> mark seen -> checkpoint')
-    .option('--concurrency <n>', 'slices processed at once by this process (enough page reads to fill 50-call batches on the shared budget)', '32')
+    .option(
+      '--concurrency <n>',
+      'slices processed at once by this process (enough page reads to fill 50-call batches on the shared budget)',
+      '32',
+    )
     .option('--quiet', 'no per-slice lines')
     .option(
       '--lock-duration <ms>',
@@ -213,7 +218,7 @@ export function register(program: Command): void {
           giveUpLabel: formatDuration(giveUpAfterMs),
           // Down from the start: the deadline counts from launch (module loading included).
           downSince: Date.now() - process.uptime() * 1000,
-          onChange: (line) => console.error(`worker: ${line}`),
+          onChange: (line) => console.error(maskSecrets(`worker: ${line}`)),
           onGiveUp: (error) => {
             gaveUp = error;
             stopping.abort();
@@ -289,7 +294,7 @@ export function register(program: Command): void {
                   monitor.recheck(service);
                 return;
               }
-              console.error(`worker: ${where}: ${e.name}: ${e.message}`);
+              console.error(maskSecrets(`worker: ${where}: ${e.name}: ${e.message}`));
             },
             onProgress: (ev) => {
               if (flags.quiet === true && ev.kind === 'slice') return;
