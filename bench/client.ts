@@ -18,7 +18,8 @@
  * figures are the upstream's: rounds, requests, seconds. Two runs: the transaction feed over the last `--hours`
  * (default 48) and the full-history per-user walk; every published id set is compared with the simulator's truth.
  *
- *   npm run bench:client -- --latency realistic --pipeline --scale small
+ *   npm run bench:client -- --latency realistic --pipeline --scale small [--slice-concurrency 64] [--walks feed,full]
+ *     [--plans requests,rounds] [--probe-rounds 3]
  */
 import { collectSlices, createClient, createListing, type CollectStats } from '../src/client/index.js';
 import { createDedupStore, createMemorySeenSet, type DedupRecord } from '../src/dedup/index.js';
@@ -111,7 +112,7 @@ async function pipelineRun(
       ...(request.since === undefined ? {} : { since: request.since }),
     },
     createClientPlannerSource(client),
-    { plan },
+    { plan, ...(flag('probe-rounds') === undefined ? {} : { maxProbeRounds: Number(flag('probe-rounds')) }) },
   );
   const planSecs = (performance.now() - started) / 1000;
   const planWaves = counting.waves();
@@ -204,7 +205,7 @@ async function pipelineMain(): Promise<void> {
     const walks = [
       { name: `feed ${hours} h`, since: until - hours * 3_600_000, fullHistory: false },
       { name: 'full history', since: undefined, fullHistory: true },
-    ];
+    ].filter((w) => (flag('walks') ?? 'feed,full').includes(w.fullHistory ? 'full' : 'feed'));
     for (const walk of walks) {
       const truth = new Set(
         all
