@@ -41,7 +41,11 @@ export function hashApiKey(apiKey: string | undefined): string {
 
 /** The key names of the budget of `apiKey` under `prefix`. */
 export function budgetKeys(prefix: string, apiKey: string | undefined): BudgetKeys {
-  const base = `${prefix}${hashApiKey(apiKey)}`;
+  return budgetKeysOfBase(`${prefix}${hashApiKey(apiKey)}`);
+}
+
+/** The key names under a known base (`<prefix><digest>`, as `findBudgetBases` returns them). */
+export function budgetKeysOfBase(base: string): BudgetKeys {
   return {
     base,
     queues: CALL_PRIORITIES.map((_, i) => `${base}:q:${i}`),

@@ -3,10 +3,18 @@
  * "Upstream budget").
  */
 export { createSharedBudget, DEFAULT_SHARED_BUDGET_OPTIONS } from './shared-budget.js';
-export type { SharedBudget, SharedBudgetOptions, BudgetSnapshot, BatchInfo } from './shared-budget.js';
-export { CALL_PRIORITIES, priorityRank, runWithPriority, currentPriority } from './priority.js';
+export type { SharedBudget, SharedBudgetOptions, BatchInfo } from './shared-budget.js';
+export { readBudgetSnapshot, findBudgetBases, proceduresPerRequest } from './budget-snapshot.js';
+export type { BudgetSnapshot } from './budget-snapshot.js';
+export {
+  CALL_PRIORITIES,
+  priorityRank,
+  queuePriority,
+  runWithPriority,
+  currentPriority,
+} from './priority.js';
 export type { CallPriority } from './priority.js';
-export { budgetKeys, hashApiKey } from './budget-keys.js';
+export { budgetKeys, budgetKeysOfBase, hashApiKey } from './budget-keys.js';
 export type { BudgetKeys } from './budget-keys.js';
 export {
   budgetBinds,

@@ -35,3 +35,11 @@ export function runWithPriority<T>(priority: CallPriority, fn: () => T): T {
 export function currentPriority(): CallPriority | undefined {
   return storage.getStore();
 }
+
+/**
+ * BullMQ job options that order a queue by call priority (`feed-tail` first): BullMQ takes a lower `priority`
+ * first. Slices of tails so overtake the slices of a backfill already queued; no priority, no option.
+ */
+export function queuePriority(priority: CallPriority | undefined): { priority?: number } {
+  return priority === undefined ? {} : { priority: priorityRank(priority) + 1 };
+}

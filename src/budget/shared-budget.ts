@@ -24,11 +24,14 @@ import type { ProcedureCall, SlotResult, Transport } from '../client/transport.j
 import { AbortedError, ConfigError, GamedataError, ServiceError } from '../errors.js';
 import type { BudgetKeys } from './budget-keys.js';
 import { budgetKeys } from './budget-keys.js';
+import { readBudgetSnapshot, type BudgetSnapshot } from './budget-snapshot.js';
 import type { BudgetLimiter } from './budget-limiter.js';
 import { createBudgetLimiter } from './budget-limiter.js';
 import { RECOVER, RELEASE, RENEW, TAKE } from './budget-scripts.js';
 import type { CallPriority } from './priority.js';
 import { CALL_PRIORITIES, currentPriority, priorityRank } from './priority.js';
+
+export type { BudgetSnapshot };
 import { decodeReply, encodeFailure, encodeResult } from './reply-codec.js';
 import { groupIdentical } from './select-batch.js';
 import { decideSend } from './send-decision.js';
@@ -101,24 +104,6 @@ export interface BatchInfo {
   byPriority: number[];
   /** Whether the budget bound when the batch was chosen. */
   binds: boolean;
-}
-
-/** The budget of one key as Redis holds it (for `status` and `/metrics`). */
-export interface BudgetSnapshot {
-  /** Calls waiting, per priority. */
-  waiting: Record<CallPriority, number>;
-  /** Id of the process holding the fetcher lease, if any. */
-  leader: string | null;
-  /** Epoch ms of a 429 pause still running, else 0. */
-  pauseUntil: number;
-  limit: number | undefined;
-  remaining: number | undefined;
-  resetAt: number | undefined;
-  /** Counters since the keys were created. */
-  requests: number;
-  slots: number;
-  calls: number;
-  status429: number;
 }
 
 export interface SharedBudget extends ClientBudget {
@@ -527,34 +512,7 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
       return router;
     },
     isLeader: () => leading,
-    async snapshot() {
-      const pipe = redis.pipeline();
-      for (const q of keys.queues) pipe.llen(q);
-      pipe.get(keys.leader).get(keys.pause).hgetall(keys.state).hgetall(keys.stats);
-      const res = (await pipe.exec()) ?? [];
-      const value = (i: number): unknown => res[i]?.[1];
-      const waiting = Object.fromEntries(CALL_PRIORITIES.map((p, i) => [p, Number(value(i) ?? 0)])) as Record<
-        CallPriority,
-        number
-      >;
-      const n = CALL_PRIORITIES.length;
-      const state = (value(n + 2) ?? {}) as Record<string, string>;
-      const stats = (value(n + 3) ?? {}) as Record<string, string>;
-      const opt = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
-      const pauseUntil = Number(value(n + 1) ?? 0);
-      return {
-        waiting,
-        leader: (value(n) as string | null) ?? null,
-        pauseUntil: pauseUntil > now() ? pauseUntil : 0,
-        limit: opt(state['limit']),
-        remaining: opt(state['remaining']),
-        resetAt: opt(state['resetAt']),
-        requests: Number(stats['requests'] ?? 0),
-        slots: Number(stats['slots'] ?? 0),
-        calls: Number(stats['calls'] ?? 0),
-        status429: Number(stats['status429'] ?? 0),
-      };
-    },
+    snapshot: () => readBudgetSnapshot(redis, keys, now()),
     async close() {
       if (closed) return;
       closed = true;

@@ -3,6 +3,7 @@ import { FlowProducer, Queue, type ConnectionOptions, type JobsOptions } from 'b
 import { GamedataError } from '../errors.js';
 import type { RunJobData, RunResult, SliceJobData } from '../planner/job-types.js';
 import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-names.js';
+import { queuePriority } from '../budget/priority.js';
 import { DEFAULT_RUN_RETENTION, type RunRetention } from './run-counters.js';
 
 /**
@@ -56,7 +57,7 @@ export async function enqueueRun(
         name: JOB_NAMES.slice,
         queueName: QUEUE_NAMES.slices,
         data: s,
-        opts: sliceJobOptions(s.sliceId, options.retention),
+        opts: { ...sliceJobOptions(s.sliceId, options.retention), ...queuePriority(s.priority) },
       })),
     });
   } finally {

@@ -23,7 +23,7 @@ import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-n
 import type { RunCounters } from './run-counters.js';
 import { sliceJobOptions } from './backfill-flow.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';
-import { runWithPriority, type CallPriority } from '../budget/priority.js';
+import { queuePriority, runWithPriority, type CallPriority } from '../budget/priority.js';
 
 export interface PipelineWorkerOptions {
   /** Redis connection for BullMQ (ioredis options or instance; needs `maxRetriesPerRequest: null`). */
@@ -138,6 +138,7 @@ export function startPipelineWorkers(
               data: c.priority === undefined && priority !== undefined ? { ...c, priority } : c,
               opts: {
                 ...sliceJobOptions(c.sliceId),
+                ...queuePriority(c.priority ?? priority),
                 parent: { id: parent.id as string, queue: parent.queueKey },
               },
             })),

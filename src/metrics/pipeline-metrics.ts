@@ -13,7 +13,8 @@
  * | offset-commit-completion-total       | gamedata_checkpoints_total                 |
  *
  * Plus upstream and cache figures Connect has no name for: pages, HTTP requests by status, batch sizes,
- * cache hits/stale/misses, tail lag.
+ * cache hits/stale/misses, tail lag, and the API key's shared budget (`gamedata_budget_*`: limit, remaining,
+ * requests, procedures, procedures per request, 429s, calls waiting per priority, whether this process fetches).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -34,6 +35,17 @@ export interface PipelineMetrics {
   readonly cacheLookups: Counter<'operation' | 'result'>;
   readonly tailLagSeconds: Gauge<'resource'>;
   readonly rateLimitRemaining: Gauge;
+  /** The API key's shared budget, deployment-wide (read from Redis at each heartbeat). */
+  readonly budget: {
+    readonly limit: Gauge;
+    readonly remaining: Gauge;
+    readonly requests: Gauge;
+    readonly procedures: Gauge;
+    readonly proceduresPerRequest: Gauge;
+    readonly rateLimited: Gauge;
+    readonly waiting: Gauge<'priority'>;
+    readonly fetcher: Gauge;
+  };
   /** The exposition text (`text/plain; version=0.0.4`). */
   render(): Promise<string>;
 }
@@ -138,6 +150,49 @@ export function createPipelineMetrics(options: PipelineMetricsOptions = {}): Pip
       help: 'The last ratelimit-remaining header seen from the upstream.',
       registers,
     }),
+    budget: {
+      limit: new Gauge({
+        name: 'gamedata_budget_limit',
+        help: "The API key's request limit per window (ratelimit-limit as the shared budget's fetcher last saw it).",
+        registers,
+      }),
+      remaining: new Gauge({
+        name: 'gamedata_budget_remaining',
+        help: 'Requests left in the current window (the shared budget: every worker on the key).',
+        registers,
+      }),
+      requests: new Gauge({
+        name: 'gamedata_budget_requests',
+        help: 'Upstream requests sent on the key by every worker since its budget keys were created.',
+        registers,
+      }),
+      procedures: new Gauge({
+        name: 'gamedata_budget_procedures',
+        help: 'Procedures carried by those requests (identical calls share one).',
+        registers,
+      }),
+      proceduresPerRequest: new Gauge({
+        name: 'gamedata_budget_procedures_per_request',
+        help: 'Procedures per request on the key so far (50 = every POST full).',
+        registers,
+      }),
+      rateLimited: new Gauge({
+        name: 'gamedata_budget_rate_limited',
+        help: 'Requests on the key answered 429 since its budget keys were created.',
+        registers,
+      }),
+      waiting: new Gauge({
+        name: 'gamedata_budget_waiting_calls',
+        help: 'Calls waiting in the shared budget, by priority (feed-tail, resource-tail, backfill, rescan).',
+        labelNames: ['priority'],
+        registers,
+      }),
+      fetcher: new Gauge({
+        name: 'gamedata_budget_fetcher',
+        help: "1 while this process is the key's elected fetcher.",
+        registers,
+      }),
+    },
     render: () => registry.metrics(),
   };
 }

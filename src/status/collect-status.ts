@@ -16,6 +16,23 @@ import { createTailStateStore } from '../schedules/tail-state.js';
 import { tailLagSeconds } from '../schedules/schedule-worker.js';
 import { recordCountersFromMetrics, scrapeMetrics } from './scrape-metrics.js';
 import { readHeartbeats, type WorkerHeartbeat } from './worker-telemetry.js';
+import { budgetKeysOfBase } from '../budget/budget-keys.js';
+import {
+  findBudgetBases,
+  proceduresPerRequest,
+  readBudgetSnapshot,
+  type BudgetSnapshot,
+} from '../budget/budget-snapshot.js';
+
+/** One API key's shared budget (src/budget), deployment-wide. */
+export interface BudgetStatus extends BudgetSnapshot {
+  /** The key's digest (never the key). */
+  key: string;
+  /** `slots / requests` (50 = every POST full). */
+  proceduresPerRequest: number;
+  /** `remaining / limit`. */
+  headroom: number | undefined;
+}
 
 export interface RunSummary {
   runId: string;
@@ -70,6 +87,8 @@ export interface StatusReport {
     httpRequests: number;
   };
   upstream: {
+    /** The shared budget of each API key the workers used (keys under `<redisPrefix>:budget:`). */
+    budgets: BudgetStatus[];
     /** The lowest `ratelimit-remaining` any live worker saw, of `limit`; `headroom` = remaining / limit. */
     rateLimit: {
       limit: number | undefined;
@@ -198,6 +217,22 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
     }
   }
 
+  const budgetPrefix = `${o.redisPrefix}:budget:`;
+  const budgets: BudgetStatus[] = await Promise.all(
+    (await findBudgetBases(redis, budgetPrefix)).map(async (base) => {
+      const b = await readBudgetSnapshot(redis, budgetKeysOfBase(base), now);
+      return {
+        key: base.slice(budgetPrefix.length),
+        ...b,
+        proceduresPerRequest: proceduresPerRequest(b),
+        headroom:
+          b.limit === undefined || b.remaining === undefined || b.limit === 0
+            ? undefined
+            : b.remaining / b.limit,
+      };
+    }),
+  );
+
   const urls = workers.map((w) => w.metricsUrl).filter((u): u is string => u !== undefined);
   let metrics: StatusReport['metrics'];
   if (o.scrape && urls.length > 0) {
@@ -235,6 +270,7 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
     workers,
     ...(metrics === undefined ? {} : { metrics }),
     upstream: {
+      budgets,
       rateLimit: {
         limit,
         remaining,

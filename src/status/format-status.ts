@@ -44,6 +44,16 @@ export function formatStatus(r: StatusReport): string {
   lines.push(
     `upstream rate limit: ${rl.remaining === undefined ? 'not seen yet' : `${n(rl.remaining)} of ${rl.limit === undefined ? '?' : n(rl.limit)} left (${rl.headroom === undefined ? '?' : `${Math.round(rl.headroom * 100)}%`} headroom)${rl.resetAt === undefined ? '' : `, resets ${rl.resetAt}`}`}`,
   );
+  for (const b of r.upstream.budgets) {
+    const w = b.waiting;
+    lines.push(
+      `upstream budget (key ${b.key}): ${b.remaining === undefined ? '?' : n(b.remaining)} of ${b.limit === undefined ? '?' : n(b.limit)} left` +
+        `${b.resetAt === undefined ? '' : ` until ${new Date(b.resetAt).toISOString()}`}${b.pauseUntil > 0 ? `, paused after a 429 until ${new Date(b.pauseUntil).toISOString()}` : ''}; ` +
+        `${n(b.requests)} requests carried ${n(b.slots)} procedures (${b.proceduresPerRequest.toFixed(1)} per request), ${n(b.status429)} answered 429; ` +
+        `waiting: feed-tail ${n(w['feed-tail'])}, resource-tail ${n(w['resource-tail'])}, backfill ${n(w.backfill)}, rescan ${n(w.rescan)}; ` +
+        `fetcher ${b.leader ?? 'none'}`,
+    );
+  }
   lines.push(`workers: ${r.workers.length}`);
   for (const w of r.workers) lines.push(`  ${w.id} ${w.metricsUrl ?? '(no /metrics)'}`);
   if (r.metrics !== undefined) {

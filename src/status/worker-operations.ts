@@ -81,6 +81,7 @@ export function createWorkerOperations(
       const url = await telemetry.start({
         redis: runtime.redis,
         client: runtime.client,
+        budget: runtime.budget,
         ...(workers === undefined ? {} : { slices: workers.slices }),
       });
       if (options.schedules ?? true) {

@@ -9,6 +9,8 @@ import { hostname } from 'node:os';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Client } from '../client/create-client.js';
+import type { SharedBudget } from '../budget/shared-budget.js';
+import { proceduresPerRequest } from '../budget/budget-snapshot.js';
 import type { PipelineWorkerDeps } from '../jobs/index.js';
 import type { SliceJobData, SliceResult } from '../planner/index.js';
 import {
@@ -76,6 +78,8 @@ export interface WorkerTelemetry {
   start(o: {
     redis: Redis;
     client?: Pick<Client, 'stats'>;
+    /** The key's shared budget: its snapshot feeds the `gamedata_budget_*` gauges at each heartbeat. */
+    budget?: Pick<SharedBudget, 'snapshot' | 'isLeader'> | undefined;
     slices?: Worker<SliceJobData, SliceResult>;
   }): Promise<string | undefined>;
   close(): Promise<void>;
@@ -193,6 +197,19 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
             Math.max(0, cache.misses - lastCache.misses),
           );
           lastCache = { fresh: cache.fresh, stale: cache.stale, misses: cache.misses };
+        }
+        // A Redis hiccup reading the budget must not cost the heartbeat.
+        const b = await s.budget?.snapshot().catch(() => undefined);
+        if (s.budget !== undefined && b !== undefined) {
+          const g = metrics.budget;
+          if (b.limit !== undefined) g.limit.set(b.limit);
+          if (b.remaining !== undefined) g.remaining.set(b.remaining);
+          g.requests.set(b.requests);
+          g.procedures.set(b.slots);
+          g.proceduresPerRequest.set(proceduresPerRequest(b));
+          g.rateLimited.set(b.status429);
+          for (const [priority, n] of Object.entries(b.waiting)) g.waiting.set({ priority }, n);
+          g.fetcher.set(s.budget.isLeader() ? 1 : 0);
         }
         const hb: WorkerHeartbeat = {
           id,

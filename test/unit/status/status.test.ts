@@ -131,9 +131,32 @@ describe('formatStatus', () => {
       ],
       schedules: [],
       workers: [],
-      upstream: { rateLimit: { limit: 500, remaining: 400, headroom: 0.8, resetAt: undefined } },
+      upstream: {
+        budgets: [
+          {
+            key: 'abc123',
+            waiting: { 'feed-tail': 1, 'resource-tail': 0, backfill: 1234, rescan: 5 },
+            leader: 'f00d',
+            pauseUntil: 0,
+            limit: 500,
+            remaining: 312,
+            resetAt: undefined,
+            requests: 100,
+            slots: 4850,
+            calls: 4900,
+            status429: 0,
+            proceduresPerRequest: 48.5,
+            headroom: 0.624,
+          },
+        ],
+        rateLimit: { limit: 500, remaining: 400, headroom: 0.8, resetAt: undefined },
+      },
     };
     const text = formatStatus(report);
+    expect(text).toContain(
+      'upstream budget (key abc123): 312 of 500 left; 100 requests carried 4,850 procedures (48.5 per request), 0 answered 429; ' +
+        'waiting: feed-tail 1, resource-tail 0, backfill 1,234, rescan 5; fetcher f00d',
+    );
     expect(text).toContain('runs: 3 (1 running, 1 completed, 1 failed)');
     expect(text).toContain('slices: 10 done, 1 active, 2 waiting, 0 delayed (retrying), 1 failed');
     expect(text).toContain('records: 1,200 fetched, 1,100 published, 90 deduplicated, 10 dead-lettered');
