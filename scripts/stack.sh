@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Local stack without Docker: Apache Kafka (KRaft, single node), Apicurio Registry (Confluent API at
+# Local stack without Docker: Apache Kafka (KRaft, single node or a cluster), Apicurio Registry (Confluent API at
 # /apis/ccompat/v7) and Redis 7, on loopback ports, everything cached under .stack/.
 #
 #   scripts/stack.sh up              start what is not already answering; print `export ...` lines on stdout
+#   scripts/stack.sh up --brokers 3  Kafka as a cluster of 3 KRaft nodes (each broker + controller; replication 3,
+#                                    min.insync.replicas=2 by default; `topics create` then replicates 3 times).
+#                                    Node i listens on STACK_KAFKA_PORT + (i-1)*STACK_KAFKA_PORT_STEP (19092, 19102,
+#                                    19112) and its controller on STACK_KAFKA_CONTROLLER_PORT + the same step.
+#                                    down/status/env/stop-broker remember the count (<stack>/run/brokers).
+#                                    STACK_BROKERS=3 does the same as the flag.
+#   scripts/stack.sh stop-broker N   controlled shutdown of Kafka node N (1 on a single node), for failure tests
+#   scripts/stack.sh start-broker N  start node N again and wait until the cluster has every broker back
+#   scripts/stack.sh restart-broker N   stop-broker + start-broker
 #   scripts/stack.sh down            stop what this stack started (services found running elsewhere are left alone)
 #   scripts/stack.sh status          one line per service on stderr; exit 0 when all three answer
 #   scripts/stack.sh reset           down + wipe the data (downloads stay cached)
@@ -26,6 +35,7 @@ HOST=127.0.0.1
 
 KAFKA_PORT="${STACK_KAFKA_PORT:-19092}"
 KAFKA_CONTROLLER_PORT="${STACK_KAFKA_CONTROLLER_PORT:-19093}"
+KAFKA_PORT_STEP="${STACK_KAFKA_PORT_STEP:-10}"
 REGISTRY_PORT="${STACK_REGISTRY_PORT:-18081}"
 REGISTRY_MGMT_PORT="${STACK_REGISTRY_MGMT_PORT:-19000}"
 REDIS_PORT="${STACK_REDIS_PORT:-16379}"
@@ -40,7 +50,8 @@ REGISTRY_DIR="$STACK/apicurio"
 REDIS_DIR="$STACK/redis"
 RUN_DIR="$STACK/run"
 
-KAFKA_URL="$HOST:$KAFKA_PORT"
+KAFKA_URL="$HOST:$KAFKA_PORT"   # every broker's address once the count is known (set_brokers)
+BROKERS=1
 REGISTRY_ROOT="http://$HOST:$REGISTRY_PORT"
 REGISTRY_URL="$REGISTRY_ROOT/apis/ccompat/v7"
 REDIS_URL="redis://$HOST:$REDIS_PORT"
@@ -97,7 +108,23 @@ log_tail() {
   printf '[stack] ---- end of %s log ----\n' "$name" >&2
 }
 
-kafka_answers() { node "$ROOT/scripts/stack/kafka-ready.mjs" "$KAFKA_URL" "${1:-2000}" 2>/dev/null; }
+# Kafka answers with every broker of the stack in the cluster.
+kafka_answers() { node "$ROOT/scripts/stack/kafka-ready.mjs" "$KAFKA_URL" "${1:-2000}" "$BROKERS" 2>/dev/null; }
+# One node of the cluster answers by itself (its own address only). args: node
+node_answers() { node "$ROOT/scripts/stack/kafka-ready.mjs" "$HOST:$(broker_port "$1")" 2000 2>/dev/null; }
+
+broker_port() { echo $((KAFKA_PORT + ($1 - 1) * KAFKA_PORT_STEP)); }
+controller_port() { echo $((KAFKA_CONTROLLER_PORT + ($1 - 1) * KAFKA_PORT_STEP)); }
+node_dir() { echo "$KAFKA_DIR/cluster/node-$1"; }
+
+# args: count. Sets BROKERS and KAFKA_URL (every broker, comma-separated).
+set_brokers() {
+  [[ "$1" =~ ^[1-9]$ ]] || die "--brokers takes 1..9, got '$1'"
+  BROKERS="$1"
+  local i urls=()
+  for ((i = 1; i <= BROKERS; i++)); do urls+=("$HOST:$(broker_port "$i")"); done
+  KAFKA_URL="$(IFS=,; echo "${urls[*]}")"
+}
 registry_answers() { curl -fsS -m 3 -o /dev/null "$REGISTRY_URL/subjects" 2>/dev/null; }
 redis_answers() { [[ "$(redis-cli -h "$HOST" -p "$REDIS_PORT" ping 2>/dev/null)" == PONG ]]; }
 
@@ -179,6 +206,47 @@ num.recovery.threads.per.data.dir=1
 EOF
 }
 
+# server.properties of cluster node $1 (combined broker + controller; a static quorum of every node).
+write_node_properties() {
+  local i="$1" dir voters="" j
+  dir="$(node_dir "$i")"
+  mkdir -p "$dir/data" "$dir/logs"
+  for ((j = 1; j <= BROKERS; j++)); do voters+="${voters:+,}$j@$HOST:$(controller_port "$j")"; done
+  local rf=$((BROKERS < 3 ? BROKERS : 3)) isr=$((BROKERS >= 3 ? 2 : 1))
+  cat >"$dir/server.properties" <<PROPS
+# Written by scripts/stack.sh (regenerated on every start): node $i of a $BROKERS-node KRaft cluster.
+process.roles=broker,controller
+node.id=$i
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://$HOST:$(broker_port "$i"),CONTROLLER://$HOST:$(controller_port "$i")
+advertised.listeners=PLAINTEXT://$HOST:$(broker_port "$i"),CONTROLLER://$HOST:$(controller_port "$i")
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/data
+num.partitions=1
+default.replication.factor=$rf
+min.insync.replicas=$isr
+auto.create.topics.enable=true
+offsets.topic.replication.factor=$rf
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=$isr
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=$rf
+share.coordinator.state.topic.min.isr=$isr
+group.initial.rebalance.delay.ms=0
+# a stopped node's leaderships move at once (controlled shutdown); a restarted one catches up and rejoins the ISR
+controlled.shutdown.enable=true
+replica.lag.time.max.ms=10000
+# small thread pools: a 2-core machine shared with tests
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+num.recovery.threads.per.data.dir=1
+PROPS
+}
+
 install_registry() {
   mkdir -p "$REGISTRY_DIR"
   local app="$REGISTRY_DIR/app-$APICURIO_VERSION"
@@ -250,6 +318,32 @@ start_kafka() {
     -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
     -cp "$cp" kafka.Kafka "$KAFKA_DIR/server.properties"
+}
+
+# Formats (once) and starts cluster node $1; every node shares the cluster id in cluster/cluster.id.
+start_kafka_node() {
+  local i="$1" dir cp="$KAFKA_DIR/libs/*" id
+  dir="$(node_dir "$i")"
+  write_node_properties "$i"
+  if [[ ! -f "$dir/data/meta.properties" ]]; then
+    mkdir -p "$KAFKA_DIR/cluster"
+    if [[ ! -s "$KAFKA_DIR/cluster/cluster.id" ]]; then
+      id=""
+      while [[ -z "$id" || "$id" == -* ]]; do id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"; done
+      echo "$id" >"$KAFKA_DIR/cluster/cluster.id"
+    fi
+    id="$(cat "$KAFKA_DIR/cluster/cluster.id")"
+    log "kafka-$i: formatting storage (cluster id $id)"
+    java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+      -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dlog4j2.level=warn -cp "$cp" \
+      kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" --ignore-formatted \
+      >"$dir/format.log" 2>&1 || { log_tail "kafka-$i-format" "$dir/format.log"; die "kafka-$i: storage format failed"; }
+  fi
+  log "kafka-$i: starting $KAFKA_VERSION on $HOST:$(broker_port "$i")"
+  start_detached "$RUN_DIR/kafka-$i.pid" "$dir/kafka.out" java -Xms128m -Xmx512m -server -XX:+UseG1GC \
+    -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$dir/logs" \
+    -cp "$cp" kafka.Kafka "$dir/server.properties"
 }
 
 start_registry() {
@@ -351,15 +445,25 @@ cmd_up() {
   need curl "apt-get install -y curl"
   need node "install Node 20"
 
-  kafka="$(plan_service kafka kafka_answers "$KAFKA_PORT" kafka "$KAFKA_URL")"
-  [[ "$kafka" != start ]] || { install_kafka; start_kafka; }
+  if ((BROKERS > 1)); then
+    kafka=cluster
+    cluster_up
+  else
+    kafka="$(plan_service kafka kafka_answers "$KAFKA_PORT" kafka "$KAFKA_URL")"
+    [[ "$kafka" != start ]] || { install_kafka; start_kafka; }
+  fi
+  echo "$BROKERS" >"$RUN_DIR/brokers"
   registry="$(plan_service registry registry_answers "$REGISTRY_PORT" registry "$REGISTRY_ROOT")"
   [[ "$registry" != start ]] || { install_registry; start_registry; }
   redis="$(plan_service redis redis_answers "$REDIS_PORT" redis "$REDIS_URL")"
   [[ "$redis" != start ]] || { install_redis; start_redis; }
 
   [[ "$redis" == reuse ]] || wait_until redis "$REDIS_WAIT_S" redis_answers "$REDIS_DIR/redis.log" redis
-  [[ "$kafka" == reuse ]] || wait_until kafka "$KAFKA_WAIT_S" kafka_answers "$KAFKA_DIR/kafka.out" kafka
+  if [[ "$kafka" == cluster ]]; then
+    wait_until "kafka ($BROKERS brokers)" "$KAFKA_WAIT_S" kafka_answers "$(node_dir 1)/kafka.out" ""
+  elif [[ "$kafka" != reuse ]]; then
+    wait_until kafka "$KAFKA_WAIT_S" kafka_answers "$KAFKA_DIR/kafka.out" kafka
+  fi
   if [[ "$registry" != reuse ]]; then
     wait_until registry "$REGISTRY_WAIT_S" registry_answers "$REGISTRY_DIR/registry.log" registry
     registry_defaults
@@ -367,6 +471,43 @@ cmd_up() {
   [[ -z "$WITH_WAREHOUSE" ]] || warehouse_up
   log "up in $((SECONDS - t0))s"
   print_env
+}
+
+# Starts every cluster node that does not answer (reusing those that do: an `up` after a partial start).
+cluster_up() {
+  local i
+  install_kafka
+  for ((i = 1; i <= BROKERS; i++)); do
+    if node_answers "$i"; then log "kafka-$i: already answering on $HOST:$(broker_port "$i")"; continue; fi
+    if owned_pid "kafka-$i" >/dev/null; then log "kafka-$i: started earlier and not answering yet; waiting"; continue; fi
+    ! port_open "$(broker_port "$i")" || die "kafka-$i: port $(broker_port "$i") is taken by something that does not answer like Kafka"
+    start_kafka_node "$i"
+  done
+}
+
+# args: node. Node 1 of a single-node stack is `kafka`, else `kafka-<n>`.
+broker_pidname() { if ((BROKERS > 1)); then echo "kafka-$1"; else echo kafka; fi; }
+
+check_node() {
+  [[ "$1" =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= BROKERS)) || die "$2 takes a node number 1..$BROKERS, got '$1'"
+}
+
+cmd_stop_broker() {
+  lock
+  local i="$1" pid
+  check_node "$i" stop-broker
+  pid="$(owned_pid "$(broker_pidname "$i")")" || die "kafka node $i is not running (or not started by this stack)"
+  stop_pid "kafka node $i" "$pid"   # SIGTERM = controlled shutdown: leadership moves to the other nodes first
+}
+
+cmd_start_broker() {
+  lock
+  local i="$1" out
+  check_node "$i" start-broker
+  ! owned_pid "$(broker_pidname "$i")" >/dev/null || die "kafka node $i is already running"
+  install_kafka
+  if ((BROKERS > 1)); then start_kafka_node "$i"; out="$(node_dir "$i")/kafka.out"; else start_kafka; out="$KAFKA_DIR/kafka.out"; fi
+  wait_until "kafka ($BROKERS brokers)" "$KAFKA_WAIT_S" kafka_answers "$out" "$(broker_pidname "$i")"
 }
 
 stop_pid() {
@@ -393,8 +534,17 @@ cmd_down() {
   fi
   if pid="$(owned_pid registry)"; then stop_pid registry "$pid"; any=1; fi
   if pid="$(owned_pid kafka)"; then stop_pid kafka "$pid"; any=1; fi   # SIGTERM = controlled shutdown
+  # Cluster nodes: signalled all at once (one by one, the last ones would wait for a quorum that is gone).
+  local f pids=()
+  for f in "$RUN_DIR"/kafka-*.pid; do
+    [[ -e "$f" ]] || continue
+    f="$(basename "$f" .pid)"
+    if pid="$(owned_pid "$f")"; then kill -TERM "$pid" 2>/dev/null || true; pids+=("$f:$pid"); fi
+  done
+  for f in "${pids[@]}"; do stop_pid "${f%%:*}" "${f#*:}"; any=1; done
   rm -f "$RUN_DIR"/*.pid
   [[ -n "$any" ]] || log "nothing started by this stack is running"
+  rm -f "$RUN_DIR/brokers"
   for svc in kafka:$KAFKA_PORT registry:$REGISTRY_PORT redis:$REDIS_PORT; do
     port_open "${svc#*:}" && log "${svc%%:*}: port ${svc#*:} still answers (not started by this stack: left alone)"
   done
@@ -404,7 +554,13 @@ cmd_down() {
 cmd_status() {
   local ok=0 pid
   describe() { if pid="$(owned_pid "$1")"; then echo "started by this stack, pid $pid"; else echo "not started by this stack"; fi; }
-  if kafka_answers 3000; then log "kafka:    up   $KAFKA_URL ($(describe kafka))"; else log "kafka:    down $KAFKA_URL"; ok=1; fi
+  if ((BROKERS > 1)); then
+    local i
+    for ((i = 1; i <= BROKERS; i++)); do
+      if node_answers "$i"; then log "kafka-$i:  up   $HOST:$(broker_port "$i") ($(describe "kafka-$i"))"
+      else log "kafka-$i:  down $HOST:$(broker_port "$i")"; ok=1; fi
+    done
+  elif kafka_answers 3000; then log "kafka:    up   $KAFKA_URL ($(describe kafka))"; else log "kafka:    down $KAFKA_URL"; ok=1; fi
   if registry_answers; then log "registry: up   $REGISTRY_URL ($(describe registry))"; else log "registry: down $REGISTRY_URL"; ok=1; fi
   if redis_answers; then log "redis:    up   $REDIS_URL ($(describe redis))"; else log "redis:    down $REDIS_URL"; ok=1; fi
   warehouse_status "$([[ -n "$WITH_WAREHOUSE" ]] && echo 1 || echo 0)" || ok=1
@@ -414,7 +570,7 @@ cmd_status() {
 cmd_reset() {
   cmd_down
   log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data $POSTGRES_DIR/data"
-  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data" "$POSTGRES_ALT_DIR/data"
+  rm -rf "$KAFKA_DIR/data" "$KAFKA_DIR/cluster" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data" "$POSTGRES_ALT_DIR/data"
 }
 
 # Graceful restart of the Redis on $REDIS_PORT with the same dir/pidfile/logfile, so the AOF is reloaded.
@@ -454,13 +610,24 @@ source "$ROOT/scripts/stack/warehouse.sh"
 
 cmd="${1:-}"
 (($# == 0)) || shift
+NODE_ARG=""
+if [[ "$cmd" == stop-broker || "$cmd" == start-broker || "$cmd" == restart-broker ]]; then
+  NODE_ARG="${1:-}"
+  (($# == 0)) || shift
+fi
+BROKERS_ARG="${STACK_BROKERS:-}"
 while (($#)); do
   case "$1" in
+    --brokers) [[ $# -ge 2 ]] || die "--brokers needs a count"; BROKERS_ARG="$2"; shift 2 ;;
+    --brokers=*) BROKERS_ARG="${1#*=}"; shift ;;
     --with) [[ "${2:-}" == warehouse ]] || die "--with takes 'warehouse', got '${2:-}'"; WITH_WAREHOUSE=1; shift 2 ;;
     --with=warehouse) WITH_WAREHOUSE=1; shift ;;
-    *) die "unknown argument '$1' (usage: $0 up|down|status|reset|restart-redis|env [--with warehouse])" ;;
+    *) die "unknown argument '$1' (usage: $0 up|down|status|reset|restart-redis|env [--with warehouse] [--brokers N])" ;;
   esac
 done
+# The broker count: the flag (or STACK_BROKERS), else what `up` recorded, else 1.
+if [[ -z "$BROKERS_ARG" && -s "$RUN_DIR/brokers" ]]; then BROKERS_ARG="$(cat "$RUN_DIR/brokers")"; fi
+set_brokers "${BROKERS_ARG:-1}"
 
 case "$cmd" in
   up) cmd_up ;;
@@ -468,7 +635,10 @@ case "$cmd" in
   status) cmd_status ;;
   reset) cmd_reset ;;
   restart-redis) cmd_restart_redis ;;
+  stop-broker) cmd_stop_broker "$NODE_ARG" ;;
+  start-broker) cmd_start_broker "$NODE_ARG" ;;
+  restart-broker) (cmd_stop_broker "$NODE_ARG") && cmd_start_broker "$NODE_ARG" ;;
   env) print_env ;;
   plugins) lock; install_connect; log "connect plugins in $CONNECT_DIR/plugins" ;;
-  *) printf 'usage: %s up|down|status|reset|restart-redis|env|plugins [--with warehouse]\n' "$0" >&2; exit 2 ;;
+  *) printf 'usage: %s up|down|status|reset|restart-redis|env|plugins [--with warehouse] [--brokers N] | stop-broker|start-broker|restart-broker N\n' "$0" >&2; exit 2 ;;
 esac

@@ -1,10 +1,11 @@
 // Readiness probe for the local stack: exit 0 when a Kafka broker at argv[2] answers an admin
-// describeCluster (a real protocol round trip, not just an open port), else exit 1.
-// Usage: node scripts/stack/kafka-ready.mjs 127.0.0.1:19092 [timeoutMs=2000]
+// describeCluster (a real protocol round trip, not just an open port) with at least [brokers] brokers, else exit 1.
+// Usage: node scripts/stack/kafka-ready.mjs 127.0.0.1:19092[,127.0.0.1:19102...] [timeoutMs=2000] [brokers=1]
 import kafkajs from 'kafkajs';
 
 const { Kafka, logLevel } = kafkajs;
-const [brokers = '127.0.0.1:19092', timeoutArg = '2000'] = process.argv.slice(2);
+const [brokers = '127.0.0.1:19092', timeoutArg = '2000', expectedArg = '1'] = process.argv.slice(2);
+const expected = Number(expectedArg);
 const timeout = Number(timeoutArg);
 const kafka = new Kafka({
   clientId: 'stack-ready',
@@ -22,7 +23,8 @@ const timer = setTimeout(() => {
 try {
   await admin.connect();
   const cluster = await admin.describeCluster();
-  if (cluster.brokers.length === 0) throw new Error('describeCluster returned no brokers');
+  if (cluster.brokers.length < Math.max(1, expected))
+    throw new Error(`describeCluster returned ${cluster.brokers.length} broker(s), expected ${expected}`);
   process.stderr.write(`kafka-ready: cluster ${cluster.clusterId}, ${cluster.brokers.length} broker(s)\n`);
   clearTimeout(timer);
   await admin.disconnect();

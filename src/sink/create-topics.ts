@@ -29,7 +29,10 @@ export interface CreateTopicsOptions extends KafkaSinkOptions {
   topicPrefix?: string;
   /** Partitions per topic (DLQs included). @default 3 */
   partitions?: number;
-  /** Replication factor; 1 fits a single-node dev cluster, use 3 in production. @default 1 */
+  /**
+   * Replication factor. `createTopics` without one uses the cluster's: min(3, brokers) ({@link clusterReplication}).
+   * @default 1 (planTopics), the cluster's (createTopics)
+   */
   replicationFactor?: number;
   /**
    * Cleanup policy per resource topic (DLQs always `delete`).
@@ -58,6 +61,19 @@ export const DEFAULT_CREATE_TOPICS_OPTIONS = {
   maxMessageBytes: 2_097_152,
   dlqMaxMessageBytes: 10_485_760,
 } as const;
+
+/** The replication of a cluster of `brokers` brokers: min(3, brokers). */
+export function replicationForBrokers(brokers: number): number {
+  return Math.max(1, Math.min(3, brokers));
+}
+
+/**
+ * `min.insync.replicas` of a topic replicated `replicationFactor` times: 2 from 3 replicas up (one broker may be
+ * down and `acks=all` writes still succeed, two copies always hold them), else the broker default (1).
+ */
+export function minInsyncReplicasFor(replicationFactor: number): number | undefined {
+  return replicationFactor >= 3 ? 2 : undefined;
+}
 
 export interface TopicSpec {
   topic: string;
@@ -110,19 +126,42 @@ export function planTopics(options: Omit<CreateTopicsOptions, keyof KafkaSinkOpt
       config: { 'cleanup.policy': 'delete', 'max.message.bytes': String(o.dlqMaxMessageBytes) },
     },
   ]);
-  return [...resources, checkpoints];
+  const minIsr = minInsyncReplicasFor(o.replicationFactor);
+  const specs: TopicSpec[] = [...resources, checkpoints];
+  if (minIsr !== undefined) for (const s of specs) s.config['min.insync.replicas'] = String(minIsr);
+  return specs;
 }
 
-/**
- * Creates every missing topic of {@link planTopics}; existing topics are reported and left untouched.
- * @throws ServiceError when Kafka is unreachable or refuses (e.g. replication factor above the broker count).
- */
-export async function createTopics(options: CreateTopicsOptions): Promise<CreateTopicsResult> {
-  const specs = planTopics(options);
+/** How many brokers the cluster has, and the replication topics get by default there (min(3, brokers)). */
+export async function clusterReplication(
+  options: KafkaSinkOptions,
+): Promise<{ brokers: number; replicationFactor: number }> {
   const resolved = resolveKafkaOptions(options);
   const admin = createKafkaClient(resolved).admin();
   try {
     await admin.connect();
+    const brokers = (await admin.describeCluster()).brokers.length;
+    return { brokers, replicationFactor: replicationForBrokers(brokers) };
+  } catch (error) {
+    throw toKafkaError(error, resolved.brokers, 'describing the cluster');
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Creates every missing topic of {@link planTopics}; existing topics are reported and left untouched. Without a
+ * replication factor, topics get the cluster's: min(3, brokers), with `min.insync.replicas=2` from 3 replicas up.
+ * @throws ServiceError when Kafka is unreachable or refuses (e.g. replication factor above the broker count).
+ */
+export async function createTopics(options: CreateTopicsOptions): Promise<CreateTopicsResult> {
+  const resolved = resolveKafkaOptions(options);
+  const admin = createKafkaClient(resolved).admin();
+  try {
+    await admin.connect();
+    const replicationFactor =
+      options.replicationFactor ?? replicationForBrokers((await admin.describeCluster()).brokers.length);
+    const specs = planTopics({ ...options, replicationFactor });
     const present = new Set(await admin.listTopics());
     const missing = specs.filter((s) => !present.has(s.topic));
     if (missing.length > 0) {

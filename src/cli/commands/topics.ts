@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { createTopics, planTopics } from '../../sink/create-topics.js';
+import { clusterReplication, createTopics, planTopics } from '../../sink/create-topics.js';
 import type { CleanupPolicy } from '../../sink/create-topics.js';
 import { readServiceEnv } from '../../config/index.js';
 import { isResourceName } from '../../models/resources.js';
@@ -28,7 +28,7 @@ function cleanupPair(value: string, previous: Partial<Record<ResourceName, Clean
 interface CreateFlags {
   prefix?: string;
   partitions: number;
-  replication: number;
+  replication?: number;
   cleanup?: Partial<Record<ResourceName, CleanupPolicy>>;
   dryRun?: boolean;
 }
@@ -44,9 +44,8 @@ export function register(program: Command): void {
     .option('--partitions <n>', 'partitions per topic', positiveInt, 3)
     .option(
       '--replication <n>',
-      'replication factor (1 for a single broker, 3 in production)',
+      "replication factor (default: the cluster's, min(3, brokers); with 3 replicas min.insync.replicas=2; a dry run assumes 1)",
       positiveInt,
-      1,
     )
     .option(
       '--cleanup <resource=policy>',
@@ -59,7 +58,11 @@ export function register(program: Command): void {
       const options = {
         topicPrefix: flags.prefix ?? env.topicPrefix,
         partitions: flags.partitions,
-        replicationFactor: flags.replication,
+        replicationFactor:
+          flags.replication ??
+          (flags.dryRun === true
+            ? 1
+            : (await clusterReplication({ brokers: env.kafkaBrokers })).replicationFactor),
         ...(flags.cleanup === undefined ? {} : { cleanupPolicy: flags.cleanup }),
       };
       for (const spec of planTopics(options)) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { allTopicNames, dlqTopicName, topicName, valueSubjectName } from '../../../src/models/topic-names.js';
-import { planTopics } from '../../../src/sink/create-topics.js';
+import { planTopics, replicationForBrokers } from '../../../src/sink/create-topics.js';
 import { readServiceEnv } from '../../../src/config/index.js';
 import { ConfigError } from '../../../src/errors.js';
 
@@ -66,6 +66,14 @@ describe('planTopics', () => {
     expect(() => planTopics({ cleanupPolicy: { users: 'forever' as 'delete' } })).toThrow(
       /cleanupPolicy.users/,
     );
+  });
+
+  it('replicates min(3, brokers) times, with min.insync.replicas=2 from 3 replicas up', () => {
+    expect([1, 2, 3, 5].map(replicationForBrokers)).toEqual([1, 2, 3, 3]);
+    for (const spec of planTopics({ replicationFactor: 3 }))
+      expect(spec.config['min.insync.replicas']).toBe('2');
+    for (const spec of planTopics({ replicationFactor: 2 }))
+      expect(spec.config['min.insync.replicas']).toBeUndefined();
   });
 });
 
