@@ -70,10 +70,22 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
 };
 
 function rootCommand(): Command {
-  return new Command('gamedata')
-    .description('Ingest the game-data API into Kafka: exact, deduplicated, Avro-described records.')
-    .showHelpAfterError()
-    .exitOverride();
+  return (
+    new Command('gamedata')
+      .description('Ingest the game-data API into Kafka: exact, deduplicated, Avro-described records.')
+      // A usage error is one line like every other failure (`gamedata: unknown option '--nope' ...`), with a
+      // pointer to the help instead of the whole help text.
+      .configureOutput({
+        outputError: (text, write) =>
+          write(
+            `gamedata: ${text
+              .replace(/^error: /, '')
+              .trim()
+              .replace(/\s*\n\s*/g, ' ')} (see --help)\n`,
+          ),
+      })
+      .exitOverride()
+  );
 }
 
 /** The command `argv` (user arguments, without node and the script) names, if it names one of {@link COMMANDS}. */

@@ -361,8 +361,11 @@ export function loadConfig<const N extends ConfigNeed = never>(
   }
 
   if (issues.length > 0) {
+    // One problem: one line. Several: one line each, under a count.
     throw new ConfigError(
-      `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n  ${issues.join('\n  ')}`,
+      issues.length === 1
+        ? `invalid configuration: ${issues[0]}`
+        : `invalid configuration (${issues.length} problems):\n  ${issues.join('\n  ')}`,
       issues,
     );
   }

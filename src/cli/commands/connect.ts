@@ -36,7 +36,9 @@ function readConnectSettings(need: { warehouse: boolean }, prefix: string | unde
     issues.push('WAREHOUSE_URL is not set (e.g. postgresql://gamedata:gamedata@127.0.0.1:15432/gamedata)');
   if (issues.length > 0)
     throw new ConfigError(
-      `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'})`,
+      issues.length === 1
+        ? `invalid configuration: ${issues[0]}`
+        : `invalid configuration (${issues.length} problems)`,
       issues,
     );
   return {
