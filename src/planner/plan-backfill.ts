@@ -198,33 +198,46 @@ export async function planBackfill(
     }
   };
 
-  for (const resource of request.resources) {
+  type Walk = { filters: Record<string, string>; ranges: TimeRange[] };
+  /** One resource's walks and the probe rounds they took (the resources are planned at the same time). */
+  const planResource = async (resource: ResourceName): Promise<{ walks: Walk[]; rounds: number }> => {
     const since = request.since ?? 0;
     if (resource === 'users') {
-      for (const countryId of await source.countryIds())
-        add(resource, { ...filters, countryId }, [{ start: since, end: until }]);
-      continue;
+      const countries = await source.countryIds();
+      return {
+        walks: countries.map((countryId) => ({
+          filters: { ...filters, countryId },
+          ranges: [{ start: since, end: until }],
+        })),
+        rounds: 0,
+      };
     }
     if (resource === 'transactions' && fullHistory && filters['userId'] === undefined) {
       // Users listed without `_id` are walked when a trade reveals them (src/jobs/user-discovery.ts).
-      users = source.userListing ? await source.userListing() : { ids: await source.userIds(), unlisted: 0 };
-      if (!forRounds) {
-        for (const userId of users.ids) add(resource, { ...filters, userId }, [{ start: since, end: until }]);
-        continue;
-      }
-      // Every user's walk probed in the same rounds (one head page each in the first: one procedure per user).
+      const listing = source.userListing
+        ? await source.userListing()
+        : { ids: await source.userIds(), unlisted: 0 };
+      users = listing;
       const range = { start: since, end: until };
-      const walks = await Promise.all(
-        users.ids.map((userId) => planForRounds(source.probe(resource, { ...filters, userId }), range, 1)),
+      if (!forRounds)
+        return {
+          walks: listing.ids.map((userId) => ({ filters: { ...filters, userId }, ranges: [range] })),
+          rounds: 0,
+        };
+      // Every user's walk probed in the same rounds (one head page each in the first: one procedure per user).
+      const probed = await Promise.all(
+        listing.ids.map((userId) => planForRounds(source.probe(resource, { ...filters, userId }), range, 1)),
       );
-      walks.forEach((walk, i) => {
-        planning.probeRounds = Math.max(planning.probeRounds, walk.rounds);
+      const walks: Walk[] = [];
+      let rounds = 0;
+      probed.forEach((walk, i) => {
+        rounds = Math.max(rounds, walk.rounds);
         planning.probePages += walk.pages;
         // No row in range: nothing to read, and no trade can reveal the user (the run's user set still lists them).
         if (walk.rows === 0) planning.emptyWalks++;
-        else add(resource, { ...filters, userId: users?.ids[i] as string }, walk.ranges);
+        else walks.push({ filters: { ...filters, userId: listing.ids[i] as string }, ranges: walk.ranges });
       });
-      continue;
+      return { walks, rounds };
     }
     // One probed walk.
     const probe = source.probe(resource, filters);
@@ -234,27 +247,34 @@ export async function planBackfill(
       start = until - UNFILTERED_TRANSACTION_WINDOW_MS;
     else {
       const earliest = await findEarliest(probe, until);
-      if (earliest === null) continue; // nothing to read
+      if (earliest === null) return { walks: [], rounds: 0 }; // nothing to read
       start = earliest;
     }
-    if (start >= until) continue;
+    if (start >= until) return { walks: [], rounds: 0 };
     const range = { start, end: until };
     if (forRounds) {
       const walk = await planForRounds(probe, range, o.roundBuckets);
-      planning.probeRounds += walk.rounds;
       planning.probePages += walk.pages;
-      add(resource, filters, walk.ranges);
-      continue;
+      return { walks: [{ filters, ranges: walk.ranges }], rounds: walk.rounds };
     }
     const density = await probeDensity(probe, range, { buckets: o.probeBuckets });
-    planning.probeRounds += 1;
     planning.probePages += density.rows.length;
-    add(
-      resource,
-      filters,
-      planSlices(range, density, { targetRows: o.targetRows, maxSlices: o.maxSlicesPerWalk }),
-    );
-  }
+    return {
+      walks: [
+        {
+          filters,
+          ranges: planSlices(range, density, { targetRows: o.targetRows, maxSlices: o.maxSlicesPerWalk }),
+        },
+      ],
+      rounds: 1,
+    };
+  };
+  // Every resource at once, so their probes share rounds (and POSTs); slices are added in the request's order.
+  const planned = await Promise.all(request.resources.map((resource) => planResource(resource)));
+  planned.forEach(({ walks, rounds }, i) => {
+    planning.probeRounds = Math.max(planning.probeRounds, rounds);
+    for (const walk of walks) add(request.resources[i] as ResourceName, walk.filters, walk.ranges);
+  });
   const run: RunJobData = {
     runId,
     resources: request.resources,

@@ -137,6 +137,31 @@ describe('planBackfill', () => {
     expect(new Set(slices.map((s) => s.sliceId)).size).toBe(slices.length);
   });
 
+  it('plans every resource at the same time, so their probe rounds are shared', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const src: PlannerSource = {
+      ...fakeSource(),
+      probe: () => async (before: number, limit: number) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setTimeout(r, 1));
+        inFlight--;
+        return times.filter((t) => t < before).slice(0, limit);
+      },
+    };
+    const { slices, planning } = await planBackfill(
+      { resources: ['donations', 'articles'], since: NOW - 200 * HOUR, runId: 'r' },
+      src,
+      { now: () => NOW, plan: 'rounds' },
+    );
+    expect(most).toBe(100); // both walks' 50 first-round probes at once
+    expect(planning.probeRounds).toBeLessThanOrEqual(3); // the longest walk's, not the sum
+    expect(slices.findIndex((s) => s.resource === 'articles')).toBe(
+      slices.filter((s) => s.resource === 'donations').length,
+    ); // added in the request's order
+  });
+
   it('parses flags and names bad ones', () => {
     expect(parseFilters(['countryId=x', 'a=b=c'])).toEqual({ countryId: 'x', a: 'b=c' });
     expect(() => parseFilters(['nope'])).toThrow(/filter/);
