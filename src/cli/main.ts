@@ -12,11 +12,12 @@ import { maskSecrets } from './mask-secrets.js';
 /** Prints `error` as one line (a ConfigError's issues below it) and makes the process exit 1 soon after. */
 function fail(error: unknown): void {
   const e = GamedataError.from(error);
+  // Some ConfigErrors already list their issues in the message; print each issue once (one issue: on the same line).
+  const unsaid = e instanceof ConfigError ? e.issues.filter((issue) => !e.message.includes(issue)) : [];
+  const line = `gamedata: ${e.name}: ${e.message}${unsaid.length === 1 ? `: ${unsaid[0]}` : ''}`;
   // Never a secret: an upstream may echo the API key in its error, a driver its connection URL.
-  console.error(maskSecrets(`gamedata: ${e.name}: ${e.message}`));
-  // Some ConfigErrors already list their issues in the message; print each issue once.
-  if (e instanceof ConfigError)
-    for (const issue of e.issues) if (!e.message.includes(issue)) console.error(maskSecrets(`  - ${issue}`));
+  console.error(maskSecrets(line));
+  if (unsaid.length > 1) for (const issue of unsaid) console.error(maskSecrets(`  - ${issue}`));
   process.exitCode = 1;
   exitSoon();
 }
