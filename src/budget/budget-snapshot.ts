@@ -25,6 +25,8 @@ export interface BudgetSnapshot {
   calls: number;
   /** Requests answered 429. */
   status429: number;
+  /** Request-equivalents per priority (each request split by its calls' priorities). */
+  requestsByPriority: Record<CallPriority, number>;
 }
 
 /** Reads the snapshot in one round trip. `now` decides whether a recorded pause still runs. */
@@ -60,6 +62,9 @@ export async function readBudgetSnapshot(
     slots: Number(stats['slots'] ?? 0),
     calls: Number(stats['calls'] ?? 0),
     status429: Number(stats['status429'] ?? 0),
+    requestsByPriority: Object.fromEntries(
+      CALL_PRIORITIES.map((p) => [p, Number(stats[`requests:${p}`] ?? 0)]),
+    ) as Record<CallPriority, number>,
   };
 }
 

@@ -461,6 +461,10 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     }
     pipe.del(batchKey).hdel(keys.batches, batchKey);
     pipe.hincrby(keys.stats, 'slots', unique.length).hincrby(keys.stats, 'calls', items.length);
+    // Request-equivalents per priority (a request counts by each priority's share of its calls): rescans' cap.
+    byPriority.forEach((n, rank) => {
+      if (n > 0) pipe.hincrbyfloat(keys.stats, `requests:${CALL_PRIORITIES[rank] ?? rank}`, n / items.length);
+    });
     try {
       await pipe.exec();
     } catch (error) {

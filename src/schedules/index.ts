@@ -26,3 +26,7 @@ export {
   DEFAULT_SCHEDULE_WORKER_OPTIONS,
 } from './schedule-worker.js';
 export type { ScheduleWorker, ScheduleWorkerOptions, ScheduleWorkerDeps } from './schedule-worker.js';
+export { processRescan, rescanParts, parseRescanShare, DEFAULT_RESCAN } from './process-rescan.js';
+export type { RescanDeps, RescanOutcome, BudgetSpend } from './process-rescan.js';
+export { createRescanStateStore } from './rescan-state.js';
+export type { RescanState, RescanStateStore } from './rescan-state.js';

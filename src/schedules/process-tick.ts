@@ -25,6 +25,13 @@ export interface ScheduleTickData {
    * -1 = never). Unchanged versions are dropped by dedup.
    */
   rescanEveryMs: number;
+  /**
+   * Spread rescans (changing resources): one pass over the resource is cut into this many parts, one per tick, so
+   * a pass takes `--rescan-period` (see `process-rescan.ts`). 0 or absent = off.
+   */
+  rescanParts?: number;
+  /** Spread rescans: the share of the key's requests they may spend (`--rescan-budget`). @default 0.2 */
+  rescanShare?: number;
   /** Backfills: publish again what earlier runs published (`--replay`). */
   replay: boolean;
   /** Transactions: walk every user, for history beyond the unfiltered feed's 72 h. */
@@ -90,8 +97,8 @@ export const DEFAULT_TAIL_SCHEDULE = {
   everyMs: 30_000,
   /** Overlap below the watermark. */
   lookbackMs: 60_000,
-  /** Changing resources are re-read in full on every run (0); raise it for big worlds. */
-  rescanEveryMs: 0,
+  /** No full reread replacing a tail run: changes are found by spread rescans (`--rescan-period`) instead. */
+  rescanEveryMs: -1,
   replay: false,
   fullHistory: false,
 } as const;

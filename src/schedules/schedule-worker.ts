@@ -22,6 +22,9 @@ import {
   type TickOutcome,
 } from './process-tick.js';
 import { SCHEDULE_QUEUE } from './schedule-names.js';
+import { processRescan, type RescanDeps, type RescanOutcome } from './process-rescan.js';
+import { createRescanStateStore } from './rescan-state.js';
+import type { SharedBudget } from '../budget/shared-budget.js';
 import { createTailStateStore, type TailState, type TailStateStore } from './tail-state.js';
 
 /** A bound far beyond any record: the first page below it is the newest records. */
@@ -60,6 +63,10 @@ export interface ScheduleWorkerDeps {
   counters: Pick<RunCounters, 'setState'>;
   /** The runs' user sets (seeded at planning for full-history transaction runs). */
   users?: Pick<UserDirectory, 'seed'>;
+  /** The key's shared budget: spread rescans are capped at their share of its requests. */
+  budget?: Pick<SharedBudget, 'snapshot'> | undefined;
+  /** Called after each tick's rescan step (spread rescans of changing resources). */
+  onRescan?: (resource: ResourceName, outcome: RescanOutcome) => void;
   /** Receives the tail lag per resource (seconds since the watermark's run was planned). */
   tailLag?: { set(labels: { resource: string }, value: number): void };
 }
@@ -111,6 +118,27 @@ export function startScheduleWorker(
       return { slices: planned.slices.length };
     },
   };
+  const rescanDeps: RescanDeps = {
+    rescans: createRescanStateStore(deps.redis, o.redisPrefix),
+    runStatus: (runId) => tickDeps.runStatus(runId),
+    startRun: (request) => tickDeps.startRun(request),
+    watermark: async (resource) => (await state.get(resource)).watermark,
+    ...(deps.budget === undefined
+      ? {}
+      : {
+          spend: async () => {
+            const b = await deps.budget?.snapshot();
+            return b === undefined
+              ? undefined
+              : {
+                  requests: b.requests,
+                  rescanRequests: b.requestsByPriority.rescan,
+                  limit: b.limit,
+                  remaining: b.remaining,
+                };
+          },
+        }),
+  };
   const refreshLag = async (): Promise<void> => {
     if (deps.tailLag === undefined) return;
     const now = Date.now();
@@ -126,6 +154,8 @@ export function startScheduleWorker(
       const outcome = await runWithPriority(tickPriority(job.data.kind, job.data.resource), () =>
         processTick(job.data, tickDeps, o.tick ?? {}),
       );
+      const rescan = await runWithPriority('rescan', () => processRescan(job.data, rescanDeps));
+      deps.onRescan?.(job.data.resource, rescan);
       o.onTick?.(outcome);
       await refreshLag().catch((e: unknown) => onError(e as Error, 'tail-lag'));
       return outcome;

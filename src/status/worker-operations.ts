@@ -97,6 +97,7 @@ export function createWorkerOperations(
             planner: runtime.planner,
             counters: runtime.counters,
             users: runtime.users,
+            budget: runtime.budget,
             tailLag: telemetry.metrics.tailLagSeconds,
           },
         );

@@ -21,6 +21,7 @@ interface BackfillFlags {
   wait?: boolean;
   targetRows?: string;
   runId?: string;
+  priority: string;
 }
 
 function parseTime(flag: string, value: string | undefined): number | undefined {
@@ -52,11 +53,19 @@ export function register(program: Command): void {
     .option('--wait', 'follow the run until it completes; exit 1 if it fails')
     .option('--target-rows <n>', 'rows per planned slice', '5000')
     .option('--run-id <id>', 'fix the run id (default: derived from resources and time)')
+    .option(
+      '--priority <p>',
+      "the run's priority on the API key's shared budget: backfill, or rescan (yields to every backfill and tail)",
+      'backfill',
+    )
     .action(async (names: string[], flags: BackfillFlags) => {
       const resources = parseResources(names);
       const targetRows = Number(flags.targetRows ?? '5000');
       if (!Number.isSafeInteger(targetRows) || targetRows < 1)
         throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
+      if (flags.priority !== 'backfill' && flags.priority !== 'rescan')
+        throw new ConfigError(`--priority must be backfill or rescan, got ${JSON.stringify(flags.priority)}`);
+      const priority = flags.priority;
       const settings = readPipelineSettings({ api: true });
       await requireReachable({ redisUrl: settings.redisUrl });
       const rt = await createPipelineRuntime(settings, { kafka: false });
@@ -80,6 +89,7 @@ export function register(program: Command): void {
             counters: rt.counters,
             users: rt.users,
             plan: { targetRows },
+            priority,
           },
         );
         console.log(`run ${planned.run.runId}: ${planned.slices.length} slices over ${resources.join(', ')}`);

@@ -18,6 +18,8 @@ import {
   DEFAULT_TAIL_SCHEDULE,
   formatDuration,
   parseDuration,
+  parseRescanShare,
+  rescanParts,
   type ScheduleInfo,
 } from '../../schedules/index.js';
 
@@ -25,6 +27,8 @@ interface TailFlags {
   every: string;
   lookback: string;
   rescanEvery: string;
+  rescanPeriod: string;
+  rescanBudget: string;
   since?: string;
   fullHistory?: boolean;
   cron?: string;
@@ -44,7 +48,7 @@ function describe(s: ScheduleInfo): string {
     d === undefined
       ? ''
       : s.kind === 'tail'
-        ? `, lookback ${formatDuration(d.lookbackMs)}, rescan ${d.rescanEveryMs < 0 ? 'never' : d.rescanEveryMs === 0 ? 'every run' : `every ${formatDuration(d.rescanEveryMs)}`}`
+        ? `, lookback ${formatDuration(d.lookbackMs)}, ${(d.rescanParts ?? 0) > 0 ? `rescan spread over ${d.rescanParts} ticks (at most ${Math.round((d.rescanShare ?? 0.2) * 100)}% of the key while busy)` : 'no spread rescan'}${d.rescanEveryMs < 0 ? '' : d.rescanEveryMs === 0 ? ', full reread every run' : `, full reread every ${formatDuration(d.rescanEveryMs)}`}`
         : `${d.replay ? ', replay' : ''}${d.fullHistory ? ', full history' : ''}`;
   return `${s.id}: ${s.kind} ${s.resource} ${when}${extra}${s.next === undefined ? '' : `, next ${new Date(s.next).toISOString()}`}`;
 }
@@ -63,9 +67,19 @@ export function register(program: Command): void {
       formatDuration(DEFAULT_TAIL_SCHEDULE.lookbackMs),
     )
     .option(
+      '--rescan-period <duration>',
+      'changing resources (users, parties, articles, elections): reread everything once per period, one part per tick, to catch changes (off = no spread rescans)',
+      '24h',
+    )
+    .option(
+      '--rescan-budget <share>',
+      "most of the API key's requests spread rescans may spend while the key is busy (20% or 0.2)",
+      '20%',
+    )
+    .option(
       '--rescan-every <duration>',
-      'changing resources (users, parties, articles, elections): re-read everything this often to catch changes (0 = every run, never = off)',
-      '0',
+      'legacy: a full reread replacing a tail run this often (0 = every run, never = off)',
+      'never',
     )
     .option('--since <iso>', 'where a new tail starts (default: the earliest record)')
     .option('--full-history', "transactions: walk every user (history beyond the feed's 72 h)")
@@ -118,11 +132,19 @@ export function register(program: Command): void {
         const rescanEveryMs =
           flags.rescanEvery === 'never' ? -1 : parseDuration('--rescan-every', flags.rescanEvery);
         const lookbackMs = parseDuration('--lookback', flags.lookback);
+        const everyMs = flags.cron === undefined ? parseDuration('--every', flags.every) : undefined;
+        const rescanShare = parseRescanShare('--rescan-budget', flags.rescanBudget);
+        const parts =
+          flags.rescanPeriod === 'off' || everyMs === undefined
+            ? 0
+            : rescanParts(parseDuration('--rescan-period', flags.rescanPeriod), everyMs);
         for (const resource of resources) {
           const base = {
             resource,
             lookbackMs,
             rescanEveryMs,
+            rescanParts: parts,
+            rescanShare,
             replay: flags.replay === true,
             fullHistory: flags.fullHistory === true,
             targetRows,

@@ -145,6 +145,7 @@ describe('formatStatus', () => {
             slots: 4850,
             calls: 4900,
             status429: 0,
+            requestsByPriority: { 'feed-tail': 2, 'resource-tail': 0, backfill: 97, rescan: 1 },
             proceduresPerRequest: 48.5,
             headroom: 0.624,
           },
