@@ -9,7 +9,7 @@
  */
 import { ConfigError } from '../errors.js';
 import { RESOURCE_INFO, recordVersion, type ResourceName } from '../models/resources.js';
-import type { SeenEntry, SeenSetBackend } from './redis-seen-set.js';
+import type { LockClaim, SeenEntry, SeenSetBackend } from './redis-seen-set.js';
 import { encodeVersion, parseObjectId, versionCovered, versionReplaces } from './seen-encoding.js';
 
 /** The minimal record shape dedup reads. */
@@ -98,32 +98,31 @@ export function createMemorySeenSet(): SeenSetBackend & {
   const locks = new Map<string, { owner: string; until: number }>();
   const compactCode = (versioned: boolean, e: SeenEntry): number | undefined =>
     parseObjectId(e.id) === undefined ? undefined : versioned ? encodeVersion(e.version) : 0;
+  const covered = (name: string, versioned: boolean, e: SeenEntry): boolean => {
+    const stored = sets.get(name)?.get(e.id);
+    if (stored === undefined) return false;
+    const code = compactCode(versioned, e);
+    if (code === undefined) return stored.text === (versioned ? e.version : '');
+    return stored.code !== undefined && versionCovered(stored.code, code);
+  };
   return {
     sets,
     locks,
-    lock: (keys, owner, ttlMs) =>
+    claimLocks: (name, versioned, entries, keys, owner, ttlMs) =>
       Promise.resolve(
-        keys.map((k) => {
+        keys.map((k, i): LockClaim => {
+          if (covered(name, versioned, entries[i]!)) return 'seen';
           const held = locks.get(k);
-          if (held !== undefined && held.until > Date.now()) return false;
+          if (held !== undefined && held.until > Date.now()) return 'busy';
           locks.set(k, { owner, until: Date.now() + ttlMs });
-          return true;
+          return 'locked';
         }),
       ),
     unlock: (keys, owner) => {
       for (const k of keys) if (locks.get(k)?.owner === owner) locks.delete(k);
       return Promise.resolve();
     },
-    has: (name, versioned, entries) =>
-      Promise.resolve(
-        entries.map((e) => {
-          const stored = sets.get(name)?.get(e.id);
-          if (stored === undefined) return false;
-          const code = compactCode(versioned, e);
-          if (code === undefined) return stored.text === (versioned ? e.version : '');
-          return stored.code !== undefined && versionCovered(stored.code, code);
-        }),
-      ),
+    has: (name, versioned, entries) => Promise.resolve(entries.map((e) => covered(name, versioned, e))),
     add: (names, versioned, entries) => {
       for (const n of names) {
         const s: MemorySeenSet = sets.get(n) ?? (new Map() as MemorySeenSet);
@@ -178,75 +177,60 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
         const k = `${resource}/${dedupKey(resource, rec)}`;
         if (!byKey.has(k)) byKey.set(k, rec);
       }
-      // Wait for other slices of this process that are publishing the same keys, then read the seen-set.
+      // Wait for other slices of this process that are publishing the same keys.
       const waits = [...byKey.keys()].map((k) => inFlight.get(k)).filter((p) => p !== undefined);
       if (waits.length > 0) await Promise.all(waits);
-      const entries = [...byKey.entries()].filter(([k]) => !inFlight.has(k));
       const versioned = RESOURCE_INFO[resource].dedup === 'version';
       const name = o?.scope === undefined ? globalSet(resource) : scopedSet(resource, o.scope);
-      const seen = await backend.has(
-        name,
-        versioned,
-        entries.map(([, rec]) => seenEntry(resource, rec)),
-      );
       const fresh: T[] = [...anonymous];
       let done!: () => void;
       const settled = new Promise<void>((resolve) => (done = resolve));
-      let candidates: [string, T][] = [];
-      entries.forEach(([k, rec], i) => {
-        if (seen[i] === true || inFlight.has(k)) return;
-        inFlight.set(k, settled);
-        candidates.push([k, rec]);
-      });
+      // Nothing is awaited between this check and taking the keys: no other slice of this process can slip in.
+      let candidates = [...byKey.entries()].filter(([k]) => !inFlight.has(k));
+      for (const [k] of candidates) inFlight.set(k, settled);
       const mine: string[] = [];
       const locked: string[] = [];
-      const acquired: [string, T][] = [];
       try {
-        // Other processes: take a lock per key; a key locked elsewhere is waited for until it is seen (the other
-        // process published it) or its lock is gone (it failed, or died and the lock expired).
-        while (candidates.length > 0 && backend.lock !== undefined) {
-          const got = await backend.lock(
+        if (backend.claimLocks === undefined) {
+          const seen = await backend.has(
+            name,
+            versioned,
+            candidates.map(([, rec]) => seenEntry(resource, rec)),
+          );
+          candidates.forEach(([k, rec], i) => {
+            if (seen[i] === true) {
+              if (inFlight.get(k) === settled) inFlight.delete(k);
+            } else {
+              mine.push(k);
+              fresh.push(rec);
+            }
+          });
+          candidates = [];
+        }
+        // Other processes: the seen check and a lock per key in one script call; a key locked elsewhere is asked
+        // again until it is seen (the other process published it) or its lock is gone (it failed, or died and the
+        // lock expired).
+        while (candidates.length > 0 && backend.claimLocks !== undefined) {
+          const states = await backend.claimLocks(
+            name,
+            versioned,
+            candidates.map(([, rec]) => seenEntry(resource, rec)),
             candidates.map(([k]) => lockKey(k)),
             owner,
             lockTtlMs,
           );
           const rest: [string, T][] = [];
           candidates.forEach(([k, rec], i) => {
-            if (got[i] === true) {
+            if (states[i] === 'locked') {
               locked.push(lockKey(k));
-              acquired.push([k, rec]);
+              mine.push(k);
+              fresh.push(rec);
+            } else if (states[i] === 'seen') {
+              if (inFlight.get(k) === settled) inFlight.delete(k);
             } else rest.push([k, rec]);
           });
-          if (rest.length === 0) break;
-          await new Promise((r) => setTimeout(r, lockPollMs));
-          const nowSeen = await backend.has(
-            name,
-            versioned,
-            rest.map(([, rec]) => seenEntry(resource, rec)),
-          );
-          candidates = [];
-          rest.forEach(([k, rec], i) => {
-            if (nowSeen[i] === true) {
-              if (inFlight.get(k) === settled) inFlight.delete(k);
-            } else candidates.push([k, rec]);
-          });
-        }
-        if (backend.lock === undefined) {
-          for (const [k, rec] of candidates) {
-            mine.push(k);
-            fresh.push(rec);
-          }
-        } else if (acquired.length > 0) {
-          // Another process may have published and released between our read of the seen-set and our lock.
-          const again = await backend.has(
-            name,
-            versioned,
-            acquired.map(([, rec]) => seenEntry(resource, rec)),
-          );
-          acquired.forEach(([k, rec], i) => {
-            mine.push(k);
-            if (again[i] !== true) fresh.push(rec);
-          });
+          candidates = rest;
+          if (rest.length > 0) await new Promise((r) => setTimeout(r, lockPollMs));
         }
       } catch (error) {
         for (const [k] of [...candidates, ...mine.map((m) => [m] as const)])

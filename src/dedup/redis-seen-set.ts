@@ -9,7 +9,8 @@
  * - `<name>`          the old layout (a Redis set of `_id` / `_id@version` strings), read while it exists, until
  *                     `migrateLegacySeenSets` moved it over.
  *
- * One script call per page for `has`, one per page for `add` (all sets of the page at once). The scripts touch keys
+ * One script call per page for `claimLocks` (seen check + in-flight locks), one per page for `add` (all sets of the
+ * page at once, partial writes: APPEND / SETRANGE). The scripts touch keys
  * derived from the seen-set's name (buckets are found through the meta hash): fine on a single Redis, not on a
  * cluster.
  */
@@ -24,6 +25,9 @@ export interface SeenEntry {
   version: string;
 }
 
+/** One key of a claim (see {@link SeenSetBackend.claimLocks}). */
+export type LockClaim = 'seen' | 'locked' | 'busy';
+
 /** Where seen records are stored: Redis in production, a Map in unit tests. */
 export interface SeenSetBackend {
   /**
@@ -36,10 +40,18 @@ export interface SeenSetBackend {
   /** Removes the sets. */
   drop(names: readonly string[]): Promise<void>;
   /**
-   * Cross-process in-flight locks (optional): for each key, whether `owner` got it (`SET key owner NX PX ttl`).
+   * Cross-process in-flight locks (optional), taken with the seen check in one atomic step: per entry, 'seen' when
+   * the set `name` covers it, else 'locked' when `owner` got `keys[i]` (`SET key owner NX PX ttl`), else 'busy'.
    * Without them, only slices of the same process wait for each other.
    */
-  lock?(keys: readonly string[], owner: string, ttlMs: number): Promise<boolean[]>;
+  claimLocks?(
+    name: string,
+    versioned: boolean,
+    entries: readonly SeenEntry[],
+    keys: readonly string[],
+    owner: string,
+    ttlMs: number,
+  ): Promise<LockClaim[]>;
   /** Releases the keys `owner` still holds. */
   unlock?(keys: readonly string[], owner: string): Promise<void>;
 }
@@ -78,7 +90,21 @@ for k = 1, #KEYS do add_to(KEYS[k], w, load, recs) end
 return 0
 `;
 
-const LOCK_SCRIPT = `local r = {} for i, k in ipairs(KEYS) do if redis.call('set', k, ARGV[1], 'PX', ARGV[2], 'NX') then r[i] = 1 else r[i] = 0 end end return r`;
+// KEYS = the in-flight locks, one per record. ARGV[1] = the set's name, ARGV[2] = entry width, ARGV[3] = owner,
+// ARGV[4] = lock TTL in ms; then per record: id, code, version text. Returns per record 0 (seen), 1 (locked), 2 (busy).
+const CLAIM_SCRIPT = `${SEEN_SET_LUA}
+local name, w, owner, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local L, S = meta(name)
+local legacy = redis.call('EXISTS', name) == 1
+local cache, out = {}, {}
+for i = 1, #KEYS do
+  local r = 5 + (i - 1) * 3
+  if seen_in(name, w, L, S, legacy, cache, ARGV[r], ARGV[r + 1], ARGV[r + 2]) == 1 then out[i] = 0
+  elseif redis.call('SET', KEYS[i], owner, 'PX', ttl, 'NX') then out[i] = 1
+  else out[i] = 2 end
+end
+return out
+`;
 const UNLOCK_SCRIPT = `for i, k in ipairs(KEYS) do if redis.call('get', k) == ARGV[1] then redis.call('del', k) end end return 0`;
 
 function recordArgs(entries: readonly SeenEntry[], versioned: boolean): string[] {
@@ -98,6 +124,8 @@ export function createRedisSeenSet(redis: Redis, options: RedisSeenSetOptions = 
   const width = (versioned: boolean): string => (versioned ? '13' : '8');
   const hasScript = scriptRunner(redis, HAS_SCRIPT);
   const addScript = scriptRunner(redis, ADD_SCRIPT);
+  const claimScript = scriptRunner(redis, CLAIM_SCRIPT);
+  const unlockScript = scriptRunner(redis, UNLOCK_SCRIPT);
   return {
     async has(name, versioned, entries) {
       if (entries.length === 0) return [];
@@ -123,14 +151,21 @@ export function createRedisSeenSet(redis: Redis, options: RedisSeenSetOptions = 
         for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
       }
     },
-    async lock(keys, owner, ttlMs) {
+    async claimLocks(name, versioned, entries, keys, owner, ttlMs) {
       if (keys.length === 0) return [];
-      // One script call per page instead of a MULTI of one SET per key; the same SET NX PX per key, atomically.
-      const got = (await redis.eval(LOCK_SCRIPT, keys.length, ...keys, owner, String(ttlMs))) as number[];
-      return keys.map((_, i) => got[i] === 1);
+      // One script call per page: the seen check and a SET NX PX per key, atomically (no re-check after locking).
+      const got = (await claimScript(keys.length, [
+        ...keys,
+        name,
+        width(versioned),
+        owner,
+        String(ttlMs),
+        ...recordArgs(entries, versioned),
+      ])) as number[];
+      return keys.map((_, i): LockClaim => (got[i] === 0 ? 'seen' : got[i] === 1 ? 'locked' : 'busy'));
     },
     async unlock(keys, owner) {
-      if (keys.length > 0) await redis.eval(UNLOCK_SCRIPT, keys.length, ...keys, owner);
+      if (keys.length > 0) await unlockScript(keys.length, [...keys, owner]);
     },
   };
 }

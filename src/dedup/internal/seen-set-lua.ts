@@ -60,12 +60,15 @@ local function meta(base)
 end
 
 -- Whether (id, code, raw) is covered by the set \`name\` (L, S: its table; legacy: its old-layout set exists;
--- cache: the buckets this call has read).
+-- cache: the buckets and process indexes this call has read; bucket keys and 5-byte process parts never collide).
 local function seen_in(name, w, L, S, legacy, cache, id, code, raw)
   local seen, compact = 0, false
   if oid(id) and (w == 8 or code ~= '') then
     local b12 = bin(id)
-    local pi = redis.call('HGET', name .. ':v2:proc', sub(b12, 5, 9))
+    local part = sub(b12, 5, 9)
+    -- The process dictionary has a handful of entries: each is read once per call.
+    local pi = cache[part]
+    if pi == nil then pi = redis.call('HGET', name .. ':v2:proc', part); cache[part] = pi end
     if pi then
       compact = true
       local e = string.char(bit.band(bit.bxor(byte(b12, 11), byte(b12, 4)), 255)) .. sub(b12, 1, 4) .. sub(b12, 10, 10) .. pi
@@ -92,20 +95,24 @@ end
 -- its latest version. Then splits buckets until the average load is back under \`load\`.
 local function add_to(base, w, load, recs)
   local L, S, n = meta(base)
-  local buckets, dirty = {}, {}
+  local buckets, dirty, procs = {}, {}, {}
   for r = 1, #recs, 3 do
     local id, code, raw = recs[r], recs[r + 1], recs[r + 2]
     local compact = false
     if oid(id) and (w == 8 or code ~= '') then
       local b12 = bin(id)
       local part = sub(b12, 5, 9)
-      local pi = redis.call('HGET', base .. ':v2:proc', part)
-      if not pi then
-        local next = redis.call('HINCRBY', base .. ':v2:meta', 'pn', 1)
-        if next <= MAX_PI then
-          pi = string.char(math.floor(next / 256), next % 256)
-          redis.call('HSET', base .. ':v2:proc', part, pi)
+      local pi = procs[part]
+      if pi == nil then
+        pi = redis.call('HGET', base .. ':v2:proc', part)
+        if not pi then
+          local next = redis.call('HINCRBY', base .. ':v2:meta', 'pn', 1)
+          if next <= MAX_PI then
+            pi = string.char(math.floor(next / 256), next % 256)
+            redis.call('HSET', base .. ':v2:proc', part, pi)
+          end
         end
+        procs[part] = pi
       end
       if pi then
         compact = true
@@ -114,6 +121,9 @@ local function add_to(base, w, load, recs)
         local b = buckets[key]
         if b == nil then b = redis.call('GET', key) or ''; buckets[key] = b end
         local p = find(b, e, w)
+        -- A new entry rewrites its bucket once per call (SET of the exact size: APPEND would let Redis preallocate
+        -- up to twice the bucket, ~50 % more memory); a newer version of a stored entity is written in place
+        -- (SETRANGE: no growth, the AOF logs 5 bytes, not the bucket).
         if not p then
           if w == 8 then b = b .. e else b = b .. e .. vbytes(tonumber(code)) end
           n = n + 1
@@ -121,7 +131,9 @@ local function add_to(base, w, load, recs)
         elseif w == 13 then
           local stored, v = u40(b, p + 8), tonumber(code)
           if (stored >= TBASE) ~= (v >= TBASE) or v > stored then
-            buckets[key] = sub(b, 1, p + 7) .. vbytes(v) .. sub(b, p + 13); dirty[key] = true
+            local vb = vbytes(v)
+            if not dirty[key] then redis.call('SETRANGE', key, p + 7, vb) end
+            buckets[key] = sub(b, 1, p + 7) .. vb .. sub(b, p + 13)
           end
         end
       end

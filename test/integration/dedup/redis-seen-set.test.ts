@@ -2,7 +2,7 @@
  * The Redis seen-set backend against the real Redis: the compact layout answers exactly like the in-memory model
  * (through many linear-hashing splits), lands each record where the pure core says, falls back exactly for odd
  * ids, versions and a full process dictionary, reads and migrates the old layout; and the cross-process in-flight
- * locks (one SET NX PX per key, taken in one script call per page).
+ * locks (the seen check and one SET NX PX per key, in one script call per page).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -218,23 +218,56 @@ describe('createRedisSeenSet on real Redis', () => {
     await expect(redis.evalsha('0'.repeat(40), 0)).rejects.toThrow(/^NOSCRIPT/);
   });
 
-  it("locks: each key once per owner until unlocked or expired; unlock frees only the owner's keys", async () => {
+  it("claimLocks: seen check and locks in one step; each key once per owner until unlocked or expired; unlock frees only the owner's keys", async () => {
     const seen = createRedisSeenSet(redis);
+    const set = `${prefix}:seen:claims`;
+    const [a, b, c] = objectIds(3);
+    await seen.add([set], false, [imm(a!)]);
     const keys = [`${prefix}:l1`, `${prefix}:l2`, `${prefix}:l3`];
-    expect(await seen.lock!([], 'p1', 1000)).toEqual([]);
-    expect(await seen.lock!(keys.slice(0, 2), 'p1', 30_000)).toEqual([true, true]);
-    expect(await seen.lock!(keys, 'p2', 30_000)).toEqual([false, false, true]);
-    expect(await redis.get(keys[0]!)).toBe('p1');
-    const ttl = await redis.pttl(keys[0]!);
+    const entries = [imm(a!), imm(b!), imm(c!)];
+    expect(await seen.claimLocks!(set, false, [], [], 'p1', 1000)).toEqual([]);
+    // A seen record takes no lock.
+    expect(await seen.claimLocks!(set, false, entries.slice(0, 2), keys.slice(0, 2), 'p1', 30_000)).toEqual([
+      'seen',
+      'locked',
+    ]);
+    expect(await redis.exists(keys[0]!)).toBe(0);
+    expect(await seen.claimLocks!(set, false, entries, keys, 'p2', 30_000)).toEqual([
+      'seen',
+      'busy',
+      'locked',
+    ]);
+    expect(await redis.get(keys[1]!)).toBe('p1');
+    const ttl = await redis.pttl(keys[1]!);
     expect(ttl).toBeGreaterThan(20_000);
     expect(ttl).toBeLessThanOrEqual(30_000);
     await seen.unlock!(keys, 'p1');
-    expect(await redis.get(keys[0]!)).toBeNull();
+    expect(await redis.get(keys[1]!)).toBeNull();
     expect(await redis.get(keys[2]!)).toBe('p2');
-    expect(await seen.lock!(keys, 'p2', 30_000)).toEqual([true, true, false]);
+    // Marked seen meanwhile: 'seen' even though another owner still holds the lock.
+    await seen.add([set], false, [imm(c!)]);
+    expect(await seen.claimLocks!(set, false, entries, keys, 'p3', 30_000)).toEqual([
+      'seen',
+      'locked',
+      'seen',
+    ]);
     // An expired lock can be taken again.
-    expect(await seen.lock!([`${prefix}:short`], 'p1', 50)).toEqual([true]);
+    const short = [`${prefix}:short`];
+    expect(await seen.claimLocks!(set, false, [imm('odd-x')], short, 'p1', 50)).toEqual(['locked']);
+    expect(await seen.claimLocks!(set, false, [imm('odd-x')], short, 'p2', 50)).toEqual(['busy']);
     await new Promise((r) => setTimeout(r, 120));
-    expect(await seen.lock!([`${prefix}:short`], 'p2', 50)).toEqual([true]);
+    expect(await seen.claimLocks!(set, false, [imm('odd-x')], short, 'p2', 50)).toEqual(['locked']);
+  });
+
+  it('changing resources: claimLocks answers "seen" for the same or an older version, locks a newer one', async () => {
+    const seen = createRedisSeenSet(redis);
+    const set = `${prefix}:seen:claims-users`;
+    const [u] = objectIds(1);
+    await seen.add([set], true, [{ id: u!, version: at(10) }]);
+    const ask = (s: number, owner: string): Promise<string[]> =>
+      seen.claimLocks!(set, true, [{ id: u!, version: at(s) }], [`${prefix}:lu:${s}`], owner, 30_000);
+    expect(await ask(9, 'p')).toEqual(['seen']);
+    expect(await ask(10, 'p')).toEqual(['seen']);
+    expect(await ask(11, 'p')).toEqual(['locked']);
   });
 });

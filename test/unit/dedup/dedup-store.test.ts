@@ -174,3 +174,31 @@ describe('changing resources: one entry per entity, its latest version', () => {
     c.release();
   });
 });
+
+describe('a backend without cross-process locks', () => {
+  it('reads the seen-set once per page; slices of one process still wait for each other', async () => {
+    const backend = createMemorySeenSet();
+    const calls: string[] = [];
+    // Only the three required methods: no claimLocks, no unlock.
+    const store = createDedupStore({
+      has: (name, versioned, entries) => {
+        calls.push(`has ${entries.length}`);
+        return backend.has(name, versioned, entries);
+      },
+      add: (names, versioned, entries) => backend.add(names, versioned, entries),
+      drop: (names) => backend.drop(names),
+    });
+    await store.markSeen('donations', [{ _id: 'old' }]);
+    const a = await store.claim('donations', [{ _id: 'old' }, { _id: 'n1' }, { _id: 'n2' }]);
+    expect(a.fresh).toEqual([{ _id: 'n1' }, { _id: 'n2' }]);
+    expect(calls).toEqual(['has 3']);
+    let second: unknown[] | undefined;
+    const pb = store.claim('donations', [{ _id: 'n1' }, { _id: 'n3' }]).then((c) => (second = c.fresh));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(second).toBeUndefined();
+    await store.markSeen('donations', a.fresh);
+    a.release();
+    await pb;
+    expect(second).toEqual([{ _id: 'n3' }]);
+  });
+});
