@@ -1,0 +1,518 @@
+/**
+ * Chaos run: a full-history backfill of every resource through several `gamedata worker` processes while the
+ * infrastructure fails under it, then a check of every topic against the simulator's truth.
+ *
+ * - a PRIVATE stack (`scripts/stack.sh up --brokers N` with its own STACK_DIR and ports; the schema registry of the
+ *   environment is reused when SCHEMA_REGISTRY_URL is set, since nothing here stops it), so the run may stop
+ *   services without touching anyone else's;
+ * - the simulator in process with upstream faults on (5xx, per-call 500s in batches, resets, hangs, broken JSON,
+ *   malformed records) and periodic 429 storms (a tiny keyed limit for a few seconds);
+ * - `workers` worker processes (the real CLI); every `killEveryMs` one of them, at random, is killed with SIGKILL and
+ *   started again, `kills` times in all; after a third of the kills Redis is restarted (`stack.sh restart-redis`:
+ *   SHUTDOWN, AOF reloaded); after half of them one broker of the cluster is stopped for `brokerDownMs` and started
+ *   again (on a single-node stack: the broker is restarted);
+ * - at the end: missing (must be 0), duplicates (counted: pages published twice in crash windows), unexpected,
+ *   undecodable, DLQ messages against the malformed records the simulator served, and the wall time.
+ *
+ * Run (the long figure of docs/guarantees.md): `npx tsx bench/chaos.ts --scale medium --brokers 3 --workers 3
+ * --kills 20` (options below; `--keep-stack` leaves the private stack running, `--json` prints the report as JSON).
+ * test/e2e/chaos.test.ts runs the same code at a CI size.
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { startSimulator, type Simulator } from '../src/simulator/start-simulator.js';
+import type { SimulatorOptions } from '../src/simulator/options.js';
+import { createRegistryClient } from '../src/encoding/registry-client.js';
+import { createRecordDecoder } from '../src/encoding/record-decoder.js';
+import { readSchemaFiles } from '../src/encoding/schema-files.js';
+import { deleteSubjects, registerSchemas } from '../src/encoding/schema-registration.js';
+import type { AvroRecordSchema } from '../src/encoding/avro-schema.js';
+import { createTopics } from '../src/sink/create-topics.js';
+import { connectRedis, createPipelineRuntime, getRunStatus, startBackfill } from '../src/jobs/index.js';
+import type { PipelineSettings } from '../src/config/index.js';
+import { RESOURCES, type ResourceName } from '../src/models/resources.js';
+import { verifyResource } from '../src/verify/index.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const run = promisify(execFile);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export interface ChaosOptions {
+  /** @default 'medium' */
+  scale?: 'small' | 'medium' | 'large';
+  /** Kafka nodes of the private stack (3: one is stopped and brought back; 1: the broker is restarted). @default 3 */
+  brokers?: number;
+  /** Worker processes. @default 3 */
+  workers?: number;
+  /** Slices in flight per worker process. @default 16 */
+  concurrency?: number;
+  /** SIGKILLs in all. @default 20 */
+  kills?: number;
+  /** Time between two kills. @default 15000 */
+  killEveryMs?: number;
+  /** How long the stopped broker stays down. @default 30000 */
+  brokerDownMs?: number;
+  /** Upstream faults (the simulator's `faults`); 429 storms come on top. */
+  faults?: SimulatorOptions['faults'];
+  /** Extra simulator options (latency, to stretch a small run). */
+  simulator?: SimulatorOptions;
+  /** A 429 storm (keyed limit 20 per 3 s) for `stormMs` every `stormEveryMs`. @default 60000 / 8000 */
+  stormEveryMs?: number;
+  stormMs?: number;
+  /** Base ports of the private stack (Kafka node i: kafkaPort + 10 (i - 1)). @default 39092 / 36379 / 38081 */
+  kafkaPort?: number;
+  redisPort?: number;
+  registryPort?: number;
+  /** The private stack's folder. @default <repo>/.stack/chaos */
+  stackDir?: string;
+  /** Leave the private stack running at the end. @default false */
+  keepStack?: boolean;
+  /** The run may take this long. @default 3 h */
+  timeoutMs?: number;
+  seed?: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosEvent {
+  at: number;
+  what: string;
+  /** The run was still going when the event happened. */
+  midRun: boolean;
+}
+
+export interface ChaosReport {
+  scale: string;
+  brokers: number;
+  workers: number;
+  concurrency: number;
+  delivery: string;
+  /** Records of the truth (every version of every resource up to the run's end). */
+  records: number;
+  published: number;
+  kills: number;
+  /** Worker exits that were not our kills (restarted like the killed ones). */
+  unplannedExits: number;
+  redisRestarts: number;
+  brokerStops: number;
+  missing: number;
+  duplicates: number;
+  unexpected: number;
+  undecodable: number;
+  dlq: { messages: number; malformed: number; found: number };
+  perResource: Record<
+    string,
+    { expected: number; missing: number; duplicates: number; dlq: number; malformed: number }
+  >;
+  wallSeconds: number;
+  runSeconds: number;
+  events: ChaosEvent[];
+}
+
+interface StackEnv {
+  env: NodeJS.ProcessEnv;
+  kafkaBrokers: string;
+  schemaRegistryUrl: string;
+  redisUrl: string;
+}
+
+async function stack(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const { stdout } = await run('bash', [`${ROOT}scripts/stack.sh`, ...args], {
+    env,
+    cwd: ROOT,
+    maxBuffer: 16 << 20,
+  });
+  return stdout;
+}
+
+/** Starts (or reuses) the private stack; the registry of the environment is reused when there is one. */
+async function privateStack(
+  o: Required<Pick<ChaosOptions, 'brokers' | 'kafkaPort' | 'redisPort' | 'registryPort' | 'stackDir'>>,
+): Promise<StackEnv> {
+  const shared = process.env['SCHEMA_REGISTRY_URL'];
+  const registryPort = shared === undefined || shared === '' ? o.registryPort : Number(new URL(shared).port);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    STACK_DIR: o.stackDir,
+    STACK_KAFKA_PORT: String(o.kafkaPort),
+    STACK_KAFKA_CONTROLLER_PORT: String(o.kafkaPort + 1),
+    STACK_REDIS_PORT: String(o.redisPort),
+    STACK_REGISTRY_PORT: String(registryPort),
+    STACK_REGISTRY_MGMT_PORT: String(o.registryPort + 919),
+  };
+  // The Kafka jars of the main stack, when it has them, spare a Maven resolution.
+  const libs = `${ROOT}.stack/kafka/libs`;
+  if (existsSync(libs) && !existsSync(`${o.stackDir}/kafka/libs`))
+    cpSync(libs, `${o.stackDir}/kafka/libs`, { recursive: true });
+  const out = await stack(['up', '--brokers', String(o.brokers)], env);
+  const get = (name: string): string => {
+    const m = new RegExp(`^export ${name}=(.*)$`, 'm').exec(out);
+    if (m?.[1] === undefined) throw new Error(`scripts/stack.sh up printed no ${name}`);
+    return m[1];
+  };
+  return {
+    env,
+    kafkaBrokers: get('KAFKA_BROKERS'),
+    schemaRegistryUrl: get('SCHEMA_REGISTRY_URL'),
+    redisUrl: get('REDIS_URL'),
+  };
+}
+
+export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport> {
+  const o = {
+    scale: 'medium' as const,
+    brokers: 3,
+    workers: 3,
+    concurrency: 16,
+    kills: 20,
+    killEveryMs: 15_000,
+    brokerDownMs: 30_000,
+    stormEveryMs: 60_000,
+    stormMs: 8_000,
+    kafkaPort: 39092,
+    redisPort: 36379,
+    registryPort: 38081,
+    stackDir: `${ROOT}.stack/chaos`,
+    keepStack: false,
+    timeoutMs: 3 * 3_600_000,
+    seed: 7,
+    log: (line: string) => process.stderr.write(`[chaos] ${line}\n`),
+    faults: {
+      seed: 11,
+      http5xx: 0.01,
+      batch5xx: 0.01,
+      reset: 0.005,
+      hang: 0.002,
+      badJson: 0.005,
+      malformed: 0.002,
+    },
+    ...options,
+  };
+  const t0 = Date.now();
+  const log = o.log;
+  const events: ChaosEvent[] = [];
+  log(
+    `private stack: ${o.brokers} broker(s) from port ${o.kafkaPort}, redis ${o.redisPort}, dir ${o.stackDir}`,
+  );
+  const svc = await privateStack(o);
+  log(
+    `stack up in ${((Date.now() - t0) / 1000).toFixed(0)} s: kafka ${svc.kafkaBrokers}, redis ${svc.redisUrl}`,
+  );
+
+  const sim: Simulator = await startSimulator({
+    scale: o.scale,
+    seed: o.seed,
+    port: 0,
+    rateLimit: { enabled: true, keyed: 1_000_000, windowMs: 60_000 },
+    ...o.simulator,
+    ...(o.faults === undefined ? {} : { faults: o.faults }),
+  });
+  const id = `${Date.now().toString(36)}`;
+  const settings: PipelineSettings = {
+    apiUrl: sim.url,
+    apiKey: 'chaos-key',
+    kafkaBrokers: svc.kafkaBrokers.split(','),
+    schemaRegistryUrl: svc.schemaRegistryUrl,
+    redisUrl: svc.redisUrl,
+    topicPrefix: `chaos-${id}`,
+    queuePrefix: `chaosq-${id}`,
+    redisPrefix: `chaosr-${id}`,
+  };
+  const registry = createRegistryClient({ url: settings.schemaRegistryUrl });
+  const files = await readSchemaFiles();
+  const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<
+    ResourceName,
+    AvroRecordSchema
+  >;
+  await registerSchemas({ registry, topicPrefix: settings.topicPrefix, schemas });
+  await createTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix, partitions: 3 });
+  const workerEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    GAMEDATA_API_URL: settings.apiUrl,
+    GAMEDATA_API_KEY: settings.apiKey,
+    KAFKA_BROKERS: svc.kafkaBrokers,
+    SCHEMA_REGISTRY_URL: settings.schemaRegistryUrl,
+    REDIS_URL: settings.redisUrl,
+    GAMEDATA_TOPIC_PREFIX: settings.topicPrefix,
+    GAMEDATA_QUEUE_PREFIX: settings.queuePrefix,
+    GAMEDATA_REDIS_PREFIX: settings.redisPrefix,
+    GAMEDATA_METRICS_PORT: 'off',
+    GAMEDATA_LOG_LEVEL: 'warn',
+  };
+
+  // ---- workers
+  interface Slot {
+    child: ChildProcess;
+    killed: boolean;
+  }
+  const slots: (Slot | undefined)[] = [];
+  let stopping = false;
+  let unplannedExits = 0;
+  const workerLog: string[] = [];
+  const start = (i: number): void => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'worker',
+        '--concurrency',
+        String(o.concurrency),
+        '--quiet',
+        '--lock-duration',
+        '8000',
+        '--stalled-interval',
+        '2000',
+      ],
+      { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const slot: Slot = { child, killed: false };
+    slots[i] = slot;
+    const keep = (b: Buffer): void => {
+      workerLog.push(`[w${i}] ${b.toString()}`);
+      if (workerLog.length > 400) workerLog.splice(0, 200);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      if (!slot.killed) {
+        unplannedExits += 1;
+        log(`worker ${i} exited on its own (${code ?? signal}); starting it again`);
+        setTimeout(() => !stopping && start(i), 1000);
+      }
+    });
+  };
+  for (let i = 0; i < o.workers; i++) start(i);
+
+  // ---- the run
+  const planner = await createPipelineRuntime(settings, { kafka: false });
+  const control = connectRedis(settings.redisUrl);
+  // Redis restarts on purpose: its connections reconnect by themselves, the errors meanwhile are expected.
+  control.on('error', () => undefined);
+  planner.redis.on('error', () => undefined);
+  const planned = await startBackfill(
+    { resources: [...RESOURCES], fullHistory: true, until: sim.now() },
+    {
+      connection: control,
+      prefix: settings.queuePrefix,
+      planner: planner.planner,
+      counters: planner.counters,
+      users: planner.users,
+    },
+  );
+  const runId = planned.run.runId;
+  const runT0 = Date.now();
+  log(`run ${runId}: ${planned.slices.length} slices planned`);
+  let done = false;
+  let failed: string | undefined;
+  const bull = { connection: control, prefix: settings.queuePrefix };
+  const watcher = (async () => {
+    while (!done && Date.now() - runT0 < o.timeoutMs) {
+      const s = await getRunStatus(runId, bull).catch(() => undefined);
+      if (s?.state === 'completed') done = true;
+      else if (s?.state === 'failed') {
+        failed = s.failedReason ?? 'failed';
+        done = true;
+      }
+      if (!done) await sleep(1000);
+    }
+  })();
+  const event = (what: string): void => {
+    events.push({ at: Math.round((Date.now() - runT0) / 1000), what, midRun: !done });
+    log(`${Math.round((Date.now() - runT0) / 1000)} s: ${what}${done ? ' (after the run ended)' : ''}`);
+  };
+
+  // ---- 429 storms
+  const storms = (async () => {
+    while (!done) {
+      await sleep(o.stormEveryMs);
+      if (done) break;
+      sim.configure({ rateLimit: { keyed: 20, windowMs: 3000 } });
+      await sleep(o.stormMs);
+      sim.configure({ rateLimit: { keyed: 1_000_000, windowMs: 60_000 } });
+    }
+  })();
+
+  // ---- chaos
+  let kills = 0;
+  let redisRestarts = 0;
+  let brokerStops = 0;
+  const redisAt = Math.ceil(o.kills / 3);
+  const brokerAt = Math.ceil(o.kills / 2);
+  let brokerBack: Promise<void> | undefined;
+  const rnd = (
+    (seed) => () =>
+      (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff
+  )(o.seed);
+  while (kills < o.kills && !done) {
+    await sleep(o.killEveryMs);
+    if (done) break;
+    const i = Math.floor(rnd() * o.workers);
+    const slot = slots[i];
+    if (slot !== undefined) {
+      slot.killed = true;
+      slot.child.kill('SIGKILL');
+      kills += 1;
+      event(`SIGKILL worker ${i} (kill ${kills}/${o.kills})`);
+      setTimeout(() => !stopping && start(i), 1000);
+    }
+    if (kills === redisAt) {
+      event('restarting Redis');
+      await stack(['restart-redis'], svc.env);
+      redisRestarts += 1;
+      event('Redis back');
+    }
+    if (kills === brokerAt) {
+      brokerStops += 1;
+      if (o.brokers > 1) {
+        event(`stopping broker 2 of ${o.brokers} for ${o.brokerDownMs / 1000} s`);
+        await stack(['stop-broker', '2'], svc.env);
+        event('broker 2 stopped');
+        brokerBack = (async () => {
+          await sleep(o.brokerDownMs);
+          await stack(['start-broker', '2'], svc.env);
+          event('broker 2 back');
+        })();
+      } else {
+        event('restarting the broker');
+        await stack(['restart-broker', '1'], svc.env);
+        event('broker back');
+      }
+    }
+  }
+  await brokerBack;
+  await watcher;
+  const runSeconds = (Date.now() - runT0) / 1000;
+  stopping = true;
+  await Promise.all(
+    slots.map(async (s) => {
+      if (s === undefined || s.child.exitCode !== null || s.child.signalCode !== null) return;
+      const exited = new Promise((r) => s.child.once('exit', r));
+      s.child.kill('SIGTERM');
+      await Promise.race([exited, sleep(60_000).then(() => s.child.kill('SIGKILL'))]);
+    }),
+  );
+  await storms;
+  if (failed !== undefined || !done) {
+    log(workerLog.slice(-40).join(''));
+    throw new Error(`run ${runId} ${failed === undefined ? 'did not finish in time' : `failed: ${failed}`}`);
+  }
+  log(`run completed in ${runSeconds.toFixed(0)} s; verifying every topic against the truth`);
+
+  // ---- verify
+  const decoder = createRecordDecoder({ registry, topicPrefix: settings.topicPrefix });
+  const perResource: ChaosReport['perResource'] = {};
+  const totals = {
+    records: 0,
+    missing: 0,
+    duplicates: 0,
+    unexpected: 0,
+    undecodable: 0,
+    dlq: 0,
+    malformed: 0,
+    found: 0,
+  };
+  for (const resource of RESOURCES) {
+    const r = await verifyResource({
+      resource,
+      brokers: settings.kafkaBrokers,
+      topicPrefix: settings.topicPrefix,
+      decoder,
+      truth: sim.truth(resource),
+      malformedIds: new Set(sim.malformed(resource).map((m) => m._id)),
+    });
+    perResource[resource] = {
+      expected: r.expected,
+      missing: r.missing,
+      duplicates: r.duplicates,
+      dlq: r.dlq.messages,
+      malformed: r.dlq.expected,
+    };
+    totals.records += r.expected;
+    totals.missing += r.missing;
+    totals.duplicates += r.duplicates;
+    totals.unexpected += r.unexpected;
+    totals.undecodable += r.undecodable;
+    totals.dlq += r.dlq.messages;
+    totals.malformed += r.dlq.expected;
+    totals.found += r.dlq.found;
+  }
+  const counters = await planner.counters.get(runId);
+  await control.quit();
+  await planner.close();
+  await sim.close();
+  await deleteSubjects(registry, settings.topicPrefix).catch(() => undefined);
+  if (!o.keepStack) await stack(['down'], svc.env).catch((e: unknown) => log(`stack down: ${String(e)}`));
+  return {
+    scale: o.scale,
+    brokers: o.brokers,
+    workers: o.workers,
+    concurrency: o.concurrency,
+    delivery: process.env['GAMEDATA_DELIVERY'] ?? 'default',
+    records: totals.records,
+    published: counters.published,
+    kills,
+    unplannedExits,
+    redisRestarts,
+    brokerStops,
+    missing: totals.missing,
+    duplicates: totals.duplicates,
+    unexpected: totals.unexpected,
+    undecodable: totals.undecodable,
+    dlq: { messages: totals.dlq, malformed: totals.malformed, found: totals.found },
+    perResource,
+    wallSeconds: Math.round((Date.now() - t0) / 1000),
+    runSeconds: Math.round(runSeconds),
+    events,
+  };
+}
+
+export function formatChaosReport(r: ChaosReport): string {
+  return [
+    `chaos (${r.scale}, ${r.brokers} broker(s), ${r.workers} workers x ${r.concurrency}, delivery ${r.delivery}): ` +
+      `${r.records} records in the truth, ${r.published} published; ${r.kills} SIGKILLs (+${r.unplannedExits} unplanned exits), ` +
+      `${r.redisRestarts} Redis restart(s), ${r.brokerStops} broker stop(s); missing ${r.missing}, duplicates ${r.duplicates}, ` +
+      `unexpected ${r.unexpected}, undecodable ${r.undecodable}; DLQ ${r.dlq.messages} messages for ${r.dlq.malformed} malformed records (${r.dlq.found} found); ` +
+      `run ${r.runSeconds} s, wall ${r.wallSeconds} s`,
+    `events: ${r.events.map((e) => `${e.at}s ${e.what}${e.midRun ? '' : ' (after the end)'}`).join('; ')}`,
+    `per resource: ${JSON.stringify(r.perResource)}`,
+  ].join('\n');
+}
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? undefined : process.argv[i + 1];
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const num = (name: string): number | undefined =>
+    flag(name) === undefined ? undefined : Number(flag(name));
+  const opts: ChaosOptions = {
+    ...(flag('scale') === undefined ? {} : { scale: flag('scale') as 'small' | 'medium' | 'large' }),
+    ...(num('brokers') === undefined ? {} : { brokers: num('brokers') as number }),
+    ...(num('workers') === undefined ? {} : { workers: num('workers') as number }),
+    ...(num('concurrency') === undefined ? {} : { concurrency: num('concurrency') as number }),
+    ...(num('kills') === undefined ? {} : { kills: num('kills') as number }),
+    ...(num('kill-every-ms') === undefined ? {} : { killEveryMs: num('kill-every-ms') as number }),
+    ...(num('broker-down-ms') === undefined ? {} : { brokerDownMs: num('broker-down-ms') as number }),
+    ...(num('kafka-port') === undefined ? {} : { kafkaPort: num('kafka-port') as number }),
+    ...(num('redis-port') === undefined ? {} : { redisPort: num('redis-port') as number }),
+    ...(flag('stack-dir') === undefined ? {} : { stackDir: flag('stack-dir') as string }),
+    ...(process.argv.includes('--keep-stack') ? { keepStack: true } : {}),
+  };
+  runChaos(opts).then(
+    (report) => {
+      process.stdout.write(
+        `${process.argv.includes('--json') ? JSON.stringify(report) : formatChaosReport(report)}\n`,
+      );
+      process.exit(report.missing === 0 ? 0 : 1);
+    },
+    (error: unknown) => {
+      process.stderr.write(`chaos: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
