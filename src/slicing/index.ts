@@ -19,5 +19,11 @@ export {
 export type { DensityEstimate, PlanSlicesOptions } from './plan-slices.js';
 export { planRowSlices, DEFAULT_PLAN_ROW_SLICES_OPTIONS } from './plan-row-slices.js';
 export type { ProbedStretch, PlanRowSlicesOptions } from './plan-row-slices.js';
-export { splitRemaining, planSplit, estimateRemainingRows } from './split-remaining.js';
+export {
+  splitRemaining,
+  planSplit,
+  estimateRemainingRows,
+  roundSplitRule,
+  MAX_ROUND_SPLIT_PARTS,
+} from './split-remaining.js';
 export type { RemainingSplit, ReadProgress, SplitRule } from './split-remaining.js';

@@ -89,3 +89,21 @@ export function planSplit(slice: TimeRange, progress: ReadProgress, rule: SplitR
   const parts = Math.min(rule.maxParts, Math.ceil(estimate / rule.rowsPerPart));
   return splitRemaining(slice, progress.lastTime, parts, rule.alignMs ?? 1);
 }
+
+/** Most pieces one split makes when planning for rounds (each read in the next round). */
+export const MAX_ROUND_SPLIT_PARTS = 200;
+
+/**
+ * The split rule of a reader planned for fewest rounds (the budget does not bind): as soon as a page comes back full,
+ * the unread rest is cut into pieces of half a page at the density read so far (at most 200), so nearly every piece
+ * ends with its first page, and all of them are read in the next round. Half a page, not a whole one, because the
+ * density varies: a piece that still overflows splits again, one round later. The client's `collectAll` uses it;
+ * a pipeline slice can too (after its first page).
+ * @throws ConfigError for a non-positive `pageSize` or `alignMs`.
+ */
+export function roundSplitRule(pageSize: number, alignMs = 1): Required<SplitRule> {
+  positiveInt('pageSize', pageSize);
+  positiveInt('alignMs', alignMs);
+  const rowsPerPart = Math.max(1, Math.floor(pageSize / 2));
+  return { rowsPerPart, splitAbove: rowsPerPart, maxParts: MAX_ROUND_SPLIT_PARTS, alignMs };
+}

@@ -6,7 +6,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { AbortedError, GamedataError } from '../../errors.js';
-import { planSplit } from '../../slicing/index.js';
+import { planSplit, roundSplitRule } from '../../slicing/index.js';
 import type { ClientCore, InvalidItemMode } from '../core.js';
 import { readSlicePages } from '../read-slice.js';
 import type { ChangeSignal } from './change-signal.js';
@@ -16,13 +16,6 @@ import { skipEmptyBelow, splitSegment, type Segment } from './slice-segments.js'
 const FULL_BATCH = 50;
 /** Most pieces one split makes at once. */
 const MAX_SPLIT_PARTS = 64;
-/** Planning for rounds: most pieces one split makes (each read in the next round). */
-const MAX_ROUND_SPLIT_PARTS = 200;
-/**
- * Planning for rounds: a piece is sized to half a page at the density read so far, so that nearly every piece ends
- * with its first page despite the density's ups and downs (a piece that overflows splits again, one round later).
- */
-const ROUND_FILL = 0.5;
 
 /** Engine statistics (for tests and the benchmark). */
 export interface CollectStats {
@@ -114,22 +107,13 @@ export function createSliceScheduler<T>(
     lastTime: number,
     round: number,
   ): void {
-    const forRounds = s.forRounds();
-    // Rounds: pieces of half a page, all read in the next round. Requests: pieces of `splitPages` pages, or of two
-    // with fewer readers than one full batch (the tail of a call), so the last POSTs stay full.
-    const rowsPerPart = forRounds
-      ? Math.max(1, Math.floor(ROUND_FILL * s.limit))
-      : (running < FULL_BATCH ? 2 : s.splitPages) * s.limit;
-    const split = planSplit(
-      seg,
-      { rowsRead, topTime, lastTime },
-      {
-        rowsPerPart,
-        splitAbove: rowsPerPart,
-        maxParts: forRounds ? MAX_ROUND_SPLIT_PARTS : MAX_SPLIT_PARTS,
-        alignMs: s.alignMs,
-      },
-    );
+    // Rounds: pieces of half a page, all read in the next round (the shared rule). Requests: pieces of `splitPages`
+    // pages, or of two with fewer readers than one full batch (the tail of a call), so the last POSTs stay full.
+    const rowsPerPart = (running < FULL_BATCH ? 2 : s.splitPages) * s.limit;
+    const rule = s.forRounds()
+      ? roundSplitRule(s.limit, s.alignMs)
+      : { rowsPerPart, splitAbove: rowsPerPart, maxParts: MAX_SPLIT_PARTS, alignMs: s.alignMs };
+    const split = planSplit(seg, { rowsRead, topTime, lastTime }, rule);
     if (split === null) return;
     const added = splitSegment(seg, split, round);
     for (const older of added) splitQueue.push(older);

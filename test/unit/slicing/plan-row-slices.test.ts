@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { planRowSlices, type TimeRange } from '../../../src/slicing/index.js';
+import { planRowSlices, planSplit, roundSplitRule, type TimeRange } from '../../../src/slicing/index.js';
 
 function expectPartition(range: TimeRange, slices: TimeRange[]): void {
   const s = [...slices].sort((a, b) => a.start - b.start);
@@ -96,5 +96,30 @@ describe('planRowSlices', () => {
     expect(planRowSlices({ start: 0, end: 10 }, [], { rowsPerSlice: 5 })).toEqual([{ start: 0, end: 10 }]);
     expect(() => planRowSlices({ start: 0, end: 10 }, [], { rowsPerSlice: 0 })).toThrow(/rowsPerSlice/);
     expect(() => planRowSlices({ start: 5, end: 5 }, [], { rowsPerSlice: 1 })).toThrow(/range/);
+  });
+});
+
+describe('roundSplitRule', () => {
+  it('cuts the rest of a slice after one full page into half-page pieces, at most 200', () => {
+    const rule = roundSplitRule(100);
+    expect(rule).toEqual({ rowsPerPart: 50, splitAbove: 50, maxParts: 200, alignMs: 1 });
+    // 100 rows read over [10 000, 11 000): the rest [0, 10 000] holds ~1 000 rows -> 20 pieces of ~50.
+    const split = planSplit(
+      { start: 0, end: 11_000 },
+      { rowsRead: 100, topTime: 11_000, lastTime: 10_000 },
+      rule,
+    );
+    expect(split?.children.length).toBe(19); // plus the kept part
+    expect(split?.keepStart).toBe(9_500);
+    const dense = planSplit(
+      { start: 0, end: 11_000 },
+      { rowsRead: 100, topTime: 11_000, lastTime: 10_999 },
+      rule,
+    );
+    expect((dense?.children.length ?? 0) + 1).toBe(200);
+    expect(
+      planSplit({ start: 0, end: 11_000 }, { rowsRead: 3, topTime: 11_000, lastTime: 10_000 }, rule),
+    ).toBeNull();
+    expect(() => roundSplitRule(0)).toThrow(/pageSize/);
   });
 });
