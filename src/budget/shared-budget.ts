@@ -276,6 +276,9 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
 
   async function readReplies(): Promise<void> {
     replyConn = redis.duplicate();
+    // Connection errors surface on the commands (and a worker reports an outage once); without a listener ioredis
+    // prints every reconnect failure with a stack trace.
+    replyConn.on('error', () => undefined);
     while (!closed) {
       try {
         const first = await replyConn.blpop(replyKey, 1);
@@ -349,7 +352,10 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   }
 
   async function waitBell(ms: number): Promise<void> {
-    bellConn ??= redis.duplicate();
+    if (bellConn === undefined) {
+      bellConn = redis.duplicate();
+      bellConn.on('error', () => undefined);
+    }
     await bellConn.blpop(keys.bell, Math.max(0.01, ms / 1000));
   }
 

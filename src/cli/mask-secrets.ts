@@ -1,13 +1,14 @@
 /**
- * Keeps secrets out of what the CLI prints: the API key and the passwords inside the Redis and warehouse URLs are
- * replaced by `[REDACTED]` wherever they appear in a line (an upstream that echoes the key in its error, a driver
- * that prints its connection URL). Loggers mask the same values through `registerSecret`; this is for the lines the
- * CLI writes itself (the fatal line, the worker's lines).
+ * Keeps secrets out of what the CLI prints: the API key is replaced by `[REDACTED]` wherever it appears in a line
+ * (an upstream that echoes it in its error), and the passwords of the Redis and warehouse URLs wherever a URL
+ * carries them (`://user:[REDACTED]@host`; a short password such as `gamedata` is also an ordinary word, so it is
+ * masked in URLs only). Loggers mask the API key through `registerSecret`; this is for the lines the CLI writes
+ * itself (the fatal line, the worker's lines).
  */
 import { loadConfig } from '../config/load-config.js';
 
 const REDACTED = '[REDACTED]';
-let cached: string[] | undefined;
+let cached: Secrets | undefined;
 
 function password(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
@@ -19,31 +20,46 @@ function password(url: string | undefined): string | undefined {
   }
 }
 
-/** The secret values of this process's settings (env, config file), longest first; values under 4 characters are left out. */
-export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {
+export interface Secrets {
+  /** Masked wherever they appear (the API key). */
+  values: string[];
+  /** Masked where a URL carries them (`:<password>@`). */
+  passwords: string[];
+}
+
+/** The secrets of this process's settings (env, config file); values under 4 characters are left out. */
+export function secretValues(env: NodeJS.ProcessEnv = process.env): Secrets {
   if (env === process.env && cached !== undefined) return cached;
   const values = new Set<string>();
-  const add = (v: string | undefined): void => {
-    if (v !== undefined && v.trim().length >= 4) values.add(v.trim());
+  const passwords = new Set<string>();
+  const add = (set: Set<string>, v: string | undefined): void => {
+    if (v !== undefined && v.trim().length >= 4) set.add(v.trim());
   };
-  add(env['GAMEDATA_API_KEY']);
-  for (const name of ['REDIS_URL', 'WAREHOUSE_URL', 'CONNECT_WAREHOUSE_URL']) add(password(env[name]));
+  add(values, env['GAMEDATA_API_KEY']);
+  for (const name of ['REDIS_URL', 'WAREHOUSE_URL', 'CONNECT_WAREHOUSE_URL'])
+    add(passwords, password(env[name]));
   try {
     // The config file may hold them too (an invalid config throws: the env values above still count).
     const config = loadConfig({ env });
-    add(config.apiKey);
-    for (const url of [config.redisUrl, config.warehouseUrl, config.connectWarehouseUrl]) add(password(url));
+    add(values, config.apiKey);
+    for (const url of [config.redisUrl, config.warehouseUrl, config.connectWarehouseUrl])
+      add(passwords, password(url));
   } catch {
     // nothing more to learn
   }
-  const list = [...values].sort((a, b) => b.length - a.length);
-  if (env === process.env) cached = list;
-  return list;
+  const byLength = (a: string, b: string): number => b.length - a.length;
+  const secrets = { values: [...values].sort(byLength), passwords: [...passwords].sort(byLength) };
+  if (env === process.env) cached = secrets;
+  return secrets;
 }
 
-/** `text` with every secret value replaced by `[REDACTED]`. */
-export function maskSecrets(text: string, secrets: readonly string[] = secretValues()): string {
+/** `text` with the API key, and URL passwords inside URLs, replaced by `[REDACTED]`. */
+export function maskSecrets(text: string, secrets: Secrets = secretValues()): string {
   let out = text;
-  for (const secret of secrets) out = out.split(secret).join(REDACTED);
+  for (const secret of secrets.values) out = out.split(secret).join(REDACTED);
+  for (const secret of secrets.passwords) {
+    out = out.split(`:${secret}@`).join(`:${REDACTED}@`);
+    out = out.split(`:${encodeURIComponent(secret)}@`).join(`:${REDACTED}@`);
+  }
   return out;
 }

@@ -225,4 +225,70 @@ describe('gamedata worker never hangs', () => {
       await proxy.stop();
     }
   }, 300_000);
+  it('Redis goes away later: said once, /readyz 503, back by itself; SIGTERM while it is away exits 1 within --drain-timeout', async () => {
+    const redisPort = await freePort();
+    const metricsPort = await freePort();
+    const redisTarget = new URL(h.settings.redisUrl);
+    const proxy = forwarder(redisPort, `${redisTarget.hostname}:${redisTarget.port || '6379'}`);
+    await proxy.start();
+    const w = startWorker({ ...h.env, REDIS_URL: `redis://127.0.0.1:${redisPort}` }, [
+      '--metrics-port',
+      String(metricsPort),
+      '--quiet',
+      '--no-schedules',
+      '--drain-timeout',
+      '3s',
+    ]);
+    workers.push(w);
+    const base = `http://127.0.0.1:${metricsPort}`;
+    const readyz = async (): Promise<{ status: number; services: Record<string, string> }> => {
+      const r = await get(`${base}/readyz`);
+      return {
+        status: r.status,
+        services: (JSON.parse(r.body) as { services: Record<string, string> }).services,
+      };
+    };
+    const until = async (want: number): Promise<void> => {
+      for (let i = 0; i < 60 && (await readyz()).status !== want; i++) await sleep(500);
+    };
+    try {
+      await w.waitFor(/worker: pid /, 60_000);
+      expect((await readyz()).status).toBe(200);
+
+      await proxy.stop();
+      const down = new RegExp(`Redis unreachable at 127\\.0\\.0\\.1:${redisPort} .*retrying`);
+      await w.waitFor(down, 20_000);
+      await until(503);
+      expect(await readyz()).toEqual({
+        status: 503,
+        services: { kafka: 'reachable', 'schema-registry': 'reachable', redis: 'unreachable' },
+      });
+
+      await proxy.start();
+      await w.waitFor(/Redis reachable again/, 20_000);
+      await until(200);
+      expect((await readyz()).status).toBe(200);
+      expect(w.lines.filter((l) => down.test(l))).toHaveLength(1);
+      expect(w.lines.filter((l) => /Redis reachable again/.test(l))).toHaveLength(1);
+
+      // Away again, then SIGTERM: the drain cannot reach Redis; the deadline ends it.
+      await proxy.stop();
+      for (let i = 0; i < 40 && w.lines.filter((l) => down.test(l)).length < 2; i++) await sleep(500);
+      expect(w.lines.filter((l) => down.test(l))).toHaveLength(2);
+      const killedAt = Date.now();
+      w.child.kill('SIGTERM');
+      const { code } = await w.exited;
+      expect(code).toBe(1);
+      expect(Date.now() - killedAt).toBeLessThan(10_000);
+      expect(w.lines.at(-1), w.lines.join('\n')).toMatch(
+        /^gamedata: AbortedError: worker: drain did not finish within 3s/,
+      );
+      // One line per change of state: no client's reconnect noise, no stack trace.
+      expect(w.lines.filter((l) => /ioredis|ECONNREFUSED/.test(l) && !down.test(l))).toEqual([]);
+      expect(w.lines.some((l) => STACK_TRACE.test(l))).toBe(false);
+    } finally {
+      if (w.child.exitCode === null) w.child.kill('SIGKILL');
+      await proxy.stop();
+    }
+  }, 180_000);
 });
