@@ -89,10 +89,10 @@ describe('retention under thousands of tail ticks', () => {
     statusRedis = connectRedis(h.settings.redisUrl);
     // Counts the commands status sends (its connection is used for nothing else).
     const send = statusRedis.sendCommand.bind(statusRedis);
-    statusRedis.sendCommand = ((...args: Parameters<typeof send>) => {
+    statusRedis.sendCommand = (...args: Parameters<typeof send>) => {
       commands += 1;
       return send(...args);
-    });
+    };
     ops = createWorkerOperations(h.settings, {
       metricsPort: false,
       scheduleWorker: {
