@@ -11,6 +11,7 @@
  * A crash anywhere is repaired by the next owner from Kafka's checkpoint (the truth; job data is a hint), and a
  * fenced owner (SliceFencedError) stops with no Redis writes: no settle, no counters, no checkpoint.
  */
+import { createHash } from 'node:crypto';
 import { SliceInterruptedError } from '../errors.js';
 import type { DedupRecord, PendingMarks, PendingPage } from '../dedup/index.js';
 import { pageKeyOf, parsePageKey } from '../dedup/index.js';
@@ -200,12 +201,22 @@ export async function processSliceExactlyOnce(
             ? await deps.source.enrich(resource, page.items, o.signal)
             : page.items;
           const seq = session.nextSeq;
-          const claim = await eos.marks.claim(pageKeyOf(sliceKey, seq), resource, items, resolveForeign, {
+          // A record without a usable `_id` (it will be dead-lettered) is claimed under a digest of its content, so
+          // the same malformed record read by two slices (a trade under its buyer and its seller) is dead-lettered once.
+          const originals = new Map<DedupRecord, DedupRecord>();
+          const claimed = items.map((item) => {
+            if (hasUsableId(item)) return item;
+            const stand = { ...item, _id: anonymousId(item) };
+            originals.set(stand, item);
+            return stand;
+          });
+          const claim = await eos.marks.claim(pageKeyOf(sliceKey, seq), resource, claimed, resolveForeign, {
             ...(scope === undefined ? {} : { scope }),
             ...(o.signal === undefined ? {} : { signal: o.signal }),
             // Waiting for another page: commit ours first, so a page of ours that holds an id is settled.
             onWait: commitOpen,
           });
+          claim.fresh = claim.fresh.map((r) => originals.get(r) ?? r);
           if (claim.page.entries.length > 0) await eos.marks.writeIntent(sliceKey, claim.page);
           const encoded =
             claim.fresh.length === 0
@@ -304,6 +315,20 @@ export async function processSliceExactlyOnce(
   } finally {
     await session.close();
   }
+}
+
+function hasUsableId(record: DedupRecord): boolean {
+  return (typeof record._id === 'string' && record._id !== '') || typeof record._id === 'number';
+}
+
+/**
+ * The dedup identity of a record without `_id`: a digest of its JSON (keys in order of appearance, as upstream sent
+ * them). Two records of identical content and no id are one dead letter; nothing else can tell them apart.
+ */
+export function anonymousId(record: DedupRecord): string {
+  // Records are parsed JSON (no cycles, no BigInt): stringify cannot throw.
+  const text = JSON.stringify(record);
+  return `anon-${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
 }
 
 /** Whether a slice's data carries exactly-once state (for callers that switch delivery modes). */

@@ -1,0 +1,84 @@
+/**
+ * A private single-node Kafka for tests that stop or kill the broker (the shared stack's broker serves everyone
+ * else): `scripts/stack.sh up` with its own STACK_DIR and ports; the registry and Redis ports are the shared ones,
+ * which answer, so the script reuses them and starts only Kafka. Its jars are linked from the shared stack when it
+ * has them (else the script resolves them through Maven, cached in ~/.m2).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+
+export interface PrivateKafka {
+  /** `127.0.0.1:<port>` */
+  brokers: string;
+  /** SIGKILL the broker (no controlled shutdown). */
+  kill(): void;
+  /** Starts the broker again (same data) and waits until it answers. */
+  start(): Promise<void>;
+  /** Stops the broker and deletes its folder. */
+  destroy(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function portOf(url: string): string {
+  return new URL(url.replace(/^redis/, 'http')).port;
+}
+
+/** Starts a private Kafka (about 10-30 s on a busy 2-core box). */
+export async function startPrivateKafka(): Promise<PrivateKafka> {
+  const dir = mkdtempSync(join(tmpdir(), 'gamedata-private-kafka-'));
+  const shared = join(ROOT, '.stack', 'kafka', 'libs');
+  if (existsSync(shared)) {
+    mkdirSync(join(dir, 'kafka'), { recursive: true });
+    symlinkSync(shared, join(dir, 'kafka', 'libs'));
+  }
+  const kafkaPort = await freePort();
+  const controllerPort = await freePort();
+  const env = {
+    ...process.env,
+    STACK_DIR: dir,
+    STACK_KAFKA_PORT: String(kafkaPort),
+    STACK_KAFKA_CONTROLLER_PORT: String(controllerPort),
+    STACK_REGISTRY_PORT: portOf(process.env['SCHEMA_REGISTRY_URL'] ?? 'http://127.0.0.1:18081'),
+    STACK_REDIS_PORT: portOf(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379'),
+  };
+  const up = async (): Promise<void> => {
+    await run('bash', [join(ROOT, 'scripts', 'stack.sh'), 'up'], { cwd: ROOT, env, timeout: 180_000 });
+  };
+  await up();
+  const pidFile = join(dir, 'run', 'kafka.pid');
+  return {
+    brokers: `127.0.0.1:${kafkaPort}`,
+    kill() {
+      const pid = Number(readFileSync(pidFile, 'utf8').trim());
+      process.kill(pid, 'SIGKILL');
+    },
+    start: up,
+    async destroy() {
+      await run('bash', [join(ROOT, 'scripts', 'stack.sh'), 'down'], {
+        cwd: ROOT,
+        env,
+        timeout: 120_000,
+      }).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
