@@ -166,7 +166,16 @@ export async function createPipelineRuntime(
   });
   const sink = createKafkaSink({ brokers: settings.kafkaBrokers, clientId: 'gamedata-worker' });
   const useKafka = options.kafka ?? true;
-  if (useKafka) await sink.connect();
+  if (useKafka) {
+    try {
+      await sink.connect();
+    } catch (error) {
+      // Nothing of this runtime may outlive the failure (a worker retries; a command must exit after its line).
+      await budget?.close().catch(() => undefined);
+      redis.disconnect();
+      throw error;
+    }
+  }
   const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
   const publisher: PagePublisher = registry
     ? createPagePublisher({
