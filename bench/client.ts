@@ -182,7 +182,7 @@ async function pipelineRun(
     line:
       `${counting.waves()} | ${st.httpRequests} | ${st.procedures} | ${secs.toFixed(1)} | ` +
       `plan: ${planWaves} rounds, ${planRequests} requests, ${planSecs.toFixed(1)} s (probe rounds ${p.probeRounds}, probe pages ${p.probePages}) | ` +
-      `${planned.slices.length} slices planned, ${jobs} run${p.emptyWalks > 0 ? `, ${p.emptyWalks} empty walks skipped` : ''}`,
+      `${planned.slices.length} slices planned, ${jobs} run${p.emptyWalks > 0 ? `, ${p.emptyWalks} walks without a timed row` : ''}`,
   };
 }
 

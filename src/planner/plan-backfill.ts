@@ -11,7 +11,7 @@
  * sequential rounds of requests, so the walks are planned for fewest ROUNDS: batched probe rounds learn where the
  * rows are (`probeRows`), and the slices are cut between rows so nearly every slice is ONE page (`planRowSlices`);
  * the workers then read all their first pages at once. Per-user walks are probed the same way, all users in the
- * same rounds: a user with no row in range gets no slice, a busy user's history is cut into page-sized slices read
+ * same rounds: a small user's walk stays one slice (one page), a busy user's history is cut into page-sized slices read
  * in parallel instead of one chain of pages. When the budget binds, the plan is for fewest REQUESTS: a 16-bucket
  * density estimate and slices of `targetRows` (few, long slices whose pages fill the POSTs), one slice per user.
  */
@@ -104,7 +104,13 @@ export interface PlannedRun {
   /** Full-history transactions: the listed users (seed of the run's discovery set) and the unlisted count. */
   users?: UserListing;
   /** What planning cost and chose: the plan, probe rounds (sequential) and probe pages. */
-  planning: { plan: 'rounds' | 'requests'; probeRounds: number; probePages: number; emptyWalks: number };
+  planning: {
+    plan: 'rounds' | 'requests';
+    probeRounds: number;
+    probePages: number;
+    /** Walks whose probe saw no row with a usable time (each is still one slice). */
+    emptyWalks: number;
+  };
 }
 
 /** Parses `key=value` filter flags. @throws ConfigError naming a malformed flag. */
@@ -233,9 +239,10 @@ export async function planBackfill(
       probed.forEach((walk, i) => {
         rounds = Math.max(rounds, walk.rounds);
         planning.probePages += walk.pages;
-        // No row in range: nothing to read, and no trade can reveal the user (the run's user set still lists them).
+        // No timed row seen: still one slice over the range (the probe drops rows without a usable time, which the
+        // walk must read to dead-letter); it is one page, and the very slice discovery would add for this user.
         if (walk.rows === 0) planning.emptyWalks++;
-        else walks.push({ filters: { ...filters, userId: listing.ids[i] as string }, ranges: walk.ranges });
+        walks.push({ filters: { ...filters, userId: listing.ids[i] as string }, ranges: walk.ranges });
       });
       return { walks, rounds };
     }
