@@ -9,12 +9,7 @@
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { AbortedError, ConfigError, GamedataError, ServiceError } from '../../errors.js';
-import {
-  connectRedis,
-  createPipelineRuntime,
-  startPipelineWorkers,
-  type PipelineRuntime,
-} from '../../jobs/index.js';
+import type { PipelineRuntime } from '../../jobs/index.js';
 import { loadConfig, parseDuration, readPipelineSettings } from '../../config/index.js';
 import {
   createPipelineMetrics,
@@ -23,7 +18,7 @@ import {
   type PipelineMetrics,
   type Readiness,
 } from '../../metrics/index.js';
-import { createWorkerOperations, DEFAULT_WORKER_TELEMETRY_OPTIONS } from '../../status/index.js';
+import type { WorkerOperations } from '../../status/index.js';
 import { maskSecrets } from '../mask-secrets.js';
 import { createServiceMonitor } from '../service-monitor.js';
 import { workerServiceProbes } from '../service-probes.js';
@@ -226,20 +221,31 @@ export function register(program: Command): void {
         });
         // /healthz and /readyz answer while the worker waits for its services; /metrics is the same endpoint.
         const metrics = createPipelineMetrics({ defaultLabels: { worker: `${hostname()}-${process.pid}` } });
-        const metricsHost = settings.metricsHost ?? DEFAULT_WORKER_TELEMETRY_OPTIONS.metricsHost;
+        // Loopback unless asked otherwise (= DEFAULT_WORKER_TELEMETRY_OPTIONS.metricsHost).
+        const metricsHost = settings.metricsHost ?? '127.0.0.1';
         const probeServer =
           settings.metricsPort === false
             ? undefined
             : await startProbeServer(metrics, settings.metricsPort ?? 9464, metricsHost, () =>
                 monitor.readiness(),
               );
-        const ops = createWorkerOperations(settings, {
-          metricsPort: probeServer?.port ?? false,
-          metricsHost,
-          schedules: flags.schedules,
-          telemetry: { metrics },
-        });
         monitor.start();
+        // The pipeline (kafkajs, BullMQ, the client, the encoders) loads once the services answer: a worker that
+        // waits, or gives up, does not spend its first seconds loading what it cannot use yet.
+        const loadPipeline = async () => {
+          const [jobs, status] = await Promise.all([
+            import('../../jobs/index.js'),
+            import('../../status/index.js'),
+          ]);
+          const operations: WorkerOperations = status.createWorkerOperations(settings, {
+            metricsPort: probeServer?.port ?? false,
+            metricsHost,
+            schedules: flags.schedules,
+            telemetry: { metrics },
+          });
+          return { ...jobs, ops: operations };
+        };
+        let pipeline: Awaited<ReturnType<typeof loadPipeline>> | undefined;
 
         const closeEarly = async (): Promise<void> => {
           await monitor.close();
@@ -251,7 +257,8 @@ export function register(program: Command): void {
         try {
           while (rt === undefined && (await monitor.waitUntilReady(stopping.signal))) {
             try {
-              rt = await createPipelineRuntime(settings, ops.runtimeOptions);
+              pipeline ??= await loadPipeline();
+              rt = await pipeline.createPipelineRuntime(settings, pipeline.ops.runtimeOptions);
             } catch (error) {
               const e = GamedataError.from(error);
               if (!(e instanceof ServiceError) || !e.retriable) throw e;
@@ -275,6 +282,7 @@ export function register(program: Command): void {
           return;
         }
         const runtime = rt;
+        const { connectRedis, startPipelineWorkers, ops } = pipeline as NonNullable<typeof pipeline>;
         // Connection errors are reported by the monitor, once per change of state (not once per retry).
         runtime.redis.on('error', () => undefined);
         // BullMQ workers get their own connection (blocking commands); the runtime's serves dedup and counters.
