@@ -32,7 +32,7 @@ import type { AvroRecordSchema } from '../src/encoding/avro-schema.js';
 import { createTopics } from '../src/sink/create-topics.js';
 import { connectRedis, createPipelineRuntime, getRunStatus, startBackfill } from '../src/jobs/index.js';
 import type { PipelineSettings } from '../src/config/index.js';
-import { RESOURCES, type ResourceName } from '../src/models/resources.js';
+import { RESOURCES, isResourceName, type ResourceName } from '../src/models/resources.js';
 import { verifyResource } from '../src/verify/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -44,6 +44,8 @@ export interface ChaosOptions {
   scale?: 'small' | 'medium' | 'large';
   /** Kafka nodes of the private stack (3: one is stopped and brought back; 1: the broker is restarted). @default 3 */
   brokers?: number;
+  /** Resources backfilled (full history). @default every resource */
+  resources?: ResourceName[];
   /** Worker processes. @default 3 */
   workers?: number;
   /** Slices in flight per worker process. @default 16 */
@@ -84,6 +86,7 @@ export interface ChaosEvent {
 
 export interface ChaosReport {
   scale: string;
+  resources: string[];
   brokers: number;
   workers: number;
   concurrency: number;
@@ -162,6 +165,7 @@ async function privateStack(
 export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport> {
   const o = {
     scale: 'medium' as const,
+    resources: [...RESOURCES],
     brokers: 3,
     workers: 3,
     concurrency: 16,
@@ -294,7 +298,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   control.on('error', () => undefined);
   planner.redis.on('error', () => undefined);
   const planned = await startBackfill(
-    { resources: [...RESOURCES], fullHistory: true, until: sim.now() },
+    { resources: o.resources, fullHistory: true, until: sim.now() },
     {
       connection: control,
       prefix: settings.queuePrefix,
@@ -415,7 +419,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     malformed: 0,
     found: 0,
   };
-  for (const resource of RESOURCES) {
+  for (const resource of o.resources) {
     const r = await verifyResource({
       resource,
       brokers: settings.kafkaBrokers,
@@ -448,6 +452,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   if (!o.keepStack) await stack(['down'], svc.env).catch((e: unknown) => log(`stack down: ${String(e)}`));
   return {
     scale: o.scale,
+    resources: o.resources,
     brokers: o.brokers,
     workers: o.workers,
     concurrency: o.concurrency,
@@ -472,7 +477,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
 
 export function formatChaosReport(r: ChaosReport): string {
   return [
-    `chaos (${r.scale}, ${r.brokers} broker(s), ${r.workers} workers x ${r.concurrency}, delivery ${r.delivery}): ` +
+    `chaos (${r.scale}: ${r.resources.join(',')}; ${r.brokers} broker(s), ${r.workers} workers x ${r.concurrency}, delivery ${r.delivery}): ` +
       `${r.records} records in the truth, ${r.published} published; ${r.kills} SIGKILLs (+${r.unplannedExits} unplanned exits), ` +
       `${r.redisRestarts} Redis restart(s), ${r.brokerStops} broker stop(s); missing ${r.missing}, duplicates ${r.duplicates}, ` +
       `unexpected ${r.unexpected}, undecodable ${r.undecodable}; DLQ ${r.dlq.messages} messages for ${r.dlq.malformed} malformed records (${r.dlq.found} found); ` +
@@ -498,6 +503,9 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     ...(num('kills') === undefined ? {} : { kills: num('kills') as number }),
     ...(num('kill-every-ms') === undefined ? {} : { killEveryMs: num('kill-every-ms') as number }),
     ...(num('broker-down-ms') === undefined ? {} : { brokerDownMs: num('broker-down-ms') as number }),
+    ...(flag('resources') === undefined
+      ? {}
+      : { resources: (flag('resources') ?? '').split(',').filter(isResourceName) }),
     ...(num('kafka-port') === undefined ? {} : { kafkaPort: num('kafka-port') as number }),
     ...(num('redis-port') === undefined ? {} : { redisPort: num('redis-port') as number }),
     ...(flag('stack-dir') === undefined ? {} : { stackDir: flag('stack-dir') as string }),
