@@ -13,7 +13,7 @@
  * `--pipeline`: the pipeline's read path instead, under both plans in the same session (`--plans requests,rounds`):
  * `planBackfill` through the worker's planner source, then every slice through `processSlice` (the worker's own
  * code: page -> dedup -> publish -> checkpoint, splits and user discovery included) on one client with the worker's
- * client settings, `--slice-concurrency` slices at once (the worker's `--concurrency`; default 8 as the CLI's) and
+ * client settings, `--slice-concurrency` slices at once (the worker's `--concurrency`; default 32 as the CLI's) and
  * spawned slices queued behind. Dedup, publishing and checkpoints are in memory (no Kafka, no BullMQ), so the
  * figures are the upstream's: rounds, requests, seconds. Two runs: the transaction feed over the last `--hours`
  * (default 48) and the full-history per-user walk; every published id set is compared with the simulator's truth.
@@ -188,7 +188,7 @@ async function pipelineRun(
 
 async function pipelineMain(): Promise<void> {
   const plans = (flag('plans') ?? 'requests,rounds').split(',') as ('requests' | 'rounds')[];
-  const sliceConcurrency = Number(flag('slice-concurrency') ?? 8);
+  const sliceConcurrency = Number(flag('slice-concurrency') ?? 32);
   const hours = Number(flag('hours') ?? 48);
   console.log(
     `machine: ${describeMachine()}; date ${new Date().toISOString().slice(0, 10)}; seed ${seed}; latency ${latency ?? 'off'}; ` +
