@@ -29,7 +29,7 @@ export type {
   SliceCheckpoint,
   OpenSliceOptions,
 } from './transactional-slice-publisher.js';
-export { readTopic } from './read-topic.js';
-export type { TopicMessage, ReadTopicOptions } from './read-topic.js';
+export { readTopic, recordOffsets } from './read-topic.js';
+export type { TopicMessage, ReadTopicOptions, RecordOffsetsOptions } from './read-topic.js';
 export { createTopicOffsets } from './topic-offsets.js';
 export type { TopicOffsets, TopicOffsetsOptions, PartitionOffsets } from './topic-offsets.js';

@@ -127,3 +127,84 @@ export async function readTopic(
     await admin.disconnect();
   }
 }
+
+export interface RecordOffsetsOptions {
+  brokers: readonly string[];
+  topic: string;
+  partition: number;
+  /** First offset (inclusive). */
+  from: number;
+  /** End offset (exclusive), at most the partition's last stable offset. */
+  to: number;
+  /** Give up when no progress for this long. @default 30000 */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * The offsets of the records a read_committed consumer gets in `[from, to)` of one partition: transaction markers
+ * and records of aborted transactions take offsets too, and are not among them. (A sink's committed offset stops
+ * before the commit marker that ends a partition; this tells such a gap from one that still holds records.)
+ */
+export async function recordOffsets(options: RecordOffsetsOptions): Promise<number[]> {
+  if (options.to <= options.from) return [];
+  const kafka = new Kafka({
+    clientId: 'gamedata-offsets',
+    brokers: [...options.brokers],
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  const groupId = `gamedata-offsets-${randomUUID()}`;
+  const consumer = kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
+  const found: number[] = [];
+  const idleMs = options.idleTimeoutMs ?? 30_000;
+  try {
+    await admin.connect();
+    await consumer.connect();
+    await consumer.subscribe({ topic: options.topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      let idle: NodeJS.Timeout | undefined;
+      const arm = (): void => {
+        if (idle) clearTimeout(idle);
+        idle = setTimeout(
+          () =>
+            reject(
+              new ServiceError(
+                `reading ${options.topic}[${options.partition}] ${options.from}..${options.to} made no progress for ${idleMs} ms`,
+                'kafka',
+                { retriable: true },
+              ),
+            ),
+          idleMs,
+        );
+      };
+      arm();
+      consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
+        if (e.payload.topic !== options.topic || e.payload.partition !== options.partition) return;
+        arm();
+        if (BigInt(e.payload.lastOffset) + 1n >= BigInt(options.to)) {
+          if (idle) clearTimeout(idle);
+          resolve();
+        }
+      });
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatch: async ({ batch }) => {
+            if (batch.partition !== options.partition) return;
+            for (const m of batch.messages) {
+              const offset = Number(m.offset);
+              if (offset >= options.from && offset < options.to) found.push(offset);
+            }
+            await Promise.resolve();
+          },
+        })
+        .catch(reject);
+      consumer.seek({ topic: options.topic, partition: options.partition, offset: String(options.from) });
+    });
+  } finally {
+    await consumer.disconnect().catch(() => undefined);
+    await admin.deleteGroups([groupId]).catch(() => undefined);
+    await admin.disconnect().catch(() => undefined);
+  }
+  return found;
+}

@@ -4,10 +4,11 @@
  * Connect commits sink offsets every `offset.flush.interval.ms` (the stack's worker: 2 s) after the rows are written.
  * Debezium commits only offsets of records it wrote, so records the framework sent to the connector's DLQ at the
  * end of a partition stay "uncommitted": those offsets are read from the DLQ's `__connect.errors.*` headers and
- * count as done. (Transaction markers at the end of a partition would look the same; not handled yet.)
+ * count as done. Transaction markers (and records of aborted transactions) take offsets that a read_committed sink
+ * never gets, so a gap counts as done when the records a read_committed reader finds in it are all in the DLQ.
  */
 import { AbortedError, ServiceError } from '../errors.js';
-import { readTopic } from '../sink/read-topic.js';
+import { readTopic, recordOffsets } from '../sink/read-topic.js';
 import { createTopicOffsets } from '../sink/topic-offsets.js';
 import type { ConnectClient } from './connect-client.js';
 import { connectDlqTopicName } from './sink-connector-config.js';
@@ -32,8 +33,18 @@ export async function waitForSink(options: WaitForSinkOptions): Promise<void> {
   const dlq = connectDlqTopicName(options.topic);
   let dlqEnd = -1;
   const dead = new Set<string>(); // `<partition>:<offset>` of source records in the DLQ
-  /** Re-reads the DLQ when it grew; true when every offset in [committed, end) of each partition is in it. */
+  /**
+   * True when every record a read_committed reader gets in [committed, end) of each partition is in the DLQ (none:
+   * only transaction markers or aborted records are left). Re-reads the DLQ when it grew.
+   */
   async function onlyDeadLeft(behind: { partition: number; from: number; to: number }[]): Promise<boolean> {
+    const left = await Promise.all(
+      behind.map(async (b) => ({
+        partition: b.partition,
+        offsets: await recordOffsets({ brokers: options.brokers, topic: options.topic, ...b }),
+      })),
+    );
+    if (left.every((l) => l.offsets.length === 0)) return true;
     if (!(await admin.hasTopic(dlq))) return false;
     const end = (await admin.partitionOffsets(dlq)).reduce((n, p) => n + p.high, 0);
     if (end !== dlqEnd) {
@@ -44,10 +55,7 @@ export async function waitForSink(options: WaitForSinkOptions): Promise<void> {
         dead.add(`${m.headers['__connect.errors.partition']}:${m.headers['__connect.errors.offset']}`);
       });
     }
-    return behind.every((b) => {
-      for (let o = b.from; o < b.to; o++) if (!dead.has(`${b.partition}:${o}`)) return false;
-      return true;
-    });
+    return left.every((l) => l.offsets.every((o) => dead.has(`${l.partition}:${o}`)));
   }
   try {
     for (;;) {

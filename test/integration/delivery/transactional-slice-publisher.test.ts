@@ -8,6 +8,7 @@ import {
   createTransactionalSlicePublisher,
   checkpointTopicName,
   readTopic,
+  recordOffsets,
   type SinkMessage,
 } from '../../../src/sink/index.js';
 import { SliceFencedError } from '../../../src/errors.js';
@@ -127,5 +128,35 @@ describe('createTransactionalSlicePublisher on the real broker', () => {
     } finally {
       await publisher.close();
     }
+  });
+
+  it('recordOffsets lists the records a read_committed reader gets: markers and aborted records are not among them', async () => {
+    const topic = services.name('offsets');
+    const admin = await services.admin();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    const producer = await services.producer({
+      transactionalId: services.name('offsets-tx'),
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    const committed = await producer.transaction();
+    await committed.send({
+      topic,
+      messages: [
+        { key: 'a', value: '1' },
+        { key: 'b', value: '2' },
+      ],
+    });
+    await committed.commit(); // offsets 0, 1; marker 2
+    const aborted = await producer.transaction();
+    await aborted.send({ topic, messages: [{ key: 'x', value: 'no' }] });
+    await aborted.abort(); // offset 3; marker 4
+    const end = Number((await admin.fetchTopicOffsets(topic))[0]?.high);
+    expect(end).toBe(5);
+    const brokers = services.urls.kafkaBrokers;
+    expect(await recordOffsets({ brokers, topic, partition: 0, from: 0, to: end })).toEqual([0, 1]);
+    // What a sink that committed offset 2 (after record 1) has left: only markers and an aborted record.
+    expect(await recordOffsets({ brokers, topic, partition: 0, from: 2, to: end })).toEqual([]);
+    expect(await recordOffsets({ brokers, topic, partition: 0, from: 1, to: 2 })).toEqual([1]);
   });
 });
