@@ -9,14 +9,9 @@
  */
 import type { Redis } from 'ioredis';
 import { ConfigError } from '../errors.js';
-import { scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
+import { recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
 import type { LockState, PendingMarksBackend } from './pending-marks.js';
-import {
-  DEFAULT_REDIS_SEEN_SET_OPTIONS,
-  type RedisSeenSetOptions,
-  type SeenEntry,
-} from './redis-seen-set.js';
-import { encodeVersion } from './seen-encoding.js';
+import { DEFAULT_REDIS_SEEN_SET_OPTIONS, type RedisSeenSetOptions } from './redis-seen-set.js';
 
 // KEYS = the locks, one per record. ARGV[1] = the set checked, ARGV[2] = entry width (8 | 13), ARGV[3] = the page
 // key, ARGV[4] = the lease in ms; then per record: id, version code ('' when none), version text.
@@ -74,15 +69,6 @@ if #recs > 0 then for k = 7, 6 + ns do add_to(ARGV[k], w, load, recs) end end
 for _, k in ipairs(held) do redis.call('DEL', k) end
 return #held
 `;
-
-function recordArgs(entries: readonly SeenEntry[], versioned: boolean): string[] {
-  const args: string[] = [];
-  for (const e of entries) {
-    const code = versioned ? encodeVersion(e.version) : undefined;
-    args.push(e.id, code === undefined ? '' : String(code), versioned ? e.version : '');
-  }
-  return args;
-}
 
 /**
  * The Redis backend of the pending-marks protocol, on the compact seen-set. `bucketEntries` must be the seen-set

@@ -16,8 +16,7 @@
  */
 import type { Redis } from 'ioredis';
 import { ConfigError } from '../errors.js';
-import { scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
-import { encodeVersion } from './seen-encoding.js';
+import { recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
 
 /** One record for the seen-set: its `_id` and its version text ('' for immutable resources). */
 export interface SeenEntry {
@@ -106,15 +105,6 @@ end
 return out
 `;
 const UNLOCK_SCRIPT = `for i, k in ipairs(KEYS) do if redis.call('get', k) == ARGV[1] then redis.call('del', k) end end return 0`;
-
-function recordArgs(entries: readonly SeenEntry[], versioned: boolean): string[] {
-  const args: string[] = [];
-  for (const e of entries) {
-    const code = versioned ? encodeVersion(e.version) : undefined;
-    args.push(e.id, code === undefined ? '' : String(code), versioned ? e.version : '');
-  }
-  return args;
-}
 
 /** A Redis seen-set backend in the compact layout (see the file comment). */
 export function createRedisSeenSet(redis: Redis, options: RedisSeenSetOptions = {}): SeenSetBackend {

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { MAX_PROCESS_INDEX, MIN_LEVEL } from '../seen-encoding.js';
+import type { SeenEntry } from '../redis-seen-set.js';
+import { encodeVersion, MAX_PROCESS_INDEX, MIN_LEVEL, parseObjectId } from '../seen-encoding.js';
 
 /** Helpers and the `seen_in` / `add_to` functions; every script of the compact layout starts with it. */
 export const SEEN_SET_LUA = `
@@ -48,23 +49,25 @@ local function find(b, e, w)
     i = p + 1
   end
 end
-local function oid(id) return #id == 24 and not string.find(id, '[^0-9a-f]') end
-local function bin(hex)
-  local t = {}
-  for i = 1, 23, 2 do t[#t + 1] = tonumber(sub(hex, i, i + 1), 16) end
-  return string.char(unpack(t))
+-- An id argument (see recordArgs): 'o' .. the 12 bytes of a canonical ObjectId, or 't' .. any other id's text.
+-- Returns the bytes or the text.
+local function idarg(a)
+  if byte(a, 1) == 111 then return sub(a, 2), nil end
+  return nil, sub(a, 2)
 end
+-- The text of an ObjectId's bytes (for the exact fallback and the old layout, which key ObjectIds by their text).
+local function hex(b12) return (string.gsub(b12, '.', function(c) return string.format('%02x', byte(c)) end)) end
 local function meta(base)
   local m = redis.call('HMGET', base .. ':v2:meta', 'L', 'S', 'n')
   return tonumber(m[1]) or MIN_LEVEL, tonumber(m[2]) or 0, tonumber(m[3]) or 0
 end
 
--- Whether (id, code, raw) is covered by the set \`name\` (L, S: its table; legacy: its old-layout set exists;
+-- Whether the record (a = id argument, code, raw) is covered by the set \`name\` (L, S: its table; legacy: its old-layout set exists;
 -- cache: the buckets and process indexes this call has read; bucket keys and 5-byte process parts never collide).
-local function seen_in(name, w, L, S, legacy, cache, id, code, raw)
+local function seen_in(name, w, L, S, legacy, cache, a, code, raw)
+  local b12, id = idarg(a)
   local seen, compact = 0, false
-  if oid(id) and (w == 8 or code ~= '') then
-    local b12 = bin(id)
+  if b12 and (w == 8 or code ~= '') then
     local part = sub(b12, 5, 9)
     -- The process dictionary has a handful of entries: each is read once per call.
     local pi = cache[part]
@@ -80,10 +83,12 @@ local function seen_in(name, w, L, S, legacy, cache, id, code, raw)
     end
   end
   if not compact then
+    id = id or hex(b12)
     if w == 8 then seen = redis.call('SISMEMBER', name .. ':v2:odd', id)
     elseif redis.call('HGET', name .. ':v2:odd', id) == raw then seen = 1 end
   end
   if seen == 0 and legacy then
+    id = id or hex(b12)
     local member = id
     if w == 13 and raw ~= '' then member = id .. '@' .. raw end
     seen = redis.call('SISMEMBER', name, member)
@@ -91,16 +96,16 @@ local function seen_in(name, w, L, S, legacy, cache, id, code, raw)
   return seen
 end
 
--- Adds the records of \`recs\` (flat: id, code, raw, id, code, raw, ...) to the set \`base\`; a changing entity keeps
+-- Adds the records of \`recs\` (flat: id argument, code, raw, ...) to the set \`base\`; a changing entity keeps
 -- its latest version. Then splits buckets until the average load is back under \`load\`.
 local function add_to(base, w, load, recs)
   local L, S, n = meta(base)
   local buckets, dirty, procs = {}, {}, {}
   for r = 1, #recs, 3 do
-    local id, code, raw = recs[r], recs[r + 1], recs[r + 2]
+    local b12, id = idarg(recs[r])
+    local code, raw = recs[r + 1], recs[r + 2]
     local compact = false
-    if oid(id) and (w == 8 or code ~= '') then
-      local b12 = bin(id)
+    if b12 and (w == 8 or code ~= '') then
       local part = sub(b12, 5, 9)
       local pi = procs[part]
       if pi == nil then
@@ -139,6 +144,7 @@ local function add_to(base, w, load, recs)
       end
     end
     if not compact then
+      id = id or hex(b12)
       if w == 8 then redis.call('SADD', base .. ':v2:odd', id)
       else redis.call('HSET', base .. ':v2:odd', id, raw) end
     end
@@ -169,7 +175,7 @@ end
 export function scriptRunner(
   redis: Redis,
   body: string,
-): (numKeys: number, args: string[]) => Promise<unknown> {
+): (numKeys: number, args: (string | Buffer)[]) => Promise<unknown> {
   const sha = createHash('sha1').update(body).digest('hex');
   return async (numKeys, args) => {
     try {
@@ -179,4 +185,26 @@ export function scriptRunner(
       return redis.eval(body, numKeys, ...args);
     }
   };
+}
+
+const OBJECT_ID_TAG = Buffer.from('o');
+const TEXT_TAG = 't';
+
+/**
+ * The script arguments of records: per record its id (a canonical ObjectId as 'o' + its 12 bytes, converted here
+ * rather than in Lua, where it cost ~5 us per record and script; any other id as 't' + its text), its version code
+ * ('' when it has none) and its version text ('' for immutable resources).
+ */
+export function recordArgs(entries: readonly SeenEntry[], versioned: boolean): (string | Buffer)[] {
+  const args: (string | Buffer)[] = [];
+  for (const e of entries) {
+    const oid = parseObjectId(e.id);
+    const code = versioned ? encodeVersion(e.version) : undefined;
+    args.push(
+      oid === undefined ? TEXT_TAG + e.id : Buffer.concat([OBJECT_ID_TAG, oid]),
+      code === undefined ? '' : String(code),
+      versioned ? e.version : '',
+    );
+  }
+  return args;
 }
