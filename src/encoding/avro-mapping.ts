@@ -6,7 +6,8 @@
  * To Avro (per record, at every depth):
  * - known fields: absent or null -> null; string/boolean as is; integer/number as is (long/double);
  *   date-time string -> `Date` (timestamp-millis); JSON object -> `JSON.stringify(value)`; arrays element-wise;
- *   sub-models recursively;
+ *   maps value-wise (a `keepJsonString` map is written twice: the JSON string under its name, the map under
+ *   `<name>Map`); sub-models recursively;
  * - unknown fields (keys the catalogue does not list at this level) -> `_extra` = JSON object string, or null.
  * From Avro: the inverse: `Date` -> ISO-8601 UTC string with milliseconds, JSON strings parsed, `_extra`'s keys put
  * back beside the known fields. Values must have passed `checkRecord` first (`encodeRecord` does that).
@@ -14,7 +15,7 @@
 import type { FieldType, ModelDef } from '../models/field.js';
 import { parseDateTime } from '../models/check-record.js';
 import { EncodingError } from '../errors.js';
-import { EXTRA_FIELD } from './avro-schema.js';
+import { EXTRA_FIELD, typedMapFieldName } from './avro-schema.js';
 
 type Obj = Record<string, unknown>;
 
@@ -63,9 +64,20 @@ function fieldToAvro(type: FieldType, value: unknown, path: string): unknown {
     case 'array':
       if (!Array.isArray(value)) throw new EncodingError('expected array', path, { reason: 'wrong-type' });
       return value.map((element, i) => fieldToAvro(type.of, element, join(path, i)));
+    case 'map':
+      return type.keepJsonString ? stringifyJson(value, path) : mapToAvro(type.of, value, path);
     case 'model':
       return recordToAvro(type.model, value, path);
   }
+}
+
+function mapToAvro(of: FieldType, value: unknown, path: string): Obj {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new EncodingError('expected object', path, { reason: 'wrong-type' });
+  const out: Obj = {};
+  for (const [key, element] of Object.entries(value as Obj))
+    put(out, key, fieldToAvro(of, element, join(path, key)));
+  return out;
 }
 
 function recordToAvro(model: ModelDef, value: unknown, path: string): Obj {
@@ -78,8 +90,14 @@ function recordToAvro(model: ModelDef, value: unknown, path: string): Obj {
     out['_id'] = record['_id'] ?? null;
     out['__v'] = record['__v'] ?? null;
   }
-  for (const [name, type] of Object.entries(model.fields))
+  for (const [name, type] of Object.entries(model.fields)) {
     out[name] = fieldToAvro(type, record[name], join(path, name));
+    if (type.kind === 'map' && type.keepJsonString) {
+      const value = record[name];
+      out[typedMapFieldName(name)] =
+        value === null || value === undefined ? null : mapToAvro(type.of, value, join(path, name));
+    }
+  }
   let extra: Obj | undefined;
   for (const key of Object.keys(record)) {
     if (isKnown(model, key) || record[key] === undefined) continue;
@@ -108,11 +126,29 @@ function fieldFromAvro(type: FieldType | undefined, value: unknown): unknown {
       return JSON.parse(value as string) as unknown;
     case 'array':
       return (value as unknown[]).map((element) => fieldFromAvro(type.of, element));
+    case 'map':
+      // a keepJsonString field's own value is the JSON string (recordFromAvro prefers the typed map beside it)
+      if (typeof value === 'string') return JSON.parse(value) as unknown;
+      return mapFromAvro(type.of, value as Obj);
     case 'model':
       return recordFromAvro(type.model, value as Obj);
     default:
       return value;
   }
+}
+
+function mapFromAvro(of: FieldType, value: Obj): Obj {
+  const out: Obj = {};
+  for (const [key, element] of Object.entries(value)) put(out, key, fieldFromAvro(of, element));
+  return out;
+}
+
+/** `<name>Map` of a keepJsonString map field -> that field's name (`undefined` for any other key). */
+function typedMapOwner(model: ModelDef, key: string): string | undefined {
+  if (!key.endsWith('Map')) return undefined;
+  const name = key.slice(0, -3);
+  const type = model.fields[name];
+  return type?.kind === 'map' && type.keepJsonString ? name : undefined;
 }
 
 function plain(value: unknown): unknown {
@@ -131,6 +167,15 @@ function recordFromAvro(model: ModelDef, value: Obj): Obj {
   // Driven by the decoded value's keys, not the catalogue's, so fields of a newer writer schema are not dropped.
   for (const [key, v] of Object.entries(value)) {
     if (key === EXTRA_FIELD) continue;
+    const owner = typedMapOwner(model, key);
+    if (owner !== undefined) {
+      // the typed map wins over the JSON string; records written before it existed carry null here
+      const type = model.fields[owner];
+      if (v !== null && v !== undefined && type?.kind === 'map')
+        put(out, owner, mapFromAvro(type.of, v as Obj));
+      continue;
+    }
+    if (Object.hasOwn(out, key)) continue; // already set from its typed map
     put(out, key, fieldFromAvro(key === '_id' || key === '__v' ? undefined : model.fields[key], v));
   }
   const extra = value[EXTRA_FIELD];
@@ -154,6 +199,12 @@ function canonicalField(type: FieldType, value: unknown): unknown {
     }
     case 'json':
       return JSON.parse(JSON.stringify(value)) as unknown;
+    case 'map': {
+      const out: Obj = {};
+      for (const [key, element] of Object.entries(value as Obj))
+        put(out, key, canonicalField(type.of, element));
+      return out;
+    }
     case 'array':
       return (value as unknown[]).map((element) => canonicalField(type.of, element));
     case 'model':

@@ -9,7 +9,9 @@
  * - `t.integer` -> `long` (counters, XP and money-like totals can pass 2^31; the catalogue only admits safe
  *   integers, so `long` round-trips exactly in JavaScript), `t.number` -> `double`, `t.datetime` ->
  *   `long` with `logicalType: timestamp-millis`, `t.json` -> `string` holding JSON, arrays -> `array` of nullable
- *   items (upstream arrays may hold nulls; losing nothing is the rule);
+ *   items (upstream arrays may hold nulls; losing nothing is the rule), `t.map(x)` -> `map` of nullable values;
+ *   a map that was once a JSON string (`keepJsonString`) keeps that string field under its name and adds the map
+ *   as `<name>Map` (nullable, default null), so the change is BACKWARD_TRANSITIVE;
  * - every record (top-level and nested) ends with `_extra`: a nullable string holding the JSON object of the
  *   fields upstream sent that the schema does not know at that level, so nothing is lost at any depth;
  * - named sub-records are defined once (at first use) and referenced by full name afterwards, as Avro requires.
@@ -25,7 +27,8 @@ export const AVRO_NAMESPACE = 'gamedata.v1';
 export const EXTRA_FIELD = '_extra';
 
 /** A JSON Avro schema (the subset the generator produces). */
-export type AvroSchema = string | AvroSchema[] | AvroRecordSchema | AvroArraySchema | AvroLogicalSchema;
+export type AvroSchema =
+  string | AvroSchema[] | AvroRecordSchema | AvroArraySchema | AvroMapSchema | AvroLogicalSchema;
 
 export interface AvroField {
   name: string;
@@ -45,6 +48,19 @@ export interface AvroRecordSchema {
 export interface AvroArraySchema {
   type: 'array';
   items: AvroSchema;
+}
+
+export interface AvroMapSchema {
+  type: 'map';
+  values: AvroSchema;
+}
+
+/**
+ * The Avro field carrying the typed map of a `t.map(x, { keepJsonString: true })` field (its own name keeps the
+ * JSON string of earlier schema versions).
+ */
+export function typedMapFieldName(name: string): string {
+  return `${name}Map`;
 }
 
 export interface AvroLogicalSchema {
@@ -71,6 +87,10 @@ function fieldSchema(type: FieldType, defined: Set<string>): AvroSchema {
       return 'string';
     case 'array':
       return { type: 'array', items: ['null', fieldSchema(type.of, defined)] };
+    case 'map':
+      return type.keepJsonString
+        ? 'string'
+        : { type: 'map', values: ['null', fieldSchema(type.of, defined)] };
     case 'model':
       return recordSchema(type.model, defined, false);
   }
@@ -78,6 +98,8 @@ function fieldSchema(type: FieldType, defined: Set<string>): AvroSchema {
 
 function fieldDoc(type: FieldType): string | undefined {
   if (type.kind === 'json') return 'Free-form JSON object, as a JSON string.';
+  if (type.kind === 'map' && type.keepJsonString)
+    return 'The same object as the typed map field beside it, as a JSON string (kept for readers of earlier schema versions).';
   if (type.kind === 'datetime') return 'Upstream date-time, as UTC milliseconds since the epoch.';
   return undefined;
 }
@@ -103,6 +125,14 @@ function recordSchema(model: ModelDef, defined: Set<string>, topLevel: boolean):
       default: null,
       ...(doc === undefined ? {} : { doc }),
     });
+    if (type.kind === 'map' && type.keepJsonString) {
+      fields.push({
+        name: typedMapFieldName(name),
+        type: ['null', { type: 'map', values: ['null', fieldSchema(type.of, defined)] }],
+        default: null,
+        doc: `The ${name} object as a typed map (null in records written before this field existed: read ${name} then).`,
+      });
+    }
   }
   fields.push({ name: EXTRA_FIELD, type: ['null', 'string'], default: null, doc: EXTRA_DOC });
   return {

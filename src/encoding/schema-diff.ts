@@ -31,6 +31,8 @@ function collectNames(schema: AvroSchema, namespace: string | undefined, names: 
       for (const field of schema.fields) collectNames(field.type, ns, names);
     } else if (schema.type === 'array') {
       collectNames(schema.items, namespace, names);
+    } else if (schema.type === 'map') {
+      collectNames(schema.values, namespace, names);
     }
   }
 }
@@ -47,6 +49,7 @@ function describe(schema: AvroSchema, names: Names): string {
   if (Array.isArray(s)) return s.map((b) => describe(b, names)).join(' | ');
   if (s.type === 'record') return `record ${s.name.split('.').pop() ?? s.name}`;
   if (s.type === 'array') return `array<${describe(s.items, names)}>`;
+  if (s.type === 'map') return `map<${describe(s.values, names)}>`;
   return s.logicalType;
 }
 
@@ -54,6 +57,7 @@ function describe(schema: AvroSchema, names: Names): string {
 function kindOf(schema: AvroSchema, names: Names): string {
   const s = resolveRef(schema, names);
   if (typeof s === 'object' && !Array.isArray(s) && s.type === 'array') return 'array';
+  if (typeof s === 'object' && !Array.isArray(s) && s.type === 'map') return 'map';
   return describe(s, names);
 }
 
@@ -105,6 +109,10 @@ function compareTypes(ctx: Ctx, path: string, oldType: AvroSchema, newType: Avro
   }
   if (typeof o === 'object' && typeof n === 'object' && o.type === 'array' && n.type === 'array') {
     compareTypes(ctx, `${path}[]`, o.items, n.items);
+    return;
+  }
+  if (typeof o === 'object' && typeof n === 'object' && o.type === 'map' && n.type === 'map') {
+    compareTypes(ctx, `${path}{}`, o.values, n.values);
     return;
   }
   if (describe(o, ctx.oldNames) !== describe(n, ctx.newNames)) retyped(ctx, path, o, n);

@@ -71,6 +71,14 @@ function checkField(type: FieldType, value: unknown, path: string, issues: Recor
       if (typeof value !== 'object' || Array.isArray(value))
         issues.push({ path, message: `expected object, got ${describe(value)}` });
       return;
+    case 'map':
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        issues.push({ path, message: `expected object, got ${describe(value)}` });
+        return;
+      }
+      for (const [key, element] of Object.entries(value))
+        checkField(type.of, element, join(path, key), issues);
+      return;
     case 'array':
       if (!Array.isArray(value)) {
         issues.push({ path, message: `expected array, got ${describe(value)}` });

@@ -13,6 +13,13 @@ export type FieldType =
   | { readonly kind: 'datetime' }
   /** A free-form JSON object on the wire; a JSON string in Avro. */
   | { readonly kind: 'json' }
+  /**
+   * A JSON object whose values all have one type (`dict[str, T]` in the original Python client); an Avro `map`.
+   * `keepJsonString`: the field was a `t.json` JSON string in earlier schema versions; the Avro record keeps that
+   * string under the field's name (still written) and carries the typed map beside it in `<name>Map`, so the
+   * change stays BACKWARD_TRANSITIVE (docs/consuming.md, "Typed maps").
+   */
+  | { readonly kind: 'map'; readonly of: FieldType; readonly keepJsonString: boolean }
   | { readonly kind: 'array'; readonly of: FieldType }
   | { readonly kind: 'model'; readonly model: ModelDef };
 
@@ -40,6 +47,8 @@ export const t = {
   datetime: { kind: 'datetime' },
   json: { kind: 'json' },
   array: <T extends FieldType>(of: T) => ({ kind: 'array', of }) as const,
+  map: <T extends FieldType>(of: T, options: { keepJsonString?: boolean } = {}) =>
+    ({ kind: 'map', of, keepJsonString: options.keepJsonString ?? false }) as const,
   model: <M extends ModelDef>(model: M) => ({ kind: 'model', model }) as const,
 } as const;
 
@@ -92,9 +101,11 @@ export type InferField<T extends FieldType> = T extends { kind: 'string' | 'date
         ? Record<string, unknown>
         : T extends { kind: 'array'; of: infer O extends FieldType }
           ? InferField<O>[]
-          : T extends { kind: 'model'; model: infer M extends ModelDef }
-            ? InferModel<M>
-            : never;
+          : T extends { kind: 'map'; of: infer O extends FieldType }
+            ? Record<string, InferField<O>>
+            : T extends { kind: 'model'; model: infer M extends ModelDef }
+              ? InferModel<M>
+              : never;
 
 type IdFields<M extends ModelDef> = M extends { ids: true }
   ? M extends { entity: true }

@@ -7,7 +7,7 @@
 import type { FieldType, ModelDef } from '../models/field.js';
 import { isoString } from './internal/iso-string.js';
 import type { Rng } from './internal/prng.js';
-import { RANKING_TIERS, WORDS } from './vocab.js';
+import { EQUIPMENT_SLOTS, RANKING_TIERS, TOUR_NAMES, WORDS } from './vocab.js';
 
 export interface FillContext {
   rng: Rng;
@@ -62,6 +62,18 @@ function fillField(name: string, type: FieldType, ctx: FillContext): unknown {
       const out: Record<string, unknown> = {};
       const n = rng.int(4);
       for (let i = 0; i < n; i++) out[rng.pick(WORDS)] = rng.chance(0.5) ? rng.int(100) : rng.pick(WORDS);
+      return out;
+    }
+    case 'map': {
+      // Keys as the real service uses them: a slot per equipped skin, a tour name per finished tour.
+      const out: Record<string, unknown> = {};
+      const keys = name === 'equippedSkinKeys' ? EQUIPMENT_SLOTS : TOUR_NAMES;
+      const n = rng.int(4);
+      for (let i = 0; i < n; i++) {
+        const key = rng.pick(keys);
+        out[key] =
+          name === 'equippedSkinKeys' ? `${key}-skin-${rng.pick(WORDS)}` : fillField(name, type.of, ctx);
+      }
       return out;
     }
     case 'array': {

@@ -170,3 +170,14 @@ export const WORDS = [
   'party',
   'future',
 ] as const;
+
+/** Keys of a user's `finishedTours` (the onboarding tours of the game's UI). */
+export const TOUR_NAMES = [
+  'welcome',
+  'market',
+  'battle',
+  'company',
+  'military-unit',
+  'party',
+  'articles',
+] as const;

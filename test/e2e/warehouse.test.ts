@@ -3,7 +3,8 @@
  * configs) and PostgreSQL, with the simulator upstream.
  * - a backfill of all six resources lands in PostgreSQL, and every table equals the simulator truth field by field
  *   (the documented mapping: nested records -> `<parent>_<child>` columns, arrays of strings -> text[], arrays of
- *   records -> jsonb, date-times -> timestamp (UTC), JSON fields and `_extra` -> text);
+ *   records -> jsonb, typed maps (`<name>Map`) -> jsonb, date-times -> timestamp (UTC), JSON fields, the JSON
+ *   string kept beside each typed map, and `_extra` -> text);
  * - after users change upstream, an incremental run (what a tail's rescan does) updates their rows in place;
  * - a new schema version with an extra nullable field becomes a column;
  * - a record the sink cannot read lands in the connector's own DLQ and the connector keeps running.
@@ -14,6 +15,7 @@ import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toAvroValue } from '../../src/encoding/avro-mapping.js';
+import { typedMapFieldName } from '../../src/encoding/avro-schema.js';
 import { AVRO_TYPE_OPTIONS } from '../../src/encoding/avro-types.js';
 import { frameConfluent } from '../../src/encoding/confluent-frame.js';
 import { readSchemaFiles } from '../../src/encoding/schema-files.js';
@@ -50,7 +52,10 @@ function jsonish(value: unknown): unknown {
 
 /** The row the sink should hold for an Avro value of `model`: nested records flattened with `_`. */
 function expectedRow(model: ModelDef, avroValue: Obj | null, prefix = '', out: Obj = {}): Obj {
-  const names = [...(model.ids ? ['_id', '__v'] : []), ...Object.keys(model.fields), '_extra'];
+  const fieldNames = Object.entries(model.fields).flatMap(([name, type]) =>
+    type.kind === 'map' && type.keepJsonString ? [name, typedMapFieldName(name)] : [name],
+  );
+  const names = [...(model.ids ? ['_id', '__v'] : []), ...fieldNames, '_extra'];
   for (const name of names) {
     const type = model.fields[name];
     const value = avroValue?.[name] ?? null;
@@ -216,6 +221,33 @@ describe('warehouse: topics -> Kafka Connect JDBC sink -> PostgreSQL (simulator 
       .reduce((n, e) => n + (Array.isArray(e['candidates']) ? e['candidates'].length : 0), 0);
     expect(truthCandidates).toBeGreaterThan(0);
     expect(candidates.rows[0]?.n).toBe(truthCandidates);
+    // typed maps are jsonb columns a warehouse can query key by key (the JSON string beside each stays text)
+    const mapColumns = await db.query<{ column_name: string; data_type: string }>(
+      `SELECT column_name, data_type FROM information_schema.columns
+        WHERE table_schema = $1 AND table_name = 'users' AND column_name IN
+          ('finishedTours', 'finishedToursMap', 'equippedSkinKeys', 'equippedSkinKeysMap') ORDER BY column_name`,
+      [schema],
+    );
+    expect(mapColumns.rows.map((r) => [r.column_name, r.data_type])).toEqual([
+      ['equippedSkinKeys', 'text'],
+      ['equippedSkinKeysMap', 'jsonb'],
+      ['finishedTours', 'text'],
+      ['finishedToursMap', 'jsonb'],
+    ]);
+    const finished = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${table('users')}, jsonb_each("finishedToursMap") e WHERE e.value = 'true'::jsonb`,
+    );
+    const truthFinished = h.sim
+      .truth('users')
+      .reduce(
+        (n, u) =>
+          n +
+          Object.values((u['finishedTours'] ?? {}) as Record<string, unknown>).filter((v) => v === true)
+            .length,
+        0,
+      );
+    expect(truthFinished).toBeGreaterThan(0);
+    expect(finished.rows[0]?.n).toBe(truthFinished);
     console.log(`warehouse: ${total} rows in PostgreSQL ${secs.toFixed(1)} s after the backfill ended`);
   });
 

@@ -8,6 +8,7 @@ import {
   formatSchemaFile,
   generateAvroSchema,
   generateResourceSchemas,
+  typedMapFieldName,
 } from '../../../src/encoding/avro-schema.js';
 import type { AvroRecordSchema, AvroSchema } from '../../../src/encoding/avro-schema.js';
 import { DEFAULT_SCHEMAS_DIR, schemaFilePath } from '../../../src/encoding/schema-files.js';
@@ -55,10 +56,31 @@ function expectType(
       expectType(type.of, (items as AvroSchema[])[1] as AvroSchema, `${path}[]`, resolve);
       return;
     }
+    case 'map': {
+      if (type.keepJsonString) {
+        // the field keeps the JSON string of earlier versions; the typed map is checked as `<name>Map`
+        expect(s, path).toBe('string');
+        return;
+      }
+      expectMap(type, s, path, resolve);
+      return;
+    }
     case 'model':
       expectModel(type.model, s, path, resolve);
       return;
   }
+}
+
+function expectMap(
+  type: Extract<FieldType, { kind: 'map' }>,
+  s: AvroSchema,
+  path: string,
+  resolve: (s: AvroSchema) => AvroSchema,
+): void {
+  expect(typeof s === 'object' && !Array.isArray(s) && s.type === 'map', path).toBe(true);
+  const values = (s as { values: AvroSchema }).values;
+  expect(Array.isArray(values) && values[0] === 'null', `${path}{} is nullable`).toBe(true);
+  expectType(type.of, (values as AvroSchema[])[1] as AvroSchema, `${path}{}`, resolve);
 }
 
 /** Every catalogue field is in the record and every record field is in the catalogue (plus ids and `_extra`). */
@@ -71,7 +93,18 @@ function expectModel(
   const s = resolve(schema) as AvroRecordSchema;
   expect(s.type, path).toBe('record');
   expect(s.name, path).toBe(model.name);
-  const expected = [...(model.ids ? ['_id', '__v'] : []), ...Object.keys(model.fields), '_extra'];
+  const typedMaps = new Map(
+    Object.entries(model.fields).flatMap(([name, type]) =>
+      type.kind === 'map' && type.keepJsonString ? [[typedMapFieldName(name), type] as const] : [],
+    ),
+  );
+  const expected = [
+    ...(model.ids ? ['_id', '__v'] : []),
+    ...Object.keys(model.fields).flatMap((name) =>
+      typedMaps.has(typedMapFieldName(name)) ? [name, typedMapFieldName(name)] : [name],
+    ),
+    '_extra',
+  ];
   expect(
     s.fields.map((f) => f.name),
     `${path} field names`,
@@ -88,6 +121,7 @@ function expectModel(
     const inner = (field.type as AvroSchema[])[1] as AvroSchema;
     if (field.name === '_id' || field.name === '_extra') expect(inner, p).toBe('string');
     else if (field.name === '__v') expect(inner, p).toBe('long');
+    else if (typedMaps.has(field.name)) expectMap(typedMaps.get(field.name)!, inner, p, resolve);
     else expectType(model.fields[field.name] as FieldType, inner, p, resolve);
   }
 }

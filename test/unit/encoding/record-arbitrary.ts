@@ -39,6 +39,12 @@ function fieldArb(type: FieldType, depth: number): Arbitrary<unknown> {
       return date;
     case 'json':
       return jsonObject;
+    case 'map':
+      return fc.dictionary(
+        fc.string({ maxLength: 8 }),
+        fc.option(fieldArb(type.of, depth + 1), { nil: null, freq: 8 }),
+        { maxKeys: 3 },
+      );
     case 'array':
       return fc.array(fc.option(fieldArb(type.of, depth + 1), { nil: null, freq: 8 }), {
         maxLength: depth > 2 ? 1 : 3,

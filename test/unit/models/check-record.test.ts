@@ -54,7 +54,7 @@ describe('checkRecord', () => {
     for (const m of Object.values(models)) walk(m.fields);
     expect(
       [...kinds].every((k) =>
-        ['string', 'integer', 'number', 'boolean', 'datetime', 'json', 'array', 'model'].includes(k),
+        ['string', 'integer', 'number', 'boolean', 'datetime', 'json', 'map', 'array', 'model'].includes(k),
       ),
     ).toBe(true);
   });
