@@ -203,7 +203,11 @@ export function register(program: Command): void {
         process.on('SIGTERM', () => onSignal('SIGTERM'));
         process.on('SIGINT', () => onSignal('SIGINT'));
         // A child of `--processes`: drain when the supervisor's IPC channel closes (it was killed).
-        if (process.connected) process.once('disconnect', () => onSignal('supervisor gone'));
+        // Only the first notice counts: the channel also closes when this worker disconnects it, once drained.
+        const onDisconnect = (): void => {
+          if (!stopping.signal.aborted) onSignal('supervisor gone');
+        };
+        if (process.connected) process.once('disconnect', onDisconnect);
 
         // Kafka, the registry and Redis watched from the start (issue 17: a worker never hangs): one line per
         // change of state, slices paused while one is down, exit 1 after --give-up-after of one being down.
@@ -278,6 +282,7 @@ export function register(program: Command): void {
           await closeEarly();
           if (gaveUp !== undefined) throw gaveUp;
           console.error('worker: closed');
+          process.off('disconnect', onDisconnect);
           if (process.connected) process.disconnect();
           return;
         }
@@ -344,6 +349,7 @@ export function register(program: Command): void {
           );
         console.error('worker: closed');
         // A child of `--processes`: close the IPC channel too, or it keeps this process alive.
+        process.off('disconnect', onDisconnect);
         if (process.connected) process.disconnect();
       },
     );

@@ -291,4 +291,27 @@ describe('gamedata worker never hangs', () => {
       await proxy.stop();
     }
   }, 180_000);
+  it('--processes 2: SIGTERM drains both children and the supervisor exits 0', async () => {
+    const metricsPort = await freePort();
+    const w = startWorker(h.env, [
+      '--processes',
+      '2',
+      '--metrics-port',
+      String(metricsPort),
+      '--no-schedules',
+    ]);
+    workers.push(w);
+    try {
+      for (let i = 0; i < 120 && w.lines.filter((l) => l.startsWith('worker: pid ')).length < 2; i++)
+        await sleep(500);
+      expect(w.lines.filter((l) => l.startsWith('worker: pid '))).toHaveLength(2);
+      w.child.kill('SIGTERM');
+      const { code } = await w.exited;
+      expect(code, w.lines.join('\n')).toBe(0);
+      expect(w.lines.filter((l) => l === 'worker: closed')).toHaveLength(2);
+      expect(w.lines.filter((l) => /exited with code|exiting without draining/.test(l))).toEqual([]);
+    } finally {
+      if (w.child.exitCode === null) w.child.kill('SIGKILL');
+    }
+  }, 120_000);
 });
