@@ -55,7 +55,11 @@ export interface SharedBudgetOptions {
    * this, keeps the key under its limit. @default 16
    */
   maxInFlight?: number | undefined;
-  /** Longest hold of a partial batch while the budget binds, ms. @default 1000 */
+  /**
+   * Longest hold of a partial batch while the budget binds, ms. Calls trickle in as slices publish and come back
+   * for their next page, so a short hold sends half-empty POSTs: on the issue's four-worker run 1 s gave 3.36x
+   * ceil(P/50) requests, 3 s 1.95x. Tail calls are never held. @default 3000
+   */
   maxHoldMs?: number | undefined;
   /**
    * Share of each window's requests kept for tails (`feed-tail`, `resource-tail`): once only this much is left,
@@ -86,7 +90,7 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   defaultPriority: 'backfill',
   maxBatchSize: UPSTREAM_MAX_BATCH,
   maxInFlight: 16,
-  maxHoldMs: 1000,
+  maxHoldMs: 3000,
   tailShare: 0.05,
   leaseMs: 5000,
   reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,
