@@ -69,6 +69,8 @@ export function createClientPlannerSource(
   return {
     probe: (resource, filters) => (before, limit) =>
       probeSortTimes(client, createListing(resource, filters), before, limit),
+    // When the key's budget binds, the planner spends fewest requests; otherwise fewest rounds (docs/client.md).
+    budgetBinds: () => client.budgetBinds?.() ?? false,
     async countryIds() {
       const countries = await client.call('country.getAllCountries', {});
       const list: unknown[] = Array.isArray(countries) ? countries : [];
