@@ -1,8 +1,10 @@
 /**
  * The Kafka Connect sink that lands one resource topic in PostgreSQL, as a pure function of its settings: Debezium's
  * JDBC sink in upsert mode keyed by `_id` (the string key hoisted into a struct), one table per resource in a schema
- * named after the topic prefix, nested records flattened into `<parent>_<child>` columns, arrays of records as
- * `jsonb` (the stack's `ArraysOfRecordsToJson` transform), arrays of strings as `text[]`, new nullable fields added
+ * named after the topic prefix, nested records flattened into `<parent>_<child>` columns, arrays of records and
+ * typed maps (`finishedToursMap`, ...) as `jsonb` (the stack's `ArraysOfRecordsToJson` transform: once before
+ * `Flatten`, which refuses MAP fields, and once after it, for arrays of records inside nested records), arrays of
+ * strings as `text[]`, new nullable fields added
  * as columns (`schema.evolution=basic`), records the converter or a transform cannot handle sent to the connector's
  * own dead-letter topic, and only committed records read (`isolation.level=read_committed`).
  */
@@ -145,9 +147,12 @@ export function buildSinkConnectorConfig(options: SinkConnectorOptions): SinkCon
       'collection.name.format': `${schema}.${options.resource}`,
       'batch.size': String(batchSize),
       // Debezium needs a struct key with primary.key.mode=record_key: the plain string key becomes {_id}
-      transforms: 'key,flatten,json',
+      transforms: 'key,maps,flatten,json',
       'transforms.key.type': 'org.apache.kafka.connect.transforms.HoistField$Key',
       'transforms.key.field': '_id',
+      // Flatten$Value fails on a MAP field ("does not support MAP for record with schemas"): top-level maps (and
+      // arrays of records) become jsonb strings first; the second pass catches arrays of records Flatten lifted
+      'transforms.maps.type': ARRAYS_TO_JSON_CLASS,
       'transforms.flatten.type': 'org.apache.kafka.connect.transforms.Flatten$Value',
       'transforms.flatten.delimiter': '_',
       'transforms.json.type': ARRAYS_TO_JSON_CLASS,
