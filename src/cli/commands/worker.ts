@@ -321,10 +321,12 @@ export function register(program: Command): void {
           ops.instrument(runtime),
         );
         // No new slices while a service is down (each would fail and spend one of its attempts).
-        monitor.onReadyChange((ready) => {
+        const follow = (ready: boolean): void => {
           if (stopping.signal.aborted) return;
           (ready ? workers.slices.resume() : workers.slices.pause(true)).catch(() => undefined);
-        });
+        };
+        monitor.onReadyChange(follow);
+        if (!monitor.isReady()) follow(false);
         const metricsUrl = await ops.start({ runtime, workers, connection: bull });
         console.error(
           `worker: pid ${process.pid}, concurrency ${concurrency}, queue prefix ${settings.queuePrefix}, metrics ${metricsUrl ?? 'off'}`,
