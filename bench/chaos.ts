@@ -31,7 +31,7 @@ import { deleteSubjects, registerSchemas } from '../src/encoding/schema-registra
 import type { AvroRecordSchema } from '../src/encoding/avro-schema.js';
 import { createTopics } from '../src/sink/create-topics.js';
 import { connectRedis, createPipelineRuntime, getRunStatus, startBackfill } from '../src/jobs/index.js';
-import type { PipelineSettings } from '../src/config/index.js';
+import { loadConfig, type PipelineSettings } from '../src/config/index.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../src/models/resources.js';
 import { verifyResource } from '../src/verify/index.js';
 
@@ -456,7 +456,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     brokers: o.brokers,
     workers: o.workers,
     concurrency: o.concurrency,
-    delivery: process.env['GAMEDATA_DELIVERY'] ?? 'default',
+    delivery: loadConfig({ env: workerEnv }).delivery,
     records: totals.records,
     published: counters.published,
     kills,

@@ -460,7 +460,7 @@ cmd_up() {
 
   [[ "$redis" == reuse ]] || wait_until redis "$REDIS_WAIT_S" redis_answers "$REDIS_DIR/redis.log" redis
   if [[ "$kafka" == cluster ]]; then
-    wait_until "kafka ($BROKERS brokers)" "$KAFKA_WAIT_S" kafka_answers "$(node_dir 1)/kafka.out" ""
+    wait_until "kafka ($BROKERS brokers)" "$KAFKA_WAIT_S" cluster_answers "$(node_dir 1)/kafka.out" ""
   elif [[ "$kafka" != reuse ]]; then
     wait_until kafka "$KAFKA_WAIT_S" kafka_answers "$KAFKA_DIR/kafka.out" kafka
   fi
@@ -483,6 +483,18 @@ cluster_up() {
     ! port_open "$(broker_port "$i")" || die "kafka-$i: port $(broker_port "$i") is taken by something that does not answer like Kafka"
     start_kafka_node "$i"
   done
+}
+
+# The cluster answers with every broker; a node this stack started that died meanwhile (a port still taken, say)
+# ends the wait at once with its log.
+cluster_answers() {
+  local i
+  for ((i = 1; i <= BROKERS; i++)); do
+    if [[ -s "$RUN_DIR/kafka-$i.pid" ]] && ! owned_pid "kafka-$i" >/dev/null && ! node_answers "$i"; then
+      log_tail "kafka-$i" "$(node_dir "$i")/kafka.out"; die "kafka-$i: process exited before answering"
+    fi
+  done
+  kafka_answers
 }
 
 # args: node. Node 1 of a single-node stack is `kafka`, else `kafka-<n>`.
