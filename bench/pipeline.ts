@@ -12,7 +12,9 @@
  * pacing). Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh env)"`).
  *
  * Run: `npm run build && npm run bench:pipeline -- [--resource donations] [--concurrency 32] [--processes N|auto]
- * [--large] [--worker-cpu-prof DIR] [--worker-node-options '--max-semi-space-size=8']` (`--processes 1`: the one-process run only);
+ * [--large] [--worker-cpu-prof DIR] [--worker-node-options '--max-semi-space-size=8']
+ * [--delivery both|exactly-once|at-least-once] [--rounds 1]` (`--processes 1`: the one-process run only; `--delivery
+ * both`, the default, runs every end-to-end run once per delivery mode, alternating, `--rounds` times);
  * prints Markdown for docs/BENCHMARKS.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
  * (`node --cpu-prof`) into DIR when it exits (open it in Chrome DevTools or speedscope).
  */
@@ -57,6 +59,18 @@ const processesArg = arg('processes', 'auto');
 /** Extra Node flags for the worker processes only (NODE_OPTIONS), e.g. `--max-semi-space-size=8` for memory runs. */
 const workerNodeOptions = arg('worker-node-options', '');
 const processes = processesArg === 'auto' ? availableParallelism() : Number(processesArg);
+type Delivery = 'exactly-once' | 'at-least-once';
+const deliveryArg = arg('delivery', 'both');
+const deliveries: Delivery[] =
+  deliveryArg === 'both'
+    ? ['at-least-once', 'exactly-once']
+    : deliveryArg === 'exactly-once' || deliveryArg === 'at-least-once'
+      ? [deliveryArg]
+      : (() => {
+          throw new Error(`--delivery must be both, exactly-once or at-least-once, got ${deliveryArg}`);
+        })();
+const rounds = Number(arg('rounds', '1'));
+if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer`);
 if (!Number.isSafeInteger(processes) || processes < 1)
   throw new Error(`--processes must be a positive integer or auto, got ${processesArg}`);
 if (!existsSync(`${ROOT}dist/cli/main.js`)) throw new Error('dist/ is missing: run `npm run build` first');
@@ -72,6 +86,7 @@ if (brokers.length === 0 || registryUrl === '' || redisUrl === '')
 
 interface E2e {
   processes: number;
+  delivery: Delivery;
   records: number;
   endToEnd: number;
   /** The largest peak RSS (VmHWM) of one worker process. */
@@ -170,7 +185,7 @@ async function memoryBreakdown(url: string): Promise<string> {
 }
 
 /** Fresh topics, subjects and queue for one end-to-end run (so its records are not deduplicated away). */
-async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
+async function endToEnd(scale: string, n: number, setup: Setup, delivery: Delivery): Promise<E2e> {
   const prefix = `bench-${scale}-p${n}-${Date.now()}`;
   await registerSchemas({ registry: setup.registry, topicPrefix: prefix, schemas: setup.schemas });
   await createTopics({ brokers, topicPrefix: prefix });
@@ -181,6 +196,7 @@ async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
     GAMEDATA_TOPIC_PREFIX: prefix,
     GAMEDATA_QUEUE_PREFIX: `${prefix}-bull`,
     GAMEDATA_REDIS_PREFIX: prefix,
+    GAMEDATA_DELIVERY: delivery,
     ...(workerNodeOptions === '' ? {} : { NODE_OPTIONS: workerNodeOptions }),
   };
   // The compiled CLI (bin/gamedata.mjs -> dist/), as installed: a supervisor with n worker processes.
@@ -244,7 +260,7 @@ async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
   const peak = Math.max(...peaks.values());
   const rate = result.counters.published / secs;
   console.error(
-    `[bench] end to end, ${n} process(es): ${result.counters.published} published in ${secs.toFixed(1)} s = ${rate.toFixed(0)}/s, ` +
+    `[bench] end to end (${delivery}), ${n} process(es): ${result.counters.published} published in ${secs.toFixed(1)} s = ${rate.toFixed(0)}/s, ` +
       `worker peak RSS ${[...peaks.values()].map((p) => p.toFixed(0)).join(' / ')} MB, worker CPU ${workerCpu.toFixed(1)} s`,
   );
   worker.removeAllListeners('exit');
@@ -258,6 +274,7 @@ async function endToEnd(scale: string, n: number, setup: Setup): Promise<E2e> {
   await deleteSubjects(setup.registry, prefix).catch(() => undefined);
   return {
     processes: n,
+    delivery,
     records: result.counters.published,
     endToEnd: rate,
     workerPeakMb: peak,
@@ -319,8 +336,12 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
 
   // End to end: one worker process, then n (unless n is 1), each into fresh topics.
   const setup: Setup = { registry, schemas, sim, until, fullHistory, client };
-  const runs = [await endToEnd(scale, 1, setup)];
-  if (processes > 1) runs.push(await endToEnd(scale, processes, setup));
+  const runs: E2e[] = [];
+  for (let round = 0; round < rounds; round++)
+    for (const delivery of deliveries) {
+      runs.push(await endToEnd(scale, 1, setup, delivery));
+      if (processes > 1) runs.push(await endToEnd(scale, processes, setup, delivery));
+    }
 
   // Kafka's own producer benchmark, same count and average size, same run.
   const records = runs[0]?.records ?? 0;
@@ -341,14 +362,14 @@ console.log(
 );
 console.log('');
 console.log(
-  '| scale | worker processes | records | avg value B | end to end rec/s | client only rec/s | Kafka ProducerPerformance rec/s | e2e / slower standalone | peak RSS per worker process | worker CPU ms / 1k rec |',
+  '| scale | delivery | worker processes | records | avg value B | end to end rec/s | client only rec/s | Kafka ProducerPerformance rec/s | e2e / slower standalone | peak RSS per worker process | worker CPU ms / 1k rec |',
 );
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const slower = Math.min(r.clientOnly, r.kafkaPerf);
   for (const e of r.runs)
     console.log(
-      `| ${r.scale} | ${e.processes} | ${fmt(e.records)} | ${r.avgValueBytes} | ${fmt(e.endToEnd)} | ${fmt(r.clientOnly)} | ${fmt(r.kafkaPerf)} | ${((e.endToEnd / slower) * 100).toFixed(0)} % | ${fmt(e.workerPeakMb)} MB | ${fmt(e.workerCpuMsPerK)} |`,
+      `| ${r.scale} | ${e.delivery} | ${e.processes} | ${fmt(e.records)} | ${r.avgValueBytes} | ${fmt(e.endToEnd)} | ${fmt(r.clientOnly)} | ${fmt(r.kafkaPerf)} | ${((e.endToEnd / slower) * 100).toFixed(0)} % | ${fmt(e.workerPeakMb)} MB | ${fmt(e.workerCpuMsPerK)} |`,
     );
 }
 process.exit(0);
