@@ -75,6 +75,14 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads the delivery mode (default exactly-once) and names a bad one', () => {
+    expect(loadConfig({ env: {} }).delivery).toBe('exactly-once');
+    expect(loadConfig({ env: { GAMEDATA_DELIVERY: 'at-least-once' } }).delivery).toBe('at-least-once');
+    expect(() => loadConfig({ env: { GAMEDATA_DELIVERY: 'twice' } })).toThrow(
+      /GAMEDATA_DELIVERY \(env\): .*exactly-once.*at-least-once.*; got "twice"/,
+    );
+  });
+
   it('applies the documented defaults when nothing is set and nothing is needed', () => {
     const config = loadConfig({ env: {} });
     expect(config.topicPrefix).toBe(DEFAULT_CONFIG.topicPrefix);
