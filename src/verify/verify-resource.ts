@@ -2,6 +2,9 @@
  * `verify`: reads a resource's topic from the beginning, decodes every value through the registry, and compares
  * the set of `(_id, version)` with the upstream's truth; reads the DLQ too and reports the malformed records it
  * holds separately.
+ * It reads as a read_committed consumer, up to the last stable offset (`readTopic`): what exactly-once delivery
+ * promises, so records of aborted transactions (a worker killed or fenced mid-commit) are neither counted nor
+ * reported as duplicates.
  */
 import type { RecordDecoder } from '../encoding/record-decoder.js';
 import type { ResourceName } from '../models/resources.js';
