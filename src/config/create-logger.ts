@@ -77,7 +77,13 @@ export function createLogger(name: string, options?: LoggerOptions): Logger {
 
 function createRoot(options: LoggerOptions): Logger {
   // GAMEDATA_LOG_LEVEL (env or config file) through loadConfig, like every other setting.
-  const level = options.level ?? loadConfig().logLevel;
+  let level = options.level;
+  if (level === undefined) {
+    const config = loadConfig();
+    level = config.logLevel;
+    // This process's API key is masked in every line even if no caller registered it.
+    registerSecret(config.apiKey);
+  }
   if (!LEVELS.includes(level)) {
     throw new ConfigError(
       `createLogger: level must be one of ${LEVELS.join(', ')}; got ${JSON.stringify(level)}`,

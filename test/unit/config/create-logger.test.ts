@@ -85,4 +85,18 @@ describe('createLogger', () => {
     expect(() => createLogger('Bad Name')).toThrow(ConfigError);
     expect(() => createLogger('ok', { level: 'loud' as never })).toThrow(/level must be one of/);
   });
+  it("masks this process's API key (GAMEDATA_API_KEY) without anyone registering it", () => {
+    const before = process.env['GAMEDATA_API_KEY'];
+    process.env['GAMEDATA_API_KEY'] = 'sk-from-the-env-31337';
+    try {
+      const out = capture();
+      const log = createLogger('client', { destination: out.stream });
+      log.error({ url: 'http://x/trpc' }, 'upstream said: bad key sk-from-the-env-31337');
+      expect(out.raw()).not.toContain('sk-from-the-env-31337');
+      expect(out.lines()[0]?.['msg']).toBe('upstream said: bad key [REDACTED]');
+    } finally {
+      if (before === undefined) delete process.env['GAMEDATA_API_KEY'];
+      else process.env['GAMEDATA_API_KEY'] = before;
+    }
+  });
 });
