@@ -29,7 +29,7 @@ import { createRecordDecoder } from '../src/encoding/record-decoder.js';
 import { readSchemaFiles } from '../src/encoding/schema-files.js';
 import { deleteSubjects, registerSchemas } from '../src/encoding/schema-registration.js';
 import type { AvroRecordSchema } from '../src/encoding/avro-schema.js';
-import { createTopics } from '../src/sink/create-topics.js';
+import { createTopics, deleteTopics } from '../src/sink/create-topics.js';
 import { connectRedis, createPipelineRuntime, getRunStatus, startBackfill } from '../src/jobs/index.js';
 import { loadConfig, type PipelineSettings } from '../src/config/index.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../src/models/resources.js';
@@ -445,6 +445,14 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     totals.found += r.dlq.found;
   }
   const counters = await planner.counters.get(runId);
+  // The private stack keeps its data between runs: leave nothing of this one behind.
+  for (const p of [settings.queuePrefix, settings.redisPrefix]) {
+    const keys = await control.keys(`${p}*`);
+    for (let i = 0; i < keys.length; i += 500) await control.del(...keys.slice(i, i + 500));
+  }
+  await deleteTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix }).catch(
+    () => undefined,
+  );
   await control.quit();
   await planner.close();
   await sim.close();
