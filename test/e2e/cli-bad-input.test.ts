@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
-import { serviceUrls } from '../helpers/services.js';
+import { createTestServices, serviceUrls } from '../helpers/services.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const API_KEY = 'sk-e2e-never-print-me-4c1d';
@@ -270,10 +270,12 @@ const CASES: Case[] = [
 describe('every command: bad input is one clear line, a non-zero exit, no stack trace, no secret', () => {
   let sim: Simulator;
   let env: NodeJS.ProcessEnv;
+  // Its cleanup deletes every key, topic and subject under the prefix (the refused backfill leaves budget keys).
+  const services = createTestServices('bad-input');
   beforeAll(async () => {
     const urls = serviceUrls();
     sim = await startSimulator({ port: 0, apiKeys: [GOOD_KEY] });
-    const prefix = `e2e-bad-input-${process.pid}`;
+    const prefix = services.prefix;
     env = {
       PATH: process.env['PATH'],
       HOME: process.env['HOME'],
@@ -291,6 +293,7 @@ describe('every command: bad input is one clear line, a non-zero exit, no stack 
   });
   afterAll(async () => {
     await sim?.close();
+    await services.cleanup();
   });
 
   describe.concurrent('cases', () => {
