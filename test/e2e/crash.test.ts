@@ -1,5 +1,5 @@
 /**
- * Crash test: worker PROCESSES (the real `gamedata worker` CLI) are killed with SIGKILL five times during a run and
+ * Crash test of the at-least-once mode (GAMEDATA_DELIVERY=at-least-once): worker PROCESSES (the real `gamedata worker` CLI) are killed with SIGKILL five times during a run and
  * restarted. The run completes, nothing is missing, and every duplicate lies in a crash window (a page acked by
  * Kafka but not yet marked seen when the process died): at most kills x concurrency x page size.
  * Last, SIGTERM drains the worker and it exits 0.
@@ -42,7 +42,8 @@ function startWorker(
       '--stalled-interval',
       '2000',
     ],
-    { cwd: ROOT, env: h.env, stdio: ['ignore', 'pipe', 'pipe'] },
+    // The at-least-once mode's own crash test (exactly-once has test/e2e/exactly-once.test.ts).
+    { cwd: ROOT, env: { ...h.env, GAMEDATA_DELIVERY: 'at-least-once' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let resolveReady!: () => void;
   const ready = new Promise<void>((r) => (resolveReady = r));
