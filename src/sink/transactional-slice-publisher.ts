@@ -460,7 +460,7 @@ export function createTransactionalSlicePublisher(
           }
           let answers: { topicName: string; partition: number; baseOffset?: string }[] = [];
           for (const request of requests) {
-            answers = await (txn).sendBatch({
+            answers = await txn.sendBatch({
               acks: -1,
               timeout: resolved.requestTimeoutMs,
               topicMessages: request.map((b) => ({ topic: b.topic, messages: b.messages.map(wire) })),
@@ -472,7 +472,7 @@ export function createTransactionalSlicePublisher(
             offset: ck?.baseOffset ?? '0',
           };
           if (o.beforeEndTxn !== undefined) await o.beforeEndTxn(sliceKey, seq);
-          await (txn).commit();
+          await txn.commit();
           txn = undefined;
           pending = [];
           committedSeq = seq;
