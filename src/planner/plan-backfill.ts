@@ -10,10 +10,11 @@
  * Two plans (`plan`), as in the client's `collectAll`: when the upstream budget does not bind, time is set by
  * sequential rounds of requests, so the walks are planned for fewest ROUNDS: batched probe rounds learn where the
  * rows are (`probeRows`), and the slices are cut between rows so nearly every slice is ONE page (`planRowSlices`);
- * the workers then read all their first pages at once. Per-user walks are probed the same way, all users in the
- * same rounds: a small user's walk stays one slice (one page), a busy user's history is cut into page-sized slices read
- * in parallel instead of one chain of pages. When the budget binds, the plan is for fewest REQUESTS: a 16-bucket
- * density estimate and slices of `targetRows` (few, long slices whose pages fill the POSTs), one slice per user.
+ * the workers then read all their first pages at once. Per-user walks are NOT probed: each user is one whole-range
+ * slice under both plans, because a small user's first page is all there is (probing it would read that page twice)
+ * and all users' first pages go out in the same round anyway (many slices in flight); a busy user splits while read.
+ * When the budget binds, the plan is for fewest REQUESTS: a 16-bucket density estimate and slices of `targetRows`
+ * (few, long slices whose pages fill the POSTs).
  */
 import { ConfigError } from '../errors.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../models/resources.js';
@@ -108,7 +109,7 @@ export interface PlannedRun {
     plan: 'rounds' | 'requests';
     probeRounds: number;
     probePages: number;
-    /** Walks whose probe saw no row with a usable time (each is still one slice). */
+    /** Probed walks whose probe saw no row with a usable time (each is still one slice). Per-user walks are not probed. */
     emptyWalks: number;
   };
 }
@@ -224,27 +225,14 @@ export async function planBackfill(
         ? await source.userListing()
         : { ids: await source.userIds(), unlisted: 0 };
       users = listing;
+      // One whole-range slice per user under both plans: a user's first page IS its probe. Planned for rounds, all
+      // of them are read at once (many slices in flight), so every walk's first page goes out in the same round; a
+      // busy user splits while it is read. Probing each user first would read that same head page twice.
       const range = { start: since, end: until };
-      if (!forRounds)
-        return {
-          walks: listing.ids.map((userId) => ({ filters: { ...filters, userId }, ranges: [range] })),
-          rounds: 0,
-        };
-      // Every user's walk probed in the same rounds (one head page each in the first: one procedure per user).
-      const probed = await Promise.all(
-        listing.ids.map((userId) => planForRounds(source.probe(resource, { ...filters, userId }), range, 1)),
-      );
-      const walks: Walk[] = [];
-      let rounds = 0;
-      probed.forEach((walk, i) => {
-        rounds = Math.max(rounds, walk.rounds);
-        planning.probePages += walk.pages;
-        // No timed row seen: still one slice over the range (the probe drops rows without a usable time, which the
-        // walk must read to dead-letter); it is one page, and the very slice discovery would add for this user.
-        if (walk.rows === 0) planning.emptyWalks++;
-        walks.push({ filters: { ...filters, userId: listing.ids[i] as string }, ranges: walk.ranges });
-      });
-      return { walks, rounds };
+      return {
+        walks: listing.ids.map((userId) => ({ filters: { ...filters, userId }, ranges: [range] })),
+        rounds: 0,
+      };
     }
     // One probed walk.
     const probe = source.probe(resource, filters);
@@ -262,6 +250,7 @@ export async function planBackfill(
     if (forRounds) {
       const walk = await planForRounds(probe, range, o.roundBuckets);
       planning.probePages += walk.pages;
+      if (walk.rows === 0) planning.emptyWalks++;
       return { walks: [{ filters, ranges: walk.ranges }], rounds: walk.rounds };
     }
     const density = await probeDensity(probe, range, { buckets: o.probeBuckets });
