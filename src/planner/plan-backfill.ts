@@ -241,6 +241,14 @@ export async function planBackfill(
     else if (resource === 'transactions' && Object.keys(filters).length === 0 && !fullHistory)
       start = until - UNFILTERED_TRANSACTION_WINDOW_MS;
     else {
+      // The head page first (one procedure, as the search's own first probe would be): a listing that fits in it
+      // (the 40 parties of scale small) is all known, so it is one slice and needs neither the search for its
+      // earliest row (~130 one-row probes over the epoch) nor density probes. The slice starts at `since` (0): what
+      // the probe cannot time (rows without a usable time, dropped by it) is read there too.
+      const head = await probe(until, o.pageSize);
+      if (head.length === 0) return { walks: [], rounds: 0 }; // nothing to read
+      if (head.length < o.pageSize)
+        return { walks: [{ filters, ranges: [{ start: since, end: until }] }], rounds: 1 };
       const earliest = await findEarliest(probe, until);
       if (earliest === null) return { walks: [], rounds: 0 }; // nothing to read
       start = earliest;

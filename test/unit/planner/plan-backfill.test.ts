@@ -129,6 +129,28 @@ describe('planBackfill', () => {
     expect(new Set(slices.map((s) => s.sliceId)).size).toBe(slices.length);
   });
 
+  it('plans a listing that fits in its head page as one slice, without searching for its earliest row', async () => {
+    const few = times.slice(0, 40); // 40 parties
+    for (const plan of ['rounds', 'requests'] as const) {
+      let probes = 0;
+      const src: PlannerSource = {
+        ...fakeSource(),
+        probe: () => async (before, limit) => {
+          probes++;
+          return few.filter((t) => t < before).slice(0, limit);
+        },
+      };
+      const { slices } = await planBackfill({ resources: ['parties'], runId: 'r' }, src, {
+        now: () => NOW,
+        plan,
+      });
+      expect(probes).toBe(1);
+      expect(slices.map((s) => [s.start, s.end])).toEqual([[0, NOW]]);
+    }
+    const none: PlannerSource = { ...fakeSource(), probe: () => async () => [] };
+    expect((await planBackfill({ resources: ['parties'] }, none, { now: () => NOW })).slices).toEqual([]);
+  });
+
   it('plans every resource at the same time, so their probe rounds are shared', async () => {
     let inFlight = 0;
     let most = 0;
