@@ -24,6 +24,8 @@ export {
   planSplit,
   estimateRemainingRows,
   roundSplitRule,
+  splitGeometric,
   MAX_ROUND_SPLIT_PARTS,
+  MAX_GEOMETRIC_SPLIT_PARTS,
 } from './split-remaining.js';
 export type { RemainingSplit, ReadProgress, SplitRule } from './split-remaining.js';

@@ -70,6 +70,12 @@ export interface SplitRule {
   maxParts: number;
   /** Every cut a multiple of this (1000 for a v1 upstream). @default 1 */
   alignMs?: number;
+  /**
+   * When the unread part is more than this many times wider than the span read so far (a per-user walk from 1970
+   * that has read three days), cut it at quadrupling depths below the reader ({@link splitGeometric}) instead of
+   * evenly: an even cut of a mostly empty history spends one page read per empty piece. @default Infinity (never)
+   */
+  geometricAbove?: number;
 }
 
 /** Rows left in `[start, lastTime)` at the rate read so far (rows over `[lastTime, topTime]`). */
@@ -86,8 +92,55 @@ export function planSplit(slice: TimeRange, progress: ReadProgress, rule: SplitR
   if (!Number.isFinite(slice.start)) return null;
   const estimate = estimateRemainingRows(slice.start, progress);
   if (!(estimate > rule.splitAbove)) return null;
+  const covered = Math.max(1, progress.topTime - progress.lastTime);
+  const unread = Math.min(progress.lastTime, slice.end) - slice.start;
+  if (unread > (rule.geometricAbove ?? Infinity) * covered)
+    return splitGeometric(slice, progress.lastTime, covered, rule.maxParts, rule.alignMs ?? 1);
   const parts = Math.min(rule.maxParts, Math.ceil(estimate / rule.rowsPerPart));
   return splitRemaining(slice, progress.lastTime, parts, rule.alignMs ?? 1);
+}
+
+/** Most pieces of a geometric split (the kept part included). */
+export const MAX_GEOMETRIC_SPLIT_PARTS = 24;
+
+/**
+ * Splits the unread part `[start, upper]` of `slice` at quadrupling depths below `upper`: the reader keeps
+ * `[upper - span / 2, …)` (about half of what it read so far), then pieces end `2, 8, 32, …` spans deep, and the last
+ * piece reaches `start`. Where rows thin out with depth (a user's history), each piece holds about as many pages as
+ * it is deep, and an empty far past costs one page read per piece, a logarithmic number, not one per even part.
+ * Pieces that still hold many rows split again when read. Returns `null` when nothing is left to split.
+ * @throws ConfigError for an empty or NaN slice, a NaN `upper` or a non-positive `span`, `maxParts` or `alignMs`.
+ */
+export function splitGeometric(
+  slice: TimeRange,
+  upper: number,
+  span: number,
+  maxParts = MAX_GEOMETRIC_SPLIT_PARTS,
+  alignMs = 1,
+): RemainingSplit | null {
+  checkOpenRange(slice, 'slice');
+  positiveInt('maxParts', maxParts);
+  positiveInt('alignMs', alignMs);
+  if (Number.isNaN(upper)) throw new ConfigError(`upper must be a time in ms, got ${upper}`);
+  if (!(span > 0)) throw new ConfigError(`span must be positive, got ${span}`);
+  const { start } = slice;
+  const top = Math.min(upper, slice.end);
+  if (!Number.isFinite(start) || !(top - start >= 2 * alignMs) || maxParts < 2) return null;
+  const parts = Math.min(maxParts, MAX_GEOMETRIC_SPLIT_PARTS);
+  // Newest first: the kept part's lower edge, then each piece's.
+  const cuts: number[] = [];
+  for (let depth = span / 2; cuts.length < parts - 1; depth *= 4) {
+    const cut = Math.floor((top - depth) / alignMs) * alignMs;
+    if (!(cut > start)) break;
+    if (cut < top && cut < (cuts[cuts.length - 1] ?? Infinity)) cuts.push(cut);
+  }
+  const keepStart = cuts[0];
+  if (keepStart === undefined) return null;
+  const edges = [start, ...cuts.reverse()];
+  const children: TimeRange[] = [];
+  for (let i = 1; i < edges.length; i++)
+    children.push({ start: edges[i - 1] as number, end: edges[i] as number });
+  return { keepStart, children };
 }
 
 /** Most pieces one split makes when planning for rounds (each read in the next round). */
@@ -105,5 +158,11 @@ export function roundSplitRule(pageSize: number, alignMs = 1): Required<SplitRul
   positiveInt('pageSize', pageSize);
   positiveInt('alignMs', alignMs);
   const rowsPerPart = Math.max(1, Math.floor(pageSize / 2));
-  return { rowsPerPart, splitAbove: rowsPerPart, maxParts: MAX_ROUND_SPLIT_PARTS, alignMs };
+  return {
+    rowsPerPart,
+    splitAbove: rowsPerPart,
+    maxParts: MAX_ROUND_SPLIT_PARTS,
+    alignMs,
+    geometricAbove: Infinity,
+  };
 }

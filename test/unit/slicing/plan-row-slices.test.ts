@@ -4,7 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { planRowSlices, planSplit, roundSplitRule, type TimeRange } from '../../../src/slicing/index.js';
+import {
+  planRowSlices,
+  planSplit,
+  roundSplitRule,
+  splitGeometric,
+  type TimeRange,
+} from '../../../src/slicing/index.js';
 
 function expectPartition(range: TimeRange, slices: TimeRange[]): void {
   const s = [...slices].sort((a, b) => a.start - b.start);
@@ -102,7 +108,13 @@ describe('planRowSlices', () => {
 describe('roundSplitRule', () => {
   it('cuts the rest of a slice after one full page into half-page pieces, at most 200', () => {
     const rule = roundSplitRule(100);
-    expect(rule).toEqual({ rowsPerPart: 50, splitAbove: 50, maxParts: 200, alignMs: 1 });
+    expect(rule).toEqual({
+      rowsPerPart: 50,
+      splitAbove: 50,
+      maxParts: 200,
+      alignMs: 1,
+      geometricAbove: Infinity,
+    });
     // 100 rows read over [10 000, 11 000): the rest [0, 10 000] holds ~1 000 rows -> 20 pieces of ~50.
     const split = planSplit(
       { start: 0, end: 11_000 },
@@ -121,5 +133,64 @@ describe('roundSplitRule', () => {
       planSplit({ start: 0, end: 11_000 }, { rowsRead: 3, topTime: 11_000, lastTime: 10_000 }, rule),
     ).toBeNull();
     expect(() => roundSplitRule(0)).toThrow(/pageSize/);
+  });
+});
+
+describe('splitGeometric (a long, mostly empty rest: a per-user walk from 1970)', () => {
+  const DAY = 86_400_000;
+  it('cuts the rest at quadrupling depths, partitioning it exactly, in a logarithmic number of pieces', () => {
+    const slice = { start: 0, end: 20_000 * DAY };
+    // One page read over the newest 3 days.
+    const rule = { ...roundSplitRule(100), geometricAbove: 16 };
+    const split = planSplit(
+      slice,
+      { rowsRead: 100, topTime: slice.end, lastTime: slice.end - 3 * DAY },
+      rule,
+    );
+    expect(split).not.toBeNull();
+    const { keepStart, children } = split!;
+    expect(keepStart).toBe(slice.end - 3 * DAY - 1.5 * DAY); // half the span read stays with the reader
+    expect(children[0]!.start).toBe(0);
+    for (let i = 1; i < children.length; i++) expect(children[i]!.start).toBe(children[i - 1]!.end);
+    expect(children.at(-1)!.end).toBe(keepStart);
+    // 20 000 days from a 1.5-day start at x4 per piece: ~9 pieces, not the 200 of an even cut.
+    expect(children.length).toBeGreaterThanOrEqual(7);
+    expect(children.length).toBeLessThanOrEqual(10);
+    const widths = children.map((c) => c.end - c.start).reverse(); // newest first
+    for (let i = 1; i < widths.length - 1; i++) expect(widths[i]).toBe(4 * widths[i - 1]!);
+    // Without geometricAbove the same progress cuts evenly into the 200 most.
+    const even = planSplit(
+      slice,
+      { rowsRead: 100, topTime: slice.end, lastTime: slice.end - 3 * DAY },
+      roundSplitRule(100),
+    );
+    expect(even!.children.length + 1).toBe(200);
+  });
+
+  it('keeps every cut aligned and inside the rest; nothing to split gives null; bad input throws', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.integer({ min: 2, max: 10_000_000 }),
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.integer({ min: 2, max: 30 }),
+        fc.constantFrom(1, 1000),
+        (start, width, span, maxParts, alignMs) => {
+          const slice = { start, end: start + width };
+          const split = splitGeometric(slice, slice.end, span, maxParts, alignMs);
+          if (split === null) return;
+          expect(split.children.length + 1).toBeLessThanOrEqual(maxParts);
+          expect(split.children[0]!.start).toBe(start);
+          expect(split.children.at(-1)!.end).toBe(split.keepStart);
+          expect(split.keepStart).toBeLessThan(slice.end);
+          for (const c of split.children) {
+            expect(c.end).toBeGreaterThan(c.start);
+            expect(c.end % alignMs).toBe(0);
+          }
+        },
+      ),
+    );
+    expect(splitGeometric({ start: 0, end: 1 }, 1, 5)).toBeNull();
+    expect(() => splitGeometric({ start: 0, end: 100 }, 100, 0)).toThrow(/span/);
   });
 });
