@@ -15,13 +15,6 @@ export interface SendInput {
   maxHoldMs: number;
   /** Of `waiting`, calls of tails (`feed-tail`, `resource-tail`): never held for a fill. @default 0 */
   urgent?: number;
-  /**
-   * Callers answered recently that have not called again yet (a slice between two pages: publishing, its
-   * checkpoint). They are expected back, so a partial batch is held for them past `maxHoldMs`. @default 0
-   */
-  returning?: number;
-  /** Longest hold while callers are expected back (`returning > 0`). @default maxHoldMs */
-  maxReturnHoldMs?: number;
 }
 
 export type SendDecision =
@@ -30,16 +23,12 @@ export type SendDecision =
 /**
  * - nothing waits: idle;
  * - a full batch waits, a tail call waits, or the budget does not bind: send now (up to `maxBatch`);
- * - the budget binds and fewer than `maxBatch` wait: hold until `maxHoldMs`, and while callers answered recently
- *   are still expected back (`returning`) until `maxReturnHoldMs`; then send what there is.
+ * - the budget binds and fewer than `maxBatch` wait: hold until `maxHoldMs`, then send what there is.
  */
 export function decideSend(input: SendInput): SendDecision {
   const { waiting, heldMs, binds, maxBatch, maxHoldMs } = input;
   if (waiting <= 0) return { action: 'idle' };
-  if (waiting >= maxBatch || !binds || (input.urgent ?? 0) > 0)
+  if (waiting >= maxBatch || !binds || heldMs >= maxHoldMs || (input.urgent ?? 0) > 0)
     return { action: 'send', size: Math.min(waiting, maxBatch) };
-  const until =
-    (input.returning ?? 0) > 0 ? Math.max(maxHoldMs, input.maxReturnHoldMs ?? maxHoldMs) : maxHoldMs;
-  if (heldMs >= until) return { action: 'send', size: Math.min(waiting, maxBatch) };
-  return { action: 'hold', waitMs: until - heldMs };
+  return { action: 'hold', waitMs: maxHoldMs - heldMs };
 }

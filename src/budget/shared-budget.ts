@@ -62,13 +62,6 @@ export interface SharedBudgetOptions {
    */
   maxHoldMs?: number | undefined;
   /**
-   * Longest hold of a partial batch while callers the fetcher answered recently have not called again yet, ms (the
-   * budget binds). A slice spends a while between two pages (publishing, its checkpoint), so near the end of a run
-   * the same few dozen slices come back one by one; holding until they are back fills the POST with all of them
-   * instead of sending each `maxHoldMs`. Callers not back within this long are taken as gone. @default 8000
-   */
-  maxReturnHoldMs?: number | undefined;
-  /**
    * Share of each window's requests kept for tails (`feed-tail`, `resource-tail`): once only this much is left,
    * backfill and rescan calls wait for the reset unless it is due within two request latencies. So a tail never
    * waits a whole window behind a backfill that spent it. 0 = none. @default 0.05
@@ -98,7 +91,6 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   maxBatchSize: UPSTREAM_MAX_BATCH,
   maxInFlight: 16,
   maxHoldMs: 3000,
-  maxReturnHoldMs: 8000,
   tailShare: 0.05,
   leaseMs: 5000,
   reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,
@@ -185,9 +177,6 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   const maxInFlight = positive('maxInFlight', options.maxInFlight ?? d.maxInFlight, true);
   const maxHoldMs = options.maxHoldMs ?? d.maxHoldMs;
   if (!(maxHoldMs >= 0)) throw new ConfigError(`maxHoldMs must be >= 0, got ${maxHoldMs}`, ['maxHoldMs']);
-  const maxReturnHoldMs = options.maxReturnHoldMs ?? d.maxReturnHoldMs;
-  if (!(maxReturnHoldMs >= 0))
-    throw new ConfigError(`maxReturnHoldMs must be >= 0, got ${maxReturnHoldMs}`, ['maxReturnHoldMs']);
   const tailShare = options.tailShare ?? d.tailShare;
   if (!(tailShare >= 0 && tailShare < 1))
     throw new ConfigError(`tailShare must be in [0, 1), got ${tailShare}`, ['tailShare']);
@@ -221,24 +210,6 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   let timer: NodeJS.Timeout | undefined;
   let ticking: Promise<void> = Promise.resolve();
   let slotFreed: (() => void)[] = [];
-  // Callers answered and not back yet (oldest first): each arrival in the queues is matched to the oldest answer.
-  const answered: { at: number; calls: number }[] = [];
-  let queuedAfterTake = 0;
-  /** Counts arrivals since the last look at the queues and returns the callers still expected back. */
-  function returningCallers(waiting: number): number {
-    let arrivals = Math.max(0, waiting - queuedAfterTake);
-    queuedAfterTake = waiting;
-    const horizon = now() - maxReturnHoldMs;
-    while (answered.length > 0 && (answered[0]?.at ?? 0) < horizon) answered.shift();
-    while (arrivals > 0 && answered.length > 0) {
-      const first = answered[0] as { at: number; calls: number };
-      const back = Math.min(arrivals, first.calls);
-      first.calls -= back;
-      arrivals -= back;
-      if (first.calls === 0) answered.shift();
-    }
-    return answered.reduce((sum, a) => sum + a.calls, 0);
-  }
 
   // ---- caller side -------------------------------------------------------------------------------------------
 
@@ -419,7 +390,6 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           await Promise.race([waitBell(Math.min(200, tickMs)), limiter.changed()]);
           continue;
         }
-        const returning = returningCallers(waiting);
         const binds = limiter.binds(maxInFlight);
         const decision = decideSend({
           waiting,
@@ -428,8 +398,6 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           binds,
           maxBatch,
           maxHoldMs,
-          returning,
-          maxReturnHoldMs,
         });
         if (decision.action === 'idle') {
           heldSince = undefined;
@@ -453,11 +421,9 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           id,
           keys.alivePrefix,
         )) as string[];
-        queuedAfterTake = Math.max(0, waiting - taken.length);
         if (taken.length === 0) continue;
         active++;
         const run = runBatch(taken, batchKey, binds).finally(() => {
-          answered.push({ at: now(), calls: taken.length });
           active--;
           running.delete(run);
           const freed = slotFreed;

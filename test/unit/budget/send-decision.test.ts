@@ -71,32 +71,3 @@ describe('decideSend with tail calls waiting', () => {
     );
   });
 });
-
-describe('decideSend with callers expected back', () => {
-  it('holds a partial batch past maxHoldMs while answered callers are still to call again, up to maxReturnHoldMs', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 49 }),
-        fc.integer({ min: 0, max: 20_000 }),
-        fc.integer({ min: 0, max: 60 }),
-        (waiting, heldMs, returning) => {
-          const base = {
-            waiting,
-            heldMs,
-            binds: true,
-            maxBatch: 50,
-            maxHoldMs: 3000,
-            maxReturnHoldMs: 10_000,
-          };
-          const d = decideSend({ ...base, returning });
-          const until = returning > 0 ? 10_000 : 3000;
-          if (heldMs >= until) expect(d).toEqual({ action: 'send', size: waiting });
-          else expect(d).toEqual({ action: 'hold', waitMs: until - heldMs });
-          // Never while the budget does not bind, nor for a tail call.
-          expect(decideSend({ ...base, returning, binds: false }).action).toBe('send');
-          expect(decideSend({ ...base, returning, urgent: 1 }).action).toBe('send');
-        },
-      ),
-    );
-  });
-});
