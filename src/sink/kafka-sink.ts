@@ -3,7 +3,7 @@
  * folder imports it: swapping the client means rewriting this file and `create-topics.ts`, nothing else.
  */
 import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
-import type { LogEntry, Producer } from 'kafkajs';
+import type { Admin, LogEntry, Producer } from 'kafkajs';
 import { ConfigError, ServiceError } from '../errors.js';
 
 /** One message: key as a UTF-8 string (`_id`), value bytes, string headers. */
@@ -178,6 +178,30 @@ export function toWire(): (m: SinkMessage) => {
   };
 }
 
+const KEY_PARTITIONER = Partitioners.DefaultPartitioner();
+
+/** The kafkajs client the sink needs (tests pass a recording fake). */
+export type SinkKafkaClient = Pick<Kafka, 'producer' | 'admin'>;
+
+/**
+ * The partition the producer's default partitioner (Java-compatible murmur2 of the key) picks for a keyed message
+ * on a topic of `partitions` partitions; a keyless message takes `fallback`.
+ */
+export function partitionForKey(key: string | null, partitions: number, fallback: number): number {
+  if (key === null) return fallback % partitions;
+  return KEY_PARTITIONER({
+    topic: '',
+    partitionMetadata: Array.from({ length: partitions }, (_, i) => ({
+      partitionId: i,
+      leader: 0,
+      replicas: [0],
+      isr: [0],
+      partitionErrorCode: 0,
+    })),
+    message: { key, value: null },
+  });
+}
+
 /**
  * A producer behind our interface: idempotent (no duplicates from its own retries), acks=all, one request in
  * flight (what kafkajs's idempotence requires to keep order).
@@ -187,11 +211,39 @@ export function toWire(): (m: SinkMessage) => {
  * await sink.send('gamedata.users', [{ key: user._id, value: bytes, headers: { ... } }]);
  * await sink.disconnect();
  */
-export function createKafkaSink(options: KafkaSinkOptions): KafkaSink {
+export function createKafkaSink(
+  options: KafkaSinkOptions,
+  seams: { kafka?: SinkKafkaClient } = {},
+): KafkaSink {
   const resolved = resolveKafkaOptions(options);
-  const kafka = createKafkaClient(resolved);
+  const kafka: SinkKafkaClient = seams.kafka ?? createKafkaClient(resolved);
   let producer: Producer | undefined;
   let connected = false;
+  let admin: Promise<Admin> | undefined;
+  const partitionCounts = new Map<string, number>();
+  let keyless = 0;
+
+  /** The topic's partition count, read once through an admin connection. */
+  const partitionsOf = async (topic: string): Promise<number> => {
+    const known = partitionCounts.get(topic);
+    if (known !== undefined) return known;
+    admin ??= (async () => {
+      const a = kafka.admin();
+      await a.connect();
+      return a;
+    })().catch((error: unknown) => {
+      admin = undefined;
+      throw error;
+    });
+    const meta = await (await admin).fetchTopicMetadata({ topics: [topic] });
+    const n = meta.topics[0]?.partitions.length ?? 0;
+    if (n === 0)
+      throw new ServiceError(`topic ${topic} has no partitions (run \`gamedata topics create\`)`, 'kafka', {
+        retriable: false,
+      });
+    partitionCounts.set(topic, n);
+    return n;
+  };
 
   return {
     async connect() {
@@ -215,22 +267,52 @@ export function createKafkaSink(options: KafkaSinkOptions): KafkaSink {
     async send(topic, messages) {
       if (messages.length === 0) return;
       if (!connected || producer === undefined) throw new ServiceError('send() before connect()', 'kafka');
+      const p = producer;
       try {
-        // Sequential, in order: each request resolves after its acks, so the whole call does too.
+        // ONE PARTITION PER REQUEST. kafkajs 2.2.4 (sendMessages) remembers which brokers answered a send and, on
+        // its internal retry, sends only to leaders that have no answer yet: when a leader stops (a broker's
+        // controlled shutdown) and its partition moves to a broker that already answered for another partition,
+        // that partition's messages are never sent and `send` still resolves. The caller then marks them seen:
+        // records lost (the chaos run's 17 articles). A request with a single partition has a single leader, so a
+        // retry always goes to the partition's current leader. Partitions are chosen here, with the producer's
+        // own murmur2 rule, so keys land where they always did; order is kept per partition.
         const wire = toWire();
-        for (const chunk of chunkBySize(messages, resolved.maxBatchBytes)) {
-          await producer.send({
-            topic,
-            acks: -1,
-            timeout: resolved.requestTimeoutMs,
-            messages: chunk.map(wire),
-          });
+        const n = await partitionsOf(topic);
+        const byPartition = new Map<number, SinkMessage[]>();
+        for (const m of messages) {
+          const partition = partitionForKey(m.key, n, m.key === null ? keyless++ : 0);
+          const list = byPartition.get(partition) ?? [];
+          list.push(m);
+          byPartition.set(partition, list);
         }
+        await Promise.all(
+          [...byPartition].map(async ([partition, list]) => {
+            // Sequential within a partition: each request resolves after its acks, so the whole call does too.
+            for (const chunk of chunkBySize(list, resolved.maxBatchBytes)) {
+              const answers = await p.send({
+                topic,
+                acks: -1,
+                timeout: resolved.requestTimeoutMs,
+                messages: chunk.map((m) => ({ ...wire(m), partition })),
+              });
+              // Belt and braces: an answer for the partition is the ack; none means nothing was written.
+              if (!answers.some((a) => a.topicName === topic && a.partition === partition))
+                throw new ServiceError(
+                  `Kafka did not acknowledge ${chunk.length} message(s) to ${topic}[${partition}]`,
+                  'kafka',
+                  { retriable: true },
+                );
+            }
+          }),
+        );
       } catch (error) {
         throw toKafkaError(error, resolved.brokers, `sending ${messages.length} message(s) to ${topic}`);
       }
     },
     async disconnect() {
+      const a = admin;
+      admin = undefined;
+      if (a !== undefined) await (await a.catch(() => undefined))?.disconnect();
       if (producer === undefined) return;
       const p = producer;
       producer = undefined;
