@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
 import type { Admin, Consumer, LogEntry, Producer, Transaction } from 'kafkajs';
 import { ConfigError, ServiceError, SliceFencedError } from '../errors.js';
-import { chunkBySize, resolveKafkaOptions, toKafkaError, toWire } from './kafka-sink.js';
+import { chunkBySize, partitionForKey, resolveKafkaOptions, toKafkaError, toWire } from './kafka-sink.js';
 import type { KafkaSinkOptions, SinkMessage } from './kafka-sink.js';
 
 export interface TransactionalSlicePublisherOptions extends KafkaSinkOptions {
@@ -203,6 +203,24 @@ export function createTransactionalSlicePublisher(
     })();
     return admin;
   };
+
+  // Partition counts of the page topics (the checkpoint topic's is `partitions`), read once per topic.
+  const topicPartitions = new Map<string, number>();
+  async function partitionsOf(topic: string): Promise<number> {
+    if (topic === o.checkpointTopic) {
+      await partitionOf('');
+      return partitions ?? 0;
+    }
+    const known = topicPartitions.get(topic);
+    if (known !== undefined) return known;
+    const meta = await (await getAdmin()).fetchTopicMetadata({ topics: [topic] });
+    const n = meta.topics[0]?.partitions.length ?? 0;
+    if (n === 0)
+      throw new ServiceError(`topic ${topic} has no partitions (run \`gamedata topics create\`)`, 'kafka');
+    topicPartitions.set(topic, n);
+    return n;
+  }
+  let keyless = 0;
 
   async function partitionOf(sliceKey: string): Promise<number> {
     if (partitions === undefined) {
@@ -460,11 +478,28 @@ export function createTransactionalSlicePublisher(
           }
           let answers: { topicName: string; partition: number; baseOffset?: string }[] = [];
           for (const request of requests) {
-            answers = await txn.sendBatch({
-              acks: -1,
-              timeout: resolved.requestTimeoutMs,
-              topicMessages: request.map((b) => ({ topic: b.topic, messages: b.messages.map(wire) })),
-            });
+            // Explicit partitions (the producer's murmur2 rule), so the partitions the answer must name are
+            // known: kafkajs 2.2.4 can resolve a send that skipped a partition whose leader moved to a broker that
+            // had already answered (see kafka-sink.ts); committing then would lose its records, so abort instead.
+            const expected = new Set<string>();
+            const topicMessages = [];
+            for (const b of request) {
+              const n = await partitionsOf(b.topic);
+              const messages = b.messages.map((m) => {
+                const partition = partitionForKey(m.key, n, m.key === null ? keyless++ : 0);
+                expected.add(`${b.topic}#${partition}`);
+                return { ...wire(m), partition };
+              });
+              topicMessages.push({ topic: b.topic, messages });
+            }
+            answers = await txn.sendBatch({ acks: -1, timeout: resolved.requestTimeoutMs, topicMessages });
+            for (const a of answers) expected.delete(`${a.topicName}#${a.partition}`);
+            if (expected.size > 0)
+              throw new ServiceError(
+                `Kafka did not acknowledge ${[...expected].join(', ')} (a leader moved during the send)`,
+                'kafka',
+                { retriable: true },
+              );
           }
           const ck = answers.find((r) => r.topicName === o.checkpointTopic);
           const meta = {
