@@ -101,6 +101,11 @@ export async function processSliceExactlyOnce(
   const resource = data.resource;
   const scope = data.replay ? data.runId : undefined;
 
+  // A slice that never opened a transaction (no `eos` in its data) asks for its first page while it fences, so
+  // the first pages of many new slices reach the batcher together instead of one slice-open apart. Reading has no
+  // side effect: the page is claimed and published only after the fence and recovery, and is dropped unread if
+  // recovery finds that an earlier owner moved the slice on.
+  const prefetch = data.eos === undefined ? prefetchFirstPage(deps, data, o.signal) : undefined;
   // Fence, then read Kafka's checkpoint from where the job data (re-read after the fence) says it is.
   const session = await eos.publisher.openSlice<SliceCheckpointState>(sliceKey, {
     readFrom: async () => {
@@ -143,6 +148,8 @@ export async function processSliceExactlyOnce(
     await job.checkpoint(data);
 
     const result = (): SliceResult => ({ ...state.counts, pages: state.pages, splits: state.splits });
+    let prefetched = recovered === null ? prefetch : undefined;
+    if (prefetched === undefined) await prefetch?.discard();
     if (state.done) return result();
 
     // Pages of the open transaction.
@@ -188,13 +195,8 @@ export async function processSliceExactlyOnce(
       let pagesSinceStart = 0;
       let topTime: number | undefined;
       outer: for (;;) {
-        const pages = deps.source.readPages(
-          { resource, filters: data.filters, start: data.start, end: data.end },
-          {
-            ...(data.cursor === undefined ? {} : { cursor: data.cursor }),
-            ...(o.signal === undefined ? {} : { signal: o.signal }),
-          },
-        );
+        const pages = prefetched?.pages ?? readSlicePages(deps, data, o.signal);
+        prefetched = undefined;
         for await (const page of pages) {
           const fetchedAt = o.now();
           const items: DedupRecord[] = deps.source.enrich
@@ -313,8 +315,59 @@ export async function processSliceExactlyOnce(
       open = [];
     }
   } finally {
+    await prefetch?.discard();
     await session.close();
   }
+}
+
+/** The slice's pages from its current start and cursor. */
+function readSlicePages(deps: ProcessSliceDeps, data: SliceJobData, signal: AbortSignal | undefined) {
+  return deps.source.readPages(
+    { resource: data.resource, filters: data.filters, start: data.start, end: data.end },
+    {
+      ...(data.cursor === undefined ? {} : { cursor: data.cursor }),
+      ...(signal === undefined ? {} : { signal }),
+    },
+  );
+}
+
+/**
+ * Starts reading the slice's first page now. `pages` yields that page, then the rest; `discard` stops the read
+ * when it is not used (an error of the unused read is dropped with it). Idempotent.
+ */
+function prefetchFirstPage(deps: ProcessSliceDeps, data: SliceJobData, signal: AbortSignal | undefined) {
+  const reader = readSlicePages(deps, data, signal)[Symbol.asyncIterator]();
+  const first = reader.next();
+  first.catch(() => undefined); // handled by whoever awaits it; unhandled only when discarded
+  let used = false;
+  let discarded = false;
+  return {
+    get pages() {
+      used = true;
+      return (async function* () {
+        let finished = false;
+        try {
+          let next = await first;
+          while (next.done !== true) {
+            yield next.value;
+            next = await reader.next();
+          }
+          finished = true;
+        } finally {
+          // The consumer stopped early (a split, an error): end the read as `for await` would.
+          if (!finished) await reader.return?.(undefined);
+        }
+      })();
+    },
+    async discard(): Promise<void> {
+      if (used || discarded) return;
+      discarded = true;
+      await first.then(
+        () => reader.return?.(undefined),
+        () => undefined,
+      );
+    },
+  };
 }
 
 function hasUsableId(record: DedupRecord): boolean {

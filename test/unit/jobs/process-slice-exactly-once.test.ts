@@ -301,4 +301,58 @@ describe('processSlice with exactly-once delivery', () => {
     expect(counters.total.published).toBe(50);
     expect(backend.locks.size).toBe(0);
   });
+
+  it('a new slice asks for its first page while it fences; the early read is dropped when recovery moved the slice', async () => {
+    const rows = world(30);
+    const kafka = fakeKafka();
+    const marks = createPendingMarks(createMemoryPendingMarks());
+    const asked: (string | undefined)[] = [];
+    const recording = (src: SliceSource): SliceSource => ({
+      ...src,
+      readPages(slice, o) {
+        asked.push(o.cursor);
+        return src.readPages(slice, o);
+      },
+    });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const slow: ExactlyOnceDelivery['publisher'] = {
+      ...kafka.publisher,
+      async openSlice(sliceKey, o) {
+        await gate;
+        return kafka.publisher.openSlice(sliceKey, o);
+      },
+    };
+    const counters = counterSink();
+    const d = deps(kafka, marks, recording(source(rows)), counters).deps;
+    const { s, handle } = store(base);
+    const done = processSlice(handle(), { ...d, eos: { ...d.eos, publisher: slow } }, NO_SPLIT);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(asked).toEqual([undefined]); // the first page is on its way before the fence answered
+    expect(kafka.log).toHaveLength(0); // nothing published before the fence
+    open();
+    await done;
+    expect(asked).toEqual([undefined]); // that read was used, not repeated
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+
+    // A zombie's copy of the job data (no `eos` yet) while Kafka holds a checkpoint: the early read from the top is
+    // dropped and the slice resumes where the checkpoint says.
+    const second = world(60);
+    const kafka2 = fakeKafka();
+    const marks2 = createPendingMarks(createMemoryPendingMarks());
+    const crash = (page: number) => {
+      if (page === 4) throw Object.assign(new Error('boom'), { name: 'NetworkError' });
+    };
+    const stored = store({ ...base, sliceId: 'r1.s3' });
+    await expect(
+      processSlice(stored.handle(), deps(kafka2, marks2, source(second, crash)).deps, NO_SPLIT),
+    ).rejects.toThrow('boom');
+    expect(kafka2.log).toHaveLength(21);
+    asked.length = 0;
+    const stale = { ...stored.handle(), data: { ...base, sliceId: 'r1.s3' } };
+    await processSlice(stale, deps(kafka2, marks2, recording(source(second))).deps, NO_SPLIT);
+    expect(asked).toEqual([undefined, '21']);
+    expect(kafka2.log.sort()).toEqual(second.map((x) => String(x._id)).sort());
+    expect(s.data.eos).toBeDefined();
+  });
 });
