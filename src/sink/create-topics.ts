@@ -10,6 +10,7 @@ import { ConfigError } from '../errors.js';
 import { createKafkaClient, resolveKafkaOptions, toKafkaError } from './kafka-sink.js';
 import type { KafkaSinkOptions } from './kafka-sink.js';
 import { DEFAULT_TOPIC_PREFIX, allTopicNames } from '../models/topic-names.js';
+import { retryRetriable } from './retry-retriable.js';
 
 export type CleanupPolicy = 'compact' | 'delete';
 
@@ -165,14 +166,25 @@ export async function createTopics(options: CreateTopicsOptions): Promise<Create
     const present = new Set(await admin.listTopics());
     const missing = specs.filter((s) => !present.has(s.topic));
     if (missing.length > 0) {
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: missing.map((s) => ({
-          topic: s.topic,
-          numPartitions: s.partitions,
-          replicationFactor: s.replicationFactor,
-          configEntries: Object.entries(s.config).map(([name, value]) => ({ name, value })),
-        })),
+      // A busy broker may answer the leader wait with "does not host this topic-partition" for a topic it has just
+      // created: retried, creating only what is still missing (so a retry never fails as "already exists").
+      await retryRetriable(async () => {
+        const now = new Set(await admin.listTopics());
+        const left = missing.filter((s) => !now.has(s.topic));
+        if (left.length === 0) {
+          // Created by an earlier attempt: wait until every one has its leaders.
+          await admin.fetchTopicMetadata({ topics: missing.map((s) => s.topic) });
+          return;
+        }
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: left.map((s) => ({
+            topic: s.topic,
+            numPartitions: s.partitions,
+            replicationFactor: s.replicationFactor,
+            configEntries: Object.entries(s.config).map(([name, value]) => ({ name, value })),
+          })),
+        });
       });
     }
     return {

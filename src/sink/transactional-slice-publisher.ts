@@ -25,6 +25,7 @@ import type { Admin, Consumer, LogEntry, Producer, Transaction } from 'kafkajs';
 import { ConfigError, ServiceError, SliceFencedError } from '../errors.js';
 import { chunkBySize, partitionForKey, resolveKafkaOptions, toKafkaError, toWire } from './kafka-sink.js';
 import type { KafkaSinkOptions, SinkMessage } from './kafka-sink.js';
+import { retryRetriable } from './retry-retriable.js';
 
 export interface TransactionalSlicePublisherOptions extends KafkaSinkOptions {
   /** The compacted checkpoint topic, `<prefix>.__slices` (`checkpointTopicName`). Required. */
@@ -255,7 +256,9 @@ export function createTransactionalSlicePublisher(
     try {
       const partition = await partitionOf(sliceKey);
       // `high` from ListOffsets(read_committed) is the last stable offset.
-      const offsets = await (await getAdmin()).fetchTopicOffsets(o.checkpointTopic);
+      const offsets = await retryRetriable(async () =>
+        (await getAdmin()).fetchTopicOffsets(o.checkpointTopic),
+      );
       return offsets.find((x) => x.partition === partition)?.high ?? '0';
     } catch (error) {
       throw kafkaError(error, `reading the end of ${o.checkpointTopic}`);
@@ -265,7 +268,9 @@ export function createTransactionalSlicePublisher(
   async function readCommitted<S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null> {
     try {
       const partition = await partitionOf(sliceKey);
-      const offsets = await (await getAdmin()).fetchTopicOffsets(o.checkpointTopic);
+      const offsets = await retryRetriable(async () =>
+        (await getAdmin()).fetchTopicOffsets(o.checkpointTopic),
+      );
       const p = offsets.find((x) => x.partition === partition);
       if (p === undefined) return null;
       const end = BigInt(p.high);

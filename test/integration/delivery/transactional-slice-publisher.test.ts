@@ -151,7 +151,13 @@ describe('createTransactionalSlicePublisher on the real broker', () => {
     const aborted = await producer.transaction();
     await aborted.send({ topic, messages: [{ key: 'x', value: 'no' }] });
     await aborted.abort(); // offset 3; marker 4
-    const end = Number((await admin.fetchTopicOffsets(topic))[0]?.high);
+    // EndTxn answers once the coordinator has decided; the markers reach the partition a moment later, and until
+    // then the last stable offset still stops before the aborted transaction (3). Wait for the markers.
+    let end = 0;
+    for (let i = 0; i < 100 && end < 5; i += 1) {
+      end = Number((await admin.fetchTopicOffsets(topic))[0]?.high);
+      if (end < 5) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     expect(end).toBe(5);
     const brokers = services.urls.kafkaBrokers;
     expect(await recordOffsets({ brokers, topic, partition: 0, from: 0, to: end })).toEqual([0, 1]);

@@ -1,0 +1,50 @@
+/* eslint-disable @typescript-eslint/require-await -- the calls stand for async Kafka admin calls */
+import { describe, expect, it } from 'vitest';
+import { isRetriableKafkaError, retryRetriable } from '../../../src/sink/retry-retriable.js';
+
+const notLeader = () =>
+  Object.assign(new Error('This server is not the leader for that topic-partition'), {
+    retriable: true,
+  });
+
+describe('retryRetriable', () => {
+  it('retries what Kafka calls retriable until it answers', async () => {
+    let calls = 0;
+    const answer = await retryRetriable(
+      async () => {
+        calls += 1;
+        if (calls < 3) throw notLeader();
+        return 'ok';
+      },
+      { firstDelayMs: 1 },
+    );
+    expect(answer).toBe('ok');
+    expect(calls).toBe(3);
+  });
+
+  it('gives up after the attempts, with the last error', async () => {
+    let calls = 0;
+    const failing = retryRetriable(
+      async () => {
+        calls += 1;
+        throw notLeader();
+      },
+      { attempts: 4, firstDelayMs: 1 },
+    );
+    await expect(failing).rejects.toThrow('not the leader');
+    expect(calls).toBe(4);
+  });
+
+  it('fails at once on an error that is not retriable (also when wrapped)', async () => {
+    let calls = 0;
+    await expect(
+      retryRetriable(async () => {
+        calls += 1;
+        throw new Error('topic authorization failed');
+      }),
+    ).rejects.toThrow('authorization');
+    expect(calls).toBe(1);
+    expect(isRetriableKafkaError(new Error('x', { cause: notLeader() }))).toBe(true);
+    expect(isRetriableKafkaError(Object.assign(new Error('x'), { retriable: false }))).toBe(false);
+  });
+});
