@@ -21,7 +21,7 @@
  * must therefore not settle anything; its next owner settles its intent.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, GamedataError, ServiceError, SliceFencedError } from '../errors.js';
+import { ConfigError, GamedataError, ServiceError } from '../errors.js';
 import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
 import { seenEntry, type DedupRecord } from './dedup-store.js';
 import type { SeenEntry } from './redis-seen-set.js';
@@ -72,9 +72,8 @@ export interface PageClaim<T> {
 export interface PendingMarks {
   /**
    * Claims a page's records for `pageKey`: returns the ones to publish. Waits (polling) for ids a live page of
-   * another slice holds, renewing this page's leases meanwhile; resolves the pages whose lease expired.
-   * @throws SliceFencedError when a lock of this page was taken over while it waited (its lease expired and
-   *   another slice resolved it: this slice was fenced).
+   * another slice holds, holding none of its own meanwhile (released, taken again: no wait cycle between slices);
+   * resolves the pages whose lease expired.
    */
   claim<T extends DedupRecord>(
     pageKey: string,
@@ -100,8 +99,8 @@ export interface PendingMarksOptions {
   prefix?: string;
   /**
    * How long a page's locks are its own before other slices may resolve them (fence its slice and settle it).
-   * Well above the time a page takes, from its claim to its settle (a transaction holds up to K pages); renewed
-   * while the claim waits. @default 30000
+   * Well above the time a page takes, from its claim to its settle (a transaction holds up to K pages).
+   * @default 30000
    */
   leaseMs?: number;
   /** How often a claim checks again for ids that a live page of another slice holds. @default 50 */
@@ -238,7 +237,7 @@ export function createPendingMarks(
       resolveForeign: ResolveForeignPage,
       o: PageClaimOptions = {},
     ): Promise<PageClaim<T>> {
-      const { sliceKey, seq } = parsePageKey(pageKey);
+      const { seq } = parsePageKey(pageKey);
       checkScope(o.scope);
       const versioned = versionedOf(resource);
       // One record per entity: the first occurrence (immutable), the latest version (changing resources).
@@ -258,8 +257,7 @@ export function createPendingMarks(
       const mine: Item[] = [];
       let waited = false;
       while (todo.length > 0) {
-        // While waiting, this page's own locks are taken again: their lease is renewed.
-        const batch = waited ? [...todo, ...mine] : todo;
+        const batch = todo;
         const states = await onRedis(`claiming page ${pageKey}`, () =>
           backend.claim({
             set,
@@ -274,14 +272,6 @@ export function createPendingMarks(
         const expired = new Map<string, Item[]>();
         batch.forEach((it, i) => {
           const s = states[i];
-          if (i >= todo.length) {
-            if (s?.state !== 'mine')
-              throw new SliceFencedError(
-                `page ${pageKey} lost its dedup lock of ${it.entry.id} while it waited (its lease expired and another slice resolved it)`,
-                sliceKey,
-              );
-            return;
-          }
           if (s?.state === 'mine') mine.push(it);
           else if (s?.state === 'wait') next.push(it);
           else if (s?.state === 'expired') {
@@ -309,8 +299,29 @@ export function createPendingMarks(
         if (todo.length > 0 && expired.size === 0) {
           if (!waited && o.onWait !== undefined) await o.onWait();
           waited = true;
+          // Never hold while waiting: a page that kept the locks it got while it waits for another page's can close
+          // a cycle (walk A holds trade 1 and waits for trade 2, walk B holds 2 and waits for 1; the buyer's and
+          // the seller's walks read the same trades), and leases renewed by the waiters never expire. So this
+          // page's locks are released (compare-and-delete: only the ones still carrying this page key) and taken
+          // again with the rest; the poll is jittered so two pages that collide do not retry in step.
+          if (mine.length > 0) {
+            const held = mine.splice(0);
+            await onRedis(`releasing page ${pageKey} while it waits`, () =>
+              backend.settle({
+                sets: setsFor(resource, o.scope),
+                versioned,
+                pageKey,
+                committed: false,
+                versionFromLock: false,
+                locks: held.map((it) => it.lock),
+                entries: held.map((it) => it.entry),
+              }),
+            );
+            todo = [...todo, ...held];
+          }
           try {
-            await sleep(pollMs, undefined, o.signal === undefined ? undefined : { signal: o.signal });
+            const jittered = Math.round(pollMs * (0.5 + Math.random()));
+            await sleep(jittered, undefined, o.signal === undefined ? undefined : { signal: o.signal });
           } catch (error) {
             throw GamedataError.from(error);
           }
