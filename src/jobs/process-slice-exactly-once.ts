@@ -19,7 +19,7 @@ import type { PageEncoder } from '../publish/index.js';
 import type { SliceCheckpoint, TransactionalSlicePublisher } from '../sink/index.js';
 import { planSplit } from '../slicing/index.js';
 import type { RunCounterValues, SliceEosData, SliceJobData, SliceResult } from '../planner/job-types.js';
-import { sliceJobId } from '../planner/queue-names.js';
+import { childSlices } from './child-slices.js';
 import type { ProcessSliceDeps, SliceJobHandle } from './process-slice.js';
 import { sortTime } from './slice-sort-time.js';
 
@@ -280,18 +280,7 @@ export async function processSliceExactlyOnce(
             // Commit first, then the children, then the narrowed start rides in the next checkpoint: a crash in
             // between overlaps (dedup absorbs it), never gaps.
             await commitOpen();
-            const children = split.children.map((c) => ({
-              runId: data.runId,
-              sliceId: sliceJobId(data.runId, { r: resource, ...data.filters }, c.start, c.end),
-              resource,
-              filters: data.filters,
-              start: c.start,
-              end: c.end,
-              replay: data.replay,
-              depth: data.depth + 1,
-              ...(data.priority === undefined ? {} : { priority: data.priority }),
-            }));
-            await job.spawn(children);
+            await job.spawn(childSlices(data, split.children));
             data = { ...data, start: split.keepStart };
             state = { ...state, splits: state.splits + 1 };
             await commit({ cursor: data.cursor ?? null, start: data.start, done: false });

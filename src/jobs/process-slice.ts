@@ -12,7 +12,7 @@ import type { ResourceName } from '../models/resources.js';
 import type { PagePublisher } from '../publish/publish-page.js';
 import { planSplit } from '../slicing/index.js';
 import type { RunCounterValues, SliceJobData, SliceResult } from '../planner/job-types.js';
-import { sliceJobId } from '../planner/queue-names.js';
+import { childSlices } from './child-slices.js';
 import { processSliceExactlyOnce, type ExactlyOnceDelivery } from './process-slice-exactly-once.js';
 import { sortTime } from './slice-sort-time.js';
 
@@ -192,16 +192,7 @@ export async function processSlice(
           { rowsPerPart: o.targetRows, splitAbove: o.targetRows * o.splitFactor, maxParts: o.maxSplitParts },
         );
         if (split !== null) {
-          const children = split.children.map((c) => ({
-            runId: data.runId,
-            sliceId: sliceJobId(data.runId, { r: resource, ...data.filters }, c.start, c.end),
-            resource,
-            filters: data.filters,
-            start: c.start,
-            end: c.end,
-            replay: data.replay,
-            depth: data.depth + 1,
-          }));
+          const children = childSlices(data, split.children);
           // Children first, then narrow this slice: a crash in between overlaps (dedup absorbs it), never gaps.
           await job.spawn(children);
           data = { ...data, start: split.keepStart };
