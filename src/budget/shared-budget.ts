@@ -323,6 +323,7 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     if (state.limit !== undefined) fields['limit'] = String(state.limit);
     if (state.remaining !== undefined) fields['remaining'] = String(state.remaining);
     if (state.resetAt !== undefined) fields['resetAt'] = String(state.resetAt);
+    if (state.windowMs !== undefined) fields['windowMs'] = String(state.windowMs);
     pipe.hset(keys.state, fields).pexpire(keys.state, 3_600_000);
     pipe.hincrby(keys.stats, 'requests', 1);
     if (status === 429) {
@@ -352,6 +353,8 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     }
     const latency = num(state['latencyMs']);
     if (latency !== undefined) adopted.latencyMs = latency;
+    const windowMs = num(state['windowMs']);
+    if (windowMs !== undefined) adopted.windowMs = windowMs;
     limiter.adopt(adopted);
   }
 

@@ -158,6 +158,37 @@ describe('token budget', () => {
     );
   });
 
+  it('between a reset and the next answer, the new window binds as if it lasted the longest reset announced', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 3, max: 1000 }),
+        fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 1, max: 16 }),
+        fc.integer({ min: 50, max: 3000 }),
+        fc.integer({ min: 0, max: 600_000 }),
+        (limit, resets, maxInFlight, latencyMs, after) => {
+          let s: TokenBudgetState = { ...initialTokenBudget(latencyMs), answered: true };
+          let t = 0;
+          for (const resetS of resets) {
+            s = startRequest(s, t, o);
+            s = completeRequest(s, { status: 200, limit, remaining: limit - 1, resetSeconds: resetS }, t, o);
+            t += 1;
+          }
+          const windowMs = Math.max(...resets) * 1000;
+          expect(s.windowMs).toBe(windowMs);
+          // Past the last reset (no answer since): the limit is back and the window length is the estimate.
+          const now = (s.resetAt ?? 0) + o.resetMarginMs + after;
+          const fullSpeed = (maxInFlight * windowMs) / Math.max(1, s.latencyMs);
+          expect(budgetBinds(s, now, o, maxInFlight)).toBe(limit - o.reserve < fullSpeed);
+          // With no window length known, a passed window does not bind (as an unknown budget).
+          expect(budgetBinds({ ...s, windowMs: undefined }, now, o, maxInFlight)).toBe(
+            limit - o.reserve <= 0,
+          );
+        },
+      ),
+    );
+  });
+
   it('a later reset is a new window: the server count is trusted again', () => {
     let s = startRequest(initialTokenBudget(), 0, o);
     s = completeRequest(s, { status: 200, limit: 10, remaining: 0, resetSeconds: 1 }, 0, o);
