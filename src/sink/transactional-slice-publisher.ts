@@ -6,8 +6,9 @@
  *
  * Opening a slice FENCES every earlier owner: InitProducerId with the slice's transactional.id aborts (or completes)
  * whatever an earlier owner left open and bumps the epoch, so a zombie's later commit fails with
- * {@link SliceFencedError}. Only after the fence is the checkpoint read (read_committed, up to the last stable
- * offset), so the read is exact: a retry publishes exactly what did not commit.
+ * {@link SliceFencedError}. Only after the fence is the checkpoint read (read_committed, up to a probe record appended
+ * after the fence, NOT up to the partition's last stable offset, which another slice's open transaction can hold
+ * below this slice's newest checkpoint), so the read is exact: a retry publishes exactly what did not commit.
  *
  * Pages are buffered in memory and sent at `commit()`, so a transaction is open on the broker only for the few
  * milliseconds of its commit (an open transaction holds back every read_committed reader of its partitions).
@@ -47,7 +48,12 @@ export interface TransactionalSlicePublisherOptions extends KafkaSinkOptions {
   transactionalRetries?: number;
   /** @default 5_000 */
   maxRetryTimeMs?: number;
-  /** A recovery read of the checkpoint topic that makes no progress for this long fails (retriable). @default 30_000 */
+  /**
+   * A recovery read of the checkpoint topic that makes no progress for this long fails (retriable). The read waits
+   * for transactions of other slices that are open on the checkpoint partition (see `readCommitted`): a dead
+   * owner's transaction is aborted by the broker after `transactionTimeoutMs` plus its abort check (10 s by default),
+   * so this stays above their sum. @default 45_000
+   */
   recoveryTimeoutMs?: number;
   /** Test hook: runs after the transaction's records were sent and before EndTxn. @default undefined */
   beforeEndTxn?: (sliceKey: string, seq: number) => Promise<void>;
@@ -58,8 +64,14 @@ export const DEFAULT_TRANSACTIONAL_SLICE_PUBLISHER_OPTIONS = {
   initialRetryTimeMs: 10,
   transactionalRetries: 15,
   maxRetryTimeMs: 5_000,
-  recoveryTimeoutMs: 30_000,
+  recoveryTimeoutMs: 45_000,
 } as const;
+
+/**
+ * Key of the probe record `readCommitted` writes to the checkpoint partition (a tombstone: the compacted topic keeps
+ * nothing of it): its offset bounds every record written before, whatever transactions are still open.
+ */
+export const CHECKPOINT_PROBE_KEY = '__end-probe';
 
 /** The last committed checkpoint of a slice, as a read_committed consumer sees it. */
 export interface SliceCheckpoint<S> {
@@ -116,7 +128,10 @@ export interface TransactionalSlicePublisher {
   openSlice<S>(sliceKey: string, options?: OpenSliceOptions): Promise<SliceSession<S>>;
   /** Fences a slice's producers without taking the slice (resolving another slice's orphaned dedup locks). */
   fence(sliceKey: string): Promise<void>;
-  /** The last committed checkpoint of a slice (exact after a fence), read from `readFrom` (inclusive). */
+  /**
+   * The last committed checkpoint of a slice (exact after a fence), read from `readFrom` (inclusive) to the end of
+   * the partition as it is after the fence: waits while transactions of other slices that began before it are open.
+   */
   readCommitted<S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null>;
   /** The last stable offset of the slice key's checkpoint partition: a safe `readFrom` before its first commit. */
   lastStableOffset(sliceKey: string): Promise<string>;
@@ -265,6 +280,51 @@ export function createTransactionalSlicePublisher(
     }
   }
 
+  // A plain producer for the end probes of recovery reads (acks all, not transactional).
+  let probeProducer: Promise<Producer> | undefined;
+  const getProbeProducer = (): Promise<Producer> => {
+    probeProducer ??= (async () => {
+      const p = kafka.producer({ allowAutoTopicCreation: false, retry });
+      try {
+        await p.connect();
+      } catch (error) {
+        probeProducer = undefined;
+        throw error;
+      }
+      return p;
+    })();
+    return probeProducer;
+  };
+
+  /**
+   * The end of an exact recovery read of `partition`: one past a probe record (a tombstone under
+   * {@link CHECKPOINT_PROBE_KEY}) appended now. Every record written before the call (every checkpoint of a slice
+   * fenced before it) lies below it. The last stable offset is NOT such an end: it stops at the first record of the
+   * oldest transaction still open on the partition, and another slice's transaction (a worker killed mid-commit
+   * leaves one open until its slice is taken again or the broker times it out) can sit below this slice's newest
+   * committed checkpoint: a read up to the LSO then finds an older checkpoint, and the slice re-publishes committed
+   * pages (the duplicates of the chaos test). The read_committed reader passes the probe only once every transaction
+   * that began before it has ended, so it waits for those (milliseconds, up to a dead owner's transaction timeout).
+   */
+  async function probeEnd(partition: number): Promise<bigint> {
+    const answers = await retryRetriable(async () =>
+      (await getProbeProducer()).send({
+        topic: o.checkpointTopic,
+        acks: -1,
+        timeout: resolved.requestTimeoutMs,
+        messages: [{ key: CHECKPOINT_PROBE_KEY, value: null, partition }],
+      }),
+    );
+    const answer = answers.find((a) => a.topicName === o.checkpointTopic && a.partition === partition);
+    if (answer?.baseOffset === undefined)
+      throw new ServiceError(
+        `Kafka did not acknowledge the end probe of ${o.checkpointTopic}[${partition}]`,
+        'kafka',
+        { retriable: true },
+      );
+    return BigInt(answer.baseOffset) + 1n;
+  }
+
   async function readCommitted<S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null> {
     try {
       const partition = await partitionOf(sliceKey);
@@ -273,9 +333,9 @@ export function createTransactionalSlicePublisher(
       );
       const p = offsets.find((x) => x.partition === partition);
       if (p === undefined) return null;
-      const end = BigInt(p.high);
       const low = BigInt(p.low);
       const from = readFrom === undefined ? low : BigInt(readFrom) > low ? BigInt(readFrom) : low;
+      const end = await probeEnd(partition);
       if (from >= end) return null;
       return await readRange<S>(sliceKey, partition, from, end);
     } catch (error) {
@@ -543,6 +603,9 @@ export function createTransactionalSlicePublisher(
       const a = admin;
       admin = undefined;
       if (a !== undefined) await (await a.catch(() => undefined))?.disconnect();
+      const p = probeProducer;
+      probeProducer = undefined;
+      if (p !== undefined) await (await p.catch(() => undefined))?.disconnect();
     },
   };
 }
