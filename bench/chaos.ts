@@ -19,7 +19,7 @@
  * test/e2e/chaos.test.ts runs the same code at a CI size.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startSimulator, type Simulator } from '../src/simulator/start-simulator.js';
@@ -34,6 +34,10 @@ import { connectRedis, createPipelineRuntime, getRunStatus, startBackfill } from
 import { loadConfig, type PipelineSettings } from '../src/config/index.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../src/models/resources.js';
 import { verifyResource } from '../src/verify/index.js';
+import { versionKey } from '../src/verify/compare-records.js';
+import { readTopic } from '../src/sink/read-topic.js';
+import { dlqTopicName, topicName } from '../src/models/topic-names.js';
+import type { RecordDecoder } from '../src/encoding/record-decoder.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
@@ -71,9 +75,19 @@ export interface ChaosOptions {
   stackDir?: string;
   /** Leave the private stack running at the end. @default false */
   keepStack?: boolean;
+  /** Leave the run's topics and Redis keys (to inspect the checkpoint topic after a run). @default false */
+  keepData?: boolean;
+  /** Append every line the workers print to this file. @default undefined */
+  workerLogFile?: string;
   /** The run may take this long. @default 3 h */
   timeoutMs?: number;
   seed?: number;
+  /** Restart Redis after a third of the kills (off: to find which event causes a defect). @default true */
+  redisRestart?: boolean;
+  /** Stop (or restart) a broker after half of the kills. @default true */
+  brokerStop?: boolean;
+  /** 429 storms. @default true */
+  storms?: boolean;
   log?: (line: string) => void;
 }
 
@@ -111,6 +125,45 @@ export interface ChaosReport {
   wallSeconds: number;
   runSeconds: number;
   events: ChaosEvent[];
+  /**
+   * Records a Java read_committed consumer (Kafka's own client, kafka-tools) reads more than once, and dead letters
+   * it holds for the malformed records: an oracle independent of kafkajs. Undefined when java is not available.
+   */
+  javaOracle?:
+    | {
+        duplicates: number;
+        dlqFound: number;
+        committedCopiesOfKafkajsDuplicates: number;
+        javaOnly: number;
+        kafkajsOnly: number;
+      }
+    | undefined;
+  /** Every duplicated record (as kafkajs reads it) with its copies: where, by which producer, when, from which slice. */
+  duplicateTraces: DuplicateTrace[];
+  /** Malformed records whose `_id` no DLQ message carries (keyless dead letters not matched). */
+  dlqMissingIds: Record<string, string[]>;
+}
+
+export interface DuplicateCopy {
+  partition: number;
+  offset: string;
+  /** The producer id of the record's batch (one per transactional.id, i.e. per slice, and epoch-independent). */
+  producerId: string;
+  producerEpoch: number;
+  sliceId: string;
+  fetchedAt: string;
+  /** Seconds after the run started that the copy was produced (record timestamp). */
+  at: number;
+  /** A Java read_committed consumer reads this copy (undefined: no java). */
+  javaCommitted?: boolean | undefined;
+}
+
+export interface DuplicateTrace {
+  resource: string;
+  key: string;
+  copies: DuplicateCopy[];
+  /** The chaos events between the first and the last copy (seconds after the run started). */
+  between: string[];
 }
 
 interface StackEnv {
@@ -179,8 +232,12 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     registryPort: 38081,
     stackDir: `${ROOT}.stack/chaos`,
     keepStack: false,
+    keepData: false,
     timeoutMs: 3 * 3_600_000,
     seed: 7,
+    redisRestart: true,
+    brokerStop: true,
+    storms: true,
     log: (line: string) => process.stderr.write(`[chaos] ${line}\n`),
     faults: {
       seed: 11,
@@ -275,6 +332,11 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     const slot: Slot = { child, killed: false };
     slots[i] = slot;
     const keep = (b: Buffer): void => {
+      if (o.workerLogFile !== undefined)
+        appendFileSync(
+          o.workerLogFile,
+          `${new Date().toISOString()} [w${i} pid ${child.pid}] ${b.toString()}`,
+        );
       workerLog.push(`[w${i}] ${b.toString()}`);
       if (workerLog.length > 400) workerLog.splice(0, 200);
     };
@@ -331,7 +393,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
 
   // ---- 429 storms
   const storms = (async () => {
-    while (!done) {
+    while (!done && o.storms) {
       await sleep(o.stormEveryMs);
       if (done) break;
       sim.configure({ rateLimit: { keyed: 20, windowMs: 3000 } });
@@ -363,13 +425,13 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       event(`SIGKILL worker ${i} (kill ${kills}/${o.kills})`);
       setTimeout(() => !stopping && start(i), 1000);
     }
-    if (kills === redisAt) {
+    if (kills === redisAt && o.redisRestart) {
       event('restarting Redis');
       await stack(['restart-redis'], svc.env);
       redisRestarts += 1;
       event('Redis back');
     }
-    if (kills === brokerAt) {
+    if (kills === brokerAt && o.brokerStop) {
       brokerStops += 1;
       if (o.brokers > 1) {
         event(`stopping broker 2 of ${o.brokers} for ${o.brokerDownMs / 1000} s`);
@@ -409,6 +471,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   // ---- verify
   const decoder = createRecordDecoder({ registry, topicPrefix: settings.topicPrefix });
   const perResource: ChaosReport['perResource'] = {};
+  const duplicateTraces: DuplicateTrace[] = [];
+  const dlqMissingIds: Record<string, string[]> = {};
+  let javaOracle: ChaosReport['javaOracle'];
   const totals = {
     records: 0,
     missing: 0,
@@ -443,16 +508,55 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     totals.dlq += r.dlq.messages;
     totals.malformed += r.dlq.expected;
     totals.found += r.dlq.found;
+    const java = await javaReadCommitted(svc.kafkaBrokers, topicName(settings.topicPrefix, resource));
+    const t = await traceDuplicates({
+      resource,
+      brokers: settings.kafkaBrokers,
+      topicPrefix: settings.topicPrefix,
+      decoder,
+      runT0,
+      events,
+      java,
+    });
+    duplicateTraces.push(...t.traces);
+    if (java !== undefined) {
+      javaOracle ??= {
+        duplicates: 0,
+        dlqFound: 0,
+        committedCopiesOfKafkajsDuplicates: 0,
+        javaOnly: 0,
+        kafkajsOnly: 0,
+      };
+      javaOracle.duplicates += t.javaDuplicates;
+      javaOracle.committedCopiesOfKafkajsDuplicates += t.committedCopies;
+      javaOracle.javaOnly += t.javaOnly;
+      javaOracle.kafkajsOnly += t.kafkajsOnly;
+    }
+    const dlqTopic = dlqTopicName(topicName(settings.topicPrefix, resource));
+    const dlqKeys = new Set<string>();
+    await readTopic({ brokers: settings.kafkaBrokers, topic: dlqTopic }, (m) => {
+      if (m.key !== null) dlqKeys.add(m.key.toString());
+    });
+    const malformedIds = sim.malformed(resource).map((m) => m._id);
+    const notThere = malformedIds.filter((id) => !dlqKeys.has(id));
+    if (notThere.length > 0) dlqMissingIds[resource] = notThere;
+    const javaDlq = await javaReadCommitted(svc.kafkaBrokers, dlqTopic);
+    if (javaDlq !== undefined && javaOracle !== undefined) {
+      const keys = new Set(javaDlq.values());
+      javaOracle.dlqFound += malformedIds.filter((id) => keys.has(id)).length;
+    }
   }
   const counters = await planner.counters.get(runId);
   // The private stack keeps its data between runs: leave nothing of this one behind.
-  for (const p of [settings.queuePrefix, settings.redisPrefix]) {
-    const keys = await control.keys(`${p}*`);
-    for (let i = 0; i < keys.length; i += 500) await control.del(...keys.slice(i, i + 500));
-  }
-  await deleteTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix }).catch(
-    () => undefined,
-  );
+  if (!o.keepData) {
+    for (const p of [settings.queuePrefix, settings.redisPrefix]) {
+      const keys = await control.keys(`${p}*`);
+      for (let i = 0; i < keys.length; i += 500) await control.del(...keys.slice(i, i + 500));
+    }
+    await deleteTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix }).catch(
+      () => undefined,
+    );
+  } else log(`kept topics ${settings.topicPrefix}.* and Redis keys ${settings.redisPrefix}*`);
   await control.quit();
   await planner.close();
   await sim.close();
@@ -480,7 +584,128 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     wallSeconds: Math.round((Date.now() - t0) / 1000),
     runSeconds: Math.round(runSeconds),
     events,
+    javaOracle,
+    duplicateTraces,
+    dlqMissingIds,
   };
+}
+
+/** The `partition:offset -> key` of every record a Java read_committed consumer reads (undefined without java). */
+async function javaReadCommitted(brokers: string, topic: string): Promise<Map<string, string> | undefined> {
+  const libs = `${ROOT}.stack/kafka/libs/*`;
+  try {
+    const { stdout } = await run(
+      'java',
+      [
+        '-Xmx256m',
+        '-XX:+UseSerialGC',
+        '-cp',
+        libs,
+        'org.apache.kafka.tools.consumer.ConsoleConsumer',
+        '--bootstrap-server',
+        brokers,
+        '--topic',
+        topic,
+        '--from-beginning',
+        '--isolation-level',
+        'read_committed',
+        '--timeout-ms',
+        '15000',
+        '--property',
+        'print.partition=true',
+        '--property',
+        'print.offset=true',
+        '--property',
+        'print.key=true',
+        '--property',
+        'print.value=false',
+      ],
+      { cwd: ROOT, maxBuffer: 512 << 20 },
+    ).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' })); // exits 1 on its timeout: that is the end
+    const out = new Map<string, string>();
+    for (const line of stdout.split('\n')) {
+      const m = /Partition:(\d+)\s+Offset:(\d+)\s+(\S*)/.exec(line);
+      if (m !== null) out.set(`${m[1]}:${m[2]}`, m[3] ?? '');
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every record of `resource` a kafkajs read_committed consumer reads more than once, with its copies traced to
+ * partition, offset, producer, slice and time, and whether Kafka's own (Java) client reads each copy.
+ */
+async function traceDuplicates(o: {
+  resource: ResourceName;
+  brokers: string[];
+  topicPrefix: string;
+  decoder: RecordDecoder;
+  runT0: number;
+  events: ChaosEvent[];
+  java: Map<string, string> | undefined;
+}): Promise<{
+  traces: DuplicateTrace[];
+  javaDuplicates: number;
+  committedCopies: number;
+  /** Records the Java client reads and kafkajs does not (committed records the kafkajs filter dropped). */
+  javaOnly: number;
+  /** Records kafkajs reads and the Java client does not (records of aborted transactions kafkajs let through). */
+  kafkajsOnly: number;
+}> {
+  const byKey = new Map<string, DuplicateCopy[]>();
+  const keyOf = new Map<string, string>(); // partition:offset -> version key
+  await readTopic({ brokers: o.brokers, topic: topicName(o.topicPrefix, o.resource) }, async (m) => {
+    if (m.value === null) return;
+    let key: string;
+    try {
+      key = versionKey(o.resource, (await o.decoder.decode(o.resource, m.value)).record);
+    } catch {
+      return;
+    }
+    keyOf.set(`${m.partition}:${m.offset}`, key);
+    const copy: DuplicateCopy = {
+      partition: m.partition,
+      offset: m.offset,
+      producerId: m.producerId,
+      producerEpoch: m.producerEpoch,
+      sliceId: m.headers['gamedata.slice.id'] ?? m.headers['gamedata.sliceId'] ?? JSON.stringify(m.headers),
+      fetchedAt: m.headers['gamedata.fetched.at'] ?? m.headers['gamedata.fetchedAt'] ?? '',
+      at: Math.round((Number(m.timestamp) - o.runT0) / 100) / 10,
+      ...(o.java === undefined ? {} : { javaCommitted: o.java.has(`${m.partition}:${m.offset}`) }),
+    };
+    byKey.set(key, [...(byKey.get(key) ?? []), copy]);
+  });
+  const traces: DuplicateTrace[] = [];
+  let committedCopies = 0;
+  for (const [key, copies] of byKey) {
+    if (copies.length < 2) continue;
+    committedCopies += copies.filter((c) => c.javaCommitted === true).length;
+    const first = Math.min(...copies.map((c) => c.at));
+    const last = Math.max(...copies.map((c) => c.at));
+    traces.push({
+      resource: o.resource,
+      key,
+      copies,
+      between: o.events.filter((e) => e.at >= first - 1 && e.at <= last + 1).map((e) => `${e.at}s ${e.what}`),
+    });
+  }
+  // Duplicates as the Java client reads them (keys of the copies it reads; for changing resources the version key
+  // comes from the kafkajs read of the same offset).
+  let javaDuplicates = 0;
+  let javaOnly = 0;
+  if (o.java !== undefined) {
+    const counts = new Map<string, number>();
+    for (const [po, k] of o.java) {
+      const key = keyOf.get(po) ?? k;
+      if (!keyOf.has(po)) javaOnly += 1;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    for (const n of counts.values()) if (n > 1) javaDuplicates += n - 1;
+  }
+  const kafkajsOnly = o.java === undefined ? 0 : [...keyOf.keys()].filter((po) => !o.java!.has(po)).length;
+  return { traces, javaDuplicates, committedCopies, javaOnly, kafkajsOnly };
 }
 
 export function formatChaosReport(r: ChaosReport): string {
@@ -492,6 +717,27 @@ export function formatChaosReport(r: ChaosReport): string {
       `run ${r.runSeconds} s, wall ${r.wallSeconds} s`,
     `events: ${r.events.map((e) => `${e.at}s ${e.what}${e.midRun ? '' : ' (after the end)'}`).join('; ')}`,
     `per resource: ${JSON.stringify(r.perResource)}`,
+    ...(r.javaOracle === undefined
+      ? []
+      : [
+          `java read_committed oracle: duplicates ${r.javaOracle.duplicates}, DLQ found ${r.javaOracle.dlqFound}; ` +
+            `committed copies of the kafkajs duplicates ${r.javaOracle.committedCopiesOfKafkajsDuplicates}; ` +
+            `read by java only ${r.javaOracle.javaOnly}, by kafkajs only ${r.javaOracle.kafkajsOnly}`,
+        ]),
+    ...(Object.keys(r.dlqMissingIds).length === 0
+      ? []
+      : [`malformed ids with no keyed dead letter: ${JSON.stringify(r.dlqMissingIds)}`]),
+    ...r.duplicateTraces
+      .slice(0, 40)
+      .map(
+        (d) =>
+          `dup ${d.resource} ${d.key}: ${d.copies
+            .map(
+              (c) =>
+                `[p${c.partition}@${c.offset} pid ${c.producerId}/${c.producerEpoch} ${c.at}s slice ${c.sliceId}${c.javaCommitted === undefined ? '' : c.javaCommitted ? ' java:yes' : ' java:NO'}]`,
+            )
+            .join(' ')}${d.between.length === 0 ? '' : ` | between: ${d.between.join('; ')}`}`,
+      ),
   ].join('\n');
 }
 
@@ -518,6 +764,25 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     ...(num('redis-port') === undefined ? {} : { redisPort: num('redis-port') as number }),
     ...(flag('stack-dir') === undefined ? {} : { stackDir: flag('stack-dir') as string }),
     ...(process.argv.includes('--keep-stack') ? { keepStack: true } : {}),
+    ...(process.argv.includes('--keep-data') ? { keepData: true } : {}),
+    ...(flag('worker-log') === undefined ? {} : { workerLogFile: flag('worker-log') as string }),
+    ...(process.argv.includes('--no-redis-restart') ? { redisRestart: false } : {}),
+    ...(process.argv.includes('--no-broker-stop') ? { brokerStop: false } : {}),
+    ...(process.argv.includes('--no-storms') ? { storms: false } : {}),
+    ...(process.argv.includes('--no-faults') ? { faults: { seed: 11 } } : {}),
+    ...(num('latency-ms') === undefined
+      ? {}
+      : {
+          simulator: {
+            latency: {
+              requestMs: num('latency-ms') as number,
+              procedureMs: 0,
+              feedHeadMs: 0,
+              feedPerHourMs: 0,
+              filteredMs: 0,
+            },
+          },
+        }),
   };
   runChaos(opts).then(
     (report) => {

@@ -15,6 +15,12 @@ export interface TopicMessage {
   key: Buffer | null;
   value: Buffer | null;
   headers: Record<string, string>;
+  /** The record's timestamp (ms, as the producer set it). */
+  timestamp: string;
+  /** The producer id of its record batch ('-1' when not idempotent): which producer wrote it. */
+  producerId: string;
+  /** The producer epoch of its record batch (-1 when not idempotent): which owner of a transactional.id. */
+  producerEpoch: number;
 }
 
 export interface ReadTopicOptions {
@@ -27,6 +33,11 @@ export interface ReadTopicOptions {
    * Still only up to the ends taken at the start (the LSO). @default false
    */
   readUncommitted?: boolean;
+}
+
+/** The record batch fields kafkajs decodes but does not type. */
+function batchContext(m: object): { producerId?: string; producerEpoch?: number } | undefined {
+  return (m as { batchContext?: { producerId?: string; producerEpoch?: number } }).batchContext;
 }
 
 /** Calls `onMessage` for every message of the topic up to its current end. Returns the count. */
@@ -108,6 +119,9 @@ export async function readTopic(
                   key: m.key,
                   value: m.value,
                   headers,
+                  timestamp: m.timestamp,
+                  producerId: batchContext(m)?.producerId ?? '-1',
+                  producerEpoch: batchContext(m)?.producerEpoch ?? -1,
                 });
                 count += 1;
               }
