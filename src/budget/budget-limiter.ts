@@ -7,6 +7,7 @@ import { sleep } from '../client/internal/sleep.js';
 import type { TokenBudgetOptions, TokenBudgetState } from './token-budget.js';
 import {
   budgetBinds,
+  budgetBindsAhead,
   completeRequest,
   initialTokenBudget,
   startRequest,
@@ -19,6 +20,8 @@ export interface BudgetLimiter extends RateLimiter {
   waitMs(): number;
   /** Whether tokens are scarce (see `budgetBinds`). */
   binds(maxInFlight: number): boolean;
+  /** Whether tokens are scarce over a whole window from now (see `budgetBindsAhead`): the fetcher's hold. */
+  bindsAhead(maxInFlight: number): boolean;
   /** Whether the last `share` of the window's requests is reached: only tails may spend now (see `tailsOnly`). */
   tailsOnly(share: number): boolean;
   /** Resolves at the next answer (or failure) of a request. */
@@ -93,6 +96,7 @@ export function createBudgetLimiter(options: BudgetLimiterOptions): BudgetLimite
     },
     waitMs: () => waitBeforeRequest(s, now(), options).waitMs,
     binds: (maxInFlight) => budgetBinds(s, now(), options, maxInFlight),
+    bindsAhead: (maxInFlight) => budgetBindsAhead(s, now(), options, maxInFlight),
     tailsOnly: (share) =>
       tailsOnly(s, now(), options, s.limit === undefined ? 0 : Math.ceil(s.limit * share)),
     changed,

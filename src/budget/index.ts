@@ -18,6 +18,7 @@ export { budgetKeys, budgetKeysOfBase, hashApiKey } from './budget-keys.js';
 export type { BudgetKeys } from './budget-keys.js';
 export {
   budgetBinds,
+  budgetBindsAhead,
   completeRequest,
   initialTokenBudget,
   startRequest,

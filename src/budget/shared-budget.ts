@@ -393,7 +393,8 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           await Promise.race([waitBell(Math.min(200, tickMs)), limiter.changed()]);
           continue;
         }
-        const binds = limiter.binds(maxInFlight);
+        // Over a whole window ahead: the tokens left at a window's end are no reason to send partial batches.
+        const binds = limiter.bindsAhead(maxInFlight);
         const decision = decideSend({
           waiting,
           urgent,

@@ -174,3 +174,24 @@ export function budgetBinds(
   const spendAtFullSpeed = (maxInFlight * windowLeftMs) / Math.max(1, s.latencyMs);
   return spendable < spendAtFullSpeed;
 }
+
+/**
+ * Whether the budget binds over a whole window from now (`windowMs`), not only until the reset: the tokens left
+ * plus the next window's against what full speed would spend in that time. What the fetcher's hold asks: to a
+ * backlog that needs the next window's tokens too, a token left at a window's end is worth as much as one after the
+ * reset, so the end of a window is no reason to send partial batches (the issue-11 acceptance run sent 7 partial
+ * POSTs in the 4 s before a reset, where `budgetBinds` turns false because the tokens left would expire). Binds
+ * whenever `budgetBinds` does; unknown budgets never bind.
+ */
+export function budgetBindsAhead(
+  state: TokenBudgetState,
+  now: number,
+  o: TokenBudgetOptions,
+  maxInFlight: number,
+): boolean {
+  if (budgetBinds(state, now, o, maxInFlight)) return true;
+  const s = rollWindow(state, now, o);
+  if (s.remaining === undefined || s.limit === undefined || s.windowMs === undefined) return false;
+  const available = Math.max(0, s.remaining - o.reserve) + Math.max(0, s.limit - o.reserve);
+  return available < (maxInFlight * s.windowMs) / Math.max(1, s.latencyMs);
+}

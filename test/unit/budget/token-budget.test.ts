@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   budgetBinds,
+  budgetBindsAhead,
   completeRequest,
   initialTokenBudget,
   startRequest,
@@ -187,6 +188,54 @@ describe('token budget', () => {
         },
       ),
     );
+  });
+
+  it('over a window ahead: binds whenever budgetBinds does, and at a window end counts the next window in', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 3, max: 1000 }),
+        fc.integer({ min: 0, max: 1000 }),
+        fc.integer({ min: 1, max: 120 }),
+        fc.integer({ min: 0, max: 120_000 }),
+        fc.integer({ min: 1, max: 16 }),
+        fc.integer({ min: 50, max: 3000 }),
+        (limit, remainingRaw, windowS, leftMs, maxInFlight, latencyMs) => {
+          const remaining = Math.min(limit, remainingRaw);
+          const windowMs = windowS * 1000;
+          const base = { ...initialTokenBudget(latencyMs), answered: true };
+          const s: TokenBudgetState = {
+            ...base,
+            limit,
+            remaining,
+            resetAt: Math.min(leftMs, windowMs),
+            windowMs,
+          };
+          const ahead = budgetBindsAhead(s, 0, o, maxInFlight);
+          if (budgetBinds(s, 0, o, maxInFlight)) expect(ahead).toBe(true);
+          else {
+            const available = Math.max(0, remaining - o.reserve) + (limit - o.reserve);
+            expect(ahead).toBe(available < (maxInFlight * windowMs) / latencyMs);
+          }
+          expect(budgetBindsAhead({ ...s, remaining: undefined }, 0, o, maxInFlight)).toBe(false);
+        },
+      ),
+    );
+  });
+
+  it('the end of a window with tokens left binds ahead when the next window would bind (acceptance run figures)', () => {
+    // Limit 60 / 60 s, 2.5 s a request, 16 in flight: 30 tokens left 3 s before the reset.
+    const s: TokenBudgetState = {
+      ...initialTokenBudget(2500),
+      answered: true,
+      limit: 60,
+      remaining: 30,
+      resetAt: 3000,
+      windowMs: 60_000,
+    };
+    expect(budgetBinds(s, 0, o, 16)).toBe(false);
+    expect(budgetBindsAhead(s, 0, o, 16)).toBe(true);
+    // A key with room to spare over a whole window (500 / 60 s at 2.5 s a request) does not.
+    expect(budgetBindsAhead({ ...s, limit: 500, remaining: 400 }, 0, o, 16)).toBe(false);
   });
 
   it('a later reset is a new window: the server count is trusted again', () => {
