@@ -39,6 +39,15 @@ export interface ExactlyOnceDelivery {
 
 export const DEFAULT_EXACTLY_ONCE_OPTIONS = { pagesPerTransaction: 8, transactionMs: 500 } as const;
 
+/**
+ * A per-user walk whose unread past is more than this many times wider than the span it read splits at quadrupling
+ * depths (`splitGeometric`), not evenly: a user's rows crowd into the time since the user joined, so an even cut of
+ * its history from 1970 leaves nearly every row in the reader's own piece (issue 11's acceptance run: a busy user's
+ * walk split into 7 empty 11-month pieces and read its 12 remaining pages alone, one POST each, after every other
+ * slice had finished). The feed's slices are cut evenly (their rows do not thin out with depth).
+ */
+const USER_WALK_GEOMETRIC_ABOVE = 16;
+
 /** The value of a slice's checkpoint record (JSON). Counts are cumulative over the slice's whole life. */
 export interface SliceCheckpointState {
   cursor: string | null;
@@ -195,102 +204,121 @@ export async function processSliceExactlyOnce(
       let pagesSinceStart = 0;
       let topTime: number | undefined;
       outer: for (;;) {
-        const pages = prefetched?.pages ?? readSlicePages(deps, data, o.signal);
+        const pages = readingAhead(prefetched?.pages ?? readSlicePages(deps, data, o.signal));
         prefetched = undefined;
-        for await (const page of pages) {
-          const fetchedAt = o.now();
-          const items: DedupRecord[] = deps.source.enrich
-            ? await deps.source.enrich(resource, page.items, o.signal)
-            : page.items;
-          const seq = session.nextSeq;
-          // A record without a usable `_id` (it will be dead-lettered) is claimed under a digest of its content, so
-          // the same malformed record read by two slices (a trade under its buyer and its seller) is dead-lettered once.
-          const originals = new Map<DedupRecord, DedupRecord>();
-          const claimed = items.map((item) => {
-            if (hasUsableId(item)) return item;
-            const stand = { ...item, _id: anonymousId(item) };
-            originals.set(stand, item);
-            return stand;
-          });
-          const claim = await eos.marks.claim(pageKeyOf(sliceKey, seq), resource, claimed, resolveForeign, {
-            ...(scope === undefined ? {} : { scope }),
-            ...(o.signal === undefined ? {} : { signal: o.signal }),
-            // Waiting for another page: commit ours first, so a page of ours that holds an id is settled.
-            onWait: commitOpen,
-          });
-          claim.fresh = claim.fresh.map((r) => originals.get(r) ?? r);
-          if (claim.page.entries.length > 0) await eos.marks.writeIntent(sliceKey, claim.page);
-          const encoded =
-            claim.fresh.length === 0
-              ? undefined
-              : await eos.encode({
-                  resource,
-                  records: claim.fresh,
-                  lineage: {
-                    runId: data.runId,
-                    sliceId: data.sliceId,
-                    sourceOperation: deps.source.operation(resource),
-                    fetchedAt,
-                  },
-                });
-          if (openPages === 0) openSince = o.now();
-          session.addPage({
-            topic: encoded?.topic ?? '',
-            records: encoded?.records ?? [],
-            dlqTopic: encoded?.dlqTopic ?? '',
-            deadLetters: encoded?.deadLetterMessages ?? [],
-          });
-          if (claim.page.entries.length > 0) open.push(claim.page);
-          openPages += 1;
-          openCounts = add(openCounts, {
-            fetched: page.items.length,
-            published: encoded?.records.length ?? 0,
-            deduplicated: claim.repeats,
-            deadLettered: encoded?.deadLetterMessages.length ?? 0,
-          });
-          if (page.cursor !== undefined && page.cursor !== null) data = { ...data, cursor: page.cursor };
+        try {
+          for (;;) {
+            const next = await pages.next();
+            if (next.done === true) break;
+            const page = next.value;
+            const fetchedAt = o.now();
+            // Whether this page splits the slice depends on the page alone: decided before it is claimed, so that
+            // a slice that goes on asks for its next page now, while this one is claimed, encoded and committed.
+            // Its call then waits at the budget's fetcher with the other slices' (fuller batches when the budget
+            // binds), and the slice's next page is there sooner.
+            rows += page.items.length;
+            pagesSinceStart += 1;
+            const first = page.items[0];
+            if (topTime === undefined && first !== undefined) topTime = sortTime(resource, first);
+            const last = page.items[page.items.length - 1];
+            const lastTime = last === undefined ? undefined : sortTime(resource, last);
+            const split =
+              page.cursor !== null &&
+              lastTime !== undefined &&
+              topTime !== undefined &&
+              pagesSinceStart >= o.minPagesBeforeSplit &&
+              data.depth < o.maxDepth
+                ? planSplit(
+                    { start: data.start, end: data.end },
+                    { rowsRead: rows, topTime, lastTime },
+                    {
+                      rowsPerPart: o.targetRows,
+                      splitAbove: o.targetRows * o.splitFactor,
+                      maxParts: o.maxSplitParts,
+                      ...(data.filters['userId'] === undefined
+                        ? {}
+                        : { geometricAbove: USER_WALK_GEOMETRIC_ABOVE }),
+                    },
+                  )
+                : null;
+            if (split === null && page.cursor !== null && o.signal?.aborted !== true) pages.readOn();
+            const items: DedupRecord[] = deps.source.enrich
+              ? await deps.source.enrich(resource, page.items, o.signal)
+              : page.items;
+            const seq = session.nextSeq;
+            // A record without a usable `_id` (it will be dead-lettered) is claimed under a digest of its content, so
+            // the same malformed record read by two slices (a trade under its buyer and its seller) is dead-lettered once.
+            const originals = new Map<DedupRecord, DedupRecord>();
+            const claimed = items.map((item) => {
+              if (hasUsableId(item)) return item;
+              const stand = { ...item, _id: anonymousId(item) };
+              originals.set(stand, item);
+              return stand;
+            });
+            const claim = await eos.marks.claim(pageKeyOf(sliceKey, seq), resource, claimed, resolveForeign, {
+              ...(scope === undefined ? {} : { scope }),
+              ...(o.signal === undefined ? {} : { signal: o.signal }),
+              // Waiting for another page: commit ours first, so a page of ours that holds an id is settled.
+              onWait: commitOpen,
+            });
+            claim.fresh = claim.fresh.map((r) => originals.get(r) ?? r);
+            if (claim.page.entries.length > 0) await eos.marks.writeIntent(sliceKey, claim.page);
+            const encoded =
+              claim.fresh.length === 0
+                ? undefined
+                : await eos.encode({
+                    resource,
+                    records: claim.fresh,
+                    lineage: {
+                      runId: data.runId,
+                      sliceId: data.sliceId,
+                      sourceOperation: deps.source.operation(resource),
+                      fetchedAt,
+                    },
+                  });
+            if (openPages === 0) openSince = o.now();
+            session.addPage({
+              topic: encoded?.topic ?? '',
+              records: encoded?.records ?? [],
+              dlqTopic: encoded?.dlqTopic ?? '',
+              deadLetters: encoded?.deadLetterMessages ?? [],
+            });
+            if (claim.page.entries.length > 0) open.push(claim.page);
+            openPages += 1;
+            openCounts = add(openCounts, {
+              fetched: page.items.length,
+              published: encoded?.records.length ?? 0,
+              deduplicated: claim.repeats,
+              deadLettered: encoded?.deadLetterMessages.length ?? 0,
+            });
+            if (page.cursor !== undefined && page.cursor !== null) data = { ...data, cursor: page.cursor };
 
-          rows += page.items.length;
-          pagesSinceStart += 1;
-          const first = page.items[0];
-          if (topTime === undefined && first !== undefined) topTime = sortTime(resource, first);
-          const last = page.items[page.items.length - 1];
-          const lastTime = last === undefined ? undefined : sortTime(resource, last);
-          if (o.signal?.aborted === true) {
-            await commitOpen();
-            throw new SliceInterruptedError(`slice ${data.sliceId} interrupted after its checkpoint`);
+            if (o.signal?.aborted === true) {
+              await commitOpen();
+              throw new SliceInterruptedError(`slice ${data.sliceId} interrupted after its checkpoint`);
+            }
+            if (split !== null) {
+              // Commit first, then the children, then the narrowed start rides in the next checkpoint: a crash in
+              // between overlaps (dedup absorbs it), never gaps.
+              await commitOpen();
+              await job.spawn(childSlices(data, split.children));
+              data = { ...data, start: split.keepStart };
+              state = { ...state, splits: state.splits + 1 };
+              await commit({ cursor: data.cursor ?? null, start: data.start, done: false });
+              rows = 0;
+              pagesSinceStart = 0;
+              topTime = undefined;
+              continue outer;
+            }
+            // The last page (null cursor) commits below, with done = true. A transaction also commits when the next
+            // page has not come yet: the slice would wait for it anyway, and the pages' dedup locks are released now
+            // instead of a page read later (other slices' claims wait for them; a busy user's page, whose trades are
+            // in many other walks, waited a minute and more while they were held across reads).
+            if (page.cursor !== null && (openPages >= K || o.now() - openSince >= T || pages.waiting))
+              await commitOpen();
           }
-          const split =
-            page.cursor !== null &&
-            lastTime !== undefined &&
-            topTime !== undefined &&
-            pagesSinceStart >= o.minPagesBeforeSplit &&
-            data.depth < o.maxDepth
-              ? planSplit(
-                  { start: data.start, end: data.end },
-                  { rowsRead: rows, topTime, lastTime },
-                  {
-                    rowsPerPart: o.targetRows,
-                    splitAbove: o.targetRows * o.splitFactor,
-                    maxParts: o.maxSplitParts,
-                  },
-                )
-              : null;
-          if (split !== null) {
-            // Commit first, then the children, then the narrowed start rides in the next checkpoint: a crash in
-            // between overlaps (dedup absorbs it), never gaps.
-            await commitOpen();
-            await job.spawn(childSlices(data, split.children));
-            data = { ...data, start: split.keepStart };
-            state = { ...state, splits: state.splits + 1 };
-            await commit({ cursor: data.cursor ?? null, start: data.start, done: false });
-            rows = 0;
-            pagesSinceStart = 0;
-            topTime = undefined;
-            continue outer;
-          }
-          // The last page (null cursor) commits below, with done = true.
-          if (page.cursor !== null && (openPages >= K || o.now() - openSince >= T)) await commitOpen();
+        } finally {
+          pages.close();
         }
         // The end of the slice: whatever is open commits with done = true.
         await commit({ cursor: data.cursor ?? null, start: data.start, done: true });
@@ -355,6 +383,48 @@ function prefetchFirstPage(deps: ProcessSliceDeps, data: SliceJobData, signal: A
         () => reader.return?.(undefined),
         () => undefined,
       );
+    },
+  };
+}
+
+/**
+ * A slice's pages with one read ahead: `readOn()` asks for the page after the one `next()` gave last, at once;
+ * `next()` then answers with it. `waiting`: that page is asked for and has not come yet. `close()` ends the read
+ * without waiting for a page in flight (its page, or its error, is dropped). At most one read ahead: the next
+ * page's cursor is in the current one.
+ */
+export function readingAhead<T>(pages: AsyncIterable<T>) {
+  const reader = pages[Symbol.asyncIterator]();
+  let ahead: { read: Promise<IteratorResult<T>>; settled: boolean } | undefined;
+  let closed = false;
+  return {
+    next(): Promise<IteratorResult<T>> {
+      const read = ahead?.read ?? reader.next();
+      ahead = undefined;
+      return read;
+    },
+    readOn(): void {
+      if (ahead !== undefined || closed) return;
+      const entry = { read: reader.next(), settled: false };
+      const settle = (): void => void (entry.settled = true);
+      entry.read.then(settle, settle);
+      ahead = entry;
+    },
+    get waiting(): boolean {
+      return ahead !== undefined && !ahead.settled;
+    },
+    close(): void {
+      if (closed) return;
+      closed = true;
+      const read = ahead?.read ?? Promise.resolve();
+      ahead = undefined;
+      // A generator runs one request at a time: `return` is taken after the read in flight, which is not awaited.
+      read
+        .then(
+          () => reader.return?.(undefined),
+          () => undefined,
+        )
+        .catch(() => undefined);
     },
   };
 }

@@ -13,9 +13,10 @@ import {
   type PendingMarks,
 } from '../../../src/dedup/index.js';
 import { processSlice, type SliceSource } from '../../../src/jobs/index.js';
-import type {
-  ExactlyOnceDelivery,
-  SliceCheckpointState,
+import {
+  readingAhead,
+  type ExactlyOnceDelivery,
+  type SliceCheckpointState,
 } from '../../../src/jobs/process-slice-exactly-once.js';
 import type { PageEncoder, PagePublisher } from '../../../src/publish/index.js';
 import type { SliceCheckpoint, SliceSession, TransactionalPage } from '../../../src/sink/index.js';
@@ -354,5 +355,97 @@ describe('processSlice with exactly-once delivery', () => {
     expect(asked).toEqual([undefined, '21']);
     expect(kafka2.log.sort()).toEqual(second.map((x) => String(x._id)).sort());
     expect(s.data.eos).toBeDefined();
+  });
+
+  it('asks for the next page while it claims and commits the current one, and commits while that page is on its way', async () => {
+    const rows = world(30); // 5 pages of 7
+    const events: string[] = [];
+    // Pages after the first come 20 ms after they are asked for (an upstream round trip).
+    const slow: SliceSource = {
+      operation: () => 'donation.getManyPaginated',
+      async *readPages(_slice, o) {
+        let i = o.cursor === undefined ? 0 : Number(o.cursor);
+        while (i < rows.length) {
+          const n = i / 7;
+          events.push(`ask ${n}`);
+          if (n > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+          const items = rows.slice(i, i + 7);
+          i += items.length;
+          events.push(`page ${n}`);
+          yield { items, cursor: i >= rows.length ? null : String(i) };
+        }
+      },
+    };
+    const kafka = fakeKafka({ beforeCommit: (seq) => events.push(`commit ${seq}`) });
+    const backend = createMemoryPendingMarks();
+    const { deps: d } = deps(kafka, createPendingMarks(backend), slow);
+    const { handle } = store(base);
+    // K = 3 pages and a minute per transaction: without the next page pending, page 0 would wait for pages 1-2.
+    const r = await processSlice(handle(), d, NO_SPLIT);
+    expect(r).toMatchObject({ published: 30, pages: 5 });
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+    // Page 1 is asked for before page 0 commits, and page 0 commits before page 1 comes: its locks are not held
+    // across the read.
+    expect(events.slice(0, 5)).toEqual(['ask 0', 'page 0', 'ask 1', 'commit 0', 'page 1']);
+    // One read per page: nothing read ahead past the last one.
+    expect(events.filter((e) => e.startsWith('ask'))).toEqual(['ask 0', 'ask 1', 'ask 2', 'ask 3', 'ask 4']);
+    expect(backend.locks.size).toBe(0);
+  });
+
+  it('reads no page ahead of a page that splits the slice; a user walk splits at growing depths', async () => {
+    // Rows 10 ms apart: after two pages the rest of [0, 10 000 000) is estimated far above the split threshold.
+    const run = async (filters: Record<string, string>) => {
+      const rows = world(100);
+      let produced = 0;
+      const counting: SliceSource = {
+        ...source(rows),
+        async *readPages(slice, o) {
+          for await (const page of source(rows).readPages(slice, o)) {
+            produced += 1;
+            yield page;
+          }
+        },
+      };
+      const children: SliceJobData[][] = [];
+      const kafka = fakeKafka();
+      const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), counting);
+      const { handle } = store({ ...base, filters });
+      const h = { ...handle(), spawn: async (c: SliceJobData[]) => void children.push(c) };
+      const r = await processSlice(h, d, { targetRows: 10, maxSplitParts: 8 });
+      return { r, produced, first: children[0] ?? [] };
+    };
+    const feed = await run({});
+    expect(feed.first.length).toBeGreaterThan(2);
+    expect(feed.produced).toBe(feed.r.pages); // no read was dropped
+    // The feed's first split: equal pieces.
+    const widths = feed.first.map((c) => c.end - c.start);
+    expect(Math.max(...widths) - Math.min(...widths)).toBeLessThanOrEqual(1);
+
+    const walk = await run({ userId: 'u1' });
+    expect(walk.produced).toBe(walk.r.pages);
+    // The walk's first split: pieces nearest the reader narrow, each deeper one wider (quadrupling depths).
+    const pieces = [...walk.first].sort((a, b) => b.end - a.end).slice(0, -1); // the deepest reaches the start
+    expect(pieces.length).toBeGreaterThan(2);
+    const depths = pieces.map((c) => c.end - c.start);
+    depths.slice(1).forEach((w, i) => expect(w).toBeGreaterThan(2 * (depths[i] ?? Infinity)));
+  });
+
+  it('readingAhead: close() drops a page in flight and its error', async () => {
+    let asked = 0;
+    async function* pages() {
+      asked += 1;
+      yield 1;
+      asked += 1;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      throw new Error('dropped');
+    }
+    const ahead = readingAhead(pages());
+    expect(await ahead.next()).toEqual({ value: 1, done: false });
+    ahead.readOn();
+    ahead.readOn(); // one read ahead at most
+    expect(ahead.waiting).toBe(true);
+    ahead.close();
+    await new Promise((resolve) => setTimeout(resolve, 20)); // an unhandled rejection would fail the run
+    expect(asked).toBe(2);
   });
 });
