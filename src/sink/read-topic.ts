@@ -8,6 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { ServiceError } from '../errors.js';
+import { installReadCommittedFilter } from './read-committed-filter.js';
+
+// kafkajs 2.2.4 lets records of some aborted transactions through a read_committed read (see read-committed-filter.ts).
+installReadCommittedFilter();
 
 export interface TopicMessage {
   partition: number;

@@ -27,6 +27,10 @@ import { ConfigError, ServiceError, SliceFencedError } from '../errors.js';
 import { chunkBySize, partitionForKey, resolveKafkaOptions, toKafkaError, toWire } from './kafka-sink.js';
 import type { KafkaSinkOptions, SinkMessage } from './kafka-sink.js';
 import { retryRetriable } from './retry-retriable.js';
+import { installReadCommittedFilter } from './read-committed-filter.js';
+
+// kafkajs 2.2.4 lets records of some aborted transactions through a read_committed read (see read-committed-filter.ts).
+installReadCommittedFilter();
 
 export interface TransactionalSlicePublisherOptions extends KafkaSinkOptions {
   /** The compacted checkpoint topic, `<prefix>.__slices` (`checkpointTopicName`). Required. */
