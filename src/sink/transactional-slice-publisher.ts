@@ -514,58 +514,32 @@ export function createTransactionalSlicePublisher(
         try {
           txn ??= await producer.transaction();
           const wire = toWire();
-          const byTopic = new Map<string, SinkMessage[]>();
-          for (const page of pages) {
-            for (const [topic, messages] of [
-              [page.topic, page.records],
-              [page.dlqTopic, page.deadLetters],
-            ] as const) {
-              if (messages.length === 0) continue;
-              const list = byTopic.get(topic) ?? [];
-              for (const m of messages) list.push(m);
-              byTopic.set(topic, list);
-            }
-          }
           const checkpoint: SinkMessage = { key: sliceKey, value: JSON.stringify({ seq, state }) };
-          // One request when it fits (the usual case); large pages go out in size-bounded requests.
-          const topicMessages: { topic: string; messages: SinkMessage[] }[] = [];
-          for (const [topic, messages] of byTopic)
-            for (const chunk of chunkBySize(messages, resolved.maxBatchBytes))
-              topicMessages.push({ topic, messages: chunk });
-          topicMessages.push({ topic: o.checkpointTopic, messages: [checkpoint] });
-          // Size-bounded requests; the checkpoint goes in the last one, whose answer gives its offset.
-          const requests: (typeof topicMessages)[] = [[]];
-          let bytes = 0;
-          for (const tm of topicMessages) {
-            const n = tm.messages.reduce((sum, m) => sum + approxBytes(m), 0);
-            if (requests[requests.length - 1]!.length > 0 && bytes + n > resolved.maxBatchBytes) {
-              requests.push([]);
-              bytes = 0;
-            }
-            requests[requests.length - 1]!.push(tm);
-            bytes += n;
-          }
+          const counts = new Map<string, number>();
+          for (const page of pages)
+            for (const topic of [page.topic, page.dlqTopic])
+              if (topic !== '' && !counts.has(topic)) counts.set(topic, await partitionsOf(topic));
+          const requests = transactionRequests(
+            pages,
+            { topic: o.checkpointTopic, partition: await partitionOf(sliceKey), message: checkpoint },
+            // Explicit partitions (the producer's murmur2 rule; keyless ones round-robin).
+            (topic, m) => partitionForKey(m.key, counts.get(topic) ?? 1, m.key === null ? keyless++ : 0),
+            resolved.maxBatchBytes,
+          );
           let answers: { topicName: string; partition: number; baseOffset?: string }[] = [];
-          for (const request of requests) {
-            // Explicit partitions (the producer's murmur2 rule), so the partitions the answer must name are
-            // known: kafkajs 2.2.4 can resolve a send that skipped a partition whose leader moved to a broker that
-            // had already answered (see kafka-sink.ts); committing then would lose its records, so abort instead.
-            const expected = new Set<string>();
-            const topicMessages = [];
-            for (const b of request) {
-              const n = await partitionsOf(b.topic);
-              const messages = b.messages.map((m) => {
-                const partition = partitionForKey(m.key, n, m.key === null ? keyless++ : 0);
-                expected.add(`${b.topic}#${partition}`);
-                return { ...wire(m), partition };
-              });
-              topicMessages.push({ topic: b.topic, messages });
-            }
-            answers = await txn.sendBatch({ acks: -1, timeout: resolved.requestTimeoutMs, topicMessages });
-            for (const a of answers) expected.delete(`${a.topicName}#${a.partition}`);
-            if (expected.size > 0)
+          for (const r of requests) {
+            answers = await txn.sendBatch({
+              acks: -1,
+              timeout: resolved.requestTimeoutMs,
+              topicMessages: [
+                { topic: r.topic, messages: r.messages.map((m) => ({ ...wire(m), partition: r.partition })) },
+              ],
+            });
+            // kafkajs 2.2.4 can resolve a send that skipped a partition whose leader moved to a broker that had
+            // already answered (see kafka-sink.ts); committing then would lose its records, so abort instead.
+            if (!answers.some((a) => a.topicName === r.topic && a.partition === r.partition))
               throw new ServiceError(
-                `Kafka did not acknowledge ${[...expected].join(', ')} (a leader moved during the send)`,
+                `Kafka did not acknowledge ${r.topic}#${r.partition} (a leader moved during the send)`,
                 'kafka',
                 { retriable: true },
               );
@@ -614,9 +588,46 @@ export function createTransactionalSlicePublisher(
   };
 }
 
-function approxBytes(m: SinkMessage): number {
-  let n =
-    (m.key === null ? 0 : m.key.length) + (typeof m.value === 'string' ? m.value.length : m.value.length);
-  for (const [k, v] of Object.entries(m.headers ?? {})) n += k.length + v.length;
-  return n + 70;
+/** One produce request of a transaction: ONE partition's messages. */
+export interface TransactionRequest {
+  topic: string;
+  partition: number;
+  messages: SinkMessage[];
+}
+
+/**
+ * The produce requests of one transaction, in order: one (topic, partition) per request, size-bounded, the
+ * checkpoint last (its answer gives the checkpoint's offset). Never two partitions in one request: kafkajs 2.2.4
+ * sends a multi-partition request as one produce per leader broker, and when one of them fails (retriable, e.g.
+ * CONCURRENT_TRANSACTIONS while adding a partition right after the previous commit) it retries after 10 ms every
+ * broker that has not answered YET, including one whose produce is still in flight, with the next sequence numbers:
+ * the broker appends both, and the transaction commits the page twice (the chaos run's duplicates: one slice, one
+ * producer epoch, the same page in two batches of one transaction, sequences 5-10 and 11-16, 24 ms apart). With one
+ * partition per request no other produce of the call is in flight when kafkajs retries, and a retry reuses its
+ * sequence numbers, which the broker deduplicates.
+ */
+export function transactionRequests(
+  pages: readonly TransactionalPage[],
+  checkpoint: { topic: string; partition: number; message: SinkMessage },
+  partitionFor: (topic: string, message: SinkMessage) => number,
+  maxBytes: number,
+): TransactionRequest[] {
+  const byPartition = new Map<string, { topic: string; partition: number; messages: SinkMessage[] }>();
+  for (const page of pages)
+    for (const [topic, messages] of [
+      [page.topic, page.records],
+      [page.dlqTopic, page.deadLetters],
+    ] as const)
+      for (const m of messages) {
+        const partition = partitionFor(topic, m);
+        const id = `${topic}#${partition}`;
+        const entry = byPartition.get(id) ?? { topic, partition, messages: [] };
+        entry.messages.push(m);
+        byPartition.set(id, entry);
+      }
+  const out: TransactionRequest[] = [];
+  for (const { topic, partition, messages } of byPartition.values())
+    for (const chunk of chunkBySize(messages, maxBytes)) out.push({ topic, partition, messages: chunk });
+  out.push({ topic: checkpoint.topic, partition: checkpoint.partition, messages: [checkpoint.message] });
+  return out;
 }
