@@ -11,8 +11,12 @@
  *   started again, `kills` times in all; after a third of the kills Redis is restarted (`stack.sh restart-redis`:
  *   SHUTDOWN, AOF reloaded); after half of them one broker of the cluster is stopped for `brokerDownMs` and started
  *   again (on a single-node stack: the broker is restarted);
- * - at the end: missing (must be 0), duplicates (counted: pages published twice in crash windows), unexpected,
- *   undecodable, DLQ messages against the malformed records the simulator served, and the wall time.
+ * - at the end: missing (must be 0), duplicates (0 under exactly-once delivery), unexpected, undecodable, DLQ
+ *   messages against the malformed records the simulator served, and the wall time; every duplicated record traced
+ *   to its copies (partition, offset, producer id and epoch, slice, fetchedAt, time, the chaos events between), and
+ *   with `--java-oracle` the same topics read by Kafka's own Java consumer (read_committed), to tell a real
+ *   duplicate from a reader's mistake. `--no-redis-restart`, `--no-broker-stop`, `--no-storms`, `--no-faults` vary one
+ *   event at a time; `--latency-ms` stretches a small run.
  *
  * Run (the long figure of docs/guarantees.md): `npx tsx bench/chaos.ts --scale medium --brokers 3 --workers 3
  * --kills 20` (options below; `--keep-stack` leaves the private stack running, `--json` prints the report as JSON).
@@ -79,6 +83,11 @@ export interface ChaosOptions {
   keepData?: boolean;
   /** Append every line the workers print to this file. @default undefined */
   workerLogFile?: string;
+  /**
+   * Read every topic again with Kafka's own Java consumer (read_committed; needs java and the stack's Kafka jars) to
+   * tell real duplicates from a reader's mistakes. @default false
+   */
+  javaOracle?: boolean;
   /** The run may take this long. @default 3 h */
   timeoutMs?: number;
   seed?: number;
@@ -233,6 +242,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     stackDir: `${ROOT}.stack/chaos`,
     keepStack: false,
     keepData: false,
+    javaOracle: false,
     timeoutMs: 3 * 3_600_000,
     seed: 7,
     redisRestart: true,
@@ -508,7 +518,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     totals.dlq += r.dlq.messages;
     totals.malformed += r.dlq.expected;
     totals.found += r.dlq.found;
-    const java = await javaReadCommitted(svc.kafkaBrokers, topicName(settings.topicPrefix, resource));
+    const java = o.javaOracle
+      ? await javaReadCommitted(svc.kafkaBrokers, topicName(settings.topicPrefix, resource))
+      : undefined;
     const t = await traceDuplicates({
       resource,
       brokers: settings.kafkaBrokers,
@@ -540,7 +552,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     const malformedIds = sim.malformed(resource).map((m) => m._id);
     const notThere = malformedIds.filter((id) => !dlqKeys.has(id));
     if (notThere.length > 0) dlqMissingIds[resource] = notThere;
-    const javaDlq = await javaReadCommitted(svc.kafkaBrokers, dlqTopic);
+    const javaDlq = o.javaOracle ? await javaReadCommitted(svc.kafkaBrokers, dlqTopic) : undefined;
     if (javaDlq !== undefined && javaOracle !== undefined) {
       const keys = new Set(javaDlq.values());
       javaOracle.dlqFound += malformedIds.filter((id) => keys.has(id)).length;
@@ -765,6 +777,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     ...(flag('stack-dir') === undefined ? {} : { stackDir: flag('stack-dir') as string }),
     ...(process.argv.includes('--keep-stack') ? { keepStack: true } : {}),
     ...(process.argv.includes('--keep-data') ? { keepData: true } : {}),
+    ...(process.argv.includes('--java-oracle') ? { javaOracle: true } : {}),
     ...(flag('worker-log') === undefined ? {} : { workerLogFile: flag('worker-log') as string }),
     ...(process.argv.includes('--no-redis-restart') ? { redisRestart: false } : {}),
     ...(process.argv.includes('--no-broker-stop') ? { brokerStop: false } : {}),
