@@ -4,7 +4,7 @@
 // appends both (the chaos run's duplicates: one transaction, one producer epoch, one page in two batches, sequences
 // 5-10 and 11-16). Runs kafkajs's own sendMessages over a fake two-broker cluster with real sequence bookkeeping.
 import { createRequire } from 'node:module';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Partitioners } from 'kafkajs';
 import { transactionRequests } from '../../../src/sink/transactional-slice-publisher.js';
 import type { SinkMessage } from '../../../src/sink/kafka-sink.js';
@@ -17,10 +17,16 @@ const { createErrorFromCode } = require('kafkajs/src/protocol/error') as {
   createErrorFromCode: (c: number) => Error;
 };
 
-/** Partition p is led by broker p + 1. Broker 1 fails its first produce (retriable); broker 2 answers after 30 ms. */
+/**
+ * Partition p is led by broker p + 1. Broker 1 fails its first produce (retriable); broker 2 answers its first produce
+ * only once broker 1 was asked again (the retry), so that produce is in flight when kafkajs retries.
+ */
 function fakeCluster() {
   const appended: { broker: number; partition: number; firstSequence: number; keys: string[] }[] = [];
   let broker1Failed = false;
+  let retried: () => void = () => undefined;
+  const broker1Retried = new Promise<void>((r) => (retried = r));
+  let broker2Calls = 0;
   const broker = (nodeId: number) => ({
     nodeId,
     produce: async ({
@@ -35,7 +41,8 @@ function fakeCluster() {
         broker1Failed = true;
         throw createErrorFromCode(7); // REQUEST_TIMED_OUT: retriable
       }
-      if (nodeId === 2) await new Promise((r) => setTimeout(r, 30));
+      if (nodeId === 1) retried();
+      if (nodeId === 2 && ++broker2Calls === 1) await broker1Retried;
       for (const t of topicData)
         for (const p of t.partitions)
           appended.push({
@@ -107,8 +114,11 @@ describe('transactionRequests', () => {
       partition: partitionOfKey('t', m),
     }));
     await send({ acks: -1, timeout: 1000, topicMessages: [{ topic: 't', messages }] });
-    await new Promise((r) => setTimeout(r, 100)); // the first produce to broker 2 was still in flight
-    const toPartition1 = appended.filter((a) => a.partition === 1);
+    // The first produce to broker 2 answers after the retry, after send() resolved.
+    await vi.waitFor(() => expect(appended.filter((a) => a.partition === 1)).toHaveLength(2));
+    const toPartition1 = appended
+      .filter((a) => a.partition === 1)
+      .sort((x, y) => x.firstSequence - y.firstSequence);
     expect(toPartition1.map((a) => [a.firstSequence, a.keys])).toEqual([
       [0, ['b1', 'b2', 'b3']],
       [3, ['b1', 'b2', 'b3']],
@@ -140,7 +150,6 @@ describe('transactionRequests', () => {
           { topic: r.topic, messages: r.messages.map((m) => ({ ...m, partition: r.partition })) },
         ],
       });
-    await new Promise((r) => setTimeout(r, 100));
     const keys = appended.flatMap((a) => a.keys).sort();
     expect(keys).toEqual(['a1', 'a2', 'b1', 'b2', 'b3', 'b4', 'slice']);
   });
