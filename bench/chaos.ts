@@ -738,7 +738,9 @@ export function formatChaosReport(r: ChaosReport): string {
         ]),
     ...(Object.keys(r.dlqMissingIds).length === 0
       ? []
-      : [`malformed ids with no keyed dead letter: ${JSON.stringify(r.dlqMissingIds)}`]),
+      : [
+          `malformed ids with no keyed dead letter (a record malformed by losing its _id is dead-lettered without a key; those count by number): ${JSON.stringify(r.dlqMissingIds)}`,
+        ]),
     ...r.duplicateTraces
       .slice(0, 40)
       .map(
