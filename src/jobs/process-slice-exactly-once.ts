@@ -20,6 +20,7 @@ import type { SliceCheckpoint, TransactionalSlicePublisher } from '../sink/index
 import { planSplit } from '../slicing/index.js';
 import type { RunCounterValues, SliceEosData, SliceJobData, SliceResult } from '../planner/job-types.js';
 import { childSlices } from './child-slices.js';
+import { sliceSplitRule } from './slice-split-rule.js';
 import type { ProcessSliceDeps, SliceJobHandle } from './process-slice.js';
 import { sortTime } from './slice-sort-time.js';
 
@@ -38,15 +39,6 @@ export interface ExactlyOnceDelivery {
 }
 
 export const DEFAULT_EXACTLY_ONCE_OPTIONS = { pagesPerTransaction: 8, transactionMs: 500 } as const;
-
-/**
- * A per-user walk whose unread past is more than this many times wider than the span it read splits at quadrupling
- * depths (`splitGeometric`), not evenly: a user's rows crowd into the time since the user joined, so an even cut of
- * its history from 1970 leaves nearly every row in the reader's own piece (issue 11's acceptance run: a busy user's
- * walk split into 7 empty 11-month pieces and read its 12 remaining pages alone, one POST each, after every other
- * slice had finished). The feed's slices are cut evenly (their rows do not thin out with depth).
- */
-const USER_WALK_GEOMETRIC_ABOVE = 16;
 
 /** The value of a slice's checkpoint record (JSON). Counts are cumulative over the slice's whole life. */
 export interface SliceCheckpointState {
@@ -231,14 +223,7 @@ export async function processSliceExactlyOnce(
                 ? planSplit(
                     { start: data.start, end: data.end },
                     { rowsRead: rows, topTime, lastTime },
-                    {
-                      rowsPerPart: o.targetRows,
-                      splitAbove: o.targetRows * o.splitFactor,
-                      maxParts: o.maxSplitParts,
-                      ...(data.filters['userId'] === undefined
-                        ? {}
-                        : { geometricAbove: USER_WALK_GEOMETRIC_ABOVE }),
-                    },
+                    sliceSplitRule(data, o),
                   )
                 : null;
             if (split === null && page.cursor !== null && o.signal?.aborted !== true) pages.readOn();

@@ -13,6 +13,7 @@ import type { PagePublisher } from '../publish/publish-page.js';
 import { planSplit } from '../slicing/index.js';
 import type { RunCounterValues, SliceJobData, SliceResult } from '../planner/job-types.js';
 import { childSlices } from './child-slices.js';
+import { sliceSplitRule } from './slice-split-rule.js';
 import { processSliceExactlyOnce, type ExactlyOnceDelivery } from './process-slice-exactly-once.js';
 import { sortTime } from './slice-sort-time.js';
 
@@ -189,7 +190,7 @@ export async function processSlice(
         const split = planSplit(
           { start: data.start, end: data.end },
           { rowsRead: rows, topTime, lastTime },
-          { rowsPerPart: o.targetRows, splitAbove: o.targetRows * o.splitFactor, maxParts: o.maxSplitParts },
+          sliceSplitRule(data, o),
         );
         if (split !== null) {
           const children = childSlices(data, split.children);

@@ -168,6 +168,35 @@ describe('processSlice', () => {
     for (const c of j.children) expect(c.sliceId).not.toContain(':');
   });
 
+  it('a feed slice splits into equal pieces, a user walk at growing depths (same rule as exactly-once)', async () => {
+    const firstSplit = async (filters: Record<string, string>): Promise<SliceJobData[]> => {
+      const j = job({ ...base, filters });
+      const spawns: SliceJobData[][] = [];
+      await processSlice(
+        { ...j, spawn: async (c: SliceJobData[]) => void spawns.push(c) },
+        {
+          source: fakeSource(world(400)),
+          dedup: createDedupStore(createMemorySeenSet()),
+          publisher: recordingPublisher(),
+          counters,
+        },
+        { targetRows: 30, minPagesBeforeSplit: 2, maxSplitParts: 8 },
+      );
+      return spawns[0] ?? [];
+    };
+    const feed = await firstSplit({});
+    expect(feed.length).toBeGreaterThan(2);
+    const widths = feed.map((c) => c.end - c.start);
+    expect(Math.max(...widths) - Math.min(...widths)).toBeLessThanOrEqual(1);
+
+    const walk = await firstSplit({ userId: 'u1' });
+    // Nearest the reader narrow, each deeper piece wider (quadrupling depths); the deepest reaches the start.
+    const pieces = [...walk].sort((a, b) => b.end - a.end).slice(0, -1);
+    expect(pieces.length).toBeGreaterThan(2);
+    const depths = pieces.map((c) => c.end - c.start);
+    depths.slice(1).forEach((w, i) => expect(w).toBeGreaterThan(2 * (depths[i] ?? Infinity)));
+  });
+
   it('already-seen rows are not published again; replay publishes them once more', async () => {
     const rows = world(30);
     const dedup = createDedupStore(createMemorySeenSet());
