@@ -129,7 +129,15 @@ export interface ChaosReport {
   dlq: { messages: number; malformed: number; found: number };
   perResource: Record<
     string,
-    { expected: number; missing: number; duplicates: number; dlq: number; malformed: number }
+    {
+      expected: number;
+      missing: number;
+      /** Up to 10 `_id`s of the missing records (to look them up on the kept topics with `--keep-data`). */
+      missingSample: string[];
+      duplicates: number;
+      dlq: number;
+      malformed: number;
+    }
   >;
   wallSeconds: number;
   runSeconds: number;
@@ -506,6 +514,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     perResource[resource] = {
       expected: r.expected,
       missing: r.missing,
+      missingSample: r.missingSample,
       duplicates: r.duplicates,
       dlq: r.dlq.messages,
       malformed: r.dlq.expected,
