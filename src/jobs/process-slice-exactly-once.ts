@@ -138,11 +138,19 @@ export async function processSliceExactlyOnce(
     if (committedPages.length > 0) await eos.marks.settle(sliceKey, committedPages, true);
     if (voidPages.length > 0) await eos.marks.settle(sliceKey, voidPages, false);
 
+    // Counts the slice's cumulative figures up to `through`. With `addThrough` the run's counters keep what each
+    // slice counted, so a crash between counting and saving `counted` in the job data is not counted twice.
+    const countUpTo = async (through: RunCounterValues, counted: RunCounterValues): Promise<void> => {
+      const delta = minus(through, counted);
+      if (isZero(delta)) return;
+      if (deps.counters.addThrough !== undefined)
+        await deps.counters.addThrough(data.runId, sliceKey, through, resource);
+      else await deps.counters.add(data.runId, delta, resource);
+    };
     // Counters the previous owner committed but did not count (a crash between commit and count).
     let counted = data.eos?.counted ?? ZERO;
-    const missed = minus(state.counts, counted);
-    if (!isZero(missed)) await deps.counters.add(data.runId, missed, resource);
-    counted = add(counted, missed);
+    await countUpTo(state.counts, counted);
+    counted = state.counts;
     const readFrom =
       recovered?.offset ?? data.eos?.readFrom ?? (await eos.publisher.lastStableOffset(sliceKey));
     data = { ...data, eos: { readFrom, counted } };
@@ -172,8 +180,7 @@ export async function processSliceExactlyOnce(
       openCounts = ZERO;
       openPages = 0;
       if (pages.length > 0) await eos.marks.settle(sliceKey, pages, true);
-      const delta = minus(state.counts, counted);
-      if (!isZero(delta)) await deps.counters.add(data.runId, delta, resource);
+      await countUpTo(state.counts, counted);
       counted = state.counts;
       data = { ...data, eos: { readFrom: ckpt.offset, counted } };
       await job.checkpoint(data);

@@ -41,6 +41,16 @@ export interface SliceSource {
 /** Per-run counters (Redis hash in production). */
 export interface CounterSink {
   add(runId: string, delta: Partial<RunCounterValues>, resource?: ResourceName): Promise<void>;
+  /**
+   * Counts a slice's cumulative figures once (see `RunCounters.addThrough`); exactly-once slices use it when present,
+   * else they add differences with `add` (exact unless a worker dies between counting and saving its job data).
+   */
+  addThrough?(
+    runId: string,
+    sliceId: string,
+    cumulative: RunCounterValues,
+    resource?: ResourceName,
+  ): Promise<RunCounterValues>;
 }
 
 /** What processSlice needs from the job that carries the slice. */

@@ -37,6 +37,17 @@ export interface RunCounters {
   /** The retention this deployment applies (also to the BullMQ jobs of the runs it enqueues). */
   readonly retention: RunRetention;
   add(runId: string, delta: Partial<RunCounterValues>, resource?: ResourceName): Promise<void>;
+  /**
+   * Counts a slice's CUMULATIVE figures: adds only what exceeds what was counted for this slice before (kept per run
+   * in `<prefix>:run:<id>:slices`), in one script, so a retry after a crash between counting and saving the job data
+   * does not count twice. Resolves to the difference it added.
+   */
+  addThrough(
+    runId: string,
+    sliceId: string,
+    cumulative: RunCounterValues,
+    resource?: ResourceName,
+  ): Promise<RunCounterValues>;
   get(runId: string): Promise<RunFigures>;
   /**
    * Records a run's state (`running`, `completed`, `failed`) and when it changed. A finished state also trims
@@ -92,6 +103,32 @@ if old ~= ARGV[2] then
 end
 return 1`;
 
+// KEYS: run counters, totals rollup, the run's per-slice counted figures. ARGV: sliceId, resource ('' = none), then
+// the slice's cumulative fetched, published, deduplicated, deadLettered. Returns the four differences added.
+const ADD_THROUGH = `
+local prev = {0, 0, 0, 0}
+local old = redis.call('HGET', KEYS[3], ARGV[1])
+if old then
+  local i = 1
+  for n in string.gmatch(old, '[^,]+') do prev[i] = tonumber(n); i = i + 1 end
+end
+local fields = {'fetched', 'published', 'deduplicated', 'deadLettered'}
+local kept, added = {}, {}
+for i = 1, 4 do
+  local v = tonumber(ARGV[2 + i])
+  local d = v - prev[i]
+  if d < 0 then d = 0; v = prev[i] end
+  kept[i] = v; added[i] = d
+  if d > 0 then
+    for _, k in ipairs({KEYS[1], KEYS[2]}) do
+      redis.call('HINCRBY', k, fields[i], d)
+      if ARGV[2] ~= '' then redis.call('HINCRBY', k, ARGV[2] .. '.' .. fields[i], d) end
+    end
+  end
+end
+redis.call('HSET', KEYS[3], ARGV[1], table.concat(kept, ','))
+return added`;
+
 // KEYS: index. ARGV: "<prefix>:run:", cutoff (ms), maxRuns, batch. Finished (or stateless) runs only: a running
 // run is never trimmed. Returns how many runs were removed.
 const TRIM = `
@@ -100,7 +137,7 @@ local removed = 0
 local function drop(id)
   local st = redis.call('HGET', head .. id .. ':state', 'state')
   if st == 'running' then return end
-  redis.call('DEL', head .. id .. ':state', head .. id .. ':counters', head .. id .. ':users')
+  redis.call('DEL', head .. id .. ':state', head .. id .. ':counters', head .. id .. ':users', head .. id .. ':slices')
   redis.call('ZREM', KEYS[1], id)
   removed = removed + 1
 end
@@ -146,6 +183,24 @@ export function createRunCounters(
         }
       }
       await tx.exec();
+    },
+    async addThrough(runId, sliceId, cumulative, resource) {
+      const added = (await redis.eval(
+        ADD_THROUGH,
+        3,
+        key(runId),
+        totalsKey,
+        `${head}${runId}:slices`,
+        sliceId,
+        resource ?? '',
+        ...FIELDS.map((f) => cumulative[f]),
+      )) as number[];
+      return {
+        fetched: Number(added[0] ?? 0),
+        published: Number(added[1] ?? 0),
+        deduplicated: Number(added[2] ?? 0),
+        deadLettered: Number(added[3] ?? 0),
+      };
     },
     async get(runId) {
       return parseFigures(await redis.hgetall(key(runId)));

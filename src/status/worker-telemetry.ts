@@ -12,7 +12,7 @@ import type { Client } from '../client/create-client.js';
 import type { SharedBudget } from '../budget/shared-budget.js';
 import { proceduresPerRequest } from '../budget/budget-snapshot.js';
 import type { PipelineWorkerDeps } from '../jobs/index.js';
-import type { SliceJobData, SliceResult } from '../planner/index.js';
+import type { RunCounterValues, SliceJobData, SliceResult } from '../planner/index.js';
 import {
   createPipelineMetrics,
   startMetricsServer,
@@ -112,23 +112,36 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
     instrument(deps) {
       const counters = deps.counters;
       const publisher = deps.publisher;
+      // Slices count once per page (at-least-once) or per commit (exactly-once), after the acks and dedup marks.
+      const count = (delta: Partial<RunCounterValues>, resource: string | undefined): void => {
+        const labels = { resource: resource ?? 'unknown' };
+        metrics.recordsFetched.inc(labels, delta.fetched ?? 0);
+        metrics.recordsPublished.inc(labels, delta.published ?? 0);
+        metrics.recordsDeduplicated.inc(labels, delta.deduplicated ?? 0);
+        if ((delta.deadLettered ?? 0) > 0)
+          metrics.recordsDeadLettered.inc({ ...labels, reason: 'invalid' }, delta.deadLettered ?? 0);
+        metrics.pages.inc(labels);
+        metrics.checkpoints.inc(labels);
+      };
+      const addThrough = counters.addThrough?.bind(counters);
       return {
         ...deps,
         counters: {
           ...counters,
           get: counters.get.bind(counters),
           setState: counters.setState.bind(counters),
+          ...(addThrough === undefined
+            ? {}
+            : {
+                async addThrough(runId, sliceId, cumulative, resource) {
+                  const added = await addThrough(runId, sliceId, cumulative, resource);
+                  count(added, resource);
+                  return added;
+                },
+              }),
           async add(runId, delta, resource) {
             await counters.add(runId, delta, resource);
-            // processSlice adds once per page, after the page's acks and dedup marks: a page, a checkpoint.
-            const labels = { resource: resource ?? 'unknown' };
-            metrics.recordsFetched.inc(labels, delta.fetched ?? 0);
-            metrics.recordsPublished.inc(labels, delta.published ?? 0);
-            metrics.recordsDeduplicated.inc(labels, delta.deduplicated ?? 0);
-            if ((delta.deadLettered ?? 0) > 0)
-              metrics.recordsDeadLettered.inc({ ...labels, reason: 'invalid' }, delta.deadLettered ?? 0);
-            metrics.pages.inc(labels);
-            metrics.checkpoints.inc(labels);
+            count(delta, resource);
           },
         },
         publisher: {

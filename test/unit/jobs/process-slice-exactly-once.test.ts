@@ -133,6 +133,24 @@ function counterSink() {
   };
 }
 
+/** Counters with `addThrough`: what each slice counted is kept beside the totals (as RunCounters does in Redis). */
+function throughCounterSink() {
+  const sink = counterSink();
+  const bySlice = new Map<string, RunCounterValues>();
+  return {
+    ...sink,
+    async addThrough(run: string, sliceId: string, cumulative: RunCounterValues) {
+      const prev = bySlice.get(sliceId) ?? { fetched: 0, published: 0, deduplicated: 0, deadLettered: 0 };
+      const added = { ...prev };
+      for (const k of Object.keys(prev) as (keyof RunCounterValues)[])
+        added[k] = Math.max(0, cumulative[k] - prev[k]);
+      bySlice.set(sliceId, { ...cumulative });
+      await sink.add(run, added);
+      return added;
+    },
+  };
+}
+
 /** A BullMQ job whose data survives its owners (as in Redis). */
 function store(data: SliceJobData) {
   const s = { data, checkpoints: 0 };
@@ -228,6 +246,33 @@ describe('processSlice with exactly-once delivery', () => {
     expect(counters.total).toEqual({ fetched: 100, published: 100, deduplicated: 0, deadLettered: 0 });
     expect(s.data.eos?.counted).toEqual(counters.total);
     expect(backend.locks.size).toBe(0);
+  });
+
+  it('a crash between counting a commit and saving the job data: the next owner does not count it again', async () => {
+    const rows = world(30); // 5 pages: transactions of 3 + 2
+    const kafka = fakeKafka();
+    const marks = createPendingMarks(createMemoryPendingMarks());
+    const counters = throughCounterSink();
+    const { s, handle } = store(base);
+    // Owner 1 counts its first commit (21 records), then dies before the job data says so (its 2nd checkpoint:
+    // the 1st is the open's).
+    let saves = 0;
+    const dying = {
+      ...handle(),
+      async checkpoint(d: SliceJobData) {
+        saves += 1;
+        if (saves === 2) throw Object.assign(new Error('killed'), { name: 'NetworkError' });
+        s.data = d;
+      },
+    };
+    await expect(
+      processSlice(dying, deps(kafka, marks, source(rows), counters).deps, NO_SPLIT),
+    ).rejects.toThrow('killed');
+    expect(counters.total.published).toBe(21);
+    expect(s.data.eos?.counted).toEqual({ fetched: 0, published: 0, deduplicated: 0, deadLettered: 0 });
+    await processSlice(handle(), deps(kafka, marks, source(rows), counters).deps, NO_SPLIT);
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+    expect(counters.total).toEqual({ fetched: 30, published: 30, deduplicated: 0, deadLettered: 0 });
   });
 
   it('a crash between the commit and the seen marks: the next owner settles the intent as committed', async () => {
