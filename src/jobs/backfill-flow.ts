@@ -3,7 +3,7 @@ import { FlowProducer, Queue, type ConnectionOptions, type JobsOptions } from 'b
 import { GamedataError } from '../errors.js';
 import type { RunJobData, RunResult, SliceJobData } from '../planner/job-types.js';
 import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-names.js';
-import { queuePriority } from '../budget/priority.js';
+import { queuePriority, type CallPriority } from '../budget/priority.js';
 import { DEFAULT_RUN_RETENTION, type RunRetention } from './run-counters.js';
 
 /**
@@ -27,6 +27,26 @@ export function sliceJobOptions(sliceId: string, retention?: RunRetention): Jobs
     backoff: { type: 'exponential', delay: 1000 },
     failParentOnFailure: true,
   };
+}
+
+/**
+ * The BullMQ jobs of a running slice's children (its split's pieces, or walks it discovered), added under the run's
+ * job: children without a priority of their own keep the parent slice's, and every child gets the deployment's
+ * retention, as the run's first slices do (`enqueueRun`).
+ */
+export function childSliceJobs(
+  children: readonly SliceJobData[],
+  o: { parent: { id: string; queue: string }; priority?: CallPriority; retention?: RunRetention },
+): { name: string; data: SliceJobData; opts: JobsOptions }[] {
+  return children.map((c) => ({
+    name: JOB_NAMES.slice,
+    data: c.priority === undefined && o.priority !== undefined ? { ...c, priority: o.priority } : c,
+    opts: {
+      ...sliceJobOptions(c.sliceId, o.retention),
+      ...queuePriority(c.priority ?? o.priority),
+      parent: o.parent,
+    },
+  }));
 }
 
 export interface EnqueueRunOptions {

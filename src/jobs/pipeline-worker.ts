@@ -19,11 +19,11 @@ import {
   type ProcessSliceDeps,
   type ProcessSliceOptions,
 } from './process-slice.js';
-import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-names.js';
+import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES } from '../planner/queue-names.js';
 import type { RunCounters } from './run-counters.js';
-import { sliceJobOptions } from './backfill-flow.js';
+import { childSliceJobs } from './backfill-flow.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';
-import { queuePriority, runWithPriority, type CallPriority } from '../budget/priority.js';
+import { runWithPriority, type CallPriority } from '../budget/priority.js';
 
 export interface PipelineWorkerOptions {
   /** Redis connection for BullMQ (ioredis options or instance; needs `maxRetriesPerRequest: null`). */
@@ -68,7 +68,9 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
 } as const;
 
 export interface PipelineWorkerDeps extends ProcessSliceDeps {
-  counters: ProcessSliceDeps['counters'] & Pick<RunCounters, 'get' | 'setState'>;
+  counters: ProcessSliceDeps['counters'] &
+    Pick<RunCounters, 'get' | 'setState'> &
+    Partial<Pick<RunCounters, 'retention'>>;
   /**
    * The runs' user sets: with it, per-user transaction slices of full-history runs spawn walks of the
    * counterparties their pages reveal (users the listings hid). Without it, no discovery.
@@ -132,16 +134,11 @@ export function startPipelineWorkers(
           if (parent?.id === undefined)
             throw new GamedataError(`slice ${job.id ?? '?'} has no run to add children to`);
           await spawner.addBulk(
-            children.map((c) => ({
-              name: JOB_NAMES.slice,
-              // Splits and discovered walks keep their parent slice's priority.
-              data: c.priority === undefined && priority !== undefined ? { ...c, priority } : c,
-              opts: {
-                ...sliceJobOptions(c.sliceId),
-                ...queuePriority(c.priority ?? priority),
-                parent: { id: parent.id as string, queue: parent.queueKey },
-              },
-            })),
+            childSliceJobs(children, {
+              parent: { id: parent.id, queue: parent.queueKey },
+              ...(priority === undefined ? {} : { priority }),
+              ...(deps.counters.retention === undefined ? {} : { retention: deps.counters.retention }),
+            }),
           );
         },
       };
