@@ -86,14 +86,17 @@ export function resolveKafkaOptions(options: KafkaSinkOptions): Required<Omit<Ka
 }
 
 /** A kafkajs client for resolved options (kafkajs log lines go to `logger`, never to the console). */
-export function createKafkaClient(options: ReturnType<typeof resolveKafkaOptions>): Kafka {
+export function createKafkaClient(
+  options: ReturnType<typeof resolveKafkaOptions>,
+  overrides: { clientId?: string; retry?: { retries: number; initialRetryTime: number; maxRetryTime: number } } = {},
+): Kafka {
   const logger = options.logger;
   return new Kafka({
-    clientId: options.clientId,
+    clientId: overrides.clientId ?? options.clientId,
     brokers: [...options.brokers],
     connectionTimeout: options.connectionTimeoutMs,
     requestTimeout: options.requestTimeoutMs,
-    retry: { retries: options.retries, initialRetryTime: 200, maxRetryTime: 5_000 },
+    retry: overrides.retry ?? { retries: options.retries, initialRetryTime: 200, maxRetryTime: 5_000 },
     logLevel: logger === undefined ? KafkaLogLevel.NOTHING : KafkaLogLevel.WARN,
     logCreator: () => (entry: LogEntry) => {
       if (logger === undefined) return;

@@ -21,10 +21,10 @@
  * - Batches emptied by read_committed filtering never reach `eachBatch`: progress is tracked on END_BATCH_PROCESS.
  */
 import { randomUUID } from 'node:crypto';
-import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
-import type { Admin, Consumer, LogEntry, Producer, Transaction } from 'kafkajs';
+import { Partitioners } from 'kafkajs';
+import type { Admin, Consumer, Producer, Transaction } from 'kafkajs';
 import { ConfigError, ServiceError, SliceFencedError } from '../errors.js';
-import { chunkBySize, partitionForKey, resolveKafkaOptions, toKafkaError, toWire } from './kafka-sink.js';
+import { chunkBySize, createKafkaClient, partitionForKey, resolveKafkaOptions, toKafkaError, toWire } from './kafka-sink.js';
 import type { KafkaSinkOptions, SinkMessage } from './kafka-sink.js';
 import { retryRetriable } from './retry-retriable.js';
 import { installReadCommittedFilter } from './read-committed-filter.js';
@@ -191,21 +191,7 @@ export function createTransactionalSlicePublisher(
     retries: o.transactionalRetries,
     maxRetryTime: o.maxRetryTimeMs,
   };
-  const logger = resolved.logger;
-  const kafka = new Kafka({
-    clientId: `${resolved.clientId}-txn`,
-    brokers: [...resolved.brokers],
-    connectionTimeout: resolved.connectionTimeoutMs,
-    requestTimeout: resolved.requestTimeoutMs,
-    retry,
-    logLevel: logger === undefined ? KafkaLogLevel.NOTHING : KafkaLogLevel.WARN,
-    logCreator: () => (entry: LogEntry) => {
-      if (logger === undefined) return;
-      const { message, ...rest } = entry.log;
-      if (entry.level === KafkaLogLevel.ERROR) logger.error({ ns: entry.namespace, ...rest }, message);
-      else logger.warn({ ns: entry.namespace, ...rest }, message);
-    },
-  });
+  const kafka = createKafkaClient(resolved, { clientId: `${resolved.clientId}-txn`, retry });
   let admin: Promise<Admin> | undefined;
   let partitions: number | undefined;
   const partitioner = Partitioners.DefaultPartitioner();
