@@ -3,7 +3,8 @@
  * defaults; one ConfigError lists every problem), the views commands take of it (`readPipelineSettings`,
  * `readServiceEnv`) and the logger.
  */
-export { loadConfig, parseDuration, DEFAULT_CONFIG, CONFIG_ENV_NAMES } from './load-config.js';
+export { loadConfig, DEFAULT_CONFIG, CONFIG_ENV_NAMES } from './load-config.js';
+export { parseDuration, toDurationMs, formatDuration } from './duration.js';
 export type {
   GamedataConfig,
   ConfigInput,

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { toDurationMs } from './duration.js';
 
 /** The validated settings. Flat, named after the environment variables they come from. */
 export interface GamedataConfig {
@@ -53,7 +54,7 @@ export interface GamedataConfig {
   delivery: DeliveryMode;
   /**
    * `GAMEDATA_GIVE_UP_AFTER`: how long a worker keeps retrying a service (Kafka, the registry, Redis) that stays
-   * unreachable before it exits non-zero (`--give-up-after`). A duration: `90s`, `5m`, `1h`, `500ms` (a bare
+   * unreachable before it exits non-zero (`--give-up-after`). A duration: `90s`, `5m`, `1h`, `1d`, `500ms` (a bare
    * number is milliseconds). @default 300_000 (5 min)
    */
   giveUpAfterMs: number;
@@ -101,7 +102,7 @@ export interface ConfigInput {
   metricsPort?: number | string | false | undefined;
   metricsHost?: string | undefined;
   delivery?: string | undefined;
-  /** A duration: milliseconds as a number, or a string such as `10s`, `5m`, `1h`, `250ms`. */
+  /** A duration: milliseconds as a number, or a string such as `10s`, `5m`, `1h`, `1d`, `250ms`. */
   giveUpAfterMs?: number | string | undefined;
   /** A duration, as `giveUpAfterMs`. */
   drainTimeoutMs?: number | string | undefined;
@@ -223,43 +224,20 @@ const metricsPort = z
     value === false || value === 'off' || value === 'false' ? false : Number(value),
   );
 
-const SERVICE_DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** `250ms`, `10s`, `5m`, `1h`, `1.5m`, or a bare number of milliseconds, in ms; undefined when it is none of these. */
-export function parseDuration(value: number | string): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
-  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(value.trim());
-  if (match === null) return undefined;
-  const ms = Math.round(Number(match[1]) * (SERVICE_DURATION_UNITS[match[2] ?? 'ms'] ?? 1));
-  return Number.isSafeInteger(ms) ? ms : undefined;
-}
-
-// A positive duration (see parseDuration), in milliseconds: the worker's give-up and drain deadlines.
+// A positive duration (config/duration.ts), in milliseconds: the worker's give-up and drain deadlines.
 const positiveDuration = z
   .union([z.number(), z.string()])
-  .transform((value) => parseDuration(value) ?? Number.NaN)
-  .refine((ms) => ms > 0, 'must be a positive duration such as 30s, 5m, 1h or 500ms');
+  .transform((value) => toDurationMs(value) ?? Number.NaN)
+  .refine((ms) => ms > 0, 'must be a positive duration such as 30s, 5m, 1h, 1d or 500ms');
 
 // Retention: a duration (`7d`, `12h`, `30m`, `90s`, or ms) of at least a minute; a run count of at least 10.
-const DURATION_UNITS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-};
 const retentionAge = z
   .union([z.number(), z.string()])
-  .transform((value) => {
-    if (typeof value === 'number') return value;
-    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(value);
-    return m === null ? Number.NaN : Number(m[1]) * (DURATION_UNITS[m[2] ?? 'ms'] ?? 1);
-  })
+  .transform((value) => toDurationMs(value) ?? Number.NaN)
   .refine(
     (ms) => Number.isFinite(ms) && ms >= 60_000,
     'must be a duration of at least 1m, like 7d, 12h or 90m (or a number of ms)',
-  )
-  .transform((ms) => Math.round(ms));
+  );
 const retentionRuns = z
   .union([z.number(), z.string()])
   .transform((value) => (typeof value === 'string' && value.trim() === '' ? Number.NaN : Number(value)))

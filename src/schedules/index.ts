@@ -1,7 +1,6 @@
 /** Schedules: incremental tails and cron backfills as BullMQ job schedulers, with a watermark per resource. */
 export { SCHEDULE_QUEUE, schedulerId } from './schedule-names.js';
 export type { ScheduleKind } from './schedule-names.js';
-export { parseDuration, formatDuration } from './parse-duration.js';
 export { createTailStateStore } from './tail-state.js';
 export type { TailState, TailStateStore, ActiveRun } from './tail-state.js';
 export {

@@ -1,5 +1,5 @@
 /** Renders a {@link StatusReport} as the plain-text screen of `gamedata status`. */
-import { formatDuration } from '../schedules/parse-duration.js';
+import { formatDuration } from '../config/duration.js';
 import type { StatusReport } from './collect-status.js';
 
 const n = (x: number): string => x.toLocaleString('en-US');

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 // and BullMQ readers load when the command runs, so `status --help` loads neither.
 import { ConfigError } from '../../errors.js';
 import { readPipelineSettings } from '../../config/pipeline-settings.js';
-import { parseDuration } from '../../schedules/parse-duration.js';
+import { parseDuration } from '../../config/duration.js';
 import { formatStatus } from '../../status/format-status.js';
 
 export function register(program: Command): void {

@@ -9,15 +9,13 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
 import { connectRedis } from '../../jobs/index.js';
-import { readPipelineSettings } from '../../config/index.js';
+import { formatDuration, parseDuration, readPipelineSettings } from '../../config/index.js';
 import { requireReachable } from '../service-probes.js';
 import { parseResources } from '../../planner/index.js';
 import {
   createScheduleRegistry,
   createTailStateStore,
   DEFAULT_TAIL_SCHEDULE,
-  formatDuration,
-  parseDuration,
   parseRescanShare,
   rescanParts,
   type ScheduleInfo,

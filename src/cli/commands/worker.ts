@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { AbortedError, ConfigError, GamedataError, ServiceError } from '../../errors.js';
 import type { PipelineRuntime } from '../../jobs/index.js';
-import { loadConfig, parseDuration, readPipelineSettings } from '../../config/index.js';
+import { formatDuration, loadConfig, parseDuration, readPipelineSettings } from '../../config/index.js';
 import {
   createPipelineMetrics,
   startMetricsServer,
@@ -24,23 +24,15 @@ import { createServiceMonitor } from '../service-monitor.js';
 import { workerServiceProbes } from '../service-probes.js';
 import { childMetricsPort, resolveProcessCount, runWorkerProcesses } from '../worker-processes.js';
 
-/** A duration flag (`10s`, `5m`, `500ms`), or undefined when not given. */
+/** A positive duration flag (`10s`, `5m`, `1d`, `500ms`), or undefined when not given. */
 function durationFlag(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0)
+  const ms = parseDuration(name, value);
+  if (ms <= 0)
     throw new ConfigError(
       `${name} must be a positive duration such as 10s, 5m or 1h, got ${JSON.stringify(value)}`,
     );
   return ms;
-}
-
-/** `10s`, `5m`, `1h`, `1500ms`: the shortest exact form. */
-export function formatDuration(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
 }
 
 /** The endpoint, on `port` or (taken: several workers on one machine) any free port. */
