@@ -8,6 +8,7 @@ import type { DestinationStream, Logger } from 'pino';
 import { ConfigError } from '../errors.js';
 import type { LogLevel } from './load-config.js';
 import { loadConfig } from './load-config.js';
+import { maskWith, secretsOf, type Secrets } from './secret-values.js';
 
 export type { Logger } from 'pino';
 
@@ -44,6 +45,8 @@ const LEVELS: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 't
 const NAME_PATTERN = /^[a-z0-9][a-z0-9._:-]*$/;
 
 const secrets = new Set<string>();
+// URL passwords of this process's settings (masked inside URLs only), set when the shared root is made
+let urlPasswords: string[] = [];
 let root: Logger | undefined;
 
 /**
@@ -81,8 +84,11 @@ function createRoot(options: LoggerOptions): Logger {
   if (level === undefined) {
     const config = loadConfig();
     level = config.logLevel;
-    // This process's API key is masked in every line even if no caller registered it.
-    registerSecret(config.apiKey);
+    // This process's secrets (the one list in security-settings.ts) are masked in every line even if no caller
+    // registered them.
+    const own: Secrets = secretsOf(config as unknown as Record<string, unknown>);
+    for (const value of own.values) registerSecret(value);
+    urlPasswords = own.passwords;
   }
   if (!LEVELS.includes(level)) {
     throw new ConfigError(
@@ -93,7 +99,7 @@ function createRoot(options: LoggerOptions): Logger {
   const mask = (text: string): string => {
     let out = text;
     for (const secret of [...secrets, ...own]) if (secret.length >= 4) out = out.split(secret).join(REDACTED);
-    return out;
+    return urlPasswords.length === 0 ? out : maskWith(out, { values: [], passwords: urlPasswords });
   };
   return pino(
     {

@@ -7,10 +7,19 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import {
+  checkSecuritySettings,
+  DEFAULT_SECURITY_SETTINGS,
+  SECRET_SETTINGS,
+  SECURITY_ENV_NAMES,
+  SECURITY_FIELD_SCHEMAS,
+  type SecuritySettings,
+} from './security-settings.js';
 import { toDurationMs } from './duration.js';
 
 /** The validated settings. Flat, named after the environment variables they come from. */
-export interface GamedataConfig {
+/** The validated settings (the security ones: see {@link SecuritySettings}). */
+export interface GamedataConfig extends SecuritySettings {
   /** `GAMEDATA_API_URL`: the upstream tRPC endpoint (ends in `/trpc`). Undefined = not configured. */
   apiUrl: string | undefined;
   /** `GAMEDATA_API_KEY`: sent to the upstream; redacted from every log line and error. */
@@ -109,6 +118,20 @@ export interface ConfigInput {
   /** A duration (`7d`, `12h`, `90m`) or a number of ms. */
   retentionAgeMs?: string | number | undefined;
   retentionRuns?: string | number | undefined;
+  // security (security-settings.ts): strings as in the environment
+  kafkaSecurityProtocol?: string | undefined;
+  kafkaSaslMechanism?: string | undefined;
+  kafkaSaslUsername?: string | undefined;
+  kafkaSaslPassword?: string | undefined;
+  kafkaSslCaLocation?: string | undefined;
+  kafkaSslCertificateLocation?: string | undefined;
+  kafkaSslKeyLocation?: string | undefined;
+  kafkaSslKeyPassword?: string | undefined;
+  schemaRegistryBasicAuthUserInfo?: string | undefined;
+  schemaRegistryBearerToken?: string | undefined;
+  schemaRegistrySslCaLocation?: string | undefined;
+  redisTlsCaLocation?: string | undefined;
+  connectBasicAuthUserInfo?: string | undefined;
 }
 
 export interface LoadConfigOptions<N extends ConfigNeed = never> {
@@ -159,11 +182,14 @@ export const CONFIG_ENV_NAMES = {
   drainTimeoutMs: 'GAMEDATA_DRAIN_TIMEOUT',
   retentionAgeMs: 'GAMEDATA_RETENTION_AGE',
   retentionRuns: 'GAMEDATA_RETENTION_RUNS',
+  ...SECURITY_ENV_NAMES,
 } as const satisfies Record<keyof GamedataConfig, string>;
 
 type Key = keyof typeof CONFIG_ENV_NAMES;
 const KEYS = Object.keys(CONFIG_ENV_NAMES) as Key[];
-const SECRET_KEYS: ReadonlySet<Key> = new Set<Key>(['apiKey', 'warehouseUrl', 'connectWarehouseUrl']);
+// The one list of secrets (security-settings.ts): values are never echoed, URLs are echoed with the password masked.
+const SECRET_KEYS: ReadonlySet<Key> = new Set<Key>(SECRET_SETTINGS.values);
+const SECRET_URL_KEYS: ReadonlySet<Key> = new Set<Key>(SECRET_SETTINGS.urls);
 const NEED_KEYS: Record<ConfigNeed, Key> = {
   api: 'apiUrl',
   kafka: 'kafkaBrokers',
@@ -272,6 +298,7 @@ const FIELD_SCHEMAS = {
   drainTimeoutMs: positiveDuration,
   retentionAgeMs: retentionAge,
   retentionRuns,
+  ...SECURITY_FIELD_SCHEMAS,
 } satisfies Record<Key, z.ZodType>;
 
 /**
@@ -319,7 +346,11 @@ export function loadConfig<const N extends ConfigNeed = never>(
       values[key] = parsed.data;
     } else {
       const rule = parsed.error.issues.map((issue) => issue.message).join('; ');
-      const shown = SECRET_KEYS.has(key) ? '[REDACTED]' : JSON.stringify(raw[key]);
+      const shown = SECRET_KEYS.has(key)
+        ? '[REDACTED]'
+        : SECRET_URL_KEYS.has(key)
+          ? JSON.stringify(maskUrlPassword(raw[key]))
+          : JSON.stringify(raw[key]);
       issues.push(`${CONFIG_ENV_NAMES[key]} (${origin[key] ?? 'unknown'}): ${rule}; got ${shown}`);
     }
   }
@@ -337,6 +368,16 @@ export function loadConfig<const N extends ConfigNeed = never>(
       issues.push(`${CONFIG_ENV_NAMES[key]} is empty (${NEED_EXAMPLES[need]})`);
     }
   }
+
+  const security = securityOf(values);
+  issues.push(
+    ...checkSecuritySettings(security, {
+      schemaRegistryUrl: values.schemaRegistryUrl as string | undefined,
+      redisUrl: values.redisUrl as string | undefined,
+      connectUrl: values.connectUrl as string | undefined,
+      given: new Set(KEYS.filter((key) => raw[key] !== undefined)),
+    }),
+  );
 
   if (issues.length > 0) {
     // One problem: one line. Several: one line each, under a count.
@@ -368,6 +409,7 @@ export function loadConfig<const N extends ConfigNeed = never>(
     drainTimeoutMs: (values.drainTimeoutMs as number | undefined) ?? DEFAULT_CONFIG.drainTimeoutMs,
     retentionAgeMs: (values.retentionAgeMs as number | undefined) ?? DEFAULT_CONFIG.retentionAgeMs,
     retentionRuns: (values.retentionRuns as number | undefined) ?? DEFAULT_CONFIG.retentionRuns,
+    ...security,
   };
   // `need` was checked above, so the narrowed type holds.
   return config as ConfigWith<N>;
@@ -402,6 +444,33 @@ function readConfigFile(path: string, issues: string[]): Partial<Record<Key, unk
     else issues.push(`GAMEDATA_CONFIG: unknown setting "${name}" in ${path} (known: ${KEYS.join(', ')})`);
   }
   return result;
+}
+
+// The security settings out of the parsed values (defaults applied).
+function securityOf(values: Partial<Record<Key, unknown>>): SecuritySettings {
+  const pick = <K extends keyof SecuritySettings>(key: K): SecuritySettings[K] => values[key] as SecuritySettings[K];
+  return {
+    kafkaSecurityProtocol: pick('kafkaSecurityProtocol') ?? DEFAULT_SECURITY_SETTINGS.kafkaSecurityProtocol,
+    kafkaSaslMechanism: pick('kafkaSaslMechanism'),
+    kafkaSaslUsername: pick('kafkaSaslUsername'),
+    kafkaSaslPassword: pick('kafkaSaslPassword'),
+    kafkaSslCaLocation: pick('kafkaSslCaLocation'),
+    kafkaSslCertificateLocation: pick('kafkaSslCertificateLocation'),
+    kafkaSslKeyLocation: pick('kafkaSslKeyLocation'),
+    kafkaSslKeyPassword: pick('kafkaSslKeyPassword'),
+    schemaRegistryBasicAuthUserInfo: pick('schemaRegistryBasicAuthUserInfo'),
+    schemaRegistryBearerToken: pick('schemaRegistryBearerToken'),
+    schemaRegistrySslCaLocation: pick('schemaRegistrySslCaLocation'),
+    redisTlsCaLocation: pick('redisTlsCaLocation'),
+    connectBasicAuthUserInfo: pick('connectBasicAuthUserInfo'),
+  };
+}
+
+/** `value` (a URL) with its password replaced by `[REDACTED]`; a value that is no URL is returned as is. */
+export function maskUrlPassword(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  // Not `new URL`: an invalid URL (the reason it is echoed) must be masked too.
+  return value.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^:/@\s]*):\S*@/, '$1:[REDACTED]@');
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

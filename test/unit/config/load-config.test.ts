@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       retentionAgeMs: 7 * 86_400_000,
       retentionRuns: 20_000,
+      kafkaSecurityProtocol: 'PLAINTEXT',
       delivery: 'exactly-once',
       giveUpAfterMs: 300_000,
       drainTimeoutMs: 30_000,

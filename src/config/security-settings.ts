@@ -1,0 +1,292 @@
+/**
+ * Security settings of the services: Kafka (SASL PLAIN / SCRAM, TLS with a private CA, mutual TLS), the schema
+ * registry (basic auth user info or a bearer token, TLS with a private CA), Redis (`rediss://`, a CA) and the Kafka
+ * Connect REST API (basic auth). Names follow Confluent's client properties (`security.protocol` ->
+ * `GAMEDATA_KAFKA_SECURITY_PROTOCOL`, `ssl.ca.location` -> `GAMEDATA_KAFKA_SSL_CA_LOCATION`, `basic.auth.user.info`
+ * -> `GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO`). Certificates and keys are given by file path.
+ *
+ * They are read by `loadConfig()` with every other setting; this module holds their schemas, the checks across
+ * settings (run at start, every problem in the one ConfigError), the one list of secret settings, and the
+ * resolved, client-ready form ({@link resolveClientSecurity}) the Kafka, registry, Redis and Connect clients take.
+ */
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { z } from 'zod';
+
+/** `security.protocol` of a Kafka client. */
+export type KafkaSecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
+/** `sasl.mechanism` of a Kafka client. */
+export type KafkaSaslMechanism = 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+
+/** The security settings as `loadConfig()` returns them (part of `GamedataConfig`). */
+export interface SecuritySettings {
+  /** `GAMEDATA_KAFKA_SECURITY_PROTOCOL`: `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`. @default 'PLAINTEXT' */
+  kafkaSecurityProtocol: KafkaSecurityProtocol;
+  /** `GAMEDATA_KAFKA_SASL_MECHANISM`: `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512` (SASL_* protocols only). */
+  kafkaSaslMechanism: KafkaSaslMechanism | undefined;
+  /** `GAMEDATA_KAFKA_SASL_USERNAME`. */
+  kafkaSaslUsername: string | undefined;
+  /** `GAMEDATA_KAFKA_SASL_PASSWORD`: a secret (masked everywhere). */
+  kafkaSaslPassword: string | undefined;
+  /** `GAMEDATA_KAFKA_SSL_CA_LOCATION`: PEM file of the CA(s) that signed the brokers' certificates. @default the system CAs */
+  kafkaSslCaLocation: string | undefined;
+  /** `GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION`: PEM client certificate (mutual TLS), with the key below. */
+  kafkaSslCertificateLocation: string | undefined;
+  /** `GAMEDATA_KAFKA_SSL_KEY_LOCATION`: PEM private key of the client certificate. */
+  kafkaSslKeyLocation: string | undefined;
+  /** `GAMEDATA_KAFKA_SSL_KEY_PASSWORD`: passphrase of an encrypted key; a secret. */
+  kafkaSslKeyPassword: string | undefined;
+  /** `GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO`: `user:password` for HTTP basic auth; a secret. */
+  schemaRegistryBasicAuthUserInfo: string | undefined;
+  /** `GAMEDATA_SCHEMA_REGISTRY_BEARER_TOKEN`: sent as `Authorization: Bearer <token>`; a secret. */
+  schemaRegistryBearerToken: string | undefined;
+  /** `GAMEDATA_SCHEMA_REGISTRY_SSL_CA_LOCATION`: PEM CA file for an `https://` registry. @default the system CAs */
+  schemaRegistrySslCaLocation: string | undefined;
+  /** `GAMEDATA_REDIS_TLS_CA_LOCATION`: PEM CA file for a `rediss://` Redis. @default the system CAs */
+  redisTlsCaLocation: string | undefined;
+  /** `GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO`: `user:password` for the Kafka Connect REST API; a secret. */
+  connectBasicAuthUserInfo: string | undefined;
+}
+
+/** Each security setting's environment variable. */
+export const SECURITY_ENV_NAMES = {
+  kafkaSecurityProtocol: 'GAMEDATA_KAFKA_SECURITY_PROTOCOL',
+  kafkaSaslMechanism: 'GAMEDATA_KAFKA_SASL_MECHANISM',
+  kafkaSaslUsername: 'GAMEDATA_KAFKA_SASL_USERNAME',
+  kafkaSaslPassword: 'GAMEDATA_KAFKA_SASL_PASSWORD',
+  kafkaSslCaLocation: 'GAMEDATA_KAFKA_SSL_CA_LOCATION',
+  kafkaSslCertificateLocation: 'GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION',
+  kafkaSslKeyLocation: 'GAMEDATA_KAFKA_SSL_KEY_LOCATION',
+  kafkaSslKeyPassword: 'GAMEDATA_KAFKA_SSL_KEY_PASSWORD',
+  schemaRegistryBasicAuthUserInfo: 'GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO',
+  schemaRegistryBearerToken: 'GAMEDATA_SCHEMA_REGISTRY_BEARER_TOKEN',
+  schemaRegistrySslCaLocation: 'GAMEDATA_SCHEMA_REGISTRY_SSL_CA_LOCATION',
+  redisTlsCaLocation: 'GAMEDATA_REDIS_TLS_CA_LOCATION',
+  connectBasicAuthUserInfo: 'GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO',
+} as const satisfies Record<keyof SecuritySettings, string>;
+
+export const DEFAULT_SECURITY_SETTINGS = {
+  kafkaSecurityProtocol: 'PLAINTEXT',
+} as const satisfies Partial<SecuritySettings>;
+
+/**
+ * THE list of secret settings (config keys), used by `loadConfig` (never echoed in a ConfigError), by the loggers
+ * and by the CLI's `maskSecrets`. `values` are masked wherever they appear; `urls` are URLs whose password part
+ * (`://user:<password>@`) is masked (and shown as `[REDACTED]` in a ConfigError's echo of the URL).
+ */
+export const SECRET_SETTINGS = {
+  values: [
+    'apiKey',
+    'kafkaSaslPassword',
+    'kafkaSslKeyPassword',
+    'schemaRegistryBasicAuthUserInfo',
+    'schemaRegistryBearerToken',
+    'connectBasicAuthUserInfo',
+  ],
+  urls: ['redisUrl', 'warehouseUrl', 'connectWarehouseUrl', 'schemaRegistryUrl', 'connectUrl', 'apiUrl'],
+} as const;
+
+/** `user:password` settings: besides the whole value, the password alone is a secret. */
+export const USER_INFO_SETTINGS = ['schemaRegistryBasicAuthUserInfo', 'connectBasicAuthUserInfo'] as const;
+
+const filePath = z.string().trim().min(1, 'must not be empty');
+const secret = z.string().min(1, 'must not be empty');
+const userInfo = z
+  .string()
+  .refine((v) => /^[^:]+:.+$/s.test(v), 'must be user:password (a user, a colon, a password)');
+
+/** Schemas of the security settings (one per key), merged into `loadConfig`'s. */
+export const SECURITY_FIELD_SCHEMAS = {
+  kafkaSecurityProtocol: z
+    .string()
+    .trim()
+    .transform((v) => v.toUpperCase())
+    .pipe(z.enum(['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'])),
+  kafkaSaslMechanism: z
+    .string()
+    .trim()
+    .transform((v) => v.toUpperCase())
+    .pipe(z.enum(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'])),
+  kafkaSaslUsername: z.string().trim().min(1, 'must not be empty'),
+  kafkaSaslPassword: secret,
+  kafkaSslCaLocation: filePath,
+  kafkaSslCertificateLocation: filePath,
+  kafkaSslKeyLocation: filePath,
+  kafkaSslKeyPassword: secret,
+  schemaRegistryBasicAuthUserInfo: userInfo,
+  schemaRegistryBearerToken: secret,
+  schemaRegistrySslCaLocation: filePath,
+  redisTlsCaLocation: filePath,
+  connectBasicAuthUserInfo: userInfo,
+} satisfies Record<keyof SecuritySettings, z.ZodType>;
+
+const FILE_KEYS = [
+  'kafkaSslCaLocation',
+  'kafkaSslCertificateLocation',
+  'kafkaSslKeyLocation',
+  'schemaRegistrySslCaLocation',
+  'redisTlsCaLocation',
+] as const satisfies readonly (keyof SecuritySettings)[];
+
+/** What the checks across settings need besides the security settings. */
+export interface SecurityContext {
+  schemaRegistryUrl: string | undefined;
+  redisUrl: string | undefined;
+  connectUrl: string | undefined;
+  /** Settings that were given, valid or not (a given but invalid one is reported on its own, not as unset). */
+  given?: ReadonlySet<string>;
+}
+
+/**
+ * The checks that span settings, run at start: files exist and are readable, and the combinations make sense
+ * (SASL needs a mechanism, a user and a password; TLS files need a TLS protocol; a certificate needs its key …).
+ * Returns one line per problem, each naming the settings (never a secret's value).
+ */
+export function checkSecuritySettings(s: Partial<SecuritySettings>, context: SecurityContext): string[] {
+  const issues: string[] = [];
+  const n = SECURITY_ENV_NAMES;
+  for (const key of FILE_KEYS) {
+    const path = s[key];
+    if (path === undefined) continue;
+    const problem = unreadableFile(path);
+    if (problem !== undefined) issues.push(`${n[key]}: ${problem}: ${path}`);
+  }
+  const protocol = s.kafkaSecurityProtocol ?? DEFAULT_SECURITY_SETTINGS.kafkaSecurityProtocol;
+  const sasl = protocol.startsWith('SASL_');
+  const tls = protocol === 'SSL' || protocol === 'SASL_SSL';
+  const p = n.kafkaSecurityProtocol;
+  if (sasl) {
+    for (const key of ['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword'] as const)
+      if (s[key] === undefined && context.given?.has(key) !== true)
+        issues.push(`${n[key]} is not set (${p}=${protocol} needs it)`);
+  } else {
+    for (const key of ['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword'] as const)
+      if (s[key] !== undefined)
+        issues.push(`${n[key]} is set but ${p} is ${protocol} (SASL needs SASL_SSL or SASL_PLAINTEXT)`);
+  }
+  if (!tls) {
+    for (const key of [
+      'kafkaSslCaLocation',
+      'kafkaSslCertificateLocation',
+      'kafkaSslKeyLocation',
+      'kafkaSslKeyPassword',
+    ] as const)
+      if (s[key] !== undefined)
+        issues.push(`${n[key]} is set but ${p} is ${protocol} (TLS needs SSL or SASL_SSL)`);
+  }
+  if ((s.kafkaSslCertificateLocation === undefined) !== (s.kafkaSslKeyLocation === undefined))
+    issues.push(
+      `${n.kafkaSslCertificateLocation} and ${n.kafkaSslKeyLocation} go together (mutual TLS needs both the certificate and its key)`,
+    );
+  if (s.kafkaSslKeyPassword !== undefined && s.kafkaSslKeyLocation === undefined)
+    issues.push(`${n.kafkaSslKeyPassword} is set but ${n.kafkaSslKeyLocation} is not`);
+  if (s.schemaRegistryBasicAuthUserInfo !== undefined && s.schemaRegistryBearerToken !== undefined)
+    issues.push(
+      `${n.schemaRegistryBasicAuthUserInfo} and ${n.schemaRegistryBearerToken} are both set (use one)`,
+    );
+  if (s.schemaRegistrySslCaLocation !== undefined && context.schemaRegistryUrl?.startsWith('https:') !== true)
+    issues.push(`${n.schemaRegistrySslCaLocation} is set but SCHEMA_REGISTRY_URL is not an https:// URL`);
+  if (s.redisTlsCaLocation !== undefined && context.redisUrl?.startsWith('rediss:') !== true)
+    issues.push(`${n.redisTlsCaLocation} is set but REDIS_URL is not a rediss:// URL (TLS)`);
+  return issues;
+}
+
+function unreadableFile(path: string): string | undefined {
+  try {
+    if (!statSync(path).isFile()) return 'not a file';
+    accessSync(path, constants.R_OK);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EACCES'
+        ? 'file not readable'
+        : `cannot read file (${code ?? 'error'})`;
+  }
+}
+
+/** The kafkajs `ssl` / `sasl` options. */
+export interface KafkaClientSecurity {
+  /** `true` = TLS with the system CAs; an object = TLS with these PEM contents. Undefined = plaintext. */
+  ssl?:
+    true | { ca?: string; cert?: string; key?: string; passphrase?: string; rejectUnauthorized?: boolean };
+  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
+}
+
+/** The registry client's authentication and TLS. */
+export interface RegistryClientSecurity {
+  /** `user:password` for basic auth. */
+  basicAuthUserInfo?: string;
+  bearerToken?: string;
+  /** PEM contents of the CA. */
+  ca?: string;
+}
+
+/** Redis TLS beyond what `rediss://` says: the CA. */
+export interface RedisClientSecurity {
+  /** PEM contents of the CA (only with `rediss://`). */
+  ca?: string;
+}
+
+/** Everything the clients need, files read. */
+export interface ClientSecurity {
+  kafka: KafkaClientSecurity;
+  registry: RegistryClientSecurity;
+  redis: RedisClientSecurity;
+  /** `user:password` for the Kafka Connect REST API. */
+  connectBasicAuthUserInfo?: string;
+  /** The settings as configured (file paths, not contents): the sink connectors' config is built from these. */
+  settings: Partial<SecuritySettings>;
+}
+
+/**
+ * The client-ready form of validated settings (certificate and key files read). Call after `loadConfig` (which
+ * checked the files); a file that vanished since throws.
+ */
+export function resolveClientSecurity(s: Partial<SecuritySettings>): ClientSecurity {
+  const read = (path: string | undefined): string | undefined =>
+    path === undefined ? undefined : readFileSync(path, 'utf8');
+  const protocol = s.kafkaSecurityProtocol ?? 'PLAINTEXT';
+  const kafka: KafkaClientSecurity = {};
+  if (protocol === 'SSL' || protocol === 'SASL_SSL') {
+    const ca = read(s.kafkaSslCaLocation);
+    const cert = read(s.kafkaSslCertificateLocation);
+    const key = read(s.kafkaSslKeyLocation);
+    const tls = {
+      ...(ca === undefined ? {} : { ca }),
+      ...(cert === undefined ? {} : { cert }),
+      ...(key === undefined ? {} : { key }),
+      ...(s.kafkaSslKeyPassword === undefined ? {} : { passphrase: s.kafkaSslKeyPassword }),
+    };
+    kafka.ssl = Object.keys(tls).length === 0 ? true : tls;
+  }
+  if (
+    protocol.startsWith('SASL_') &&
+    s.kafkaSaslMechanism !== undefined &&
+    s.kafkaSaslUsername !== undefined &&
+    s.kafkaSaslPassword !== undefined
+  ) {
+    kafka.sasl = {
+      mechanism: s.kafkaSaslMechanism.toLowerCase() as 'plain' | 'scram-sha-256' | 'scram-sha-512',
+      username: s.kafkaSaslUsername,
+      password: s.kafkaSaslPassword,
+    };
+  }
+  const registryCa = read(s.schemaRegistrySslCaLocation);
+  const redisCa = read(s.redisTlsCaLocation);
+  return {
+    kafka,
+    registry: {
+      ...(s.schemaRegistryBasicAuthUserInfo === undefined
+        ? {}
+        : { basicAuthUserInfo: s.schemaRegistryBasicAuthUserInfo }),
+      ...(s.schemaRegistryBearerToken === undefined ? {} : { bearerToken: s.schemaRegistryBearerToken }),
+      ...(registryCa === undefined ? {} : { ca: registryCa }),
+    },
+    redis: redisCa === undefined ? {} : { ca: redisCa },
+    ...(s.connectBasicAuthUserInfo === undefined
+      ? {}
+      : { connectBasicAuthUserInfo: s.connectBasicAuthUserInfo }),
+    settings: s,
+  };
+}
