@@ -12,6 +12,7 @@ import {
   initialTokenBudget,
   startRequest,
   tailsOnly,
+  tokensAhead,
   waitBeforeRequest,
 } from './token-budget.js';
 
@@ -22,6 +23,8 @@ export interface BudgetLimiter extends RateLimiter {
   binds(maxInFlight: number): boolean;
   /** Whether tokens are scarce over a whole window from now (see `budgetBindsAhead`): the fetcher's hold. */
   bindsAhead(maxInFlight: number): boolean;
+  /** Requests the key will grant from now to the end of the next window (see `tokensAhead`). */
+  tokensAhead(): number | undefined;
   /** Whether the last `share` of the window's requests is reached: only tails may spend now (see `tailsOnly`). */
   tailsOnly(share: number): boolean;
   /** Resolves at the next answer (or failure) of a request. */
@@ -97,6 +100,7 @@ export function createBudgetLimiter(options: BudgetLimiterOptions): BudgetLimite
     waitMs: () => waitBeforeRequest(s, now(), options).waitMs,
     binds: (maxInFlight) => budgetBinds(s, now(), options, maxInFlight),
     bindsAhead: (maxInFlight) => budgetBindsAhead(s, now(), options, maxInFlight),
+    tokensAhead: () => tokensAhead(s, now(), options),
     tailsOnly: (share) =>
       tailsOnly(s, now(), options, s.limit === undefined ? 0 : Math.ceil(s.limit * share)),
     changed,

@@ -22,10 +22,15 @@ export {
   completeRequest,
   initialTokenBudget,
   startRequest,
+  tokensAhead,
   waitBeforeRequest,
   DEFAULT_TOKEN_BUDGET_OPTIONS,
 } from './token-budget.js';
 export type { TokenBudgetState, TokenBudgetOptions, BudgetObservation } from './token-budget.js';
 export { decideSend } from './send-decision.js';
+export { workBinds } from './work-binds.js';
+export type { WorkBindsInput } from './work-binds.js';
+export { createWorkEstimator, DEFAULT_WORK_ESTIMATOR_OPTIONS } from './work-estimate.js';
+export type { WorkEstimator, WorkEstimatorOptions, WorkSource } from './work-estimate.js';
 export type { SendDecision, SendInput } from './send-decision.js';
 export { selectBatch, groupIdentical } from './select-batch.js';

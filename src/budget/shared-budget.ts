@@ -35,6 +35,8 @@ export type { BudgetSnapshot };
 import { decodeReply, encodeFailure, encodeResult } from './reply-codec.js';
 import { groupIdentical } from './select-batch.js';
 import { decideSend } from './send-decision.js';
+import { workBinds } from './work-binds.js';
+import type { WorkEstimator } from './work-estimate.js';
 import type { TokenBudgetState } from './token-budget.js';
 import { DEFAULT_TOKEN_BUDGET_OPTIONS } from './token-budget.js';
 
@@ -67,6 +69,14 @@ export interface SharedBudgetOptions {
    * waits a whole window behind a backfill that spent it. 0 = none. @default 0.05
    */
   tailShare?: number | undefined;
+  /**
+   * The work known to be coming (slices queued and running across the deployment, `createWorkEstimator`): the
+   * fetcher holds a partial batch only while the calls waiting plus these need more requests than the key grants
+   * from now to the end of the next window (`workBinds`); otherwise it sends at once, so small jobs, tails and the
+   * demo run at the upstream's latency. Closed with the budget. Absent: the capacity test alone decides (holds
+   * whenever full speed could spend the tokens). @default undefined
+   */
+  work?: WorkEstimator | undefined;
   /** Fetcher lease, ms: a dead fetcher is replaced within about this long. Renewed every third of it. @default 5000 */
   leaseMs?: number | undefined;
   /** Requests kept in reserve below the server's remaining count. @default 2 */
@@ -393,8 +403,15 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           await Promise.race([waitBell(Math.min(200, tickMs)), limiter.changed()]);
           continue;
         }
-        // Over a whole window ahead: the tokens left at a window's end are no reason to send partial batches.
-        const binds = limiter.bindsAhead(maxInFlight);
+        // Over a whole window ahead: the tokens left at a window's end are no reason to send partial batches. And
+        // only while the work waiting and coming needs more requests than that (a small job never binds the key).
+        const binds =
+          limiter.bindsAhead(maxInFlight) &&
+          workBinds({
+            waiting,
+            coming: options.work === undefined ? undefined : await options.work.comingCalls(),
+            tokensAhead: limiter.tokensAhead(),
+          });
         const decision = decideSend({
           waiting,
           urgent,
@@ -541,6 +558,7 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
       for (const f of slotFreed) f();
       slotFreed = [];
       await Promise.allSettled([...running]);
+      await options.work?.close().catch((e: unknown) => report(e, 'closing the work estimate'));
       try {
         if (wasLeading) await redis.eval(RELEASE, 1, keys.leader, id);
         await redis.del(keys.alive(id), replyKey);

@@ -195,3 +195,15 @@ export function budgetBindsAhead(
   const available = Math.max(0, s.remaining - o.reserve) + Math.max(0, s.limit - o.reserve);
   return available < (maxInFlight * s.windowMs) / Math.max(1, s.latencyMs);
 }
+
+/**
+ * Requests the key will grant from now to the end of the next window: the tokens left above the reserve plus the
+ * next window's (`limit` less the reserve). During a pause only the next window's count. `undefined` while the limit
+ * is unknown (no answer told it). What the fetcher weighs the work waiting and coming against (`workBinds`).
+ */
+export function tokensAhead(state: TokenBudgetState, now: number, o: TokenBudgetOptions): number | undefined {
+  const s = rollWindow(state, now, o);
+  if (s.remaining === undefined || s.limit === undefined) return undefined;
+  const left = s.pauseUntil > now ? 0 : Math.max(0, s.remaining - o.reserve);
+  return left + Math.max(0, s.limit - o.reserve);
+}

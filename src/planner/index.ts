@@ -49,4 +49,6 @@ export {
   sliceJobId,
   safeIdPart,
 } from './queue-names.js';
+export { createQueuedSlices } from './queued-slices.js';
+export type { QueuedSlicesOptions } from './queued-slices.js';
 export type { RunJobData, SliceJobData, SliceResult, RunResult, RunCounterValues } from './job-types.js';

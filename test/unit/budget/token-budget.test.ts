@@ -8,6 +8,7 @@ import {
   initialTokenBudget,
   startRequest,
   tailsOnly,
+  tokensAhead,
   waitBeforeRequest,
 } from '../../../src/budget/token-budget.js';
 import type { TokenBudgetState } from '../../../src/budget/token-budget.js';
@@ -274,5 +275,26 @@ describe('tailsOnly', () => {
 
   it('never holds back an unknown budget', () => {
     expect(tailsOnly(initialTokenBudget(), 0, o, 5)).toBe(false);
+  });
+});
+
+describe('tokensAhead', () => {
+  it('is the tokens left above the reserve plus the next window, the next window alone during a pause', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: -5, max: 1000 }),
+        fc.integer({ min: 1000, max: 60_000 }),
+        (limit, remainingRaw, resetAt) => {
+          const remaining = Math.min(limit, remainingRaw);
+          const s: TokenBudgetState = { ...initialTokenBudget(), answered: true, limit, remaining, resetAt };
+          const next = Math.max(0, limit - o.reserve);
+          expect(tokensAhead(s, 0, o)).toBe(Math.max(0, remaining - o.reserve) + next);
+          expect(tokensAhead({ ...s, pauseUntil: 500 }, 0, o)).toBe(next);
+          expect(tokensAhead({ ...s, limit: undefined }, 0, o)).toBeUndefined();
+          expect(tokensAhead({ ...s, remaining: undefined }, 0, o)).toBeUndefined();
+        },
+      ),
+    );
   });
 });

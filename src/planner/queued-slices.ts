@@ -1,0 +1,33 @@
+/**
+ * `createQueuedSlices(options)`: the work the deployment has left, read from the BullMQ slice queue (slices waiting,
+ * prioritized, delayed or running in any process), as the shared budget's {@link WorkSource}: the fetcher
+ * holds a partial batch only while this work needs more requests than the key will grant (src/budget/work-binds.ts).
+ */
+import { Queue, type ConnectionOptions } from 'bullmq';
+import type { WorkSource } from '../budget/work-estimate.js';
+import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES } from './queue-names.js';
+
+export interface QueuedSlicesOptions {
+  /** The Redis connection of the queue (an ioredis client is shared, not closed). Required. */
+  connection: ConnectionOptions;
+  /** BullMQ key prefix. @default 'gamedata-bull' */
+  prefix?: string | undefined;
+}
+
+/** The slice queue's pending count; `close()` closes the queue handle (not a shared connection). */
+export function createQueuedSlices(options: QueuedSlicesOptions): Required<WorkSource> {
+  let queue: Queue | undefined;
+  return {
+    async pendingSlices() {
+      queue ??= new Queue(QUEUE_NAMES.slices, {
+        connection: options.connection,
+        prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+      });
+      const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+      return Object.values(counts).reduce((sum, n) => sum + n, 0);
+    },
+    async close() {
+      await queue?.close();
+    },
+  };
+}
