@@ -31,8 +31,6 @@ import { checkpointTopicName, createTransactionalSlicePublisher } from '../sink/
 import { createPendingMarks, createRedisPendingMarks } from '../dedup/index.js';
 import { DEFAULT_CONFIG } from '../config/load-config.js';
 import type { ExactlyOnceDelivery } from './process-slice-exactly-once.js';
-import { leaseProducerMember } from './producer-member-lease.js';
-import { createRedisSliceOwners } from './redis-slice-owners.js';
 import type { SliceSource } from './process-slice.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
@@ -201,19 +199,14 @@ export async function createPipelineRuntime(
           return Promise.reject(new ConfigError('this runtime was created without Kafka'));
         },
       };
-  // Exactly-once: pooled transactional producers (ids `<topicPrefix>.tx.m<n>.<i>`, m<n> leased in Redis), each
-  // slice's owners recorded in Redis, checkpoints in `<prefix>.__slices`.
-  const exactlyOnce = registry !== undefined && (settings.delivery ?? DEFAULT_CONFIG.delivery) === 'exactly-once';
-  const member = exactlyOnce ? await leaseProducerMember(redis, { prefix: settings.redisPrefix }) : undefined;
+  // Exactly-once: a transactional producer per running slice, checkpoints in `<prefix>.__slices`.
   const transactional =
-    exactlyOnce && member !== undefined
+    registry !== undefined && (settings.delivery ?? DEFAULT_CONFIG.delivery) === 'exactly-once'
       ? createTransactionalSlicePublisher({
           brokers: settings.kafkaBrokers,
           clientId: 'gamedata-worker',
           checkpointTopic: checkpointTopicName(settings.topicPrefix),
           transactionalIdPrefix: `${settings.topicPrefix}.tx`,
-          member: () => member.current(),
-          owners: createRedisSliceOwners(redis, { prefix: settings.redisPrefix }),
         })
       : undefined;
   const eos: ExactlyOnceDelivery | undefined =
@@ -244,7 +237,6 @@ export async function createPipelineRuntime(
     async close() {
       await sink.disconnect();
       await transactional?.close();
-      await member?.close();
       await budget?.close();
       await redis.quit();
     },
