@@ -67,6 +67,9 @@ export async function enqueueRun(
     connection: options.connection,
     prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
   });
+  // Connection errors belong to the caller's client (the CLI says them once per change of state): without a
+  // listener, BullMQ prints each one with its stack.
+  flow.on('error', () => undefined);
   try {
     await flow.add({
       name: JOB_NAMES.run,
@@ -101,6 +104,7 @@ export async function getRunStatus(
     connection: options.connection,
     prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
   });
+  queue.on('error', () => undefined); // as in enqueueRun: the caller's client reports connection errors
   try {
     const job = await queue.getJob(runId);
     if (!job) return undefined;

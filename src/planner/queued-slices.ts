@@ -19,10 +19,15 @@ export function createQueuedSlices(options: QueuedSlicesOptions): Required<WorkS
   let queue: Queue | undefined;
   return {
     async pendingSlices() {
-      queue ??= new Queue(QUEUE_NAMES.slices, {
-        connection: options.connection,
-        prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
-      });
+      if (queue === undefined) {
+        queue = new Queue(QUEUE_NAMES.slices, {
+          connection: options.connection,
+          prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+        });
+        // Connection errors are the shared client's owner's to report: without a listener, BullMQ prints each
+        // reconnect attempt with its stack (issue 25: traces under `backfill --wait` during a Redis restart).
+        queue.on('error', () => undefined);
+      }
       const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
       return Object.values(counts).reduce((sum, n) => sum + n, 0);
     },

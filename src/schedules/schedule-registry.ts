@@ -70,6 +70,8 @@ export function createScheduleRegistry(options: ScheduleRegistryOptions): Schedu
     connection: options.connection,
     prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
   });
+  // Connection errors are the caller's client's to report (the CLI says them once per change of state).
+  queue.on('error', () => undefined);
   const TICK_JOB_OPTS = tickJobOptions(options.retention);
   const toInfo = (s: {
     key: string;

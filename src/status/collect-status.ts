@@ -162,6 +162,8 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
   }
 
   const slicesQueue = new Queue(QUEUE_NAMES.slices, bull);
+  // Connection errors are the caller's client's to report (`status --watch` says them once per change of state).
+  slicesQueue.on('error', () => undefined);
   const registry = createScheduleRegistry({ connection, prefix: o.queuePrefix });
   let jobCounts: Record<string, number>;
   let schedules: ScheduleInfo[];

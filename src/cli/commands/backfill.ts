@@ -8,7 +8,8 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
 import { createPipelineRuntime, startBackfill } from '../../jobs/index.js';
 import { readPipelineSettings } from '../../config/index.js';
-import { requireReachable } from '../service-probes.js';
+import { commandRedisLines } from '../connection-lines.js';
+import { addressOf, requireReachable } from '../service-probes.js';
 import { waitForRunWithProgress } from '../../status/index.js';
 import { parseFilters, parseResources } from '../../planner/index.js';
 
@@ -69,6 +70,8 @@ export function register(program: Command): void {
       const settings = readPipelineSettings({ api: true });
       await requireReachable({ redisUrl: settings.redisUrl });
       const rt = await createPipelineRuntime(settings, { kafka: false });
+      // A Redis restart under --wait: one line when it goes, one when it is back (the run is followed on).
+      commandRedisLines('backfill', addressOf(settings.redisUrl)).watch(rt.redis);
       try {
         const since = parseTime('--since', flags.since);
         const until = parseTime('--until', flags.until);

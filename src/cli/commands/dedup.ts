@@ -9,7 +9,8 @@ import type { Command } from 'commander';
 import { createRedisSeenSet, migrateLegacySeenSets } from '../../dedup/index.js';
 import { connectRedis } from '../../jobs/index.js';
 import { readPipelineSettings } from '../../config/index.js';
-import { requireReachable } from '../service-probes.js';
+import { commandRedisLines } from '../connection-lines.js';
+import { addressOf, requireReachable } from '../service-probes.js';
 
 export function register(program: Command): void {
   const dedup = program
@@ -21,7 +22,9 @@ export function register(program: Command): void {
     .action(async () => {
       const settings = readPipelineSettings({});
       await requireReachable({ redisUrl: settings.redisUrl });
-      const redis = connectRedis(settings.redisUrl);
+      const redis = commandRedisLines('dedup', addressOf(settings.redisUrl)).watch(
+        connectRedis(settings.redisUrl),
+      );
       try {
         const report = await migrateLegacySeenSets(redis, createRedisSeenSet(redis), {
           prefix: settings.redisPrefix,

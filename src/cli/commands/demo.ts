@@ -20,7 +20,8 @@ import {
   waitForRun,
 } from '../../jobs/index.js';
 import { readPipelineSettings, type PipelineSettings } from '../../config/index.js';
-import { requireReachable } from '../service-probes.js';
+import { commandRedisLines } from '../connection-lines.js';
+import { addressOf, requireReachable } from '../service-probes.js';
 import { RESOURCES, type ResourceName } from '../../models/resources.js';
 import { createTopics } from '../../sink/create-topics.js';
 import { startSimulator } from '../../simulator/start-simulator.js';
@@ -99,7 +100,9 @@ export function register(program: Command): void {
       step(`topics created: ${prefix}.<resource> and ${prefix}.<resource>.dlq`);
 
       const rt = await createPipelineRuntime(settings);
-      const bull = connectRedis(settings.redisUrl);
+      const redisLines = commandRedisLines('demo', addressOf(settings.redisUrl));
+      redisLines.watch(rt.redis);
+      const bull = redisLines.watch(connectRedis(settings.redisUrl));
       const workers = startPipelineWorkers(
         {
           connection: bull,

@@ -11,6 +11,7 @@ import { ConfigError } from '../../errors.js';
 import { readPipelineSettings } from '../../config/pipeline-settings.js';
 import { parseDuration } from '../../config/duration.js';
 import { formatStatus } from '../../status/format-status.js';
+import { commandRedisLines } from '../connection-lines.js';
 
 export function register(program: Command): void {
   program
@@ -26,13 +27,16 @@ export function register(program: Command): void {
         throw new ConfigError(`--runs must be an integer >= 0, got ${JSON.stringify(flags.runs)}`);
       const watchMs = flags.watch === undefined ? undefined : parseDuration('--watch', flags.watch);
       const settings = readPipelineSettings({});
-      const [{ connectRedis }, { collectStatus }, { requireReachable }] = await Promise.all([
+      const [{ connectRedis }, { collectStatus }, { addressOf, requireReachable }] = await Promise.all([
         import('../../jobs/connect-redis.js'),
         import('../../status/collect-status.js'),
         import('../service-probes.js'),
       ]);
       await requireReachable({ redisUrl: settings.redisUrl });
-      const redis = connectRedis(settings.redisUrl);
+      // `--watch` across a Redis restart: one line per change of state, never an ioredis trace.
+      const redis = commandRedisLines('status', addressOf(settings.redisUrl)).watch(
+        connectRedis(settings.redisUrl),
+      );
       try {
         for (;;) {
           const report = await collectStatus({

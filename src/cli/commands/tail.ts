@@ -10,7 +10,8 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
 import { connectRedis } from '../../jobs/index.js';
 import { formatDuration, parseDuration, readPipelineSettings } from '../../config/index.js';
-import { requireReachable } from '../service-probes.js';
+import { commandRedisLines } from '../connection-lines.js';
+import { addressOf, requireReachable } from '../service-probes.js';
 import { parseResources } from '../../planner/index.js';
 import {
   createScheduleRegistry,
@@ -91,7 +92,9 @@ export function register(program: Command): void {
     .action(async (names: string[], flags: TailFlags) => {
       const settings = readPipelineSettings({});
       await requireReachable({ redisUrl: settings.redisUrl });
-      const redis = connectRedis(settings.redisUrl);
+      const redis = commandRedisLines('tail', addressOf(settings.redisUrl)).watch(
+        connectRedis(settings.redisUrl),
+      );
       const registry = createScheduleRegistry({
         connection: redis,
         prefix: settings.queuePrefix,

@@ -14,7 +14,8 @@ import { createRecordDecoder } from '../../encoding/record-decoder.js';
 import { createRegistryClient } from '../../encoding/registry-client.js';
 import { createPipelineRuntime } from '../../jobs/index.js';
 import { readPipelineSettings } from '../../config/index.js';
-import { requireReachable } from '../service-probes.js';
+import { commandRedisLines } from '../connection-lines.js';
+import { addressOf, requireReachable } from '../service-probes.js';
 import { parseResources } from '../../planner/index.js';
 import { collectUpstreamTruth, verifyResource, type VerifyReport } from '../../verify/index.js';
 
@@ -71,6 +72,7 @@ export function register(program: Command): void {
         });
         const rt =
           flags.truth === undefined ? await createPipelineRuntime(settings, { kafka: false }) : undefined;
+        if (rt !== undefined) commandRedisLines('verify', addressOf(settings.redisUrl)).watch(rt.redis);
         const reports: VerifyReport[] = [];
         try {
           for (const resource of resources) {
