@@ -145,13 +145,23 @@ export function createServiceMonitor(
     }
     e.checking = true;
     let failure: string | undefined;
+    let fatal: ServiceError | undefined;
     try {
       await e.probe.check();
     } catch (error) {
       failure = oneLine(error);
+      // Wrong credentials or certificates (the probes' non-retriable errors): waiting will not help.
+      if (error instanceof ServiceError && !error.retriable) fatal = error;
     }
     e.checking = false;
     if (stopped || giveUpError !== undefined) return;
+    if (fatal !== undefined) {
+      giveUpError = fatal;
+      for (const x of entries) clearTimeout(x.timer);
+      o.onGiveUp(fatal);
+      for (const l of [...readyListeners]) l(false);
+      return;
+    }
     if (failure === undefined) {
       if (e.state === 'unreachable') o.onChange(`${e.probe.label} reachable again`);
       e.state = 'reachable';

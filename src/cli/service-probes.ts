@@ -5,9 +5,14 @@
  * check times out by itself. Addresses are shown without credentials. {@link requireReachable} is the one-shot form
  * for short commands: a service that does not answer is one clear line and exit 1, never a hang or a trace.
  */
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
+import { processSecurity } from '../config/process-security.js';
+import { securityFailure, type SecurityFailureKind } from '../config/security-failure.js';
 import { ServiceError } from '../errors.js';
+import { redisTlsOptions } from '../jobs/connect-redis.js';
 import type { ServiceProbe } from './service-monitor.js';
 
 export interface ServiceProbeOptions {
@@ -41,22 +46,25 @@ export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOpti
     admin = undefined;
     await a?.disconnect().catch(() => undefined);
   };
-  return {
+  return failingOnSecurity({
     service: 'kafka',
     label: 'Kafka',
     address: brokers.join(','),
     async check() {
       try {
-        // Loaded on first use: commands that check only Redis (status) do not load kafkajs.
-        const { Kafka, logLevel: KafkaLogLevel } = await import('kafkajs');
-        admin ??= new Kafka({
-          clientId: 'gamedata-probe',
-          brokers: [...brokers],
-          connectionTimeout: timeoutMs,
-          requestTimeout: timeoutMs,
-          retry: { retries: 0 },
-          logLevel: KafkaLogLevel.NOTHING,
-        }).admin({ retry: { retries: 0 } });
+        // Loaded on first use: commands that check only Redis (status) do not load kafkajs. The one factory, so
+        // the probe speaks the configured security (SASL, TLS) like every other Kafka client.
+        const { createKafkaClient, resolveKafkaOptions } = await import('../sink/kafka-sink.js');
+        admin ??= createKafkaClient(
+          resolveKafkaOptions({
+            clientId: 'gamedata-probe',
+            brokers,
+            connectionTimeoutMs: timeoutMs,
+            requestTimeoutMs: timeoutMs,
+            retries: 0,
+          }),
+          { retry: { retries: 0, initialRetryTime: 100, maxRetryTime: 100 } },
+        ).admin({ retry: { retries: 0 } });
         const a = admin;
         await withTimeout(
           (async () => {
@@ -72,36 +80,30 @@ export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOpti
       }
     },
     close: drop,
-  };
+  });
 }
 
 export function registryProbe(url: string, options: ServiceProbeOptions = {}): ServiceProbe {
   const timeoutMs = options.timeoutMs ?? 3_000;
   const base = url.replace(/\/+$/, '');
-  return {
+  return failingOnSecurity({
     service: 'schema-registry',
     label: 'the schema registry',
     address: addressOf(base),
     async check() {
-      let res: Response;
-      try {
-        res = await fetch(`${base}/subjects`, { signal: AbortSignal.timeout(timeoutMs) });
-      } catch (error) {
-        // fetch says only "fetch failed"; the reason (ECONNREFUSED, ...) is its cause.
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        throw new Error(cause?.code ?? cause?.message ?? (error as Error).message, { cause: error });
-      }
-      await res.body?.cancel().catch(() => undefined);
-      if (res.status >= 500) throw new Error(`HTTP ${res.status}`);
+      const status = await httpStatusOf(`${base}/subjects`, timeoutMs, registryRequestOptions());
+      if (status >= 500) throw new Error(`HTTP ${status}`);
+      // wrong or missing credentials: not "down", and waiting will not help
+      if (status === 401 || status === 403) throw Object.assign(new Error(`HTTP ${status}`), { status });
     },
-  };
+  });
 }
 
 export function redisProbe(url: string, options: ServiceProbeOptions = {}): ServiceProbe {
   const timeoutMs = options.timeoutMs ?? 3_000;
   let redis: Redis | undefined;
-  let lastError = '';
-  return {
+  let lastError: Error | undefined;
+  return failingOnSecurity({
     service: 'redis',
     label: 'Redis',
     address: addressOf(url),
@@ -114,10 +116,11 @@ export function redisProbe(url: string, options: ServiceProbeOptions = {}): Serv
           connectTimeout: timeoutMs,
           // Reconnect in the background; the monitor only asks for PING.
           retryStrategy: (times) => Math.min(times * 200, 2_000),
+          ...redisTlsOptions(url),
         });
         // Errors are reported by the monitor, once per change of state.
         redis.on('error', (error: Error) => {
-          lastError = (error as NodeJS.ErrnoException).code ?? error.message;
+          lastError = error;
         });
         redis.connect().catch(() => undefined);
       }
@@ -136,7 +139,10 @@ export function redisProbe(url: string, options: ServiceProbeOptions = {}): Serv
           r.on('error', done);
         });
       }
-      if (r.status !== 'ready') throw new Error(lastError || `connection ${r.status}`);
+      if (r.status !== 'ready') {
+        const code = (lastError as NodeJS.ErrnoException | undefined)?.code;
+        throw new Error(code ?? lastError?.message ?? `connection ${r.status}`, { cause: lastError });
+      }
       await withTimeout(r.ping(), timeoutMs, 'PING');
     },
     close() {
@@ -144,7 +150,7 @@ export function redisProbe(url: string, options: ServiceProbeOptions = {}): Serv
       redis = undefined;
       return Promise.resolve();
     },
-  };
+  });
 }
 
 /** The worker's three probes. */
@@ -182,6 +188,8 @@ export async function requireReachable(
         await probe.check();
         return undefined;
       } catch (error) {
+        // wrong credentials or certificates: the probe's own non-retriable line
+        if (error instanceof ServiceError && !error.retriable) return error;
         const why = ((error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '').trim();
         return new ServiceError(
           `${probe.label} unreachable at ${probe.address} (${why || 'no answer'})`,
@@ -197,4 +205,99 @@ export async function requireReachable(
   );
   const failure = failures.find((f) => f !== undefined);
   if (failure !== undefined) throw failure;
+}
+
+/** `probe` whose check throws a non-retriable ServiceError (see {@link probeSecurityFailure}) for a security failure. */
+function failingOnSecurity(probe: ServiceProbe): ServiceProbe {
+  return {
+    ...probe,
+    async check() {
+      try {
+        await probe.check();
+      } catch (error) {
+        throw probeSecurityFailure(probe.service, probe.label, probe.address, error) ?? error;
+      }
+    },
+  };
+}
+
+/** What to check, per service and kind of failure. */
+const SECURITY_HINTS: Record<string, Partial<Record<SecurityFailureKind, string>>> = {
+  kafka: {
+    authentication:
+      'GAMEDATA_KAFKA_SASL_MECHANISM, GAMEDATA_KAFKA_SASL_USERNAME, GAMEDATA_KAFKA_SASL_PASSWORD',
+    certificate:
+      'GAMEDATA_KAFKA_SSL_CA_LOCATION, GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION, GAMEDATA_KAFKA_SSL_KEY_LOCATION',
+    'TLS handshake': 'GAMEDATA_KAFKA_SECURITY_PROTOCOL',
+  },
+  'schema-registry': {
+    authentication: 'GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO or GAMEDATA_SCHEMA_REGISTRY_BEARER_TOKEN',
+    certificate: 'GAMEDATA_SCHEMA_REGISTRY_SSL_CA_LOCATION',
+  },
+  redis: {
+    authentication: 'the user and password in REDIS_URL',
+    authorisation: 'the ACL of the Redis user',
+    certificate: 'GAMEDATA_REDIS_TLS_CA_LOCATION',
+    'TLS handshake': 'rediss:// against a TLS port',
+  },
+};
+
+/**
+ * A probe failure caused by credentials or certificates, as one non-retriable line naming the service, its
+ * address and what failed (`Kafka at 127.0.0.1:29092: authentication failed (check ...)`); undefined otherwise.
+ */
+export function probeSecurityFailure(
+  service: ServiceError['service'],
+  label: string,
+  address: string,
+  error: unknown,
+): ServiceError | undefined {
+  const failure = securityFailure(error, SECURITY_HINTS[service] ?? {});
+  if (failure === undefined) return undefined;
+  const name = label.charAt(0).toUpperCase() + label.slice(1);
+  return new ServiceError(`${name} at ${address}: ${failure.summary}`, service, {
+    cause: error,
+    retriable: false,
+  });
+}
+
+interface HttpProbeOptions {
+  headers: Record<string, string>;
+  ca?: string;
+}
+
+/** The registry's credentials and CA (this process's settings) as request options. */
+function registryRequestOptions(): HttpProbeOptions {
+  const registry = processSecurity().registry;
+  const headers: Record<string, string> = {};
+  if (registry.basicAuthUserInfo !== undefined)
+    headers['authorization'] = `Basic ${Buffer.from(registry.basicAuthUserInfo).toString('base64')}`;
+  else if (registry.bearerToken !== undefined) headers['authorization'] = `Bearer ${registry.bearerToken}`;
+  return { headers, ...(registry.ca === undefined ? {} : { ca: registry.ca }) };
+}
+
+/** The status of `GET url` (node:http(s): a private CA can be given, unlike the global fetch). */
+function httpStatusOf(url: string, timeoutMs: number, options: HttpProbeOptions): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const u = new URL(url);
+    const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(
+      u,
+      {
+        method: 'GET',
+        headers: options.headers,
+        timeout: timeoutMs,
+        ...(options.ca === undefined ? {} : { ca: options.ca }),
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(error.code ?? error.message, { cause: error })),
+    );
+    req.end();
+  });
 }

@@ -9,6 +9,10 @@
 import { RestError } from '@confluentinc/schemaregistry/dist/rest-error.js';
 import { SchemaRegistryClient } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
+import { Agent as HttpsAgent } from 'node:https';
+import { processSecurity } from '../config/process-security.js';
+import { securityFailure } from '../config/security-failure.js';
+import type { RegistryClientSecurity } from '../config/security-settings.js';
 import { ConfigError, GamedataError, ServiceError } from '../errors.js';
 import { resolveRetryPolicy, withRetry } from '../client/retry.js';
 import type { RetryPolicy } from '../client/retry.js';
@@ -33,6 +37,12 @@ export interface RegistryClientOptions {
    * version is picked up without a restart. @default 300
    */
   cacheLatestTtlSecs?: number;
+  /**
+   * Credentials and TLS: `basicAuthUserInfo` (`user:password`), or `bearerToken`; `ca` (PEM contents) for an https
+   * registry with a private CA. `false` = none.
+   * @default this process's settings (`GAMEDATA_SCHEMA_REGISTRY_*`, through loadConfig)
+   */
+  security?: RegistryClientSecurity | false;
 }
 
 export const DEFAULT_REGISTRY_CLIENT_OPTIONS = {
@@ -41,7 +51,7 @@ export const DEFAULT_REGISTRY_CLIENT_OPTIONS = {
   retryDelayMs: 200,
   retryMaxDelayMs: 2_000,
   cacheLatestTtlSecs: 300,
-} as const satisfies Omit<Required<RegistryClientOptions>, 'url'>;
+} as const satisfies Omit<Required<RegistryClientOptions>, 'url' | 'security'>;
 
 /** Client methods that make no registry call (never retried). */
 const LOCAL_METHODS: ReadonlySet<PropertyKey> = new Set([
@@ -73,11 +83,20 @@ export function createRegistryClient(options: RegistryClientOptions): Client {
   if (!(resolved.timeoutMs > 0))
     throw new ConfigError(`registry timeoutMs must be > 0, got ${resolved.timeoutMs}`);
   const url = options.url.replace(/\/+$/, '');
+  const security = options.security === false ? {} : (options.security ?? processSecurity().registry);
   const client = new SchemaRegistryClient({
     baseURLs: [url],
     maxRetries: 0,
     cacheLatestTtlSecs: resolved.cacheLatestTtlSecs,
-    createAxiosDefaults: { timeout: resolved.timeoutMs },
+    createAxiosDefaults: {
+      timeout: resolved.timeoutMs,
+      // A static bearer token as a header (the library's bearer support wants Confluent Cloud's logical cluster).
+      ...(security.bearerToken === undefined ? {} : { headers: { Authorization: `Bearer ${security.bearerToken}` } }),
+      ...(security.ca === undefined ? {} : { httpsAgent: new HttpsAgent({ ca: security.ca, keepAlive: true }) }),
+    },
+    ...(security.basicAuthUserInfo === undefined
+      ? {}
+      : { basicAuthCredentials: { credentialsSource: 'USER_INFO' as const, userInfo: security.basicAuthUserInfo } }),
   });
   const policy = resolveRetryPolicy({
     maxAttempts: resolved.maxRetries + 1,
@@ -142,6 +161,13 @@ export function toRegistryError(error: unknown, url: string, action: string): Se
   if (error instanceof ServiceError) return error;
   const status = registryStatus(error);
   const detail = error instanceof Error ? error.message : String(error);
+  // Wrong credentials or certificates: one line naming what failed, not retriable (never the credentials).
+  const security = securityFailure(error, REGISTRY_SECURITY_HINTS);
+  if (security !== undefined)
+    return new ServiceError(`schema registry at ${addressOf(url)}: ${security.summary} (while ${action})`, 'schema-registry', {
+      cause: error,
+      retriable: false,
+    });
   if (status === undefined) {
     return new ServiceError(
       `schema registry unreachable at ${url} while ${action}: ${detail}`,
@@ -160,6 +186,25 @@ export function toRegistryError(error: unknown, url: string, action: string): Se
       retriable: status >= 500 || status === 429 || status === 408,
     },
   );
+}
+
+/** What to check, per kind of security failure. */
+const REGISTRY_SECURITY_HINTS = {
+  authentication: 'GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO or GAMEDATA_SCHEMA_REGISTRY_BEARER_TOKEN',
+  authorisation: "the registry user's permissions",
+  certificate: 'GAMEDATA_SCHEMA_REGISTRY_SSL_CA_LOCATION',
+  'host name': "that SCHEMA_REGISTRY_URL uses a name in the registry's certificate",
+  'TLS handshake': 'https:// against a TLS port',
+} as const;
+
+/** `host:port` of a URL, without credentials, path or query. */
+function addressOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.port === '' ? u.hostname : `${u.hostname}:${u.port}`;
+  } catch {
+    return '(invalid URL)';
+  }
 }
 
 /** Whether a registry failure means "no such subject" (Confluent error codes 40401 / 40402, or plain 404). */

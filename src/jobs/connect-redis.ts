@@ -3,8 +3,29 @@
  * reconnect). Its own module so light commands (`status`, `dedup`, `tail`) connect without loading the pipeline
  * runtime (kafkajs, the registry client, the API client).
  */
+import type { ConnectionOptions } from 'node:tls';
 import { Redis } from 'ioredis';
+import { processSecurity } from '../config/process-security.js';
+import type { RedisClientSecurity } from '../config/security-settings.js';
 
+/**
+ * A connection to `url`. `redis://user:password@` (an ACL user) and `rediss://` (TLS) come from the URL (ioredis
+ * reads both); the CA of a private TLS Redis from `GAMEDATA_REDIS_TLS_CA_LOCATION` (this process's settings).
+ * BullMQ duplicates this connection for its blocking clients with the same options.
+ */
 export function connectRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+  return new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false, ...redisTlsOptions(url) });
+}
+
+/**
+ * The ioredis `tls` option for `url`: none for `redis://`; for `rediss://` the configured CA (else ioredis's default,
+ * the system CAs).
+ * @default security this process's settings
+ */
+export function redisTlsOptions(
+  url: string,
+  security: RedisClientSecurity = processSecurity().redis,
+): { tls?: ConnectionOptions } {
+  if (!url.startsWith('rediss:')) return {};
+  return security.ca === undefined ? { tls: {} } : { tls: { ca: security.ca } };
 }

@@ -3,8 +3,11 @@
  * folder imports it: swapping the client means rewriting this file and `create-topics.ts`, nothing else.
  */
 import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
-import type { Admin, LogEntry, Producer } from 'kafkajs';
+import type { Admin, LogEntry, Producer, SASLOptions } from 'kafkajs';
 import { ConfigError, ServiceError } from '../errors.js';
+import { processSecurity } from '../config/process-security.js';
+import { securityFailure } from '../config/security-failure.js';
+import type { KafkaClientSecurity } from '../config/security-settings.js';
 
 /** One message: key as a UTF-8 string (`_id`), value bytes, string headers. */
 export interface SinkMessage {
@@ -39,7 +42,24 @@ export interface KafkaSinkOptions {
   maxBatchBytes?: number;
   /** Receives kafkajs warnings and errors. @default undefined (silent) */
   logger?: SinkLogger;
+  /**
+   * TLS: `true` (the system CAs) or PEM contents (`ca`, and `cert` + `key` for mutual TLS); `false` = plaintext.
+   * @default this process's settings (`GAMEDATA_KAFKA_SECURITY_PROTOCOL`, `GAMEDATA_KAFKA_SSL_*`, through loadConfig)
+   */
+  ssl?: KafkaClientSecurity['ssl'] | false;
+  /**
+   * SASL PLAIN / SCRAM-SHA-256 / SCRAM-SHA-512 credentials; `false` = none.
+   * @default this process's settings (`GAMEDATA_KAFKA_SASL_*`, through loadConfig)
+   */
+  sasl?: KafkaClientSecurity['sasl'] | false;
 }
+
+/** {@link KafkaSinkOptions} resolved: defaults applied, security taken from the process when not given. */
+export type ResolvedKafkaOptions = Required<Omit<KafkaSinkOptions, 'logger' | 'ssl' | 'sasl'>> & {
+  logger: SinkLogger | undefined;
+  ssl: KafkaClientSecurity['ssl'];
+  sasl: KafkaClientSecurity['sasl'];
+};
 
 export const DEFAULT_KAFKA_SINK_OPTIONS = {
   clientId: 'gamedata',
@@ -63,9 +83,7 @@ export interface KafkaSink {
 }
 
 /** Resolved options; bad values throw a ConfigError naming the option. Shared with `createTopics`. */
-export function resolveKafkaOptions(options: KafkaSinkOptions): Required<Omit<KafkaSinkOptions, 'logger'>> & {
-  logger: SinkLogger | undefined;
-} {
+export function resolveKafkaOptions(options: KafkaSinkOptions): ResolvedKafkaOptions {
   const brokers: unknown = options.brokers;
   if (
     !Array.isArray(brokers) ||
@@ -76,7 +94,10 @@ export function resolveKafkaOptions(options: KafkaSinkOptions): Required<Omit<Ka
       `brokers must be a non-empty list of host:port, got ${JSON.stringify(options.brokers)}`,
     );
   }
-  const resolved = { ...DEFAULT_KAFKA_SINK_OPTIONS, ...options, logger: options.logger };
+  const own = options.ssl === undefined || options.sasl === undefined ? processSecurity().kafka : {};
+  const ssl = options.ssl === undefined ? own.ssl : options.ssl === false ? undefined : options.ssl;
+  const sasl = options.sasl === undefined ? own.sasl : options.sasl === false ? undefined : options.sasl;
+  const resolved = { ...DEFAULT_KAFKA_SINK_OPTIONS, ...options, logger: options.logger, ssl, sasl };
   for (const key of ['connectionTimeoutMs', 'requestTimeoutMs', 'retries', 'maxBatchBytes'] as const) {
     if (!Number.isInteger(resolved[key]) || resolved[key] < 0) {
       throw new ConfigError(`${key} must be a non-negative integer, got ${String(resolved[key])}`);
@@ -87,8 +108,11 @@ export function resolveKafkaOptions(options: KafkaSinkOptions): Required<Omit<Ka
 
 /** A kafkajs client for resolved options (kafkajs log lines go to `logger`, never to the console). */
 export function createKafkaClient(
-  options: ReturnType<typeof resolveKafkaOptions>,
-  overrides: { clientId?: string; retry?: { retries: number; initialRetryTime: number; maxRetryTime: number } } = {},
+  options: ResolvedKafkaOptions,
+  overrides: {
+    clientId?: string;
+    retry?: { retries: number; initialRetryTime: number; maxRetryTime: number };
+  } = {},
 ): Kafka {
   const logger = options.logger;
   return new Kafka({
@@ -96,6 +120,9 @@ export function createKafkaClient(
     brokers: [...options.brokers],
     connectionTimeout: options.connectionTimeoutMs,
     requestTimeout: options.requestTimeoutMs,
+    ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
+    // kafkajs types SASL per mechanism; ours carries the mechanism as a value
+    ...(options.sasl === undefined ? {} : { sasl: options.sasl as SASLOptions }),
     retry: overrides.retry ?? { retries: options.retries, initialRetryTime: 200, maxRetryTime: 5_000 },
     logLevel: logger === undefined ? KafkaLogLevel.NOTHING : KafkaLogLevel.WARN,
     logCreator: () => (entry: LogEntry) => {
@@ -107,11 +134,28 @@ export function createKafkaClient(
   });
 }
 
+/** What to check for each kind of security failure (settings names). */
+export const KAFKA_SECURITY_HINTS = {
+  authentication: 'GAMEDATA_KAFKA_SASL_MECHANISM, GAMEDATA_KAFKA_SASL_USERNAME, GAMEDATA_KAFKA_SASL_PASSWORD',
+  authorisation: 'the ACLs of the SASL user or client certificate',
+  certificate:
+    'GAMEDATA_KAFKA_SSL_CA_LOCATION, GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION, GAMEDATA_KAFKA_SSL_KEY_LOCATION',
+  'host name': "that KAFKA_BROKERS and the advertised listeners use the names in the brokers' certificates",
+  'TLS handshake': 'GAMEDATA_KAFKA_SECURITY_PROTOCOL and the port',
+} as const;
+
 /** Turns a kafkajs failure into a ServiceError that names the brokers and what was being done. */
 export function toKafkaError(error: unknown, brokers: readonly string[], action: string): ServiceError {
   if (error instanceof ServiceError) return error;
   const e = error as { message?: string; retriable?: boolean; name?: string } | null;
   const detail = e?.message ?? String(error);
+  // Wrong credentials or certificates do not heal by retrying: one line naming what failed, not retriable.
+  const security = securityFailure(error, KAFKA_SECURITY_HINTS);
+  if (security !== undefined)
+    return new ServiceError(`Kafka at ${brokers.join(',')}: ${security.summary} (while ${action})`, 'kafka', {
+      cause: error,
+      retriable: false,
+    });
   const unreachable =
     /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Connection timeout|Closed connection|KafkaJSConnectionError/i.test(
       `${e?.name ?? ''} ${detail}`,

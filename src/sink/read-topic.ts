@@ -6,7 +6,7 @@
  * partition ends after a transaction) never reaches `eachBatch`, so progress is tracked on END_BATCH_PROCESS.
  */
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { createKafkaClient, resolveKafkaOptions } from './kafka-sink.js';
 import { ServiceError } from '../errors.js';
 import { installReadCommittedFilter } from './read-committed-filter.js';
 
@@ -49,11 +49,9 @@ export async function readTopic(
   options: ReadTopicOptions,
   onMessage: (m: TopicMessage) => void | Promise<void>,
 ): Promise<number> {
-  const kafka = new Kafka({
-    clientId: 'gamedata-verify',
-    brokers: [...options.brokers],
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka = createKafkaClient(
+    resolveKafkaOptions({ clientId: 'gamedata-verify', brokers: options.brokers }),
+  );
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -165,11 +163,9 @@ export interface RecordOffsetsOptions {
  */
 export async function recordOffsets(options: RecordOffsetsOptions): Promise<number[]> {
   if (options.to <= options.from) return [];
-  const kafka = new Kafka({
-    clientId: 'gamedata-offsets',
-    brokers: [...options.brokers],
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka = createKafkaClient(
+    resolveKafkaOptions({ clientId: 'gamedata-offsets', brokers: options.brokers }),
+  );
   const admin = kafka.admin();
   const groupId = `gamedata-offsets-${randomUUID()}`;
   const consumer = kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 100 });

@@ -2,7 +2,7 @@
  * Where topics and consumer groups stand: a topic's partition offsets and a group's committed offsets, through
  * one kafkajs admin connection (for callers that poll, like the warehouse's wait for a sink connector).
  */
-import { Kafka, logLevel } from 'kafkajs';
+import { createKafkaClient, resolveKafkaOptions } from './kafka-sink.js';
 
 export interface PartitionOffsets {
   partition: number;
@@ -32,11 +32,9 @@ export interface TopicOffsetsOptions {
 
 /** An admin view of topic and group offsets. */
 export function createTopicOffsets(options: TopicOffsetsOptions): TopicOffsets {
-  const admin = new Kafka({
-    clientId: options.clientId ?? 'gamedata-offsets',
-    brokers: [...options.brokers],
-    logLevel: logLevel.NOTHING,
-  }).admin();
+  const admin = createKafkaClient(
+    resolveKafkaOptions({ clientId: options.clientId ?? 'gamedata-offsets', brokers: options.brokers }),
+  ).admin();
   return {
     connect: () => admin.connect(),
     disconnect: () => admin.disconnect(),
