@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `npm run demo` and `npm test` need on a fresh Debian machine of this kind and is a no-op
 # afterwards: Debian's redis-tools (the Redis 7 binary), Maven and curl when missing (as root, or through sudo),
-# and node_modules when missing. Sourced by scripts/demo.sh, scripts/test.sh and .ci/run.
+# under CI also Debian's prometheus (for promtool), and node_modules when missing. Sourced by scripts/demo.sh,
+# scripts/test.sh and .ci/run.
 set -euo pipefail
 
 ensure_deps() {
@@ -9,6 +10,9 @@ ensure_deps() {
   command -v redis-check-rdb >/dev/null 2>&1 || missing+=(redis-tools)
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
+  # promtool (Debian's prometheus package) runs the alert rules' unit tests (ops/prometheus); CI must have it,
+  # a developer's `npm test` skips that one test without it.
+  [[ -z "${CI:-}" ]] || command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   if ((${#missing[@]})); then
     local sudo=""
     [[ "$(id -u)" == 0 ]] || sudo="sudo"
@@ -20,6 +24,18 @@ ensure_deps() {
     echo "[deps] installing node_modules" >&2
     # npm 11 may refuse a lock file that lacks other platforms' optional packages the registry does not serve
     # (npm/cli#4828); `npm install --no-save` then installs the same locked versions without rewriting it.
-    npm ci --no-audit --no-fund >&2 || npm install --no-save --no-audit --no-fund >&2
+    # npm ci's refusal comes with npm's whole usage text: kept in a file, and only its first error line shown.
+    local log
+    log="$(mktemp)"
+    if npm ci --no-audit --no-fund >"$log" 2>&1; then
+      cat "$log" >&2
+    else
+      local why
+      # The first error line that says something (not `code EUSAGE`, not blank), cut at its first sentence.
+      why="$(sed -nE 's/^npm (error|ERR!) +//p' "$log" | grep -v -m1 -E '^(code |$)' | sed -E 's/\. .*/./' || true)"
+      echo "[deps] npm ci refused (${why:-no reason given}); installing the locked versions with npm install --no-save" >&2
+      npm install --no-save --no-audit --no-fund >&2
+    fi
+    rm -f "$log"
   fi
 }
