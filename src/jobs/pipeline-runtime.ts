@@ -31,6 +31,8 @@ import { checkpointTopicName, createTransactionalSlicePublisher } from '../sink/
 import { createPendingMarks, createRedisPendingMarks } from '../dedup/index.js';
 import { DEFAULT_CONFIG } from '../config/load-config.js';
 import type { ExactlyOnceDelivery } from './process-slice-exactly-once.js';
+import { leaseProducerMember } from './producer-member-lease.js';
+import { createRedisSliceOwners } from './redis-slice-owners.js';
 import type { SliceSource } from './process-slice.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
@@ -199,14 +201,20 @@ export async function createPipelineRuntime(
           return Promise.reject(new ConfigError('this runtime was created without Kafka'));
         },
       };
-  // Exactly-once: a transactional producer per running slice, checkpoints in `<prefix>.__slices`.
+  // Exactly-once: pooled transactional producers (ids `<topicPrefix>.tx.m<n>.<i>`, m<n> leased in Redis), each
+  // slice's owners recorded in Redis, checkpoints in `<prefix>.__slices`.
+  const exactlyOnce =
+    registry !== undefined && (settings.delivery ?? DEFAULT_CONFIG.delivery) === 'exactly-once';
+  const member = exactlyOnce ? await leaseProducerMember(redis, { prefix: settings.redisPrefix }) : undefined;
   const transactional =
-    registry !== undefined && (settings.delivery ?? DEFAULT_CONFIG.delivery) === 'exactly-once'
+    exactlyOnce && member !== undefined
       ? createTransactionalSlicePublisher({
           brokers: settings.kafkaBrokers,
           clientId: 'gamedata-worker',
           checkpointTopic: checkpointTopicName(settings.topicPrefix),
           transactionalIdPrefix: `${settings.topicPrefix}.tx`,
+          member: () => member.current(),
+          owners: createRedisSliceOwners(redis, { prefix: settings.redisPrefix }),
         })
       : undefined;
   const eos: ExactlyOnceDelivery | undefined =
@@ -237,6 +245,7 @@ export async function createPipelineRuntime(
     async close() {
       await sink.disconnect();
       await transactional?.close();
+      await member?.close();
       await budget?.close();
       await redis.quit();
     },

@@ -21,6 +21,8 @@ export {
   transactionalIdFor,
   DEFAULT_TRANSACTIONAL_SLICE_PUBLISHER_OPTIONS,
 } from './transactional-slice-publisher.js';
+export { createMemorySliceOwners } from './slice-owners.js';
+export type { SliceOwners } from './slice-owners.js';
 export type {
   TransactionalSlicePublisher,
   TransactionalSlicePublisherOptions,

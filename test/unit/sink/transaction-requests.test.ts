@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it, vi } from 'vitest';
 import { Partitioners } from 'kafkajs';
-import { transactionRequests } from '../../../src/sink/transactional-slice-publisher.js';
+import { transactionRequests } from '../../../src/sink/transaction-requests.js';
 import type { SinkMessage } from '../../../src/sink/kafka-sink.js';
 
 const require = createRequire(import.meta.url);

@@ -1,0 +1,251 @@
+/**
+ * Reading a slice's last committed checkpoint from the compacted `<prefix>.__slices` topic (read_committed), for the
+ * transactional slice publisher: after a fence, the read is exact.
+ *
+ * The end of a recovery read is one past a probe record appended now, NOT the partition's last stable offset:
+ * another slice's transaction left open on the checkpoint partition (a worker killed mid-commit leaves one until the
+ * broker times it out) holds the LSO below this slice's newest committed checkpoint, and a read up to the LSO then
+ * finds an older checkpoint (the chaos test's duplicates). Batches emptied by read_committed filtering never reach
+ * kafkajs' `eachBatch`: progress is tracked on END_BATCH_PROCESS.
+ */
+import { randomUUID } from 'node:crypto';
+import { Partitioners } from 'kafkajs';
+import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
+import { ServiceError } from '../errors.js';
+import { retryRetriable } from './retry-retriable.js';
+import { installReadCommittedFilter } from './read-committed-filter.js';
+
+/**
+ * Key of the probe record `readCommitted` writes to the checkpoint partition (a tombstone: the compacted topic keeps
+ * nothing of it): its offset bounds every record written before, whatever transactions are still open.
+ */
+export const CHECKPOINT_PROBE_KEY = '__end-probe';
+
+/** The last committed checkpoint of a slice, as a read_committed consumer sees it. */
+export interface SliceCheckpoint<S> {
+  sliceKey: string;
+  /** Sequence number of the last committed page (0-based); -1 when only state was committed. */
+  seq: number;
+  /** The caller's state, as given to `commit` (JSON). */
+  state: S;
+  /** Where the checkpoint record sits: a later recovery read may start there (inclusive). */
+  partition: number;
+  offset: string;
+}
+
+/** A kafkajs client connected on first use, made again after a failed connect. */
+export function lazyConnected<T extends { connect(): Promise<void>; disconnect(): Promise<void> }>(
+  make: () => T,
+): { get(): Promise<T>; close(): Promise<void> } {
+  let current: Promise<T> | undefined;
+  return {
+    get() {
+      current ??= (async () => {
+        const client = make();
+        try {
+          await client.connect();
+        } catch (error) {
+          current = undefined;
+          throw error;
+        }
+        return client;
+      })();
+      return current;
+    },
+    async close() {
+      const c = current;
+      current = undefined;
+      if (c !== undefined) await (await c.catch(() => undefined))?.disconnect();
+    },
+  };
+}
+
+export interface CheckpointReaderOptions {
+  kafka: Kafka;
+  checkpointTopic: string;
+  /** Prefix of the one-off recovery groups' ids. */
+  groupIdPrefix: string;
+  requestTimeoutMs: number;
+  /** A read that makes no progress this long fails (retriable). */
+  recoveryTimeoutMs: number;
+  retry: { retries: number; initialRetryTime: number; maxRetryTime: number };
+}
+
+export interface CheckpointReader {
+  /** The checkpoint partition of a slice key (the producer's murmur2 rule). */
+  partitionOf(sliceKey: string): Promise<number>;
+  /** Partitions of a topic, read once. */
+  partitionsOf(topic: string): Promise<number>;
+  /** The last stable offset of the slice key's checkpoint partition. */
+  lastStableOffset(sliceKey: string): Promise<string>;
+  /** The last committed checkpoint of a slice from `readFrom` (inclusive) to a probe appended now. */
+  readCommitted<S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null>;
+  close(): Promise<void>;
+}
+
+export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointReader {
+  // kafkajs 2.2.4 lets records of some aborted transactions through a read_committed read (read-committed-filter.ts).
+  installReadCommittedFilter();
+  const admin = lazyConnected<Admin>(() => o.kafka.admin());
+  // A plain producer for the end probes of recovery reads (acks all, not transactional).
+  const probeProducer = lazyConnected<Producer>(() =>
+    o.kafka.producer({ allowAutoTopicCreation: false, retry: o.retry }),
+  );
+  const partitioner = Partitioners.DefaultPartitioner();
+  const topicPartitions = new Map<string, number>();
+
+  async function partitionsOf(topic: string): Promise<number> {
+    const known = topicPartitions.get(topic);
+    if (known !== undefined) return known;
+    const meta = await (await admin.get()).fetchTopicMetadata({ topics: [topic] });
+    const n = meta.topics[0]?.partitions.length ?? 0;
+    if (n === 0)
+      throw new ServiceError(`topic ${topic} has no partitions (run \`gamedata topics create\`)`, 'kafka');
+    topicPartitions.set(topic, n);
+    return n;
+  }
+
+  async function partitionOf(sliceKey: string): Promise<number> {
+    const partitions = await partitionsOf(o.checkpointTopic);
+    return partitioner({
+      topic: o.checkpointTopic,
+      partitionMetadata: Array.from({ length: partitions }, (_, i) => ({
+        partitionId: i,
+        leader: 0,
+        replicas: [0],
+        isr: [0],
+        partitionErrorCode: 0,
+      })),
+      message: { key: sliceKey, value: null },
+    });
+  }
+
+  async function lastStableOffset(sliceKey: string): Promise<string> {
+    const partition = await partitionOf(sliceKey);
+    // `high` from ListOffsets(read_committed) is the last stable offset.
+    const offsets = await retryRetriable(async () =>
+      (await admin.get()).fetchTopicOffsets(o.checkpointTopic),
+    );
+    return offsets.find((x) => x.partition === partition)?.high ?? '0';
+  }
+
+  /**
+   * One past a probe record (a tombstone under {@link CHECKPOINT_PROBE_KEY}) appended now: every checkpoint of a
+   * slice fenced before the call lies below it. The read_committed reader passes the probe only once every
+   * transaction that began before it has ended (milliseconds, up to a dead owner's transaction timeout).
+   */
+  async function probeEnd(partition: number): Promise<bigint> {
+    const answers = await retryRetriable(async () =>
+      (await probeProducer.get()).send({
+        topic: o.checkpointTopic,
+        acks: -1,
+        timeout: o.requestTimeoutMs,
+        messages: [{ key: CHECKPOINT_PROBE_KEY, value: null, partition }],
+      }),
+    );
+    const answer = answers.find((a) => a.topicName === o.checkpointTopic && a.partition === partition);
+    if (answer?.baseOffset === undefined)
+      throw new ServiceError(
+        `Kafka did not acknowledge the end probe of ${o.checkpointTopic}[${partition}]`,
+        'kafka',
+        { retriable: true },
+      );
+    return BigInt(answer.baseOffset) + 1n;
+  }
+
+  async function readCommitted<S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null> {
+    const partition = await partitionOf(sliceKey);
+    const offsets = await retryRetriable(async () =>
+      (await admin.get()).fetchTopicOffsets(o.checkpointTopic),
+    );
+    const p = offsets.find((x) => x.partition === partition);
+    if (p === undefined) return null;
+    const low = BigInt(p.low);
+    const from = readFrom === undefined ? low : BigInt(readFrom) > low ? BigInt(readFrom) : low;
+    const end = await probeEnd(partition);
+    if (from >= end) return null;
+    return readRange<S>(sliceKey, partition, from, end);
+  }
+
+  async function readRange<S>(
+    sliceKey: string,
+    partition: number,
+    from: bigint,
+    end: bigint,
+  ): Promise<SliceCheckpoint<S> | null> {
+    const groupId = `${o.groupIdPrefix}.recover.${randomUUID()}`;
+    const consumer: Consumer = o.kafka.consumer({
+      groupId,
+      readUncommitted: false,
+      maxWaitTimeInMs: 50,
+      retry: { retries: 3 },
+    });
+    let last: SliceCheckpoint<S> | null = null;
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: o.checkpointTopic, fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        let timer: NodeJS.Timeout | undefined;
+        const arm = (): void => {
+          if (timer) clearTimeout(timer);
+          timer = setTimeout(
+            () =>
+              reject(
+                new ServiceError(
+                  `the recovery read of slice ${sliceKey} made no progress for ${o.recoveryTimeoutMs} ms (offset < ${end})`,
+                  'kafka',
+                  { retriable: true },
+                ),
+              ),
+            o.recoveryTimeoutMs,
+          );
+        };
+        arm();
+        const progress = (lastOffset: string): void => {
+          arm();
+          if (BigInt(lastOffset) + 1n >= end) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
+          if (e.payload.topic === o.checkpointTopic && e.payload.partition === partition)
+            progress(e.payload.lastOffset);
+        });
+        consumer
+          .run({
+            autoCommit: false,
+            eachBatch: async ({ batch }) => {
+              if (batch.partition !== partition) return;
+              for (const m of batch.messages) {
+                if (BigInt(m.offset) >= end) break;
+                if (m.key?.toString() !== sliceKey || m.value === null) continue;
+                const v = JSON.parse(m.value.toString()) as { seq: number; state: S };
+                last = { sliceKey, seq: v.seq, state: v.state, partition, offset: m.offset };
+              }
+              await Promise.resolve();
+            },
+          })
+          .catch(reject);
+        // After run() was called (kafkajs wants that), before its first fetch.
+        consumer.seek({ topic: o.checkpointTopic, partition, offset: from.toString() });
+      });
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+      // One-off groups would otherwise pile up in the group coordinator.
+      await (await admin.get()).deleteGroups([groupId]).catch(() => undefined);
+    }
+    return last;
+  }
+
+  return {
+    partitionOf,
+    partitionsOf,
+    lastStableOffset,
+    readCommitted,
+    async close() {
+      await admin.close();
+      await probeProducer.close();
+    },
+  };
+}
