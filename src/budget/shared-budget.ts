@@ -35,7 +35,7 @@ export type { BudgetSnapshot };
 import { decodeReply, encodeFailure, encodeResult } from './reply-codec.js';
 import { groupIdentical } from './select-batch.js';
 import { decideSend } from './send-decision.js';
-import { workBinds } from './work-binds.js';
+import { workFill } from './work-binds.js';
 import type { WorkEstimator } from './work-estimate.js';
 import type { TokenBudgetState } from './token-budget.js';
 import { DEFAULT_TOKEN_BUDGET_OPTIONS } from './token-budget.js';
@@ -116,7 +116,7 @@ export interface BatchInfo {
   slots: number;
   /** Calls per priority, in {@link CALL_PRIORITIES} order. */
   byPriority: number[];
-  /** Whether the budget bound when the batch was chosen. */
+  /** Whether the budget and the work bound when the batch was chosen (a full batch was asked for, see `workFill`). */
   binds: boolean;
 }
 
@@ -405,18 +405,24 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
         }
         // Over a whole window ahead: the tokens left at a window's end are no reason to send partial batches. And
         // only while the work waiting and coming needs more requests than that (a small job never binds the key).
-        const binds =
-          limiter.bindsAhead(maxInFlight) &&
-          workBinds({
-            waiting,
-            coming: options.work === undefined ? undefined : await options.work.comingCalls(),
-            tokensAhead: limiter.tokensAhead(),
-          });
+        const binds = limiter.bindsAhead(maxInFlight);
+        // And as full as the work asks: everything at once when the calls waiting and coming fit in the tokens,
+        // full batches when they need more than the key grants (see `workFill`).
+        const minFill = binds
+          ? workFill({
+              waiting,
+              coming: options.work === undefined ? undefined : await options.work.comingCalls(),
+              tokensLeft: limiter.tokensLeft(),
+              tokensAhead: limiter.tokensAhead(),
+              maxBatch,
+            })
+          : 1;
         const decision = decideSend({
           waiting,
           urgent,
           heldMs: heldSince === undefined ? 0 : now() - heldSince,
           binds,
+          minFill,
           maxBatch,
           maxHoldMs,
         });
@@ -444,7 +450,7 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
         )) as string[];
         if (taken.length === 0) continue;
         active++;
-        const run = runBatch(taken, batchKey, binds).finally(() => {
+        const run = runBatch(taken, batchKey, binds && minFill >= maxBatch).finally(() => {
           active--;
           running.delete(run);
           const freed = slotFreed;
@@ -466,22 +472,49 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     const byPriority = CALL_PRIORITIES.map(() => 0);
     for (const c of items) byPriority[c.p] = (byPriority[c.p] ?? 0) + 1;
     options.onBatch?.({ calls: items.length, slots: unique.length, byPriority, binds });
+    // Calls of this process are answered here, with the result object itself: no JSON and no Redis round trip for
+    // a page's data (a slot shared by several callers goes to the first one; the others get their own copy through
+    // the reply list, as callers in other processes do).
+    const answeredHere = new Set<number>();
+    const usedSlots = new Set<number>();
+    const answerHere = (
+      i: number,
+      c: Item,
+      outcome: { result: SlotResult } | { failure: GamedataError },
+    ): void => {
+      const p = c.r === id ? pending.get(c.id) : undefined;
+      if (p === undefined) return;
+      pending.delete(c.id);
+      answeredHere.add(i);
+      if ('failure' in outcome) p.reject(outcome.failure);
+      else p.resolve(outcome.result);
+    };
     let replies: string[];
     try {
       if (!transport) throw new GamedataError('budget: no transport attached');
       const results = await transport.send(unique.map((c) => ({ procedure: c.m, input: c.i })));
       replies = items.map((c, i) => {
-        const r = results[slotOf[i] ?? -1];
+        const slot = slotOf[i] ?? -1;
+        const r = results[slot];
+        if (r !== undefined && !usedSlots.has(slot) && c.r === id) {
+          usedSlots.add(slot);
+          answerHere(i, c, { result: r });
+          if (answeredHere.has(i)) return '';
+        }
         return r
           ? encodeResult(c.id, r)
           : encodeFailure(c.id, new GamedataError(`budget: no result for ${c.m}`));
       });
     } catch (error) {
       const e = GamedataError.from(error);
-      replies = items.map((c) => encodeFailure(c.id, e));
+      replies = items.map((c, i) => {
+        answerHere(i, c, { failure: e });
+        return answeredHere.has(i) ? '' : encodeFailure(c.id, e);
+      });
     }
     const byTarget = new Map<string, string[]>();
     items.forEach((c, i) => {
+      if (answeredHere.has(i)) return;
       const list = byTarget.get(c.r) ?? [];
       list.push(replies[i] ?? '');
       byTarget.set(c.r, list);
