@@ -2,6 +2,7 @@
  * Our own small producer interface over kafkajs. kafkajs has had no release since 2023, so nothing outside this
  * folder imports it: swapping the client means rewriting this file and `create-topics.ts`, nothing else.
  */
+import { createRequire } from 'node:module';
 import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
 import type { Admin, LogEntry, Producer, SASLOptions } from 'kafkajs';
 import { ConfigError, ServiceError } from '../errors.js';
@@ -225,7 +226,10 @@ export function toWire(): (m: SinkMessage) => {
   };
 }
 
-const KEY_PARTITIONER = Partitioners.DefaultPartitioner();
+// kafkajs' own murmur2 (the Java client's), so keys land where the producer's default partitioner puts them.
+const murmur2 = createRequire(import.meta.url)('kafkajs/src/producer/partitioners/default/murmur2') as (
+  key: string | Buffer,
+) => number;
 
 /** The kafkajs client the sink needs (tests pass a recording fake). */
 export type SinkKafkaClient = Pick<Kafka, 'producer' | 'admin'>;
@@ -236,17 +240,8 @@ export type SinkKafkaClient = Pick<Kafka, 'producer' | 'admin'>;
  */
 export function partitionForKey(key: string | null, partitions: number, fallback: number): number {
   if (key === null) return fallback % partitions;
-  return KEY_PARTITIONER({
-    topic: '',
-    partitionMetadata: Array.from({ length: partitions }, (_, i) => ({
-      partitionId: i,
-      leader: 0,
-      replicas: [0],
-      isr: [0],
-      partitionErrorCode: 0,
-    })),
-    message: { key, value: null },
-  });
+  // kafkajs' DefaultPartitioner (Java's): toPositive(murmur2(key)) % partitions, without its per-call metadata.
+  return (murmur2(key) & 0x7fffffff) % partitions;
 }
 
 /**

@@ -195,3 +195,29 @@ describe('createKafkaSink when a leader moves during a send (kafkajs skips parti
     await sink.disconnect();
   });
 });
+
+describe('partitionForKey', () => {
+  it("puts every key where kafkajs' default partitioner does", async () => {
+    const fc = await import('fast-check');
+    const { Partitioners } = await import('kafkajs');
+    const { partitionForKey } = await import('../../../src/sink/kafka-sink.js');
+    const reference = Partitioners.DefaultPartitioner();
+    fc.assert(
+      fc.property(fc.string({ minLength: 0, maxLength: 40 }), fc.integer({ min: 1, max: 64 }), (key, n) => {
+        const expected = reference({
+          topic: 't',
+          partitionMetadata: Array.from({ length: n }, (_, i) => ({
+            partitionId: i,
+            leader: 0,
+            replicas: [0],
+            isr: [0],
+            partitionErrorCode: 0,
+          })),
+          message: { key, value: null },
+        });
+        expect(partitionForKey(key, n, 0)).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
