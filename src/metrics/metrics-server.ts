@@ -67,6 +67,13 @@ export async function startMetricsServer(
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/metrics') {
+      // Readiness as gauges too, read at the scrape (a cached state): what the alert rules watch.
+      const state = shared.readiness?.();
+      if (state !== undefined) {
+        metrics.workerReady.set(state.ready ? 1 : 0);
+        for (const [service, s] of Object.entries(state.services))
+          metrics.serviceUp.set({ service }, s === 'reachable' ? 1 : 0);
+      }
       metrics.render().then(
         (text) => {
           res.writeHead(200, { 'content-type': metrics.registry.contentType });

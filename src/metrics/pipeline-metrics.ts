@@ -13,7 +13,8 @@
  * | offset-commit-completion-total       | gamedata_checkpoints_total                 |
  *
  * Plus upstream and cache figures Connect has no name for: pages, HTTP requests by status, batch sizes,
- * cache hits/stale/misses, tail lag, and the API key's shared budget (`gamedata_budget_*`: limit, remaining,
+ * cache hits/stale/misses, tail lag and interval, the slice queue by state, readiness and each
+ * service's reachability (what the alert rules in ops/prometheus/ use), and the API key's shared budget (`gamedata_budget_*`: limit, remaining,
  * requests, procedures, procedures per request, 429s, calls waiting per priority, whether this process fetches).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -34,7 +35,15 @@ export interface PipelineMetrics {
   readonly produceLatency: Histogram<'topic'>;
   readonly cacheLookups: Counter<'operation' | 'result'>;
   readonly tailLagSeconds: Gauge<'resource'>;
+  /** The tail's interval (`--every`), for alerts relative to it. */
+  readonly tailInterval: Gauge<'resource'>;
   readonly rateLimitRemaining: Gauge;
+  /** Slices of the deployment's queue by state (waiting, prioritized, delayed, active, failed), at each heartbeat. */
+  readonly slicesQueued: Gauge<'state'>;
+  /** 1 while every service the worker needs answered its last check (what `/readyz` says). */
+  readonly workerReady: Gauge;
+  /** 1 while the service answered its last check, by service (kafka, schema-registry, redis). */
+  readonly serviceUp: Gauge<'service'>;
   /** The API key's shared budget, deployment-wide (read from Redis at each heartbeat). */
   readonly budget: {
     readonly limit: Gauge;
@@ -143,6 +152,29 @@ export function createPipelineMetrics(options: PipelineMetricsOptions = {}): Pip
       name: 'gamedata_tail_lag_seconds',
       help: 'Seconds between now and the watermark of the resource tail.',
       labelNames: ['resource'],
+      registers,
+    }),
+    tailInterval: new Gauge({
+      name: 'gamedata_tail_interval_seconds',
+      help: 'The interval of the resource tail (gamedata tail --every).',
+      labelNames: ['resource'],
+      registers,
+    }),
+    slicesQueued: new Gauge({
+      name: 'gamedata_slices_queued',
+      help: "Slices in the deployment's queue by state (waiting, prioritized, delayed, active, failed), read at each heartbeat.",
+      labelNames: ['state'],
+      registers,
+    }),
+    workerReady: new Gauge({
+      name: 'gamedata_worker_ready',
+      help: '1 while every service the worker needs answered its last check (as /readyz), else 0.',
+      registers,
+    }),
+    serviceUp: new Gauge({
+      name: 'gamedata_service_up',
+      help: '1 while the service answered its last check, else 0, by service (kafka, schema-registry, redis).',
+      labelNames: ['service'],
       registers,
     }),
     rateLimitRemaining: new Gauge({

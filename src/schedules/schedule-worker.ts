@@ -13,6 +13,7 @@ import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
 import { runWithPriority } from '../budget/priority.js';
+import { createScheduleRegistry } from './schedule-registry.js';
 import {
   processTick,
   tickPriority,
@@ -69,6 +70,8 @@ export interface ScheduleWorkerDeps {
   onRescan?: (resource: ResourceName, outcome: RescanOutcome) => void;
   /** Receives the tail lag per resource (seconds since the watermark's run was planned). */
   tailLag?: { set(labels: { resource: string }, value: number): void };
+  /** Receives each tail's interval in seconds (`--every`), refreshed with the lag: alerts compare the two. */
+  tailInterval?: { set(labels: { resource: string }, value: number): void };
 }
 
 export interface ScheduleWorker {
@@ -139,6 +142,10 @@ export function startScheduleWorker(
           },
         }),
   };
+  const registry =
+    deps.tailInterval === undefined
+      ? undefined
+      : createScheduleRegistry({ connection: o.connection, prefix: o.prefix });
   const refreshLag = async (): Promise<void> => {
     if (deps.tailLag === undefined) return;
     const now = Date.now();
@@ -146,6 +153,10 @@ export function startScheduleWorker(
       const lag = tailLagSeconds(s, now);
       if (lag !== undefined) deps.tailLag.set({ resource: s.resource }, lag);
     }
+    if (registry === undefined || deps.tailInterval === undefined) return;
+    for (const s of await registry.list())
+      if (s.kind === 'tail' && s.every !== undefined)
+        deps.tailInterval.set({ resource: s.resource }, s.every / 1000);
   };
   const worker = new Worker<ScheduleTickData, TickOutcome>(
     SCHEDULE_QUEUE,
@@ -176,6 +187,7 @@ export function startScheduleWorker(
     async close() {
       clearInterval(timer);
       await worker.close();
+      await registry?.close();
     },
   };
 }

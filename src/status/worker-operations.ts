@@ -11,7 +11,7 @@
  * // ... on shutdown:
  * await ops.close(); await workers.close(); await rt.close();
  */
-import type { ConnectionOptions } from 'bullmq';
+import { Queue, type ConnectionOptions } from 'bullmq';
 import type {
   PipelineRuntime,
   PipelineRuntimeOptions,
@@ -19,6 +19,7 @@ import type {
   PipelineWorkerDeps,
 } from '../jobs/index.js';
 import type { PipelineSettings } from '../config/index.js';
+import { QUEUE_NAMES } from '../planner/queue-names.js';
 import {
   startScheduleWorker,
   type ScheduleWorker,
@@ -70,6 +71,7 @@ export function createWorkerOperations(
     ...(options.metricsHost === undefined ? {} : { metricsHost: options.metricsHost }),
   });
   let schedules: ScheduleWorker | undefined;
+  let slicesQueue: Queue | undefined;
   return {
     telemetry,
     runtimeOptions: { client: { onRequest: (info) => telemetry.onRequest(info) } },
@@ -78,7 +80,10 @@ export function createWorkerOperations(
       return schedules;
     },
     async start({ runtime, workers, connection }) {
+      slicesQueue = new Queue(QUEUE_NAMES.slices, { connection, prefix: settings.queuePrefix });
+      slicesQueue.on('error', () => undefined); // the worker's service monitor reports Redis
       const url = await telemetry.start({
+        slicesQueue,
         redis: runtime.redis,
         client: runtime.client,
         budget: runtime.budget,
@@ -99,6 +104,7 @@ export function createWorkerOperations(
             users: runtime.users,
             budget: runtime.budget,
             tailLag: telemetry.metrics.tailLagSeconds,
+            tailInterval: telemetry.metrics.tailInterval,
           },
         );
       }
@@ -107,6 +113,7 @@ export function createWorkerOperations(
     async close() {
       await schedules?.close();
       await telemetry.close();
+      await slicesQueue?.close().catch(() => undefined);
     },
   };
 }

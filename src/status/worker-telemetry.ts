@@ -6,7 +6,7 @@
  * rate-limit headroom it last saw.
  */
 import { hostname } from 'node:os';
-import type { Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Client } from '../client/create-client.js';
 import type { SharedBudget } from '../budget/shared-budget.js';
@@ -81,6 +81,8 @@ export interface WorkerTelemetry {
     /** The key's shared budget: its snapshot feeds the `gamedata_budget_*` gauges at each heartbeat. */
     budget?: Pick<SharedBudget, 'snapshot' | 'isLeader'> | undefined;
     slices?: Worker<SliceJobData, SliceResult>;
+    /** The slice queue: its job counts feed `gamedata_slices_queued` at each heartbeat. */
+    slicesQueue?: Pick<Queue, 'getJobCounts'>;
   }): Promise<string | undefined>;
   close(): Promise<void>;
 }
@@ -211,6 +213,11 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
           );
           lastCache = { fresh: cache.fresh, stale: cache.stale, misses: cache.misses };
         }
+        // The deployment's slice queue by state (every worker reports the same figures: alert on their max).
+        const queued = await s.slicesQueue
+          ?.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'failed')
+          .catch(() => undefined);
+        for (const [state, n] of Object.entries(queued ?? {})) metrics.slicesQueued.set({ state }, n);
         // A Redis hiccup reading the budget must not cost the heartbeat.
         const b = await s.budget?.snapshot().catch(() => undefined);
         if (s.budget !== undefined && b !== undefined) {
