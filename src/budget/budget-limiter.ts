@@ -13,6 +13,7 @@ import {
   startRequest,
   tailsOnly,
   tokensAhead,
+  tokensLeft,
   waitBeforeRequest,
 } from './token-budget.js';
 
@@ -25,6 +26,8 @@ export interface BudgetLimiter extends RateLimiter {
   bindsAhead(maxInFlight: number): boolean;
   /** Requests the key will grant from now to the end of the next window (see `tokensAhead`). */
   tokensAhead(): number | undefined;
+  /** Requests the key will still grant in this window (see `tokensLeft`). */
+  tokensLeft(): number | undefined;
   /** Whether the last `share` of the window's requests is reached: only tails may spend now (see `tailsOnly`). */
   tailsOnly(share: number): boolean;
   /** Resolves at the next answer (or failure) of a request. */
@@ -101,6 +104,7 @@ export function createBudgetLimiter(options: BudgetLimiterOptions): BudgetLimite
     binds: (maxInFlight) => budgetBinds(s, now(), options, maxInFlight),
     bindsAhead: (maxInFlight) => budgetBindsAhead(s, now(), options, maxInFlight),
     tokensAhead: () => tokensAhead(s, now(), options),
+    tokensLeft: () => tokensLeft(s, now(), options),
     tailsOnly: (share) =>
       tailsOnly(s, now(), options, s.limit === undefined ? 0 : Math.ceil(s.limit * share)),
     changed,

@@ -23,13 +23,14 @@ export {
   initialTokenBudget,
   startRequest,
   tokensAhead,
+  tokensLeft,
   waitBeforeRequest,
   DEFAULT_TOKEN_BUDGET_OPTIONS,
 } from './token-budget.js';
 export type { TokenBudgetState, TokenBudgetOptions, BudgetObservation } from './token-budget.js';
 export { decideSend } from './send-decision.js';
-export { workBinds } from './work-binds.js';
-export type { WorkBindsInput } from './work-binds.js';
+export { workBinds, workFill } from './work-binds.js';
+export type { WorkFillInput } from './work-binds.js';
 export { createWorkEstimator, DEFAULT_WORK_ESTIMATOR_OPTIONS } from './work-estimate.js';
 export type { WorkEstimator, WorkEstimatorOptions, WorkSource } from './work-estimate.js';
 export type { SendDecision, SendInput } from './send-decision.js';

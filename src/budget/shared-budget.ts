@@ -64,6 +64,13 @@ export interface SharedBudgetOptions {
    */
   maxHoldMs?: number | undefined;
   /**
+   * While the budget binds, a partial batch that already carries the fill the work asks for (`workFill`) still
+   * waits this share of the measured request latency for calls arriving right behind it (`decideSend`'s
+   * `gatherMs`): slices answered by one POST come back for their next page milliseconds apart. 0 = none.
+   * @default 0.25
+   */
+  gatherShare?: number | undefined;
+  /**
    * Share of each window's requests kept for tails (`feed-tail`, `resource-tail`): once only this much is left,
    * backfill and rescan calls wait for the reset unless it is due within two request latencies. So a tail never
    * waits a whole window behind a backfill that spent it. 0 = none. @default 0.05
@@ -101,6 +108,7 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   maxBatchSize: UPSTREAM_MAX_BATCH,
   maxInFlight: 16,
   maxHoldMs: 3000,
+  gatherShare: 0.25,
   tailShare: 0.05,
   leaseMs: 5000,
   reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,
@@ -187,6 +195,9 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   const maxInFlight = positive('maxInFlight', options.maxInFlight ?? d.maxInFlight, true);
   const maxHoldMs = options.maxHoldMs ?? d.maxHoldMs;
   if (!(maxHoldMs >= 0)) throw new ConfigError(`maxHoldMs must be >= 0, got ${maxHoldMs}`, ['maxHoldMs']);
+  const gatherShare = options.gatherShare ?? d.gatherShare;
+  if (!(gatherShare >= 0 && gatherShare <= 1))
+    throw new ConfigError(`gatherShare must be in [0, 1], got ${gatherShare}`, ['gatherShare']);
   const tailShare = options.tailShare ?? d.tailShare;
   if (!(tailShare >= 0 && tailShare < 1))
     throw new ConfigError(`tailShare must be in [0, 1), got ${tailShare}`, ['tailShare']);
@@ -423,6 +434,7 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           heldMs: heldSince === undefined ? 0 : now() - heldSince,
           binds,
           minFill,
+          gatherMs: gatherShare * limiter.tokens().latencyMs,
           maxBatch,
           maxHoldMs,
         });

@@ -207,3 +207,10 @@ export function tokensAhead(state: TokenBudgetState, now: number, o: TokenBudget
   const left = s.pauseUntil > now ? 0 : Math.max(0, s.remaining - o.reserve);
   return left + Math.max(0, s.limit - o.reserve);
 }
+
+/** Requests the key will still grant in this window above the reserve (0 during a pause); `undefined`: unknown. */
+export function tokensLeft(state: TokenBudgetState, now: number, o: TokenBudgetOptions): number | undefined {
+  const s = rollWindow(state, now, o);
+  if (s.remaining === undefined) return undefined;
+  return s.pauseUntil > now ? 0 : Math.max(0, s.remaining - o.reserve);
+}

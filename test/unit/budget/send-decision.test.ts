@@ -71,3 +71,37 @@ describe('decideSend with tail calls waiting', () => {
     );
   });
 });
+
+describe('decideSend with the fill the work asks for', () => {
+  it('while the budget binds, sends without a hold exactly when min(minFill, maxBatch) calls wait', () => {
+    fc.assert(
+      fc.property(input, fc.integer({ min: -5, max: 80 }), (i, minFill) => {
+        const d = decideSend({ ...i, binds: true, minFill, heldMs: 0, maxHoldMs: Math.max(1, i.maxHoldMs) });
+        const fill = Math.min(i.maxBatch, Math.max(1, minFill));
+        if (i.waiting === 0) expect(d.action).toBe('idle');
+        else expect(d.action).toBe(i.waiting >= fill ? 'send' : 'hold');
+      }),
+    );
+  });
+});
+
+describe('decideSend gathering calls right behind a batch', () => {
+  it('a batch with its fill but not full waits gatherMs while the budget binds; tails and full batches never', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 49 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 1, max: 300 }),
+        (waiting, heldMs, gatherMs) => {
+          const base = { waiting, heldMs, binds: true, minFill: 1, maxBatch: 50, maxHoldMs: 3000, gatherMs };
+          const d = decideSend(base);
+          if (heldMs < gatherMs) expect(d).toEqual({ action: 'hold', waitMs: gatherMs - heldMs });
+          else expect(d).toEqual({ action: 'send', size: waiting });
+          expect(decideSend({ ...base, urgent: 1 })).toEqual({ action: 'send', size: waiting });
+          expect(decideSend({ ...base, waiting: 50 })).toEqual({ action: 'send', size: 50 });
+          expect(decideSend({ ...base, binds: false })).toEqual({ action: 'send', size: waiting });
+        },
+      ),
+    );
+  });
+});

@@ -9,6 +9,7 @@ import {
   startRequest,
   tailsOnly,
   tokensAhead,
+  tokensLeft,
   waitBeforeRequest,
 } from '../../../src/budget/token-budget.js';
 import type { TokenBudgetState } from '../../../src/budget/token-budget.js';
@@ -278,7 +279,7 @@ describe('tailsOnly', () => {
   });
 });
 
-describe('tokensAhead', () => {
+describe('tokensAhead and tokensLeft', () => {
   it('is the tokens left above the reserve plus the next window, the next window alone during a pause', () => {
     fc.assert(
       fc.property(
@@ -290,6 +291,9 @@ describe('tokensAhead', () => {
           const s: TokenBudgetState = { ...initialTokenBudget(), answered: true, limit, remaining, resetAt };
           const next = Math.max(0, limit - o.reserve);
           expect(tokensAhead(s, 0, o)).toBe(Math.max(0, remaining - o.reserve) + next);
+          expect(tokensLeft(s, 0, o)).toBe(Math.max(0, remaining - o.reserve));
+          expect(tokensLeft({ ...s, pauseUntil: 500 }, 0, o)).toBe(0);
+          expect(tokensLeft({ ...s, remaining: undefined }, 0, o)).toBeUndefined();
           expect(tokensAhead({ ...s, pauseUntil: 500 }, 0, o)).toBe(next);
           expect(tokensAhead({ ...s, limit: undefined }, 0, o)).toBeUndefined();
           expect(tokensAhead({ ...s, remaining: undefined }, 0, o)).toBeUndefined();

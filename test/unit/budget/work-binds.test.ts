@@ -1,8 +1,8 @@
-/** Properties of the work test of the fetcher's hold: hold only while the work needs more requests than the key grants. */
+/** Properties of the work tests of the fetcher's hold: hold only as much as the work needs to fit in the key's tokens. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decideSend } from '../../../src/budget/send-decision.js';
-import { workBinds } from '../../../src/budget/work-binds.js';
+import { workBinds, workFill } from '../../../src/budget/work-binds.js';
 
 const counts = fc.record({
   waiting: fc.integer({ min: 0, max: 2000 }),
@@ -46,31 +46,109 @@ describe('workBinds', () => {
   });
 });
 
+describe('workFill', () => {
+  const fillInput = fc.record({
+    waiting: fc.integer({ min: 0, max: 2000 }),
+    coming: fc.integer({ min: 0, max: 100_000 }),
+    tokensLeft: fc.integer({ min: 0, max: 1000 }),
+    next: fc.integer({ min: 0, max: 1000 }),
+    maxBatch: fc.integer({ min: 1, max: 50 }),
+  });
+
+  it('is in [1, maxBatch]: maxBatch when the work binds, its share per token left otherwise', () => {
+    fc.assert(
+      fc.property(fillInput, (i) => {
+        const input = { ...i, tokensAhead: i.tokensLeft + i.next };
+        const fill = workFill(input);
+        expect(fill).toBeGreaterThanOrEqual(1);
+        expect(fill).toBeLessThanOrEqual(i.maxBatch);
+        const calls = i.waiting + i.coming;
+        if (workBinds(input)) expect(fill).toBe(i.maxBatch);
+        else
+          expect(fill).toBe(Math.min(i.maxBatch, Math.max(1, Math.ceil(calls / Math.max(1, i.tokensLeft)))));
+      }),
+    );
+  });
+
+  it('unknown budget: 1 (latency); unknown work: maxBatch (the capacity test alone decides)', () => {
+    fc.assert(
+      fc.property(fillInput, (i) => {
+        const input = { ...i, tokensAhead: i.tokensLeft + i.next };
+        expect(workFill({ ...input, tokensAhead: undefined })).toBe(1);
+        expect(workFill({ ...input, tokensLeft: undefined })).toBe(1);
+        expect(workFill({ ...input, coming: undefined })).toBe(i.maxBatch);
+      }),
+    );
+  });
+
+  it('a small job (calls no more than the tokens left) goes at once', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 500 }), fc.integer({ min: 0, max: 500 }), (waiting, coming) => {
+        const t = waiting + coming + 2;
+        expect(workFill({ waiting, coming, tokensLeft: t, tokensAhead: 2 * t, maxBatch: 50 })).toBe(1);
+      }),
+    );
+  });
+
+  it('batches carrying at least their fill keep the known work within the tokens left', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3000 }),
+        fc.integer({ min: 1, max: 300 }),
+        fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 30 }),
+        (calls, left, extras) => {
+          // The work fits in this window's tokens at 50 per request, and does not bind over two windows.
+          fc.pre(calls <= left * 50);
+          let rest = calls;
+          let tokens = left;
+          let requests = 0;
+          while (rest > 0) {
+            const fill = workFill({
+              waiting: 0,
+              coming: rest,
+              tokensLeft: tokens,
+              tokensAhead: 10 ** 9,
+              maxBatch: 50,
+            });
+            const size = Math.min(rest, 50, fill + (extras[requests % extras.length] ?? 0));
+            rest -= size;
+            tokens--;
+            requests++;
+          }
+          expect(requests).toBeLessThanOrEqual(left);
+        },
+      ),
+    );
+  });
+});
+
 /**
- * A fetcher following `decideSend` with `binds = workBinds(...)` on a fixed amount of work that arrives in random
- * bursts, one decision per step; a held step advances the clock by the hold it asked for.
+ * A fetcher following `decideSend` with `minFill = workFill(...)` on a fixed amount of work that arrives in random
+ * bursts, one decision per step, on a key with `tokens` requests (one window); a held step advances the clock by
+ * the hold it asked for (at most 50 ms).
  */
 function run(
   work: number,
   tokens: number,
   bursts: number[],
   maxHoldMs: number,
-): { requests: number; holds: number; partialAfterHold: boolean[] } {
+): { requests: number; holds: number; partialsBeforeHold: number } {
   let left = work; // calls not yet arrived
   let waiting = 0;
   let requests = 0;
   let holds = 0;
   let heldMs = 0;
-  const partialAfterHold: boolean[] = [];
+  let partialsBeforeHold = 0;
   let i = 0;
   while (left > 0 || waiting > 0) {
     const burst = Math.min(left, bursts[i++ % bursts.length] ?? 1);
     left -= burst;
     waiting += burst;
-    const binds = workBinds({ waiting, coming: left, tokensAhead: tokens - requests });
-    const d = decideSend({ waiting, heldMs, binds, maxBatch: 50, maxHoldMs });
+    const t = Math.max(0, tokens - requests);
+    const minFill = workFill({ waiting, coming: left, tokensLeft: t, tokensAhead: t, maxBatch: 50 });
+    const d = decideSend({ waiting, heldMs, binds: true, minFill, maxBatch: 50, maxHoldMs });
     if (d.action === 'send') {
-      if (d.size < 50) partialAfterHold.push(!binds || heldMs >= maxHoldMs);
+      if (d.size < minFill && heldMs < maxHoldMs) partialsBeforeHold++;
       waiting -= d.size;
       requests++;
       heldMs = 0;
@@ -79,7 +157,7 @@ function run(
       heldMs += Math.min(d.waitMs, 50);
     }
   }
-  return { requests, holds, partialAfterHold };
+  return { requests, holds, partialsBeforeHold };
 }
 
 describe('a fetcher deciding by the work', () => {
@@ -97,16 +175,14 @@ describe('a fetcher deciding by the work', () => {
     );
   });
 
-  it('when the work exceeds the tokens, a partial batch goes only after its hold or once the rest fits', () => {
+  it('a batch below the fill the work asks for goes only after its hold', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 200, max: 5000 }),
         fc.integer({ min: 2, max: 150 }),
         fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 20 }),
         (work, tokens, bursts) => {
-          fc.pre(work > tokens);
-          const r = run(work, tokens, bursts, 300);
-          for (const ok of r.partialAfterHold) expect(ok).toBe(true);
+          expect(run(work, tokens, bursts, 300).partialsBeforeHold).toBe(0);
         },
       ),
     );
