@@ -18,6 +18,10 @@
 #   scripts/stack.sh restart-redis   graceful Redis restart (same dir, AOF reloaded), for the persistence test
 #   scripts/stack.sh env             print the `export ...` lines only
 #   scripts/stack.sh plugins         fetch/build the Connect plugins only (.stack/connect/plugins; docker-compose mounts them)
+#   ... up|down|status|env|reset --secure   the secured stack instead (scripts/stack/secure.sh): Kafka SASL_SSL (SCRAM) and
+#                                    mutual TLS, Redis with TLS and an ACL user, the registry behind nginx (TLS + basic
+#                                    auth), a private CA; its own folder (.stack-secure/) and ports (29092, 28082,
+#                                    26479), so it runs beside the plaintext stack. `env --secure` prints every setting.
 #   ... up|status|env --with warehouse   also Kafka Connect (REST, distributed) + PostgreSQL: CONNECT_URL, WAREHOUSE_URL
 #                                    (scripts/stack/warehouse.sh; `down` and `reset` always include them)
 #
@@ -30,6 +34,13 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# --secure: the secured stack, with its own folder and ports (defaults only: STACK_* variables still win)
+SECURE=""
+for arg in "$@"; do [[ "$arg" != --secure ]] || SECURE=1; done
+if [[ -n "$SECURE" ]]; then
+  : "${STACK_DIR:=$ROOT/.stack-secure}" "${STACK_KAFKA_PORT:=29092}" "${STACK_KAFKA_CONTROLLER_PORT:=29093}"
+  : "${STACK_REGISTRY_PORT:=28081}" "${STACK_REGISTRY_MGMT_PORT:=29000}" "${STACK_REDIS_PORT:=26479}"
+fi
 STACK="${STACK_DIR:-$ROOT/.stack}"
 HOST=127.0.0.1
 
@@ -634,12 +645,28 @@ while (($#)); do
     --brokers=*) BROKERS_ARG="${1#*=}"; shift ;;
     --with) [[ "${2:-}" == warehouse ]] || die "--with takes 'warehouse', got '${2:-}'"; WITH_WAREHOUSE=1; shift 2 ;;
     --with=warehouse) WITH_WAREHOUSE=1; shift ;;
+    --secure) shift ;;   # read at the top
     *) die "unknown argument '$1' (usage: $0 up|down|status|reset|restart-redis|env [--with warehouse] [--brokers N])" ;;
   esac
 done
 # The broker count: the flag (or STACK_BROKERS), else what `up` recorded, else 1.
 if [[ -z "$BROKERS_ARG" && -s "$RUN_DIR/brokers" ]]; then BROKERS_ARG="$(cat "$RUN_DIR/brokers")"; fi
 set_brokers "${BROKERS_ARG:-1}"
+
+if [[ -n "$SECURE" ]]; then
+  # shellcheck source=stack/secure.sh
+  source "$ROOT/scripts/stack/secure.sh"
+  secure_paths
+  case "$cmd" in
+    up) secure_up ;;
+    down) secure_down ;;
+    status) secure_status ;;
+    reset) secure_reset ;;
+    env) print_secure_env ;;
+    *) die "--secure works with up, down, status, reset and env" ;;
+  esac
+  exit $?
+fi
 
 case "$cmd" in
   up) cmd_up ;;

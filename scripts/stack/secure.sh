@@ -1,0 +1,338 @@
+# shellcheck shell=bash
+# The secured local stack (`scripts/stack.sh up|down|status|env|reset --secure`), sourced by scripts/stack.sh.
+# Its own directory (.stack-secure/, or STACK_DIR) and its own ports, so it runs beside the plaintext stack:
+#
+#   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted)
+#           127.0.0.1:29095  SSL with client certificates required (mutual TLS)
+#           127.0.0.1:29093  the KRaft controller (PLAINTEXT, loopback, broker-internal)
+#   Registry 127.0.0.1:28082 nginx: TLS + HTTP basic auth in front of an Apicurio Registry on 127.0.0.1:28081
+#   Redis   127.0.0.1:26479  TLS only (no plaintext port), ACL user `gamedata` with a password, `default` disabled
+#
+# A private CA and the server / client certificates are made with openssl under <stack>/tls (once), with names
+# localhost and 127.0.0.1. Passwords are random, made once, in <stack>/secrets (mode 600). `env --secure` prints
+# every setting a client needs (GAMEDATA_KAFKA_SECURITY_PROTOCOL=SASL_SSL ..., REDIS_URL=rediss://gamedata:...@).
+# Jars and the Apicurio app are reused from the plaintext stack's folder (.stack/) when it has them.
+# Needs openssl and nginx (Debian's nginx-light; installed when missing, like scripts/ensure-deps.sh does).
+
+SEC_TLS="$STACK/tls"
+SEC_SECRETS="$STACK/secrets"
+KAFKA_MTLS_PORT="${STACK_KAFKA_MTLS_PORT:-29095}"
+REGISTRY_PUBLIC_PORT="${STACK_REGISTRY_PUBLIC_PORT:-28082}"
+NGINX_DIR="$STACK/nginx"
+PLAIN_STACK="$ROOT/.stack"
+
+secure_paths() {
+  KAFKA_URL="$HOST:$KAFKA_PORT"
+  REGISTRY_PUBLIC_ROOT="https://$HOST:$REGISTRY_PUBLIC_PORT"
+}
+
+# A secret, made once (alphanumeric: safe in URLs, JAAS and properties). args: name
+secret() {
+  local file="$SEC_SECRETS/$1"
+  if [[ ! -s "$file" ]]; then
+    mkdir -p "$SEC_SECRETS"; chmod 700 "$SEC_SECRETS"
+    (umask 077; head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24 >"$file")
+  fi
+  cat "$file"
+}
+
+# CA, server certificate (localhost, 127.0.0.1), client certificate (mutual TLS), and a second, unrelated CA that
+# tests use as a wrong trust anchor.
+make_certificates() {
+  [[ -s "$SEC_TLS/client.key" && -s "$SEC_TLS/other-ca.pem" ]] && return 0
+  need openssl "apt-get install -y openssl"
+  log "tls: making a private CA and certificates in $SEC_TLS"
+  mkdir -p "$SEC_TLS"
+  local d="$SEC_TLS"
+  (
+    set -e
+    umask 077
+    openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -subj "/CN=gamedata local stack CA" \
+      -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+    openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -subj "/CN=some other CA" \
+      -keyout "$d/other-ca.key" -out "$d/other-ca.pem" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >"$d/server.ext"
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+    openssl x509 -req -sha256 -days 3650 -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+      -extfile "$d/server.ext" -out "$d/server.pem" 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' >"$d/client.ext"
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=gamedata-client" -keyout "$d/client.key" -out "$d/client.csr" 2>/dev/null
+    openssl x509 -req -sha256 -days 3650 -in "$d/client.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+      -extfile "$d/client.ext" -out "$d/client.pem" 2>/dev/null
+    # Kafka's PEM key store wants the key as PKCS#8 next to its certificate
+    openssl pkcs8 -topk8 -nocrypt -in "$d/server.key" -out "$d/server.pk8.key"
+    cat "$d/server.pk8.key" "$d/server.pem" >"$d/server-keystore.pem"
+    rm -f "$d"/*.csr "$d"/*.srl
+    chmod 644 "$d"/*.pem   # certificates are public; keys stay 600
+  ) || die "tls: openssl could not make the certificates"
+}
+
+# Reuse the plaintext stack's downloads (jars, Apicurio) instead of fetching them again.
+reuse_downloads() {
+  mkdir -p "$KAFKA_DIR" "$REGISTRY_DIR"
+  if [[ ! -e "$KAFKA_DIR/libs" && -f "$PLAIN_STACK/kafka/libs/.complete-$KAFKA_VERSION" ]]; then
+    ln -s "$PLAIN_STACK/kafka/libs" "$KAFKA_DIR/libs"
+  fi
+  if [[ ! -e "$REGISTRY_DIR/app-$APICURIO_VERSION" && -f "$PLAIN_STACK/apicurio/app-$APICURIO_VERSION/quarkus-run.jar" ]]; then
+    ln -s "$PLAIN_STACK/apicurio/app-$APICURIO_VERSION" "$REGISTRY_DIR/app-$APICURIO_VERSION"
+  fi
+  if [[ ! -e "$STACK/jdk" && -d "$PLAIN_STACK/jdk" ]]; then ln -s "$PLAIN_STACK/jdk" "$STACK/jdk"; fi
+}
+
+write_secure_kafka_properties() {
+  local admin_pw app_pw t="$SEC_TLS"
+  admin_pw="$(secret kafka-admin)"
+  cat >"$KAFKA_DIR/server.properties" <<EOF
+# Written by scripts/stack.sh --secure (regenerated on every up). Contains the broker's own SCRAM password.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
+listeners=SASL_SSL://$HOST:$KAFKA_PORT,MTLS://$HOST:$KAFKA_MTLS_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=SASL_SSL://$HOST:$KAFKA_PORT,MTLS://$HOST:$KAFKA_MTLS_PORT
+inter.broker.listener.name=SASL_SSL
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
+sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="$admin_pw";
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="$admin_pw";
+ssl.keystore.type=PEM
+ssl.keystore.location=$t/server-keystore.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$t/ca.pem
+listener.name.mtls.ssl.client.auth=required
+ssl.endpoint.identification.algorithm=https
+log.dirs=$KAFKA_DIR/data
+num.partitions=1
+default.replication.factor=1
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+num.recovery.threads.per.data.dir=1
+EOF
+  chmod 600 "$KAFKA_DIR/server.properties"
+}
+
+start_secure_kafka() {
+  mkdir -p "$KAFKA_DIR/data" "$KAFKA_DIR/logs"
+  local cp="$KAFKA_DIR/libs/*" admin_pw app_pw id=""
+  admin_pw="$(secret kafka-admin)"
+  app_pw="$(secret kafka-gamedata)"
+  if [[ ! -f "$KAFKA_DIR/data/meta.properties" ]]; then
+    while [[ -z "$id" || "$id" == -* ]]; do id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"; done
+    log "kafka: formatting storage (cluster id $id) with SCRAM users admin and gamedata"
+    java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+      -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dlog4j2.level=warn -cp "$cp" \
+      kafka.tools.StorageTool format -t "$id" -c "$KAFKA_DIR/server.properties" --ignore-formatted \
+      --add-scram "SCRAM-SHA-512=[name=admin,password=$admin_pw]" \
+      --add-scram "SCRAM-SHA-256=[name=admin,password=$admin_pw]" \
+      --add-scram "SCRAM-SHA-512=[name=gamedata,password=$app_pw]" \
+      --add-scram "SCRAM-SHA-256=[name=gamedata,password=$app_pw]" \
+      >"$KAFKA_DIR/format.log" 2>&1 || { log_tail kafka-format "$KAFKA_DIR/format.log"; die "kafka: storage format failed"; }
+  fi
+  log "kafka: starting $KAFKA_VERSION, SASL_SSL on $KAFKA_URL, mutual TLS on $HOST:$KAFKA_MTLS_PORT"
+  start_detached "$RUN_DIR/kafka.pid" "$KAFKA_DIR/kafka.out" java -Xms256m -Xmx768m -server -XX:+UseG1GC \
+    -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
+    -cp "$cp" kafka.Kafka "$KAFKA_DIR/server.properties"
+}
+
+# Kafka answers a SASL_SSL metadata request (the stack's own probe, with the client settings of `env --secure`).
+secure_kafka_answers() {
+  (eval "$(print_secure_env)"; node "$ROOT/scripts/stack/kafka-ready.mjs" "$KAFKA_URL" "${1:-3000}" 1 2>/dev/null)
+}
+
+start_secure_registry() {
+  # the registry itself listens on loopback only; clients reach it through nginx (TLS + basic auth)
+  start_registry
+}
+
+install_nginx() {
+  command -v nginx >/dev/null 2>&1 && return 0
+  local sudo=""
+  [[ "$(id -u)" == 0 ]] || sudo=sudo
+  log "nginx: apt-get install nginx-light (the registry's TLS + basic auth proxy)"
+  $sudo apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nginx-light >&2 \
+    || die "nginx: could not install nginx-light"
+}
+
+write_nginx_config() {
+  local pw hash
+  pw="$(secret registry-gamedata)"
+  mkdir -p "$NGINX_DIR/tmp"
+  chmod 1777 "$NGINX_DIR/tmp"
+  hash="$(openssl passwd -apr1 "$pw")"
+  (umask 077; printf 'gamedata:%s\n' "$hash" >"$NGINX_DIR/htpasswd")
+  # workers run as nobody when the master is root: they read the password file
+  chmod 644 "$NGINX_DIR/htpasswd"
+  cat >"$NGINX_DIR/nginx.conf" <<EOF
+# Written by scripts/stack.sh --secure: TLS + basic auth in front of the registry (loopback only).
+daemon off;
+worker_processes 1;
+pid $RUN_DIR/nginx.ngx.pid;
+error_log $NGINX_DIR/error.log warn;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $NGINX_DIR/tmp/body;
+  proxy_temp_path $NGINX_DIR/tmp/proxy;
+  fastcgi_temp_path $NGINX_DIR/tmp/fastcgi;
+  uwsgi_temp_path $NGINX_DIR/tmp/uwsgi;
+  scgi_temp_path $NGINX_DIR/tmp/scgi;
+  client_max_body_size 16m;
+  server {
+    listen $HOST:$REGISTRY_PUBLIC_PORT ssl;
+    ssl_certificate $SEC_TLS/server.pem;
+    ssl_certificate_key $SEC_TLS/server.key;
+    auth_basic "schema registry";
+    auth_basic_user_file $NGINX_DIR/htpasswd;
+    location / {
+      proxy_pass http://$HOST:$REGISTRY_PORT;
+      proxy_set_header Authorization "";
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
+}
+EOF
+}
+
+start_nginx() {
+  write_nginx_config
+  log "registry: nginx (TLS + basic auth) on $REGISTRY_PUBLIC_ROOT -> $REGISTRY_ROOT"
+  start_detached "$RUN_DIR/nginx.pid" "$NGINX_DIR/nginx.out" nginx -c "$NGINX_DIR/nginx.conf" -e "$NGINX_DIR/error.log" -p "$NGINX_DIR"
+}
+
+secure_registry_answers() {
+  curl -fsS -m 3 -o /dev/null --cacert "$SEC_TLS/ca.pem" -u "gamedata:$(secret registry-gamedata)" \
+    "$REGISTRY_PUBLIC_ROOT/apis/ccompat/v7/subjects" 2>/dev/null
+}
+
+write_redis_config() {
+  local pw
+  pw="$(secret redis-gamedata)"
+  (umask 077; cat >"$REDIS_DIR/redis.conf" <<EOF
+# Written by scripts/stack.sh --secure: TLS only, ACL user gamedata, the default user disabled.
+bind $HOST
+protected-mode yes
+port 0
+tls-port $REDIS_PORT
+tls-cert-file $SEC_TLS/server.pem
+tls-key-file $SEC_TLS/server.key
+tls-ca-cert-file $SEC_TLS/ca.pem
+tls-auth-clients no
+user default off
+user gamedata on >$pw ~* &* +@all
+daemonize yes
+dir $REDIS_DIR/data
+pidfile $RUN_DIR/redis.pid
+logfile $REDIS_DIR/redis.log
+maxmemory-policy noeviction
+appendonly yes
+appendfsync everysec
+save ""
+EOF
+  )
+}
+
+start_secure_redis() {
+  mkdir -p "$REDIS_DIR/data"
+  write_redis_config
+  log "redis: starting with TLS only on $HOST:$REDIS_PORT (ACL user gamedata)"
+  rm -f "$RUN_DIR/redis.pid"
+  "$STACK/bin/redis-server" "$REDIS_DIR/redis.conf" 9>&- >&2 || { log_tail redis "$REDIS_DIR/redis.log"; die "redis: could not start"; }
+}
+
+secure_redis_answers() {
+  # `timeout`: a TLS client facing a plaintext server waits for a handshake answer forever
+  [[ "$(REDISCLI_AUTH="$(secret redis-gamedata)" timeout 5 redis-cli --tls --cacert "$SEC_TLS/ca.pem" -h "$HOST" -p "$REDIS_PORT" \
+    --user gamedata --no-auth-warning ping 2>/dev/null)" == PONG ]]
+}
+
+print_secure_env() {
+  printf 'export KAFKA_BROKERS=%s\n' "$KAFKA_URL"
+  printf 'export GAMEDATA_KAFKA_SECURITY_PROTOCOL=SASL_SSL\n'
+  printf 'export GAMEDATA_KAFKA_SASL_MECHANISM=SCRAM-SHA-512\n'
+  printf 'export GAMEDATA_KAFKA_SASL_USERNAME=gamedata\n'
+  printf 'export GAMEDATA_KAFKA_SASL_PASSWORD=%s\n' "$(secret kafka-gamedata)"
+  printf 'export GAMEDATA_KAFKA_SSL_CA_LOCATION=%s\n' "$SEC_TLS/ca.pem"
+  printf 'export SCHEMA_REGISTRY_URL=%s\n' "$REGISTRY_PUBLIC_ROOT/apis/ccompat/v7"
+  printf 'export GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO=gamedata:%s\n' "$(secret registry-gamedata)"
+  printf 'export GAMEDATA_SCHEMA_REGISTRY_SSL_CA_LOCATION=%s\n' "$SEC_TLS/ca.pem"
+  printf 'export REDIS_URL=rediss://gamedata:%s@%s:%s\n' "$(secret redis-gamedata)" "$HOST" "$REDIS_PORT"
+  printf 'export GAMEDATA_REDIS_TLS_CA_LOCATION=%s\n' "$SEC_TLS/ca.pem"
+  # for mutual TLS instead of SASL: the other listener and the client certificate
+  printf 'export STACK_SECURE_KAFKA_MTLS_BROKERS=%s\n' "$HOST:$KAFKA_MTLS_PORT"
+  printf 'export STACK_SECURE_TLS_DIR=%s\n' "$SEC_TLS"
+}
+
+secure_up() {
+  lock
+  local t0=$SECONDS kafka registry proxy redis
+  need java "install a JDK 17 (apt-get install -y openjdk-17-jre-headless)"
+  need curl "apt-get install -y curl"
+  need node "install Node 20"
+  make_certificates
+  reuse_downloads
+  kafka="$(plan_service kafka secure_kafka_answers "$KAFKA_PORT" kafka "$KAFKA_URL")"
+  if [[ "$kafka" == start ]]; then install_kafka; write_secure_kafka_properties; start_secure_kafka; fi
+  registry="$(plan_service registry registry_answers "$REGISTRY_PORT" registry "$REGISTRY_ROOT")"
+  [[ "$registry" != start ]] || { install_registry; start_secure_registry; }
+  redis="$(plan_service redis secure_redis_answers "$REDIS_PORT" redis "$HOST:$REDIS_PORT")"
+  [[ "$redis" != start ]] || { install_redis; start_secure_redis; }
+  install_nginx
+  proxy="$(plan_service nginx secure_registry_answers_or_backend_down "$REGISTRY_PUBLIC_PORT" nginx "$REGISTRY_PUBLIC_ROOT")"
+  [[ "$proxy" != start ]] || start_nginx
+
+  [[ "$redis" == reuse ]] || wait_until redis "$REDIS_WAIT_S" secure_redis_answers "$REDIS_DIR/redis.log" redis
+  [[ "$kafka" == reuse ]] || wait_until kafka "$KAFKA_WAIT_S" secure_kafka_answers "$KAFKA_DIR/kafka.out" kafka
+  if [[ "$registry" != reuse ]]; then
+    wait_until registry "$REGISTRY_WAIT_S" registry_answers "$REGISTRY_DIR/registry.log" registry
+    registry_defaults
+  fi
+  wait_until "registry proxy" 30 secure_registry_answers "$NGINX_DIR/error.log" nginx
+  log "secure stack up in $((SECONDS - t0))s"
+  print_secure_env
+}
+
+# nginx answers (any status) on its port: the backend may still be starting.
+secure_registry_answers_or_backend_down() {
+  local code
+  code="$(curl -sS -m 3 -o /dev/null -w '%{http_code}' --cacert "$SEC_TLS/ca.pem" "$REGISTRY_PUBLIC_ROOT/" 2>/dev/null)" || return 1
+  [[ "$code" == 401 ]]
+}
+
+secure_down() {
+  lock
+  local pid any=""
+  if pid="$(owned_pid nginx)"; then stop_pid nginx "$pid"; any=1; fi
+  if pid="$(owned_pid redis)"; then stop_pid redis "$pid"; any=1; fi
+  if pid="$(owned_pid registry)"; then stop_pid registry "$pid"; any=1; fi
+  if pid="$(owned_pid kafka)"; then stop_pid kafka "$pid"; any=1; fi
+  rm -f "$RUN_DIR"/*.pid
+  [[ -n "$any" ]] || log "nothing started by the secure stack is running"
+  return 0
+}
+
+secure_status() {
+  local ok=0
+  if secure_kafka_answers 3000; then log "kafka:    up   $KAFKA_URL (SASL_SSL)"; else log "kafka:    down $KAFKA_URL (SASL_SSL)"; ok=1; fi
+  if secure_registry_answers; then log "registry: up   $REGISTRY_PUBLIC_ROOT/apis/ccompat/v7 (TLS + basic auth)"; else log "registry: down $REGISTRY_PUBLIC_ROOT"; ok=1; fi
+  if secure_redis_answers; then log "redis:    up   rediss://$HOST:$REDIS_PORT (TLS + ACL user)"; else log "redis:    down rediss://$HOST:$REDIS_PORT"; ok=1; fi
+  return $ok
+}
+
+secure_reset() {
+  secure_down
+  log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data"
+  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data"
+}
