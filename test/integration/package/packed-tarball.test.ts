@@ -3,9 +3,12 @@
  * an empty plain-JS Node project (dependencies from the npm cache or registry). There, a plain ESM script imports
  * `gamedata-pipeline/client` and the root and reads a page from a simulator; a TypeScript consumer type-checks
  * against the shipped declarations (with the project's tsc); the installed `gamedata --help` lists every command.
+ * Then the Dockerfile's runtime stage, step by step, without a container engine (the last describe).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -116,3 +119,187 @@ createClient({ baseUrl: 42 });
     for (const name of Object.keys(COMMANDS)) expect(stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
   });
 });
+
+/**
+ * The Dockerfile's runtime stage without a container engine: the same tarball installed with production
+ * dependencies only (`npm install --omit=dev`, as the image does) into an empty project, then the image's
+ * ENTRYPOINT run from there as the simulator and as a worker, and the image's HEALTHCHECK command run against it.
+ */
+describe("the image's steps (Dockerfile runtime stage)", () => {
+  const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  /** A JSON-array instruction of the Dockerfile's runtime stage, e.g. ENTRYPOINT. */
+  const instruction = (name: string): string[] => {
+    const m = new RegExp(`^${name}\\s+(?:--\\S+\\s+)*(?:CMD\\s+)?(\\[.*\\])\\s*$`, 'm').exec(
+      DOCKERFILE.replace(/\\\n\s*/g, ''),
+    );
+    if (m === null) throw new Error(`no ${name} [...] in the Dockerfile`);
+    return JSON.parse(m[1] ?? '[]') as string[];
+  };
+  let app: string;
+  const children: ChildProcess[] = [];
+  // The real services when the environment names them (npm test and CI do): the worker then loads its whole
+  // pipeline (kafkajs, BullMQ, the registry client) from the production dependencies and becomes ready.
+  const services =
+    process.env['KAFKA_BROKERS'] !== undefined &&
+    process.env['SCHEMA_REGISTRY_URL'] !== undefined &&
+    process.env['REDIS_URL'] !== undefined;
+
+  beforeAll(async () => {
+    app = join(dir, 'app');
+    await run('mkdir', ['-p', app]);
+    expect(DOCKERFILE).toMatch(/npm install --omit=dev --no-audit --no-fund \/tmp\/gamedata-pipeline\.tgz/);
+    await writeFile(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'gamedata-app', version: '1.0.0', private: true }),
+    );
+    const tarball = (await readdir(dir)).find((f) => f.endsWith('.tgz')) ?? '';
+    await run('npm', ['install', '--omit=dev', join(dir, tarball), ...NPM_FLAGS], {
+      cwd: app,
+      env: { ...process.env, NODE_ENV: 'production' },
+      maxBuffer: 1 << 26,
+    });
+  }, 170_000);
+  afterAll(() => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  });
+
+  /** The image's ENTRYPOINT with /app mapped to the test's app directory. */
+  const start = (args: string[], env: NodeJS.ProcessEnv): Spawned => {
+    const [node, ...entry] = instruction('ENTRYPOINT').map((a) => a.replace(/^\/app\//, `${app}/`));
+    expect(node).toBe('node');
+    const child = spawnProcess(process.execPath, [...entry, ...args], {
+      cwd: app,
+      env: { PATH: process.env['PATH'], HOME: process.env['HOME'], NODE_ENV: 'production', ...env },
+    });
+    children.push(child.child);
+    return child;
+  };
+
+  it('installs no dev dependency and no source loader', async () => {
+    // (typescript itself comes along: a required peer of @trpc/server, which npm installs; nothing runs it.)
+    const installed = await readdir(join(app, 'node_modules'));
+    for (const dev of ['tsx', 'vitest', 'eslint', 'pino-pretty', 'fast-check', 'prettier', 'testcontainers'])
+      expect({ dev, installed: installed.includes(dev) }).toEqual({ dev, installed: false });
+    expect(installed).toEqual(expect.arrayContaining(['gamedata-pipeline', 'kafkajs', 'bullmq', 'ioredis']));
+  });
+
+  it('runs the simulator and a worker: the simulator answers, /healthz answers, HEALTHCHECK passes, SIGTERM drains', async () => {
+    const simulator = start(
+      ['simulate', 'serve', '--host', '127.0.0.1', '--port', '0', '--scale', 'small'],
+      {},
+    );
+    const apiUrl = (await simulator.waitFor(/^http:\/\/127\.0\.0\.1:\d+\/trpc$/, 30_000)).trim();
+    const stats = await fetch(`${apiUrl.replace(/\/trpc$/, '')}/__sim/stats`);
+    expect(stats.status).toBe(200);
+    const page = await fetch(`${apiUrl}/party.getManyPaginated?input=${encodeURIComponent('{"limit":2}')}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/"items":\[\{"_id"/);
+
+    const metricsPort = await freePort();
+    const prefix = `it-image-${process.pid}-${Date.now().toString(36)}`;
+    const worker = start(
+      ['worker', '--concurrency', '2', '--quiet', '--no-schedules', '--drain-timeout', '20s'],
+      {
+        GAMEDATA_API_URL: apiUrl,
+        GAMEDATA_API_KEY: 'image-key',
+        GAMEDATA_METRICS_HOST: '0.0.0.0',
+        GAMEDATA_METRICS_PORT: String(metricsPort),
+        GAMEDATA_TOPIC_PREFIX: prefix,
+        GAMEDATA_QUEUE_PREFIX: prefix,
+        GAMEDATA_REDIS_PREFIX: prefix,
+        ...(services
+          ? {
+              KAFKA_BROKERS: process.env['KAFKA_BROKERS'],
+              SCHEMA_REGISTRY_URL: process.env['SCHEMA_REGISTRY_URL'],
+              REDIS_URL: process.env['REDIS_URL'],
+            }
+          : {
+              KAFKA_BROKERS: '127.0.0.1:1',
+              SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1',
+              REDIS_URL: 'redis://127.0.0.1:1',
+            }),
+      },
+    );
+    try {
+      // Services reachable: the whole pipeline loaded from the production dependencies; else it waits, alive.
+      await worker.waitFor(services ? /^worker: pid / : /unreachable at .*retrying/, 60_000);
+      const healthz = await fetch(`http://127.0.0.1:${metricsPort}/healthz`);
+      expect(healthz.status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status).toBe(services ? 200 : 503);
+
+      // The image's HEALTHCHECK command, as the engine runs it in the container.
+      const healthcheck = instruction('HEALTHCHECK');
+      const check = (port: number): Promise<number> =>
+        run(process.execPath, healthcheck.slice(1), { env: { GAMEDATA_METRICS_PORT: String(port) } }).then(
+          () => 0,
+          (e: { code?: number }) => e.code ?? -1,
+        );
+      expect(healthcheck[0]).toBe('node');
+      expect(await check(metricsPort)).toBe(0);
+      expect(await check(await freePort())).toBe(1);
+
+      worker.child.kill('SIGTERM');
+      const code = await worker.exited;
+      expect({ code, lines: worker.lines }).toMatchObject({ code: 0 });
+      expect(worker.lines).toContain('worker: SIGTERM: draining');
+      expect(worker.lines).toContain('worker: closed');
+      expect(worker.lines.filter((l) => /^\s+at\s/.test(l))).toEqual([]);
+    } finally {
+      simulator.child.kill('SIGTERM');
+      await simulator.exited;
+    }
+  }, 120_000);
+});
+
+interface Spawned {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<number | null>;
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<string>;
+}
+
+/** A child process whose stdout and stderr lines are collected, with a wait for a line. */
+function spawnProcess(command: string, args: string[], options: SpawnOptions): Spawned {
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let partial = '';
+  const onData = (b: Buffer): void => {
+    const parts = (partial + b.toString()).split('\n');
+    partial = parts.pop() ?? '';
+    lines.push(...parts);
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      if (partial !== '') lines.push(partial);
+      resolve(code);
+    }),
+  );
+  return {
+    child,
+    lines,
+    exited,
+    async waitFor(pattern, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const hit = lines.find((l) => pattern.test(l));
+        if (hit !== undefined) return hit;
+        if (child.exitCode !== null || Date.now() > deadline)
+          throw new Error(
+            `no line matching ${pattern} (exit ${String(child.exitCode)}):\n${lines.join('\n')}`,
+          );
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+}
+
+/** A free loopback port (listened on, then released). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}

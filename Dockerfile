@@ -1,0 +1,43 @@
+# The gamedata worker image (also runs the simulator and every other `gamedata` command).
+#
+#   docker build -t gamedata-pipeline .
+#   docker run --rm gamedata-pipeline --help
+#   docker run -e KAFKA_BROKERS=... -e SCHEMA_REGISTRY_URL=... -e REDIS_URL=... -e GAMEDATA_API_URL=... \
+#     -e GAMEDATA_API_KEY=... -p 9464:9464 gamedata-pipeline worker --concurrency 32
+#
+# Two stages: `build` installs the dev dependencies and packs the package (`npm pack` runs `prepare`, which compiles
+# dist/); `runtime` installs only that tarball with its production dependencies into an empty project, exactly what
+# test/integration/package/packed-tarball.test.ts ("the image's steps") does and proves without a container engine.
+# No source checkout, no dev dependencies, no TypeScript loader in the image (typescript itself comes along as a
+# required peer of @trpc/server, unused at run time); it runs as the unprivileged `node` user. SIGTERM drains (running slices checkpoint and hand back; give compose/Kubernetes a grace period above
+# GAMEDATA_DRAIN_TIMEOUT, default 30s). HEALTHCHECK asks the worker's /healthz (GAMEDATA_METRICS_PORT, default 9464).
+ARG NODE_VERSION=24
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# npm 11 may refuse a lock file that lacks other platforms' optional packages (see scripts/ensure-deps.sh):
+# `npm install --no-save` installs the same locked versions then.
+RUN npm ci --no-audit --no-fund --ignore-scripts || npm install --no-save --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY schemas ./schemas
+COPY src ./src
+RUN npm pack --pack-destination /pkg && mv /pkg/gamedata-pipeline-*.tgz /pkg/gamedata-pipeline.tgz
+
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+# /metrics, /healthz and /readyz reachable from outside the container (a scraper, the orchestrator's probes).
+ENV NODE_ENV=production GAMEDATA_METRICS_HOST=0.0.0.0 GAMEDATA_METRICS_PORT=9464
+WORKDIR /app
+COPY --from=build /pkg/gamedata-pipeline.tgz /tmp/gamedata-pipeline.tgz
+RUN echo '{ "name": "gamedata-app", "version": "1.0.0", "private": true }' > package.json \
+  && npm install --omit=dev --no-audit --no-fund /tmp/gamedata-pipeline.tgz \
+  && rm /tmp/gamedata-pipeline.tgz \
+  && npm cache clean --force
+USER node
+EXPOSE 9464
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.GAMEDATA_METRICS_PORT || 9464) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "/app/node_modules/gamedata-pipeline/bin/gamedata.mjs"]
+CMD ["worker"]
