@@ -38,5 +38,7 @@ export type {
   LockState,
 } from './pending-marks.js';
 export { createRedisPendingMarks } from './redis-pending-marks.js';
+/** EVALSHA with the script's digest, EVAL once when Redis does not know it yet (the pipeline's scripts use it). */
+export { scriptRunner } from './internal/seen-set-lua.js';
 export { createMemoryPendingMarks } from './memory-pending-marks.js';
 export type { MemoryPendingMarks, MemoryPendingMarksOptions } from './memory-pending-marks.js';

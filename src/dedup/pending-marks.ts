@@ -381,20 +381,25 @@ export function createPendingMarks(
 
     async settle(sliceKey, pages, committed) {
       for (const page of pages) checkPage(sliceKey, page);
-      for (const page of pages) {
-        if (page.entries.length === 0) continue;
-        await onRedis(`settling page ${page.pageKey}`, () =>
-          backend.settle({
-            sets: setsFor(page.resource, page.scope),
-            versioned: versionedOf(page.resource),
-            pageKey: page.pageKey,
-            committed,
-            versionFromLock: false,
-            locks: page.entries.map((e) => lockKey(page.resource, page.scope, e.id)),
-            entries: page.entries,
-          }),
-        );
-      }
+      // The pages are independent (each settles the locks carrying its own page key): issued together, they go to
+      // Redis in one write on an auto-pipelined connection.
+      await Promise.all(
+        pages
+          .filter((page) => page.entries.length > 0)
+          .map((page) =>
+            onRedis(`settling page ${page.pageKey}`, () =>
+              backend.settle({
+                sets: setsFor(page.resource, page.scope),
+                versioned: versionedOf(page.resource),
+                pageKey: page.pageKey,
+                committed,
+                versionFromLock: false,
+                locks: page.entries.map((e) => lockKey(page.resource, page.scope, e.id)),
+                entries: page.entries,
+              }),
+            ),
+          ),
+      );
       if (pages.length > 0)
         await onRedis(`clearing the intent of ${sliceKey}`, () =>
           backend.clearIntent(

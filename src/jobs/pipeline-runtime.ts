@@ -158,6 +158,11 @@ export async function createPipelineRuntime(
   options: PipelineRuntimeOptions = {},
 ): Promise<PipelineRuntime> {
   const redis = connectRedis(settings.redisUrl);
+  // The slices' own calls (dedup claims and marks, intents, owners, counters, user discovery) on a connection of
+  // their own that sends what is issued in one tick in one write: a shared transaction's commit resolves many
+  // slices at once, and each then settles its pages and counts.
+  const hot = connectRedis(settings.redisUrl, { autoPipelining: true });
+  hot.on('error', () => undefined); // `redis` carries the errors to the service monitor
   const budget =
     options.budget === false
       ? undefined
@@ -187,6 +192,7 @@ export async function createPipelineRuntime(
       // Nothing of this runtime may outlive the failure (a worker retries; a command must exit after its line).
       await budget?.close().catch(() => undefined);
       redis.disconnect();
+      hot.disconnect();
       throw error;
     }
   }
@@ -214,7 +220,7 @@ export async function createPipelineRuntime(
           checkpointTopic: checkpointTopicName(settings.topicPrefix),
           transactionalIdPrefix: `${settings.topicPrefix}.tx`,
           member: () => member.current(),
-          owners: createRedisSliceOwners(redis, { prefix: settings.redisPrefix }),
+          owners: createRedisSliceOwners(hot, { prefix: settings.redisPrefix }),
         })
       : undefined;
   const eos: ExactlyOnceDelivery | undefined =
@@ -225,7 +231,7 @@ export async function createPipelineRuntime(
           encode: createPageEncoder({
             encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }),
           }),
-          marks: createPendingMarks(createRedisPendingMarks(redis), { prefix: settings.redisPrefix }),
+          marks: createPendingMarks(createRedisPendingMarks(hot), { prefix: settings.redisPrefix }),
         };
   return {
     settings,
@@ -236,17 +242,18 @@ export async function createPipelineRuntime(
     planner: createClientPlannerSource(client),
     publisher,
     eos,
-    dedup: createDedupStore(createRedisSeenSet(redis), { prefix: settings.redisPrefix }),
-    counters: createRunCounters(redis, settings.redisPrefix, {
+    dedup: createDedupStore(createRedisSeenSet(hot), { prefix: settings.redisPrefix }),
+    counters: createRunCounters(hot, settings.redisPrefix, {
       ...(settings.retention === undefined ? {} : { retention: settings.retention }),
     }),
-    users: createRedisUserDirectory(redis, settings.redisPrefix),
+    users: createRedisUserDirectory(hot, settings.redisPrefix),
     budget,
     async close() {
       await sink.disconnect();
       await transactional?.close();
       await member?.close();
       await budget?.close();
+      await hot.quit().catch(() => undefined);
       await redis.quit();
     },
   };

@@ -36,9 +36,18 @@ export interface ExactlyOnceDelivery {
   pagesPerTransaction?: number;
   /** A transaction commits at the first page after it has been open this long. @default 500 */
   transactionMs?: number;
+  /**
+   * The run's counters and the job data (`eos.readFrom`) are brought up to the committed checkpoint at most this
+   * often, and at the slice's end, a split and an interruption. @default 1_000
+   */
+  bookMs?: number;
 }
 
-export const DEFAULT_EXACTLY_ONCE_OPTIONS = { pagesPerTransaction: 8, transactionMs: 500 } as const;
+export const DEFAULT_EXACTLY_ONCE_OPTIONS = {
+  pagesPerTransaction: 8,
+  transactionMs: 500,
+  bookMs: 1_000,
+} as const;
 
 /** The value of a slice's checkpoint record (JSON). Counts are cumulative over the slice's whole life. */
 export interface SliceCheckpointState {
@@ -97,6 +106,7 @@ export async function processSliceExactlyOnce(
 ): Promise<SliceResult> {
   const K = eos.pagesPerTransaction ?? DEFAULT_EXACTLY_ONCE_OPTIONS.pagesPerTransaction;
   const T = eos.transactionMs ?? DEFAULT_EXACTLY_ONCE_OPTIONS.transactionMs;
+  const B = eos.bookMs ?? DEFAULT_EXACTLY_ONCE_OPTIONS.bookMs;
   let data: SliceJobData = { ...job.data };
   const sliceKey = data.sliceId;
   const resource = data.resource;
@@ -166,7 +176,15 @@ export async function processSliceExactlyOnce(
     let openCounts = ZERO;
     let openPages = 0;
     let openSince = 0;
-    const commit = async (next: { cursor: string | null; start: number; done: boolean }): Promise<void> => {
+    // The run's counters and the job data follow Kafka's checkpoint at most every `bookMs` (and at the slice's end,
+    // a split or an interruption): both are hints that the next owner repairs from the checkpoint (`addThrough`
+    // counts cumulative figures once; `readFrom` only has to be at or below the newest checkpoint), so booking every
+    // commit cost two Redis round trips a commit for nothing.
+    let bookedAt = o.now();
+    const commit = async (
+      next: { cursor: string | null; start: number; done: boolean },
+      book = false,
+    ): Promise<void> => {
       const target: SliceCheckpointState = {
         ...next,
         counts: add(state.counts, openCounts),
@@ -180,14 +198,16 @@ export async function processSliceExactlyOnce(
       openCounts = ZERO;
       openPages = 0;
       if (pages.length > 0) await eos.marks.settle(sliceKey, pages, true);
+      if (!book && !next.done && o.now() - bookedAt < B) return;
+      bookedAt = o.now();
       await countUpTo(state.counts, counted);
       counted = state.counts;
       data = { ...data, eos: { readFrom: ckpt.offset, counted } };
       await job.checkpoint(data);
     };
     // Commits the open transaction when it holds anything (pages or a moved cursor).
-    const commitOpen = async (): Promise<void> => {
-      if (openPages > 0) await commit({ cursor: data.cursor ?? null, start: data.start, done: false });
+    const commitOpen = async (book = false): Promise<void> => {
+      if (openPages > 0) await commit({ cursor: data.cursor ?? null, start: data.start, done: false }, book);
     };
 
     // A resolver of another slice's orphaned page: fence that slice, then its checkpoint says whether it committed.
@@ -286,7 +306,7 @@ export async function processSliceExactlyOnce(
             if (page.cursor !== undefined && page.cursor !== null) data = { ...data, cursor: page.cursor };
 
             if (o.signal?.aborted === true) {
-              await commitOpen();
+              await commitOpen(true);
               throw new SliceInterruptedError(`slice ${data.sliceId} interrupted after its checkpoint`);
             }
             if (split !== null) {
@@ -296,7 +316,7 @@ export async function processSliceExactlyOnce(
               await job.spawn(childSlices(data, split.children));
               data = { ...data, start: split.keepStart };
               state = { ...state, splits: state.splits + 1 };
-              await commit({ cursor: data.cursor ?? null, start: data.start, done: false });
+              await commit({ cursor: data.cursor ?? null, start: data.start, done: false }, true);
               rows = 0;
               pagesSinceStart = 0;
               topTime = undefined;

@@ -6,6 +6,7 @@
  * abandoned for good leaves behind.
  */
 import type { Redis } from 'ioredis';
+import { scriptRunner } from '../dedup/index.js';
 import type { SliceOwners } from '../sink/index.js';
 
 const ENTER = `
@@ -28,9 +29,10 @@ export function createRedisSliceOwners(redis: Redis, options: RedisSliceOwnersOp
   const prefix = options.prefix ?? 'gamedata';
   const ttlMs = options.ttlMs ?? 7 * 24 * 3_600_000;
   const key = (sliceKey: string): string => `${prefix}:eos:owners:${sliceKey}`;
+  const enter = scriptRunner(redis, ENTER);
   return {
     async enter(sliceKey, id) {
-      return (await redis.eval(ENTER, 1, key(sliceKey), id, String(ttlMs))) as string[];
+      return (await enter(1, [key(sliceKey), id, String(ttlMs)])) as string[];
     },
     list(sliceKey) {
       return redis.smembers(key(sliceKey));

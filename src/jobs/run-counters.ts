@@ -9,6 +9,7 @@
  * figures, so `status` reads a handful of keys however long the pipeline has run.
  */
 import type { Redis } from 'ioredis';
+import { scriptRunner } from '../dedup/index.js';
 import type { ResourceName } from '../models/resources.js';
 import type { RunCounterValues } from '../planner/job-types.js';
 
@@ -168,6 +169,7 @@ export function createRunCounters(
   const indexKey = `${prefix}:runs:index`;
   const totalsKey = `${prefix}:runs:totals`;
   const statesKey = `${prefix}:runs:states`;
+  const addThroughScript = scriptRunner(redis, ADD_THROUGH);
   const trim = async (at: number): Promise<number> =>
     Number(await redis.eval(TRIM, 1, indexKey, head, at - retention.maxAgeMs, retention.maxRuns, TRIM_BATCH));
   return {
@@ -185,16 +187,14 @@ export function createRunCounters(
       await tx.exec();
     },
     async addThrough(runId, sliceId, cumulative, resource) {
-      const added = (await redis.eval(
-        ADD_THROUGH,
-        3,
+      const added = (await addThroughScript(3, [
         key(runId),
         totalsKey,
         `${head}${runId}:slices`,
         sliceId,
         resource ?? '',
-        ...FIELDS.map((f) => cumulative[f]),
-      )) as number[];
+        ...FIELDS.map((f) => String(cumulative[f])),
+      ])) as number[];
       return {
         fetched: Number(added[0] ?? 0),
         published: Number(added[1] ?? 0),

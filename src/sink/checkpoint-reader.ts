@@ -69,6 +69,8 @@ export interface CheckpointReaderOptions {
   /** A read that makes no progress this long fails (retriable). */
   recoveryTimeoutMs: number;
   retry: { retries: number; initialRetryTime: number; maxRetryTime: number };
+  /** How old a last stable offset handed out by `lastStableOffset` may be. */
+  lsoMaxAgeMs: number;
 }
 
 export interface CheckpointReader {
@@ -76,7 +78,7 @@ export interface CheckpointReader {
   partitionOf(sliceKey: string): Promise<number>;
   /** Partitions of a topic, read once. */
   partitionsOf(topic: string): Promise<number>;
-  /** The last stable offset of the slice key's checkpoint partition. */
+  /** The last stable offset of the slice key's checkpoint partition, as of at most `lsoMaxAgeMs` ago. */
   lastStableOffset(sliceKey: string): Promise<string>;
   /** The last committed checkpoint of a slice from `readFrom` (inclusive) to a probe appended now. */
   readCommitted<S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null>;

@@ -28,6 +28,7 @@ import { randomBytes } from 'node:crypto';
 import type { Producer } from 'kafkajs';
 import { ConfigError, ServiceError, SliceFencedError } from '../errors.js';
 import { createCheckpointReader } from './checkpoint-reader.js';
+import { installTransactionCoordinatorCache } from './coordinator-cache.js';
 import type { SliceCheckpoint } from './checkpoint-reader.js';
 import { createKafkaClient, partitionForKey, resolveKafkaOptions, toKafkaError } from './kafka-sink.js';
 import type { KafkaSinkOptions } from './kafka-sink.js';
@@ -140,7 +141,10 @@ export interface TransactionalSlicePublisher {
    * the partition as it is after the fence: waits while transactions of other slices that began before it are open.
    */
   readCommitted<S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null>;
-  /** The last stable offset of the slice key's checkpoint partition: a safe `readFrom` before its first commit. */
+  /**
+   * The last stable offset of the slice key's checkpoint partition, as of at most 5 s ago: a safe `readFrom` before
+   * its first commit.
+   */
   lastStableOffset(sliceKey: string): Promise<string>;
   /** Producers made (each one transactional.id on the brokers), shared transactions and slice commits in them, fences sent. */
   stats(): { producers: number; transactions: number; commits: number; fences: number };
@@ -197,6 +201,8 @@ export function createTransactionalSlicePublisher(
     retries: o.transactionalRetries,
     maxRetryTime: o.maxRetryTimeMs,
   };
+  // kafkajs looks the transaction coordinator up before every AddPartitionsToTxn and EndTxn (coordinator-cache.ts).
+  installTransactionCoordinatorCache();
   const kafka = createKafkaClient(resolved, { clientId: `${resolved.clientId}-txn`, retry });
   const ownLabel = randomBytes(4).toString('hex');
   const member = options.member ?? (() => ownLabel);
@@ -208,6 +214,7 @@ export function createTransactionalSlicePublisher(
     requestTimeoutMs: resolved.requestTimeoutMs,
     recoveryTimeoutMs: o.recoveryTimeoutMs,
     retry,
+    lsoMaxAgeMs: 5_000,
   });
   let fences = 0;
   let keyless = 0;

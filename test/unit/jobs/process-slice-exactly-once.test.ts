@@ -187,6 +187,7 @@ function deps(
   marks: PendingMarks,
   src: SliceSource,
   counters = counterSink(),
+  bookMs = 0,
 ) {
   return {
     counters,
@@ -195,7 +196,14 @@ function deps(
       dedup: createDedupStore(createMemorySeenSet()),
       publisher: unused,
       counters,
-      eos: { publisher: kafka.publisher, encode, marks, pagesPerTransaction: 3, transactionMs: 60_000 },
+      eos: {
+        publisher: kafka.publisher,
+        encode,
+        marks,
+        pagesPerTransaction: 3,
+        transactionMs: 60_000,
+        bookMs,
+      },
     },
   };
 }
@@ -220,6 +228,31 @@ describe('processSlice with exactly-once delivery', () => {
     await processSlice(handle(), d, { targetRows: 1_000_000 });
     expect(kafka.log).toHaveLength(100);
     expect(counters.total.published).toBe(100);
+  });
+
+  it('counters and job data follow the commits at most every bookMs: booked once at the end, and exact', async () => {
+    const rows = world(100);
+    const kafka = fakeKafka();
+    const backend = createMemoryPendingMarks();
+    const counted: number[] = [];
+    const inner = counterSink();
+    const counters = {
+      ...inner,
+      add: async (...a: Parameters<typeof inner.add>) => {
+        counted.push(a[1].published ?? 0);
+        await inner.add(...a);
+      },
+    };
+    const { deps: d } = deps(kafka, createPendingMarks(backend), source(rows), counters, 3_600_000);
+    const { s, handle } = store(base);
+    const saved = s.checkpoints;
+    await processSlice(handle(), d, { targetRows: 1_000_000 });
+    expect(kafka.log).toHaveLength(100);
+    // Five commits, one booking (the last: done); before it, only the booking at the open.
+    expect(counted).toEqual([100]);
+    expect(inner.total).toEqual({ fetched: 100, published: 100, deduplicated: 0, deadLettered: 0 });
+    expect(s.checkpoints - saved).toBe(2);
+    expect(s.data.eos?.counted).toEqual(inner.total);
   });
 
   it('a crash mid-slice, then a new owner: every record once, counters exact', async () => {

@@ -1,0 +1,60 @@
+/**
+ * kafkajs 2.2.4 asks the cluster for the transaction coordinator (FindCoordinator) before EVERY transactional request:
+ * each AddPartitionsToTxn and each EndTxn. With one partition per produce request (`transaction-requests.ts`) that was
+ * a FindCoordinator per partition of every transaction: 1,340 of the ~5,000 Kafka requests of a full-history backfill
+ * at scale small (strace of the worker). This keeps the coordinator's node id per kafkajs cluster and
+ * transactional.id for `ttlMs` (the broker itself is still looked up each time, so a broker that went away is found
+ * by kafkajs as before). A coordinator that moved is learnt again after `ttlMs`; kafkajs's transactional requests
+ * retry NOT_COORDINATOR for longer than that (10 ms doubling, 15 times).
+ */
+import { createRequire } from 'node:module';
+
+interface CoordinatorMetadata {
+  coordinator: { nodeId: number };
+}
+interface ClusterLike {
+  findGroupCoordinatorMetadata(args: {
+    groupId: string;
+    coordinatorType?: number;
+  }): Promise<CoordinatorMetadata>;
+}
+type ClusterClass = { prototype: ClusterLike };
+
+const INSTALLED = Symbol.for('gamedata.transactionCoordinatorCache');
+/** kafkajs' coordinator type of transactions (protocol/coordinatorTypes.js). */
+const TRANSACTION = 1;
+
+/** Installs the cache in this process's kafkajs (idempotent). Group coordinators are not cached. */
+export function installTransactionCoordinatorCache(ttlMs = 1_000): void {
+  const require = createRequire(import.meta.url);
+  const Cluster = require('kafkajs/src/cluster/index.js') as ClusterClass;
+  const original = Cluster.prototype.findGroupCoordinatorMetadata;
+  if (typeof original !== 'function')
+    throw new Error('kafkajs Cluster.findGroupCoordinatorMetadata not found: is kafkajs 2.2.4 installed?');
+  if ((original as unknown as Record<symbol, boolean>)[INSTALLED] === true) return;
+  const caches = new WeakMap<object, Map<string, { at: number; value: Promise<CoordinatorMetadata> }>>();
+  const cached = function (
+    this: ClusterLike,
+    args: { groupId: string; coordinatorType?: number },
+  ): Promise<CoordinatorMetadata> {
+    if (args.coordinatorType !== TRANSACTION) return original.call(this, args);
+    let cache = caches.get(this);
+    if (cache === undefined) {
+      cache = new Map();
+      caches.set(this, cache);
+    }
+    const now = Date.now();
+    const hit = cache.get(args.groupId);
+    if (hit !== undefined && now - hit.at < ttlMs) return hit.value;
+    const value = original.call(this, args);
+    const entry = { at: now, value };
+    cache.set(args.groupId, entry);
+    // A failed look-up is not kept.
+    value.catch(() => {
+      if (cache.get(args.groupId) === entry) cache.delete(args.groupId);
+    });
+    return value;
+  };
+  (cached as unknown as Record<symbol, boolean>)[INSTALLED] = true;
+  Cluster.prototype.findGroupCoordinatorMetadata = cached;
+}
