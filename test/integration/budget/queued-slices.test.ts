@@ -1,0 +1,40 @@
+/** The work the fetcher weighs: the slice queue's waiting, prioritized and delayed jobs, on the real Redis. */
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createQueuedSlices } from '../../../src/planner/queued-slices.js';
+import { QUEUE_NAMES } from '../../../src/planner/queue-names.js';
+
+const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
+const prefix = `it-queued-slices-${randomUUID().slice(0, 8)}`;
+const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+const queue = new Queue(QUEUE_NAMES.slices, { connection: redis, prefix });
+
+afterAll(async () => {
+  await queue.obliterate({ force: true });
+  await queue.close();
+  await redis.quit();
+});
+
+describe('createQueuedSlices', () => {
+  it('counts the slices waiting, prioritized and delayed (not completed ones, not other queues)', async () => {
+    const work = createQueuedSlices({ connection: redis, prefix });
+    try {
+      expect(await work.pendingSlices()).toBe(0);
+      await queue.add('slice', { n: 1 });
+      await queue.add('slice', { n: 2 });
+      await queue.add('slice', { n: 3 }, { priority: 2 });
+      await queue.add('slice', { n: 4 }, { delay: 60_000 });
+      const runs = new Queue(QUEUE_NAMES.runs, { connection: redis, prefix });
+      await runs.add('run', {});
+      expect(await work.pendingSlices()).toBe(4);
+      await runs.obliterate({ force: true });
+      await runs.close();
+    } finally {
+      await work.close();
+    }
+    // The shared connection stays open.
+    expect(await redis.ping()).toBe('PONG');
+  });
+});
