@@ -12,13 +12,8 @@ import { createRequire } from 'node:module';
 interface CoordinatorMetadata {
   coordinator: { nodeId: number };
 }
-interface ClusterLike {
-  findGroupCoordinatorMetadata(args: {
-    groupId: string;
-    coordinatorType?: number;
-  }): Promise<CoordinatorMetadata>;
-}
-type ClusterClass = { prototype: ClusterLike };
+type FindMetadata = (args: { groupId: string; coordinatorType?: number }) => Promise<CoordinatorMetadata>;
+type ClusterClass = { prototype: { findGroupCoordinatorMetadata?: FindMetadata } };
 
 const INSTALLED = Symbol.for('gamedata.transactionCoordinatorCache');
 /** kafkajs' coordinator type of transactions (protocol/coordinatorTypes.js). */
@@ -34,7 +29,7 @@ export function installTransactionCoordinatorCache(ttlMs = 1_000): void {
   if ((original as unknown as Record<symbol, boolean>)[INSTALLED] === true) return;
   const caches = new WeakMap<object, Map<string, { at: number; value: Promise<CoordinatorMetadata> }>>();
   const cached = function (
-    this: ClusterLike,
+    this: object,
     args: { groupId: string; coordinatorType?: number },
   ): Promise<CoordinatorMetadata> {
     if (args.coordinatorType !== TRANSACTION) return original.call(this, args);
