@@ -1,0 +1,107 @@
+/**
+ * Issue 23, "a full history that reads each transaction once": how many transaction pages a full history costs when
+ * it walks per user (today: every trade under its buyer and its seller) against walks partitioned by one full-history
+ * filter (`countryId`, `itemCode`, `muId` or `partyId`), on the simulator, with no pipeline around it. For each
+ * partition it checks what the proof of the plan (docs/ARCHITECTURE.md, "Upstream budget") would check on the whole
+ * history: rows read once, twice, or by no walk, per transaction type.
+ *
+ *   npx tsx bench/budget-partition.ts [--scale small] [--seed 7]
+ *
+ * Pages are counted as the page reads a walk makes (pages of 100, a walk ends on its first partial page). The walks
+ * are not time-sliced here: a sliced walk adds about one partial page per slice.
+ */
+import { createClient } from '../src/client/index.js';
+import { createListing } from '../src/client/listing.js';
+import { readSlice } from '../src/client/read-slice.js';
+import { startSimulator } from '../src/simulator/index.js';
+import { describeMachine } from './machine.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string, def: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? (args[i + 1] ?? def) : def;
+};
+const scale = flag('scale', 'small') as 'small' | 'medium';
+const seed = Number(flag('seed', '7'));
+
+interface Row {
+  _id: string;
+  transactionType?: string;
+  [k: string]: unknown;
+}
+
+async function main(): Promise<void> {
+  console.log(
+    `machine: ${describeMachine()}; date ${new Date().toISOString()}; scale ${scale}, seed ${seed}`,
+  );
+  const sim = await startSimulator({ port: 0, scale, seed, rateLimit: { enabled: false } });
+  try {
+    const client = createClient({ baseUrl: sim.url, apiKey: 'bench', cache: false });
+    const truth = sim.truth('transactions') as unknown as Row[];
+    const typeOf = new Map(truth.map((r) => [r._id, r.transactionType ?? '?']));
+    const minPages = Math.ceil(truth.length / 100);
+
+    async function walk(filters: Record<string, string>): Promise<{ ids: string[]; pages: number }> {
+      const ids: string[] = [];
+      let pages = 0;
+      for await (const page of readSlice<Row>(
+        client,
+        createListing('transactions', filters),
+        { start: 0, end: Infinity },
+        { limit: 100, onInvalidItem: 'pass' },
+      )) {
+        pages++;
+        for (const item of page.items) ids.push(item._id);
+      }
+      return { ids, pages };
+    }
+
+    async function measure(key: string, values: string[], concurrency = 16): Promise<void> {
+      const seen = new Map<string, number>();
+      let pages = 0;
+      const queue = [...values];
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          for (let v = queue.shift(); v !== undefined; v = queue.shift()) {
+            const r = await walk({ [key]: v });
+            pages += r.pages;
+            for (const id of r.ids) seen.set(id, (seen.get(id) ?? 0) + 1);
+          }
+        }),
+      );
+      const once = [...seen.values()].filter((n) => n === 1).length;
+      const more = [...seen.values()].filter((n) => n > 1).length;
+      const missedByType = new Map<string, number>();
+      for (const r of truth)
+        if (!seen.has(r._id))
+          missedByType.set(r.transactionType ?? '?', (missedByType.get(r.transactionType ?? '?') ?? 0) + 1);
+      const foreign = [...seen.keys()].filter((id) => !typeOf.has(id)).length;
+      console.log(
+        `| ${key} | ${values.length} | ${pages} | ${(pages / minPages).toFixed(2)}x | ${once} | ${more} | ${truth.length - seen.size + foreign} | ${foreign} | ${[...missedByType].map(([t, n]) => `${t} ${n}`).join(', ') || 'none'} |`,
+      );
+    }
+
+    const distinct = (field: string): string[] =>
+      [...new Set(truth.map((r) => r[field]).filter((v): v is string => typeof v === 'string'))].sort();
+    const users = (sim.truth('users') as unknown as Row[]).map((u) => u._id);
+    console.log(`rows ${truth.length}, ceil(rows/100) = ${minPages}`);
+    console.log(
+      '| walk per | walks | page reads | / ceil(rows/100) | rows read once | rows read 2+ | rows missed | foreign | missed by type |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|');
+    await measure('userId', users);
+    // The key values a planner could know without reading the rows: the countries and the catalogue's item codes are
+    // listed by the upstream; here the values present in the truth stand in for them.
+    await measure('countryId', distinct('countryId'));
+    await measure('itemCode', distinct('itemCode'));
+    await measure('muId', distinct('muId'));
+    await measure('partyId', distinct('partyId'));
+  } finally {
+    await sim.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
