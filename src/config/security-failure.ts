@@ -108,7 +108,12 @@ export function securityFailure(
       'certificate',
       `the server refused the TLS handshake (${firstMatch(text, /alert [a-z ]+/i) ?? 'alert'}): client certificate missing or not trusted`,
     );
-  if (/wrong version number|packet length too long|EPROTO/i.test(text) || codes.includes('EPROTO'))
+  if (
+    /wrong version number|packet length too long|EPROTO|disconnected before secure TLS connection/i.test(
+      text,
+    ) ||
+    codes.includes('EPROTO')
+  )
     return make(
       'TLS handshake',
       'TLS handshake failed: is the port a TLS port, and the protocol setting right?',

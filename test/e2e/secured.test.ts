@@ -1,0 +1,280 @@
+/**
+ * The secured stack end to end (issue 24): `scripts/stack.sh up --secure` (Kafka SASL_SSL with SCRAM and a mutual-TLS
+ * listener, the registry behind TLS + basic auth, Redis TLS with an ACL user, a private CA), then the real CLI:
+ * schemas, topics, a worker, a backfill and `verify`, all through the secured services with the settings of
+ * `env --secure`. Then each service with a wrong credential or certificate: one line naming the service and what
+ * failed, exit 1, quickly (no retry loop). Throughout, no password of the stack, nor a wrong one tried, appears in
+ * any output, `status --json` or a metrics scrape.
+ *
+ * The test starts the secured stack itself (beside the plaintext one, on other ports) and stops it afterwards
+ * unless it was already running.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const WRONG = 'canary-wrong-secret-5e1f';
+
+interface Run {
+  code: number | null;
+  out: string;
+  ms: number;
+}
+
+function run(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Run> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${cmd} ${args.join(' ')}: no exit within ${timeoutMs} ms; output:\n${out}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, ms: Date.now() - started });
+    });
+  });
+}
+
+const cli = (args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs = 120_000): Promise<Run> =>
+  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], env, timeoutMs);
+const stack = (args: readonly string[], timeoutMs = 170_000): Promise<Run> =>
+  run('bash', ['scripts/stack.sh', ...args, '--secure'], { ...process.env }, timeoutMs);
+
+function parseExports(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const m of text.matchAll(/^export ([A-Z0-9_]+)=(.*)$/gm)) env[m[1] ?? ''] = m[2] ?? '';
+  return env;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+let startedHere = false;
+let secure: Record<string, string> = {};
+let sim: Simulator | undefined;
+let env: NodeJS.ProcessEnv = {};
+/** Every output of the test, checked for secrets at the end. */
+const outputs: string[] = [];
+const id = randomUUID().slice(0, 8);
+
+beforeAll(async () => {
+  const status = await stack(['status'], 60_000);
+  if (status.code !== 0) {
+    const up = await stack(['up']);
+    if (up.code !== 0) throw new Error(`scripts/stack.sh up --secure failed:\n${up.out}`);
+    startedHere = true;
+  }
+  const printed = await stack(['env'], 30_000);
+  secure = parseExports(printed.out);
+  expect(secure['GAMEDATA_KAFKA_SECURITY_PROTOCOL']).toBe('SASL_SSL');
+  sim = await startSimulator({ scale: 'small', seed: 1, port: 0 });
+  // Only the secured services: nothing inherited from the plaintext stack's environment.
+  const base = { ...process.env };
+  for (const name of Object.keys(base))
+    if (/^(KAFKA_|SCHEMA_REGISTRY_|REDIS_|GAMEDATA_)/.test(name)) delete base[name];
+  env = {
+    ...base,
+    ...secure,
+    GAMEDATA_API_URL: sim.url,
+    GAMEDATA_TOPIC_PREFIX: `sec-${id}`,
+    GAMEDATA_QUEUE_PREFIX: `secq-${id}`,
+    GAMEDATA_REDIS_PREFIX: `secr-${id}`,
+    GAMEDATA_LOG_LEVEL: 'info',
+  };
+}, 240_000);
+
+afterAll(async () => {
+  await sim?.close();
+  if (startedHere) await stack(['down'], 120_000);
+}, 150_000);
+
+/** The stack's own passwords, and the wrong one the failure cases try. */
+function canaries(): string[] {
+  const userInfoPassword =
+    (secure['GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO'] ?? '').split(':')[1] ?? '';
+  const redisPassword = new URL(secure['REDIS_URL'] ?? 'redis://x').password;
+  const list = [secure['GAMEDATA_KAFKA_SASL_PASSWORD'] ?? '', userInfoPassword, redisPassword, WRONG];
+  for (const c of list) expect(c.length).toBeGreaterThanOrEqual(12);
+  return list;
+}
+
+describe('secured stack', () => {
+  it('backfills and verifies through SASL_SSL Kafka, an authenticated TLS registry and TLS Redis', async () => {
+    for (const args of [
+      ['schemas', 'register'],
+      ['topics', 'create'],
+    ]) {
+      const r = await cli(args, env);
+      outputs.push(r.out);
+      expect(r.code, r.out).toBe(0);
+    }
+    const metricsPort = await freePort();
+    const worker: ChildProcess = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'worker',
+        '--concurrency',
+        '8',
+        '--metrics-port',
+        String(metricsPort),
+      ],
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let workerOut = '';
+    worker.stdout?.on('data', (b: Buffer) => (workerOut += b.toString()));
+    worker.stderr?.on('data', (b: Buffer) => (workerOut += b.toString()));
+    const workerExit = new Promise<number | null>((resolve) => worker.on('close', resolve));
+    try {
+      const backfill = await cli(['backfill', 'parties', 'users', '--wait'], env, 240_000);
+      outputs.push(backfill.out);
+      expect(backfill.code, backfill.out).toBe(0);
+      for (const resource of ['parties', 'users']) {
+        const verify = await cli(['verify', resource], env);
+        outputs.push(verify.out);
+        expect(verify.code, verify.out).toBe(0);
+        const counts = /expected (\d+), matched (\d+), missing (\d+), unexpected \d+, duplicates (\d+)/.exec(
+          verify.out,
+        );
+        expect(counts, verify.out).not.toBeNull();
+        const [, expected, matched, missing, duplicates] = (counts ?? []).map(Number);
+        expect(expected).toBeGreaterThan(0);
+        expect([matched, missing, duplicates]).toEqual([expected, 0, 0]);
+      }
+      const status = await cli(['status', '--json'], env);
+      outputs.push(status.out);
+      expect(status.code, status.out).toBe(0);
+      const scrape = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      const metrics = await scrape.text();
+      outputs.push(metrics);
+      expect(metrics).toContain('gamedata_');
+    } finally {
+      worker.kill('SIGTERM');
+      await workerExit;
+      outputs.push(workerOut);
+    }
+    expect(workerOut).not.toMatch(/unreachable|authentication failed/);
+  });
+
+  it('uses mutual TLS when given a client certificate (and fails clearly without one)', async () => {
+    const tls = secure['STACK_SECURE_TLS_DIR'] ?? '';
+    const mtls: NodeJS.ProcessEnv = {
+      ...env,
+      KAFKA_BROKERS: secure['STACK_SECURE_KAFKA_MTLS_BROKERS'],
+      GAMEDATA_KAFKA_SECURITY_PROTOCOL: 'SSL',
+      GAMEDATA_KAFKA_SASL_MECHANISM: '',
+      GAMEDATA_KAFKA_SASL_USERNAME: '',
+      GAMEDATA_KAFKA_SASL_PASSWORD: '',
+    };
+    const ok = await cli(['topics', 'create'], {
+      ...mtls,
+      GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION: join(tls, 'client.pem'),
+      GAMEDATA_KAFKA_SSL_KEY_LOCATION: join(tls, 'client.key'),
+    });
+    outputs.push(ok.out);
+    expect(ok.code, ok.out).toBe(0);
+    const refused = await cli(['topics', 'create'], mtls);
+    outputs.push(refused.out);
+    expect(refused.code).toBe(1);
+    expect(refused.out.trim()).toMatch(
+      /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: the server refused the TLS handshake .*client certificate/,
+    );
+  });
+
+  const wrong: { name: string; args: string[]; env: () => NodeJS.ProcessEnv; line: RegExp }[] = [
+    {
+      name: 'Kafka: wrong SASL password',
+      args: ['topics', 'create'],
+      env: () => ({ ...env, GAMEDATA_KAFKA_SASL_PASSWORD: WRONG }),
+      line: /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: authentication failed \(check GAMEDATA_KAFKA_SASL_MECHANISM/,
+    },
+    {
+      name: 'Kafka: a CA that did not sign the broker certificate',
+      args: ['topics', 'create'],
+      env: () => ({
+        ...env,
+        GAMEDATA_KAFKA_SSL_CA_LOCATION: join(secure['STACK_SECURE_TLS_DIR'] ?? '', 'other-ca.pem'),
+      }),
+      line: /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: certificate not trusted: .*\(check GAMEDATA_KAFKA_SSL_CA_LOCATION/,
+    },
+    {
+      name: 'registry: wrong basic auth password',
+      args: ['schemas', 'register'],
+      env: () => ({ ...env, GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO: `gamedata:${WRONG}` }),
+      line: /^gamedata: ServiceError: schema registry at 127\.0\.0\.1:\d+: authentication failed \(HTTP 401\)/,
+    },
+    {
+      name: 'registry: no CA for its private certificate',
+      args: ['schemas', 'register'],
+      env: () => ({ ...env, GAMEDATA_SCHEMA_REGISTRY_SSL_CA_LOCATION: '' }),
+      line: /^gamedata: ServiceError: schema registry at 127\.0\.0\.1:\d+: certificate not trusted/,
+    },
+    {
+      name: 'Redis: wrong password',
+      args: ['status'],
+      env: () => ({ ...env, REDIS_URL: (env['REDIS_URL'] ?? '').replace(/:[^:@/]+@/, `:${WRONG}@`) }),
+      line: /^gamedata: ServiceError: Redis at 127\.0\.0\.1:\d+: authentication failed \(WRONGPASS\)/,
+    },
+    {
+      name: 'Redis: no password',
+      args: ['backfill', 'parties'],
+      env: () => ({ ...env, REDIS_URL: (env['REDIS_URL'] ?? '').replace(/\/\/[^@]+@/, '//') }),
+      line: /^gamedata: ServiceError: Redis at 127\.0\.0\.1:\d+: authentication failed/,
+    },
+    {
+      name: 'worker: wrong Kafka password gives up at once',
+      args: ['worker', '--metrics-port', 'off'],
+      env: () => ({ ...env, GAMEDATA_KAFKA_SASL_PASSWORD: WRONG }),
+      line: /Kafka at 127\.0\.0\.1:\d+: authentication failed/,
+    },
+  ];
+
+  for (const c of wrong) {
+    it(`${c.name}: one line, exit 1, no retry loop, no secret`, async () => {
+      const r = await cli(c.args, c.env(), 60_000);
+      outputs.push(r.out);
+      expect(r.code, r.out).toBe(1);
+      const lines = r.out.trim().split('\n');
+      // the worker prints its state line and its exit line; every short command exactly one line
+      if (c.args[0] === 'worker')
+        expect(
+          lines.some((l) => c.line.test(l)),
+          r.out,
+        ).toBe(true);
+      else {
+        expect(lines, r.out).toHaveLength(1);
+        expect(lines[0]).toMatch(c.line);
+      }
+      // not retried for minutes (GAMEDATA_GIVE_UP_AFTER is 5 min)
+      expect(r.ms).toBeLessThan(30_000);
+    });
+  }
+
+  it('never shows a password: logs, errors, status, metrics', () => {
+    expect(outputs.length).toBeGreaterThan(8);
+    const all = outputs.join('\n');
+    for (const canary of canaries())
+      expect(all.includes(canary), `a secret appears in the output`).toBe(false);
+  });
+});
