@@ -50,5 +50,7 @@ export {
   safeIdPart,
 } from './queue-names.js';
 export { createQueuedSlices } from './queued-slices.js';
+export { proveCoverage } from './prove-coverage.js';
+export type { ProofRow, CoverageCounts, CoverageProof } from './prove-coverage.js';
 export type { QueuedSlicesOptions } from './queued-slices.js';
 export type { RunJobData, SliceJobData, SliceResult, RunResult, RunCounterValues } from './job-types.js';
