@@ -122,13 +122,27 @@ export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointRe
     });
   }
 
+  // The last stable offsets of the checkpoint partitions, read at most every `lsoMaxAgeMs`: an older one is still
+  // a safe start for a slice that has not committed yet (its first checkpoint lands above the LSO of now, which is
+  // above any earlier one), and a slice open no longer costs a ListOffsets (+ Metadata) round trip.
+  let lso: { at: number; offsets: Promise<Map<number, string>> } | undefined;
   async function lastStableOffset(sliceKey: string): Promise<string> {
     const partition = await partitionOf(sliceKey);
-    // `high` from ListOffsets(read_committed) is the last stable offset.
-    const offsets = await retryRetriable(async () =>
-      (await admin.get()).fetchTopicOffsets(o.checkpointTopic),
-    );
-    return offsets.find((x) => x.partition === partition)?.high ?? '0';
+    const now = Date.now();
+    if (lso === undefined || now - lso.at >= o.lsoMaxAgeMs) {
+      const entry = {
+        at: now,
+        // `high` from ListOffsets(read_committed) is the last stable offset.
+        offsets: retryRetriable(async () => (await admin.get()).fetchTopicOffsets(o.checkpointTopic)).then(
+          (list) => new Map(list.map((x) => [x.partition, x.high])),
+        ),
+      };
+      entry.offsets.catch(() => {
+        if (lso === entry) lso = undefined;
+      });
+      lso = entry;
+    }
+    return (await lso.offsets).get(partition) ?? '0';
   }
 
   /**
