@@ -4,6 +4,7 @@
  * request times out inside the worker: those are retried (the project's one retry helper); every other non-2xx
  * status throws a ServiceError carrying Connect's own message.
  */
+import { processSecurity } from '../config/process-security.js';
 import { GamedataError, ServiceError, isRetriableStatus } from '../errors.js';
 import { DEFAULT_RETRY_POLICY, withRetry, type RetryPolicy } from '../client/retry.js';
 
@@ -16,6 +17,11 @@ export interface ConnectClientOptions {
   retry?: RetryPolicy;
   /** Injected for tests. @default globalThis.fetch */
   fetch?: typeof fetch;
+  /**
+   * `user:password` for the REST API's HTTP basic auth; `false` = none.
+   * @default this process's `GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO` (through loadConfig)
+   */
+  basicAuthUserInfo?: string | false;
 }
 
 export const DEFAULT_CONNECT_CLIENT_OPTIONS = {
@@ -59,6 +65,19 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_CLIENT_OPTIONS.timeoutMs;
   const retry = options.retry ?? DEFAULT_CONNECT_CLIENT_OPTIONS.retry;
   const doFetch = options.fetch ?? globalThis.fetch;
+  const userInfo =
+    options.basicAuthUserInfo === false
+      ? undefined
+      : (options.basicAuthUserInfo ?? processSecurity().connectBasicAuthUserInfo);
+  const auth: Record<string, string> =
+    userInfo === undefined ? {} : { authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` };
+  let address = base;
+  try {
+    const u = new URL(base);
+    address = u.port === '' ? u.hostname : `${u.hostname}:${u.port}`;
+  } catch {
+    // shown as given
+  }
 
   /** One request with retries; resolves to [status, parsed body] for 2xx and for the statuses in `accept`. */
   async function request(
@@ -73,7 +92,7 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
       try {
         response = await doFetch(url, {
           method,
-          headers: { accept: 'application/json', 'content-type': 'application/json' },
+          headers: { accept: 'application/json', 'content-type': 'application/json', ...auth },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
           signal: AbortSignal.timeout(timeoutMs),
         });
@@ -87,6 +106,13 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
       const text = await response.text();
       const parsed: unknown = text === '' ? undefined : safeJson(text);
       if (response.ok || accept.includes(response.status)) return [response.status, parsed];
+      // wrong or missing credentials: one line, not retried (never the credentials)
+      if (response.status === 401 || response.status === 403)
+        throw new ServiceError(
+          `Kafka Connect at ${address}: ${response.status === 401 ? 'authentication failed (HTTP 401)' : 'not authorised (HTTP 403)'} (check GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO)`,
+          'kafka-connect',
+          { retriable: false },
+        );
       const message =
         typeof parsed === 'object' && parsed !== null && 'message' in parsed
           ? String(parsed.message)

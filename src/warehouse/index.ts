@@ -11,8 +11,17 @@ export {
   DEFAULT_SINK_CONNECTOR_OPTIONS,
   JDBC_SINK_CLASS,
   ARRAYS_TO_JSON_CLASS,
+  AVRO_CONVERTER_CLASS,
+  kafkaClientSecurityConfig,
+  connectorSecurityConfig,
+  maskConnectorConfig,
 } from './sink-connector-config.js';
-export type { SinkConnector, SinkConnectorOptions, JdbcTarget } from './sink-connector-config.js';
+export type {
+  SinkConnector,
+  SinkConnectorOptions,
+  ConnectorSecurity,
+  JdbcTarget,
+} from './sink-connector-config.js';
 export { createConnectClient, DEFAULT_CONNECT_CLIENT_OPTIONS } from './connect-client.js';
 export type {
   ConnectClient,

@@ -9,6 +9,7 @@ import { topicName } from '../models/topic-names.js';
 import { readTopic } from '../sink/read-topic.js';
 import type { ConnectClient } from './connect-client.js';
 import { createSinkConnectors } from './create-sink-connectors.js';
+import type { ConnectorSecurity } from './sink-connector-config.js';
 import { warehouseSchemaName } from './sink-connector-config.js';
 import { waitForSink } from './wait-for-sink.js';
 
@@ -23,6 +24,8 @@ export interface LandInWarehouseOptions {
   connectWarehouseUrl?: string | undefined;
   /** Per connector. @default 300000 */
   timeoutMs?: number;
+  /** How the connectors reach a secured Kafka / registry. @default none (the worker's settings) */
+  security?: ConnectorSecurity | undefined;
 }
 
 export interface LandedTable {
@@ -54,6 +57,7 @@ export async function landInWarehouse(options: LandInWarehouseOptions): Promise<
     topicPrefix: options.topicPrefix,
     warehouseUrl: options.warehouseUrl,
     connectWarehouseUrl: options.connectWarehouseUrl,
+    ...(options.security === undefined ? {} : { security: options.security }),
   });
   for (const c of created) {
     await waitForSink({

@@ -8,6 +8,8 @@
  * as columns (`schema.evolution=basic`), records the converter or a transform cannot handle sent to the connector's
  * own dead-letter topic, and only committed records read (`isolation.level=read_committed`).
  */
+import { readFileSync } from 'node:fs';
+import type { SecuritySettings } from '../config/security-settings.js';
 import { ConfigError } from '../errors.js';
 import type { ResourceName } from '../models/resources.js';
 import { topicName } from '../models/topic-names.js';
@@ -24,7 +26,24 @@ export interface SinkConnectorOptions {
   dlqReplicationFactor?: number;
   /** Records per database batch. @default 500 */
   batchSize?: number;
+  /**
+   * How the connector reaches a secured Kafka and registry: the pipeline's own security settings (file paths as
+   * Connect sees them). With SASL or TLS, the connector's consumer, its dead-letter producer and admin get the
+   * matching `*.override.*` settings; with registry credentials, the connector carries its own Avro converter
+   * settings (`registryUrl` needed). @default none (the worker's own settings)
+   */
+  security?: ConnectorSecurity;
 }
+
+/** See {@link SinkConnectorOptions.security}. */
+export interface ConnectorSecurity {
+  settings: Partial<SecuritySettings>;
+  /** SCHEMA_REGISTRY_URL (its Confluent-compatible URL; the converter's v2 URL is derived from it). */
+  registryUrl?: string | undefined;
+}
+
+/** The Apicurio Avro converter of the stack's Connect worker (scripts/stack/warehouse.sh). */
+export const AVRO_CONVERTER_CLASS = 'io.apicurio.registry.utils.converter.AvroConverter';
 
 export const DEFAULT_SINK_CONNECTOR_OPTIONS = {
   tasksMax: 1,
@@ -165,6 +184,91 @@ export function buildSinkConnectorConfig(options: SinkConnectorOptions): SinkCon
       // only records of committed transactions (the pipeline's producers may become transactional)
       'consumer.override.isolation.level': 'read_committed',
       'consumer.override.auto.offset.reset': 'earliest',
+      ...(options.security === undefined ? {} : connectorSecurityConfig(options.security)),
     },
   };
+}
+
+/**
+ * The Kafka client settings (Java client names) of the pipeline's security settings: `security.protocol`,
+ * `sasl.mechanism`, `sasl.jaas.config`, PEM trust store and (mutual TLS) key store.
+ */
+export function kafkaClientSecurityConfig(s: Partial<SecuritySettings>): Record<string, string> {
+  const protocol = s.kafkaSecurityProtocol ?? 'PLAINTEXT';
+  if (protocol === 'PLAINTEXT') return {};
+  const out: Record<string, string> = { 'security.protocol': protocol };
+  if (protocol.startsWith('SASL_') && s.kafkaSaslMechanism !== undefined) {
+    const module =
+      s.kafkaSaslMechanism === 'PLAIN'
+        ? 'org.apache.kafka.common.security.plain.PlainLoginModule'
+        : 'org.apache.kafka.common.security.scram.ScramLoginModule';
+    out['sasl.mechanism'] = s.kafkaSaslMechanism;
+    out['sasl.jaas.config'] =
+      `${module} required username=${jaasQuote(s.kafkaSaslUsername ?? '')} password=${jaasQuote(s.kafkaSaslPassword ?? '')};`;
+  }
+  if (protocol === 'SSL' || protocol === 'SASL_SSL') {
+    if (s.kafkaSslCaLocation !== undefined) {
+      out['ssl.truststore.type'] = 'PEM';
+      out['ssl.truststore.location'] = s.kafkaSslCaLocation;
+    }
+    if (s.kafkaSslCertificateLocation !== undefined && s.kafkaSslKeyLocation !== undefined) {
+      // Kafka's PEM key store takes the certificate chain and the (PKCS#8) key as values
+      out['ssl.keystore.type'] = 'PEM';
+      out['ssl.keystore.certificate.chain'] = readFileSync(s.kafkaSslCertificateLocation, 'utf8');
+      out['ssl.keystore.key'] = readFileSync(s.kafkaSslKeyLocation, 'utf8');
+      if (s.kafkaSslKeyPassword !== undefined) out['ssl.key.password'] = s.kafkaSslKeyPassword;
+    }
+  }
+  return out;
+}
+
+/** The connector settings for {@link ConnectorSecurity}. */
+export function connectorSecurityConfig(security: ConnectorSecurity): Record<string, string> {
+  const out: Record<string, string> = {};
+  const kafka = kafkaClientSecurityConfig(security.settings);
+  // the sink's consumer, the dead-letter queue's producer and the admin that creates that topic
+  for (const client of ['consumer', 'producer', 'admin'])
+    for (const [key, value] of Object.entries(kafka)) out[`${client}.override.${key}`] = value;
+  const s = security.settings;
+  const registryAuth =
+    s.schemaRegistryBasicAuthUserInfo !== undefined || s.schemaRegistryBearerToken !== undefined;
+  if ((registryAuth || s.schemaRegistrySslCaLocation !== undefined) && security.registryUrl !== undefined) {
+    // A connector that sets converter properties must name the converter and all of them (the worker's are not merged).
+    const v2 = security.registryUrl.replace(/\/apis\/ccompat\/v\d+\/?$/, '') + '/apis/registry/v2';
+    out['value.converter'] = AVRO_CONVERTER_CLASS;
+    out['value.converter.apicurio.registry.url'] = v2;
+    out['value.converter.apicurio.registry.as-confluent'] = 'true';
+    out['value.converter.apicurio.registry.use-id'] = 'contentId';
+    out['value.converter.apicurio.registry.headers.enabled'] = 'false';
+    if (s.schemaRegistryBasicAuthUserInfo !== undefined) {
+      const at = s.schemaRegistryBasicAuthUserInfo.indexOf(':');
+      out['value.converter.apicurio.auth.username'] = s.schemaRegistryBasicAuthUserInfo.slice(0, at);
+      out['value.converter.apicurio.auth.password'] = s.schemaRegistryBasicAuthUserInfo.slice(at + 1);
+    } else if (s.schemaRegistryBearerToken !== undefined) {
+      out['value.converter.apicurio.registry.request.headers.Authorization'] =
+        `Bearer ${s.schemaRegistryBearerToken}`;
+    }
+    if (s.schemaRegistrySslCaLocation !== undefined) {
+      out['value.converter.apicurio.registry.request.ssl.truststore.type'] = 'PEM';
+      out['value.converter.apicurio.registry.request.ssl.truststore.location'] =
+        s.schemaRegistrySslCaLocation;
+    }
+  }
+  return out;
+}
+
+/** Connector config keys whose values are secrets (passwords, JAAS, private keys, tokens). */
+const SECRET_CONFIG_KEY =
+  /password|jaas\.config|keystore\.key$|auth\.user\.info|headers\.authorization$|token/i;
+
+/** `config` with every secret value replaced by `[REDACTED]`: what `connect list` prints. */
+export function maskConnectorConfig(config: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(config).map(([key, value]) => [key, SECRET_CONFIG_KEY.test(key) ? '[REDACTED]' : value]),
+  );
+}
+
+/** A JAAS option value in double quotes (backslash and quote escaped). */
+function jaasQuote(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }

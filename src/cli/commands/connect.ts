@@ -8,6 +8,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { loadConfig } from '../../config/load-config.js';
+import { processSecurity } from '../../config/process-security.js';
 import { ConfigError } from '../../errors.js';
 import { RESOURCES } from '../../models/resources.js';
 import { parseResources } from '../../planner/index.js';
@@ -15,6 +16,7 @@ import {
   createConnectClient,
   createSinkConnectors,
   formatWarehouseReport,
+  maskConnectorConfig,
   landInWarehouse,
   sinkConnectorName,
   waitForSink,
@@ -47,6 +49,8 @@ function readConnectSettings(need: { warehouse: boolean }, prefix: string | unde
     connectWarehouseUrl: config.connectWarehouseUrl,
     topicPrefix: prefix ?? config.topicPrefix,
     kafkaBrokers: config.kafkaBrokers,
+    // the connectors reach a secured Kafka / registry with the pipeline's own settings
+    security: { settings: processSecurity().settings, registryUrl: config.schemaRegistryUrl },
   };
 }
 
@@ -71,6 +75,7 @@ export function register(program: Command): void {
         warehouseUrl: s.warehouseUrl,
         connectWarehouseUrl: s.connectWarehouseUrl,
         tasksMax: flags.tasks,
+        security: s.security,
       });
       for (const r of results)
         console.log(
@@ -99,7 +104,8 @@ export function register(program: Command): void {
       if (flags.json === true) {
         console.log(
           JSON.stringify(
-            list.map(({ config, ...rest }) => ({ ...rest, topics: config['topics'] })),
+            // the config as Connect holds it, secrets masked (passwords, JAAS, keys)
+            list.map(({ config, ...rest }) => ({ ...rest, topics: config['topics'], config: maskConnectorConfig(config) })),
             null,
             2,
           ),
@@ -146,6 +152,7 @@ export async function landDemoInWarehouse(topicPrefix: string, brokers: string[]
     resources: [...RESOURCES],
     warehouseUrl: s.warehouseUrl,
     connectWarehouseUrl: s.connectWarehouseUrl,
+    security: s.security,
   });
   for (const line of formatWarehouseReport(report)) console.log(line);
   // the demo's tables stay; its sinks go (each demo run has its own prefix, so they would pile up in the worker)
