@@ -41,6 +41,10 @@ export interface ProducerPoolOptions {
   partitionsOf: (topic: string) => Promise<number>;
   /** The partition of a message (the producer's murmur2 rule; keyless ones round-robin). */
   partitionFor: (topic: string, message: SinkMessage, partitions: number) => number;
+  /** A transaction waits this long for more slices' commits unless `lingerCommits` are queued already. */
+  lingerMs: number;
+  /** Commits that start a transaction at once. */
+  lingerCommits: number;
   /** Test hook: after a transaction's records were sent, before EndTxn, once per slice commit in it. */
   beforeEndTxn?: ((sliceKey: string, seq: number) => Promise<void>) | undefined;
   /** Turns a failure into the error the committers get. */
@@ -287,6 +291,10 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
     m.draining = true;
     try {
       while (m.queue.length > 0) {
+        // Linger a little for the commits of the other slices bound here (as a producer's linger.ms): fewer, larger
+        // transactions, each paying its AddPartitionsToTxn, produce requests and EndTxn once.
+        if (o.lingerMs > 0 && m.queue.length < o.lingerCommits)
+          await new Promise<void>((resolve) => setTimeout(resolve, o.lingerMs));
         const batch: Queued[] = [];
         for (const q of m.queue.splice(0)) {
           // Commits of a generation that ended (fenced, replaced) never go through its successor.

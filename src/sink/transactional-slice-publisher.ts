@@ -88,6 +88,13 @@ export interface TransactionalSlicePublisherOptions extends KafkaSinkOptions {
    * commits its slices' pages in shared transactions. @default 2
    */
   producers?: number;
+  /**
+   * A shared transaction waits this long for more slices' commits before it starts (unless `lingerCommits` are
+   * queued). 0: it starts at once with what queued while the previous one was on its way. @default 0
+   */
+  lingerMs?: number;
+  /** Commits queued that start a transaction without lingering. @default 8 */
+  lingerCommits?: number;
   /** Test hook: runs after the transaction's records were sent and before EndTxn. @default undefined */
   beforeEndTxn?: (sliceKey: string, seq: number) => Promise<void>;
 }
@@ -99,6 +106,8 @@ export const DEFAULT_TRANSACTIONAL_SLICE_PUBLISHER_OPTIONS = {
   maxRetryTimeMs: 5_000,
   recoveryTimeoutMs: 45_000,
   producers: 2,
+  lingerMs: 0,
+  lingerCommits: 8,
 } as const;
 
 export interface SliceSession<S> {
@@ -196,6 +205,10 @@ export function createTransactionalSlicePublisher(
       throw new ConfigError(`${key} must be a positive integer, got ${String(o[key])}`);
     }
   }
+  if (!Number.isInteger(o.lingerMs) || o.lingerMs < 0)
+    throw new ConfigError(`lingerMs must be a non-negative integer, got ${String(o.lingerMs)}`);
+  if (!Number.isInteger(o.lingerCommits) || o.lingerCommits < 1)
+    throw new ConfigError(`lingerCommits must be a positive integer, got ${String(o.lingerCommits)}`);
   const retry = {
     initialRetryTime: o.initialRetryTimeMs,
     retries: o.transactionalRetries,
@@ -222,6 +235,8 @@ export function createTransactionalSlicePublisher(
     kafka,
     transactionalId: (index) => transactionalIdFor(o.transactionalIdPrefix, member(), index),
     size: o.producers,
+    lingerMs: o.lingerMs,
+    lingerCommits: o.lingerCommits,
     transactionTimeoutMs: o.transactionTimeoutMs,
     retry,
     requestTimeoutMs: resolved.requestTimeoutMs,
