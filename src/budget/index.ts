@@ -32,6 +32,12 @@ export { decideSend } from './send-decision.js';
 export { workBinds, workFill } from './work-binds.js';
 export type { WorkFillInput } from './work-binds.js';
 export { createWorkEstimator, DEFAULT_WORK_ESTIMATOR_OPTIONS } from './work-estimate.js';
-export type { WorkEstimator, WorkEstimatorOptions, WorkSource } from './work-estimate.js';
+export type {
+  SliceCounts,
+  WorkEstimate,
+  WorkEstimator,
+  WorkEstimatorOptions,
+  WorkSource,
+} from './work-estimate.js';
 export type { SendDecision, SendInput } from './send-decision.js';
 export { selectBatch, groupIdentical } from './select-batch.js';

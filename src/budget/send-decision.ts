@@ -28,6 +28,11 @@ export interface SendInput {
    * fast upstream is not slowed. Tail calls never wait. @default 0
    */
   gatherMs?: number;
+  /**
+   * No call can join before an answer comes: every slice running across the deployment has a call waiting and no
+   * request is in flight. A hold then only costs time, so the batch goes. @default false
+   */
+  saturated?: boolean;
 }
 
 export type SendDecision =
@@ -35,7 +40,8 @@ export type SendDecision =
 
 /**
  * - nothing waits: idle;
- * - a full batch waits, a tail call waits, or the budget does not bind: send now (up to `maxBatch`);
+ * - a full batch waits, a tail call waits, no more calls can come (`saturated`), or the budget does not bind: send
+ *   now (up to `maxBatch`);
  * - the budget binds and fewer than `minFill` wait: hold until `maxHoldMs`, then send what there is;
  * - the budget binds and `minFill` waits but not a full batch: hold until `gatherMs`, then send.
  */
@@ -43,7 +49,13 @@ export function decideSend(input: SendInput): SendDecision {
   const { waiting, heldMs, binds, maxBatch, maxHoldMs } = input;
   if (waiting <= 0) return { action: 'idle' };
   const fill = Math.min(maxBatch, Math.max(1, input.minFill ?? maxBatch));
-  if (waiting >= maxBatch || !binds || heldMs >= maxHoldMs || (input.urgent ?? 0) > 0)
+  if (
+    waiting >= maxBatch ||
+    !binds ||
+    heldMs >= maxHoldMs ||
+    (input.urgent ?? 0) > 0 ||
+    input.saturated === true
+  )
     return { action: 'send', size: Math.min(waiting, maxBatch) };
   if (waiting < fill) return { action: 'hold', waitMs: maxHoldMs - heldMs };
   const gatherMs = Math.min(maxHoldMs, input.gatherMs ?? 0);

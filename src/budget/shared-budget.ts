@@ -419,21 +419,26 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
         const binds = limiter.bindsAhead(maxInFlight);
         // And as full as the work asks: everything at once when the calls waiting and coming fit in the tokens,
         // full batches when they need more than the key grants (see `workFill`).
+        const work = binds ? await options.work?.estimate() : undefined;
         const minFill = binds
           ? workFill({
               waiting,
-              coming: options.work === undefined ? undefined : await options.work.comingCalls(),
+              coming: work?.coming,
               tokensLeft: limiter.tokensLeft(),
               tokensAhead: limiter.tokensAhead(),
               maxBatch,
             })
           : 1;
+        // Every running slice has a call waiting and nothing is in flight: no call can join before this batch is
+        // sent, so holding it only costs time (4 workers x 8 slots: 32 calls, held 3 s each time).
+        const saturated = work !== undefined && active === 0 && work.running > 0 && waiting >= work.running;
         const decision = decideSend({
           waiting,
           urgent,
           heldMs: heldSince === undefined ? 0 : now() - heldSince,
           binds,
           minFill,
+          saturated,
           gatherMs: gatherShare * limiter.tokens().latencyMs,
           maxBatch,
           maxHoldMs,

@@ -6,10 +6,17 @@
  */
 import { ConfigError } from '../errors.js';
 
+/** Slices across the deployment. */
+export interface SliceCounts {
+  /** Slices queued (waiting, prioritized, delayed) or running. */
+  pending: number;
+  /** Of `pending`, slices running now (each holds a worker slot). */
+  running: number;
+}
+
 /** Where the estimator counts the work (the jobs layer's queue, a fake in tests). */
 export interface WorkSource {
-  /** Slices queued (waiting, prioritized, delayed) or running, across the deployment. */
-  pendingSlices(): Promise<number>;
+  countSlices(): Promise<SliceCounts>;
   /** Releases what the source holds (called by the budget's `close`). */
   close?(): Promise<void>;
 }
@@ -31,20 +38,28 @@ export interface WorkEstimatorOptions {
 
 export const DEFAULT_WORK_ESTIMATOR_OPTIONS = { callsPerSlice: 2, refreshMs: 250 } as const;
 
+/** What the fetcher weighs. */
+export interface WorkEstimate {
+  /** Calls the pending slices are expected to make. */
+  coming: number;
+  /** Slices running now across the deployment. */
+  running: number;
+}
+
 export interface WorkEstimator {
   /**
-   * Calls the pending work is expected to make, from a count at most `refreshMs` old. `undefined` when the source
-   * cannot be read (the caller then treats the work as unknown).
+   * The work, from a count at most `refreshMs` old. `undefined` when the source cannot be read (the caller then
+   * treats the work as unknown).
    */
-  comingCalls(): Promise<number | undefined>;
+  estimate(): Promise<WorkEstimate | undefined>;
   close(): Promise<void>;
 }
 
 /**
  * @throws ConfigError when `callsPerSlice` is not a number >= 0 or `refreshMs` not >= 0.
  * @example
- * const work = createWorkEstimator({ source: { pendingSlices: async () => 120 } });
- * await work.comingCalls(); // 240
+ * const work = createWorkEstimator({ source: { countSlices: async () => ({ pending: 120, running: 32 }) } });
+ * await work.estimate(); // { coming: 240, running: 32 }
  */
 export function createWorkEstimator(options: WorkEstimatorOptions): WorkEstimator {
   const d = DEFAULT_WORK_ESTIMATOR_OPTIONS;
@@ -55,25 +70,26 @@ export function createWorkEstimator(options: WorkEstimatorOptions): WorkEstimato
   if (!(refreshMs >= 0))
     throw new ConfigError(`refreshMs must be a number >= 0, got ${refreshMs}`, ['refreshMs']);
   const now = options.now ?? Date.now;
-  let last: { at: number; calls: number | undefined } | undefined;
-  let reading: Promise<number | undefined> | undefined;
+  let last: { at: number; estimate: WorkEstimate | undefined } | undefined;
+  let reading: Promise<WorkEstimate | undefined> | undefined;
 
-  async function read(): Promise<number | undefined> {
+  async function read(): Promise<WorkEstimate | undefined> {
     try {
-      const slices = await options.source.pendingSlices();
-      return Number.isFinite(slices) ? Math.max(0, slices) * callsPerSlice : undefined;
+      const { pending, running } = await options.source.countSlices();
+      if (!Number.isFinite(pending) || !Number.isFinite(running)) return undefined;
+      return { coming: Math.max(0, pending) * callsPerSlice, running: Math.max(0, running) };
     } catch {
       return undefined;
     }
   }
 
   return {
-    async comingCalls() {
-      if (last !== undefined && now() - last.at < refreshMs) return last.calls;
-      reading ??= read().then((calls) => {
-        last = { at: now(), calls };
+    async estimate() {
+      if (last !== undefined && now() - last.at < refreshMs) return last.estimate;
+      reading ??= read().then((estimate) => {
+        last = { at: now(), estimate };
         reading = undefined;
-        return calls;
+        return estimate;
       });
       return reading;
     },

@@ -14,22 +14,21 @@ export interface QueuedSlicesOptions {
   prefix?: string | undefined;
 }
 
-/** The slice queue's pending count; `close()` closes the queue handle (not a shared connection). */
+/** The slice queue's counts; `close()` closes the queue handle (not a shared connection). */
 export function createQueuedSlices(options: QueuedSlicesOptions): Required<WorkSource> {
   let queue: Queue | undefined;
   return {
-    async pendingSlices() {
-      if (queue === undefined) {
-        queue = new Queue(QUEUE_NAMES.slices, {
-          connection: options.connection,
-          prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
-        });
-        // Connection errors are the shared client's owner's to report: without a listener, BullMQ prints each
-        // reconnect attempt with its stack (issue 25: traces under `backfill --wait` during a Redis restart).
-        queue.on('error', () => undefined);
-      }
-      const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
-      return Object.values(counts).reduce((sum, n) => sum + n, 0);
+    async countSlices() {
+      queue ??= new Queue(QUEUE_NAMES.slices, {
+        connection: options.connection,
+        prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+      });
+      const c = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+      const running = c['active'] ?? 0;
+      return {
+        pending: (c['waiting'] ?? 0) + (c['prioritized'] ?? 0) + (c['delayed'] ?? 0) + running,
+        running,
+      };
     },
     async close() {
       await queue?.close();

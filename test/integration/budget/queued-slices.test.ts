@@ -18,17 +18,17 @@ afterAll(async () => {
 });
 
 describe('createQueuedSlices', () => {
-  it('counts the slices waiting, prioritized and delayed (not completed ones, not other queues)', async () => {
+  it('counts the slices waiting, prioritized and delayed as pending, none running (not other queues)', async () => {
     const work = createQueuedSlices({ connection: redis, prefix });
     try {
-      expect(await work.pendingSlices()).toBe(0);
+      expect(await work.countSlices()).toEqual({ pending: 0, running: 0 });
       await queue.add('slice', { n: 1 });
       await queue.add('slice', { n: 2 });
       await queue.add('slice', { n: 3 }, { priority: 2 });
       await queue.add('slice', { n: 4 }, { delay: 60_000 });
       const runs = new Queue(QUEUE_NAMES.runs, { connection: redis, prefix });
       await runs.add('run', {});
-      expect(await work.pendingSlices()).toBe(4);
+      expect(await work.countSlices()).toEqual({ pending: 4, running: 0 });
       await runs.obliterate({ force: true });
       await runs.close();
     } finally {

@@ -48,7 +48,11 @@ async function sequential(pending: number, calls: number): Promise<{ ms: number;
     prefix,
     maxHoldMs: HOLD_MS,
     leaseMs: 1500,
-    work: createWorkEstimator({ source: { pendingSlices: () => Promise.resolve(pending) }, refreshMs: 0 }),
+    work: createWorkEstimator({
+      // `running` above the calls ever waiting: never saturated, so holds are decided by the fill alone.
+      source: { countSlices: () => Promise.resolve({ pending, running: 1000 }) },
+      refreshMs: 0,
+    }),
     onBatch: (b) => batches.push(b),
   });
   const client = createClient({ baseUrl: sim.url, apiKey, budget, cache: false });

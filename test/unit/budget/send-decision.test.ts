@@ -105,3 +105,16 @@ describe('decideSend gathering calls right behind a batch', () => {
     );
   });
 });
+
+describe('decideSend when no more calls can come', () => {
+  it('sends what waits at once instead of holding it for a fill that cannot come', () => {
+    fc.assert(
+      fc.property(input, (i) => {
+        const d = decideSend({ ...i, binds: true, saturated: true });
+        expect(d).toEqual(
+          i.waiting === 0 ? { action: 'idle' } : { action: 'send', size: Math.min(i.waiting, i.maxBatch) },
+        );
+      }),
+    );
+  });
+});

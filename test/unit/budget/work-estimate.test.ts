@@ -1,12 +1,12 @@
 /** The work estimate of the fetcher's hold: pending slices x calls per slice, read at most every refreshMs. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
-import { createWorkEstimator } from '../../../src/budget/work-estimate.js';
+import { createWorkEstimator, type SliceCounts } from '../../../src/budget/work-estimate.js';
 
-function countingSource(values: (number | Error)[]): {
+function countingSource(values: (SliceCounts | Error)[]): {
   reads: () => number;
   closed: () => boolean;
-  source: { pendingSlices(): Promise<number>; close(): Promise<void> };
+  source: { countSlices(): Promise<SliceCounts>; close(): Promise<void> };
 } {
   let reads = 0;
   let closed = false;
@@ -14,10 +14,10 @@ function countingSource(values: (number | Error)[]): {
     reads: () => reads,
     closed: () => closed,
     source: {
-      pendingSlices() {
+      countSlices() {
         const v = values[Math.min(reads, values.length - 1)];
         reads++;
-        return v instanceof Error ? Promise.reject(v) : Promise.resolve(v ?? 0);
+        return v instanceof Error ? Promise.reject(v) : Promise.resolve(v ?? { pending: 0, running: 0 });
       },
       close() {
         closed = true;
@@ -30,36 +30,45 @@ function countingSource(values: (number | Error)[]): {
 describe('createWorkEstimator', () => {
   it('multiplies the pending slices by callsPerSlice and reuses a count for refreshMs', async () => {
     let t = 0;
-    const s = countingSource([10, 4]);
+    const s = countingSource([
+      { pending: 10, running: 8 },
+      { pending: 4, running: 4 },
+    ]);
     const work = createWorkEstimator({ source: s.source, callsPerSlice: 3, refreshMs: 100, now: () => t });
-    expect(await work.comingCalls()).toBe(30);
+    expect(await work.estimate()).toEqual({ coming: 30, running: 8 });
     t = 99;
-    expect(await work.comingCalls()).toBe(30);
+    expect(await work.estimate()).toEqual({ coming: 30, running: 8 });
     expect(s.reads()).toBe(1);
     t = 100;
-    expect(await work.comingCalls()).toBe(12);
+    expect(await work.estimate()).toEqual({ coming: 12, running: 4 });
     expect(s.reads()).toBe(2);
   });
 
   it('callers at once share one read', async () => {
-    const s = countingSource([5]);
+    const s = countingSource([{ pending: 5, running: 1 }]);
     const work = createWorkEstimator({ source: s.source, now: () => 0 });
-    const all = await Promise.all([work.comingCalls(), work.comingCalls(), work.comingCalls()]);
-    expect(all).toEqual([10, 10, 10]);
+    const all = await Promise.all([work.estimate(), work.estimate(), work.estimate()]);
+    expect(all.map((e) => e?.coming)).toEqual([10, 10, 10]);
     expect(s.reads()).toBe(1);
   });
 
-  it('a source that fails gives undefined (the work is unknown), then recovers', async () => {
+  it('a source that fails, or counts nonsense, gives undefined (the work is unknown), then recovers', async () => {
     let t = 0;
-    const s = countingSource([new Error('redis down'), 7]);
+    const s = countingSource([
+      new Error('redis down'),
+      { pending: Number.NaN, running: 0 },
+      { pending: 7, running: 2 },
+    ]);
     const work = createWorkEstimator({ source: s.source, refreshMs: 10, now: () => t });
-    expect(await work.comingCalls()).toBeUndefined();
+    expect(await work.estimate()).toBeUndefined();
     t = 10;
-    expect(await work.comingCalls()).toBe(14);
+    expect(await work.estimate()).toBeUndefined();
+    t = 20;
+    expect(await work.estimate()).toEqual({ coming: 14, running: 2 });
   });
 
   it('close closes the source; bad options throw naming the option', async () => {
-    const s = countingSource([1]);
+    const s = countingSource([{ pending: 1, running: 0 }]);
     await createWorkEstimator({ source: s.source }).close();
     expect(s.closed()).toBe(true);
     expect(() => createWorkEstimator({ source: s.source, callsPerSlice: -1 })).toThrow(ConfigError);
