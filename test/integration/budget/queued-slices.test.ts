@@ -1,6 +1,6 @@
 /** The work the fetcher weighs: the slice queue's waiting, prioritized and delayed jobs, on the real Redis. */
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createQueuedSlices } from '../../../src/planner/queued-slices.js';
@@ -36,5 +36,36 @@ describe('createQueuedSlices', () => {
     }
     // The shared connection stays open.
     expect(await redis.ping()).toBe('PONG');
+  });
+
+  it('counts a slice a worker is running as pending and running', async () => {
+    const p = `${prefix}-run`;
+    const q = new Queue(QUEUE_NAMES.slices, { connection: redis, prefix: p });
+    const conn = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    let release: () => void = () => undefined;
+    let started: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const worker = new Worker(
+      QUEUE_NAMES.slices,
+      () => {
+        started();
+        return new Promise<void>((resolve) => (release = resolve));
+      },
+      { connection: conn, prefix: p },
+    );
+    const work = createQueuedSlices({ connection: redis, prefix: p });
+    try {
+      await q.add('slice', { n: 1 });
+      await q.add('slice', { n: 2 }, { delay: 60_000 });
+      await running;
+      expect(await work.countSlices()).toEqual({ pending: 2, running: 1 });
+    } finally {
+      release();
+      await worker.close();
+      await work.close();
+      await q.obliterate({ force: true });
+      await q.close();
+      await conn.quit();
+    }
   });
 });
