@@ -85,7 +85,7 @@ export interface TransactionalSlicePublisherOptions extends KafkaSinkOptions {
   recoveryTimeoutMs?: number;
   /**
    * Transactional producers of this publisher (each one transactional.id): slices are spread over them and each
-   * commits its slices' pages in shared transactions. @default 2
+   * commits its slices' pages in shared transactions. @default 1
    */
   producers?: number;
   /**
@@ -105,7 +105,7 @@ export const DEFAULT_TRANSACTIONAL_SLICE_PUBLISHER_OPTIONS = {
   transactionalRetries: 15,
   maxRetryTimeMs: 5_000,
   recoveryTimeoutMs: 45_000,
-  producers: 2,
+  producers: 1,
   lingerMs: 0,
   lingerCommits: 8,
 } as const;
