@@ -2,7 +2,8 @@
 # The secured local stack (`scripts/stack.sh up|down|status|env|reset --secure`), sourced by scripts/stack.sh.
 # Its own directory (.stack-secure/, or STACK_DIR) and its own ports, so it runs beside the plaintext stack:
 #
-#   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted)
+#   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted), ACLs:
+#                            users gamedata and CN=gamedata-client may do everything, user outsider nothing
 #           127.0.0.1:29095  SSL with client certificates required (mutual TLS)
 #           127.0.0.1:29093  the KRaft controller (PLAINTEXT, loopback, broker-internal)
 #   Registry 127.0.0.1:28082 nginx: TLS + HTTP basic auth in front of an Apicurio Registry on 127.0.0.1:28081
@@ -102,6 +103,11 @@ ssl.truststore.type=PEM
 ssl.truststore.location=$t/ca.pem
 listener.name.mtls.ssl.client.auth=required
 ssl.endpoint.identification.algorithm=https
+# ACLs: the pipeline's users may do everything (scripts/stack.sh adds the ACLs), any other user nothing. The
+# controller listener (loopback, broker-internal) has no authentication, so its principal ANONYMOUS is a super user.
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:admin;User:ANONYMOUS
+allow.everyone.if.no.acl.found=false
 log.dirs=$KAFKA_DIR/data
 num.partitions=1
 default.replication.factor=1
@@ -137,6 +143,7 @@ start_secure_kafka() {
       --add-scram "SCRAM-SHA-256=[name=admin,password=$admin_pw]" \
       --add-scram "SCRAM-SHA-512=[name=gamedata,password=$app_pw]" \
       --add-scram "SCRAM-SHA-256=[name=gamedata,password=$app_pw]" \
+      --add-scram "SCRAM-SHA-512=[name=outsider,password=$(secret kafka-outsider)]" \
       >"$KAFKA_DIR/format.log" 2>&1 || { log_tail kafka-format "$KAFKA_DIR/format.log"; die "kafka: storage format failed"; }
   fi
   log "kafka: starting $KAFKA_VERSION, SASL_SSL on $KAFKA_URL, mutual TLS on $HOST:$KAFKA_MTLS_PORT"
@@ -144,6 +151,29 @@ start_secure_kafka() {
     -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
     -cp "$cp" kafka.Kafka "$KAFKA_DIR/server.properties"
+}
+
+# ACLs of the pipeline's principals (the SCRAM user and the mutual-TLS client certificate): everything on every
+# topic, group and transactional id, and the cluster (idempotent writes). Once per storage (a stamp in the data dir).
+add_acls() {
+  [[ -f "$KAFKA_DIR/data/.acls-added" ]] && return 0
+  local conf="$KAFKA_DIR/admin-client.properties"
+  (umask 077; cat >"$conf" <<EOF
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="$(secret kafka-admin)";
+ssl.truststore.type=PEM
+ssl.truststore.location=$SEC_TLS/ca.pem
+EOF
+  )
+  log "kafka: adding the ACLs of User:gamedata and User:CN=gamedata-client"
+  java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dlog4j2.level=warn -cp "$KAFKA_DIR/libs/*" \
+    org.apache.kafka.tools.AclCommand --bootstrap-server "$KAFKA_URL" --command-config "$conf" --add \
+    --allow-principal User:gamedata --allow-principal User:CN=gamedata-client --operation All \
+    --topic '*' --group '*' --transactional-id '*' --cluster \
+    >"$KAFKA_DIR/acls.log" 2>&1 || { log_tail kafka-acls "$KAFKA_DIR/acls.log"; die "kafka: could not add the ACLs"; }
+  touch "$KAFKA_DIR/data/.acls-added"
 }
 
 # Kafka answers a SASL_SSL metadata request (the stack's own probe, with the client settings of `env --secure`).
@@ -273,6 +303,8 @@ print_secure_env() {
   # for mutual TLS instead of SASL: the other listener and the client certificate
   printf 'export STACK_SECURE_KAFKA_MTLS_BROKERS=%s\n' "$HOST:$KAFKA_MTLS_PORT"
   printf 'export STACK_SECURE_TLS_DIR=%s\n' "$SEC_TLS"
+  # a SCRAM user without any ACL (tests of authorisation failures)
+  printf 'export STACK_SECURE_KAFKA_OUTSIDER_PASSWORD=%s\n' "$(secret kafka-outsider)"
 }
 
 secure_up() {
@@ -295,6 +327,7 @@ secure_up() {
 
   [[ "$redis" == reuse ]] || wait_until redis "$REDIS_WAIT_S" secure_redis_answers "$REDIS_DIR/redis.log" redis
   [[ "$kafka" == reuse ]] || wait_until kafka "$KAFKA_WAIT_S" secure_kafka_answers "$KAFKA_DIR/kafka.out" kafka
+  add_acls
   if [[ "$registry" != reuse ]]; then
     wait_until registry "$REGISTRY_WAIT_S" registry_answers "$REGISTRY_DIR/registry.log" registry
     registry_defaults

@@ -6,7 +6,9 @@
  * partition ends after a transaction) never reaches `eachBatch`, so progress is tracked on END_BATCH_PROCESS.
  */
 import { randomUUID } from 'node:crypto';
-import { createKafkaClient, resolveKafkaOptions } from './kafka-sink.js';
+import type { Kafka } from 'kafkajs';
+import { securityFailure } from '../config/security-failure.js';
+import { createKafkaClient, resolveKafkaOptions, toKafkaError } from './kafka-sink.js';
 import { ServiceError } from '../errors.js';
 import { installReadCommittedFilter } from './read-committed-filter.js';
 
@@ -44,6 +46,23 @@ function batchContext(m: object): { producerId?: string; producerEpoch?: number 
   return (m as { batchContext?: { producerId?: string; producerEpoch?: number } }).batchContext;
 }
 
+/**
+ * Throws a ServiceError (not retriable) when the topic is missing from the list because the user is not authorised
+ * to see it; a topic that does not exist passes (no retries: it is asked once, and never auto-created by an admin).
+ */
+async function assertNotForbidden(kafka: Kafka, options: ReadTopicOptions): Promise<void> {
+  const probe = kafka.admin({ retry: { retries: 0 } });
+  await probe.connect();
+  try {
+    await probe.fetchTopicMetadata({ topics: [options.topic] });
+  } catch (error) {
+    if (securityFailure(error)?.kind === 'authorisation')
+      throw toKafkaError(error, options.brokers, `reading ${options.topic}`);
+  } finally {
+    await probe.disconnect();
+  }
+}
+
 /** Calls `onMessage` for every message of the topic up to its current end. Returns the count. */
 export async function readTopic(
   options: ReadTopicOptions,
@@ -56,7 +75,11 @@ export async function readTopic(
   await admin.connect();
   try {
     const topics = await admin.listTopics();
-    if (!topics.includes(options.topic)) return 0;
+    if (!topics.includes(options.topic)) {
+      // Brokers with ACLs leave out of the list the topics a user may not describe: that is not an empty topic.
+      await assertNotForbidden(kafka, options);
+      return 0;
+    }
     const offsets = await admin.fetchTopicOffsets(options.topic);
     const remaining = new Map<number, bigint>();
     for (const p of offsets) {

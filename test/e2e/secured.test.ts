@@ -112,7 +112,13 @@ function canaries(): string[] {
   const userInfoPassword =
     (secure['GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO'] ?? '').split(':')[1] ?? '';
   const redisPassword = new URL(secure['REDIS_URL'] ?? 'redis://x').password;
-  const list = [secure['GAMEDATA_KAFKA_SASL_PASSWORD'] ?? '', userInfoPassword, redisPassword, WRONG];
+  const list = [
+    secure['GAMEDATA_KAFKA_SASL_PASSWORD'] ?? '',
+    secure['STACK_SECURE_KAFKA_OUTSIDER_PASSWORD'] ?? '',
+    userInfoPassword,
+    redisPassword,
+    WRONG,
+  ];
   for (const c of list) expect(c.length).toBeGreaterThanOrEqual(12);
   return list;
 }
@@ -210,6 +216,16 @@ describe('secured stack', () => {
       line: /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: authentication failed \(check GAMEDATA_KAFKA_SASL_MECHANISM/,
     },
     {
+      name: 'Kafka: a user without ACLs',
+      args: ['verify', 'parties'],
+      env: () => ({
+        ...env,
+        GAMEDATA_KAFKA_SASL_USERNAME: 'outsider',
+        GAMEDATA_KAFKA_SASL_PASSWORD: secure['STACK_SECURE_KAFKA_OUTSIDER_PASSWORD'],
+      }),
+      line: /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: not authorised .*\(check the ACLs/,
+    },
+    {
       name: 'Kafka: a CA that did not sign the broker certificate',
       args: ['topics', 'create'],
       env: () => ({
@@ -256,12 +272,13 @@ describe('secured stack', () => {
       outputs.push(r.out);
       expect(r.code, r.out).toBe(1);
       const lines = r.out.trim().split('\n');
-      // the worker prints its state line and its exit line; every short command exactly one line
+      // the worker prints its state line and its exit line, verify its progress; every other command one line
       if (c.args[0] === 'worker')
         expect(
           lines.some((l) => c.line.test(l)),
           r.out,
         ).toBe(true);
+      else if (c.args[0] === 'verify') expect(lines.at(-1), r.out).toMatch(c.line);
       else {
         expect(lines, r.out).toHaveLength(1);
         expect(lines[0]).toMatch(c.line);
