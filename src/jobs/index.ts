@@ -12,7 +12,8 @@ export type {
   SliceJobHandle,
   ProcessSliceOptions,
   ProcessSliceDeps,
-} from './process-slice.js';
+  ExactlyOnceDelivery,
+} from './slice-contract.js';
 export { startPipelineWorkers, DEFAULT_PIPELINE_WORKER_OPTIONS } from './pipeline-worker.js';
 export type { PipelineWorkerOptions, PipelineWorkerDeps, PipelineWorkers } from './pipeline-worker.js';
 export { enqueueRun, getRunStatus, waitForRun, sliceJobOptions } from './backfill-flow.js';

@@ -30,10 +30,10 @@ import { createPageEncoder } from '../publish/index.js';
 import { checkpointTopicName, createTransactionalSlicePublisher } from '../sink/index.js';
 import { createPendingMarks, createRedisPendingMarks } from '../dedup/index.js';
 import { DEFAULT_CONFIG } from '../config/load-config.js';
-import type { ExactlyOnceDelivery } from './process-slice-exactly-once.js';
+import type { ExactlyOnceDelivery } from './slice-contract.js';
 import { leaseProducerMember } from './producer-member-lease.js';
 import { createRedisSliceOwners } from './redis-slice-owners.js';
-import type { SliceSource } from './process-slice.js';
+import type { SliceSource } from './slice-contract.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
 

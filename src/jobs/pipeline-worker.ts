@@ -15,10 +15,11 @@ import type {
 import {
   DEFAULT_PROCESS_SLICE_OPTIONS,
   isRetriableSliceError,
-  processSlice,
   type ProcessSliceDeps,
   type ProcessSliceOptions,
-} from './process-slice.js';
+} from './slice-contract.js';
+import { processSliceAtLeastOnce } from './process-slice-at-least-once.js';
+import { processSliceExactlyOnce } from './process-slice-exactly-once.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES } from '../planner/queue-names.js';
 import type { RunCounters } from './run-counters.js';
 import { childSliceJobs } from './backfill-flow.js';
@@ -157,8 +158,13 @@ export function startPipelineWorkers(
               source: withUserDiscovery(deps.source, run, { users: deps.users, spawn: handle.spawn }),
             };
         }
+        // The deployment's delivery mode: the runtime gives `eos` under exactly-once, nothing under at-least-once.
+        const sliceOptions = { ...DEFAULT_PROCESS_SLICE_OPTIONS, ...o.slice, signal: stop.signal };
+        const eos = sliceDeps.eos;
         const result = await runWithPriority(priority ?? 'backfill', () =>
-          processSlice(handle, sliceDeps, { ...o.slice, signal: stop.signal }),
+          eos === undefined
+            ? processSliceAtLeastOnce(handle, sliceDeps, sliceOptions)
+            : processSliceExactlyOnce(handle, sliceDeps, eos, { ...sliceOptions, now: Date.now }),
         );
         o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
         return result;

@@ -13,35 +13,14 @@
  */
 import { createHash } from 'node:crypto';
 import { SliceInterruptedError } from '../errors.js';
-import type { DedupRecord, PendingMarks, PendingPage } from '../dedup/index.js';
+import type { DedupRecord, PendingPage } from '../dedup/index.js';
 import { pageKeyOf, parsePageKey } from '../dedup/index.js';
-import type { PageEncoder } from '../publish/index.js';
-import type { SliceCheckpoint, TransactionalSlicePublisher } from '../sink/index.js';
-import { planSplit } from '../slicing/index.js';
+import type { SliceCheckpoint } from '../sink/index.js';
 import type { RunCounterValues, SliceEosData, SliceJobData, SliceResult } from '../planner/job-types.js';
 import { childSlices } from './child-slices.js';
-import { sliceSplitRule } from './slice-split-rule.js';
-import type { ProcessSliceDeps, SliceJobHandle } from './process-slice.js';
-import { sortTime } from './slice-sort-time.js';
-
-/** What the exactly-once path needs besides the common slice deps. */
-export interface ExactlyOnceDelivery {
-  /** The transactional slice publisher (`createTransactionalSlicePublisher`). */
-  publisher: Pick<TransactionalSlicePublisher, 'openSlice' | 'fence' | 'readCommitted' | 'lastStableOffset'>;
-  /** Encodes a page without sending it (`createPageEncoder`). */
-  encode: PageEncoder;
-  /** The pending-marks protocol on the seen-sets (`createPendingMarks(createRedisPendingMarks(redis))`). */
-  marks: PendingMarks;
-  /** Pages per transaction (a transaction also ends after `transactionMs`). @default 8 */
-  pagesPerTransaction?: number;
-  /** A transaction commits at the first page after it has been open this long. @default 500 */
-  transactionMs?: number;
-  /**
-   * The run's counters and the job data (`eos.readFrom`) are brought up to the committed checkpoint at most this
-   * often, and at the slice's end, a split and an interruption. @default 1_000
-   */
-  bookMs?: number;
-}
+import type { ExactlyOnceDelivery, ProcessSliceDeps, SliceJobHandle } from './slice-contract.js';
+import { createSliceWalk } from './slice-walk.js';
+import { prefetchFirstPage, readingAhead, readSlicePages } from './page-reader.js';
 
 export const DEFAULT_EXACTLY_ONCE_OPTIONS = {
   pagesPerTransaction: 8,
@@ -219,9 +198,7 @@ export async function processSliceExactlyOnce(
     };
 
     try {
-      let rows = 0;
-      let pagesSinceStart = 0;
-      let topTime: number | undefined;
+      const walk = createSliceWalk(o);
       outer: for (;;) {
         const pages = readingAhead(prefetched?.pages ?? readSlicePages(deps, data, o.signal));
         prefetched = undefined;
@@ -235,24 +212,7 @@ export async function processSliceExactlyOnce(
             // a slice that goes on asks for its next page now, while this one is claimed, encoded and committed.
             // Its call then waits at the budget's fetcher with the other slices' (fuller batches when the budget
             // binds), and the slice's next page is there sooner.
-            rows += page.items.length;
-            pagesSinceStart += 1;
-            const first = page.items[0];
-            if (topTime === undefined && first !== undefined) topTime = sortTime(resource, first);
-            const last = page.items[page.items.length - 1];
-            const lastTime = last === undefined ? undefined : sortTime(resource, last);
-            const split =
-              page.cursor !== null &&
-              lastTime !== undefined &&
-              topTime !== undefined &&
-              pagesSinceStart >= o.minPagesBeforeSplit &&
-              data.depth < o.maxDepth
-                ? planSplit(
-                    { start: data.start, end: data.end },
-                    { rowsRead: rows, topTime, lastTime },
-                    sliceSplitRule(data, o),
-                  )
-                : null;
+            const split = walk.observe(page, data);
             if (split === null && page.cursor !== null && o.signal?.aborted !== true) pages.readOn();
             const items: DedupRecord[] = deps.source.enrich
               ? await deps.source.enrich(resource, page.items, o.signal)
@@ -317,9 +277,7 @@ export async function processSliceExactlyOnce(
               data = { ...data, start: split.keepStart };
               state = { ...state, splits: state.splits + 1 };
               await commit({ cursor: data.cursor ?? null, start: data.start, done: false }, true);
-              rows = 0;
-              pagesSinceStart = 0;
-              topTime = undefined;
+              walk.restart();
               continue outer;
             }
             // The last page (null cursor) commits below, with done = true. A transaction also commits when the next
@@ -347,98 +305,6 @@ export async function processSliceExactlyOnce(
     await prefetch?.discard();
     await session.close();
   }
-}
-
-/** The slice's pages from its current start and cursor. */
-function readSlicePages(deps: ProcessSliceDeps, data: SliceJobData, signal: AbortSignal | undefined) {
-  return deps.source.readPages(
-    { resource: data.resource, filters: data.filters, start: data.start, end: data.end },
-    {
-      ...(data.cursor === undefined ? {} : { cursor: data.cursor }),
-      ...(signal === undefined ? {} : { signal }),
-    },
-  );
-}
-
-/**
- * Starts reading the slice's first page now. `pages` yields that page, then the rest; `discard` stops the read
- * when it is not used (an error of the unused read is dropped with it). Idempotent.
- */
-function prefetchFirstPage(deps: ProcessSliceDeps, data: SliceJobData, signal: AbortSignal | undefined) {
-  const reader = readSlicePages(deps, data, signal)[Symbol.asyncIterator]();
-  const first = reader.next();
-  first.catch(() => undefined); // handled by whoever awaits it; unhandled only when discarded
-  let used = false;
-  let discarded = false;
-  return {
-    get pages() {
-      used = true;
-      return (async function* () {
-        let finished = false;
-        try {
-          let next = await first;
-          while (next.done !== true) {
-            yield next.value;
-            next = await reader.next();
-          }
-          finished = true;
-        } finally {
-          // The consumer stopped early (a split, an error): end the read as `for await` would.
-          if (!finished) await reader.return?.(undefined);
-        }
-      })();
-    },
-    async discard(): Promise<void> {
-      if (used || discarded) return;
-      discarded = true;
-      await first.then(
-        () => reader.return?.(undefined),
-        () => undefined,
-      );
-    },
-  };
-}
-
-/**
- * A slice's pages with one read ahead: `readOn()` asks for the page after the one `next()` gave last, at once;
- * `next()` then answers with it. `waiting`: that page is asked for and has not come yet. `close()` ends the read
- * without waiting for a page in flight (its page, or its error, is dropped). At most one read ahead: the next
- * page's cursor is in the current one.
- */
-export function readingAhead<T>(pages: AsyncIterable<T>) {
-  const reader = pages[Symbol.asyncIterator]();
-  let ahead: { read: Promise<IteratorResult<T>>; settled: boolean } | undefined;
-  let closed = false;
-  return {
-    next(): Promise<IteratorResult<T>> {
-      const read = ahead?.read ?? reader.next();
-      ahead = undefined;
-      return read;
-    },
-    readOn(): void {
-      if (ahead !== undefined || closed) return;
-      const entry = { read: reader.next(), settled: false };
-      const settle = (): void => void (entry.settled = true);
-      entry.read.then(settle, settle);
-      ahead = entry;
-    },
-    get waiting(): boolean {
-      return ahead !== undefined && !ahead.settled;
-    },
-    close(): void {
-      if (closed) return;
-      closed = true;
-      const read = ahead?.read ?? Promise.resolve();
-      ahead = undefined;
-      // A generator runs one request at a time: `return` is taken after the read in flight, which is not awaited.
-      read
-        .then(
-          () => reader.return?.(undefined),
-          () => undefined,
-        )
-        .catch(() => undefined);
-    },
-  };
 }
 
 function hasUsableId(record: DedupRecord): boolean {

@@ -13,7 +13,7 @@
 import type { Redis } from 'ioredis';
 import type { DedupRecord } from '../dedup/index.js';
 import type { RunJobData, SliceJobData } from '../planner/job-types.js';
-import type { SliceSource } from './process-slice.js';
+import type { SliceSource } from './slice-contract.js';
 import { sliceJobId } from '../planner/queue-names.js';
 
 /** The fields of a transaction that name a user. */

@@ -5,7 +5,7 @@
  * as the pipeline's slices do.
  */
 import type { DedupRecord } from '../dedup/index.js';
-import type { SliceSource } from '../jobs/process-slice.js';
+import type { SliceSource } from '../jobs/slice-contract.js';
 import { counterparties } from '../jobs/user-discovery.js';
 import type { ResourceName } from '../models/resources.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';

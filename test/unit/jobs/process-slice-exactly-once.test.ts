@@ -13,11 +13,9 @@ import {
   type PendingMarks,
 } from '../../../src/dedup/index.js';
 import { processSlice, type SliceSource } from '../../../src/jobs/index.js';
-import {
-  readingAhead,
-  type ExactlyOnceDelivery,
-  type SliceCheckpointState,
-} from '../../../src/jobs/process-slice-exactly-once.js';
+import { type SliceCheckpointState } from '../../../src/jobs/process-slice-exactly-once.js';
+import { readingAhead } from '../../../src/jobs/page-reader.js';
+import type { ExactlyOnceDelivery } from '../../../src/jobs/slice-contract.js';
 import type { PageEncoder, PagePublisher } from '../../../src/publish/index.js';
 import type { SliceCheckpoint, SliceSession, TransactionalPage } from '../../../src/sink/index.js';
 import type { RunCounterValues, SliceJobData } from '../../../src/planner/job-types.js';

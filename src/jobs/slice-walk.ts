@@ -1,0 +1,63 @@
+/**
+ * The walk of one running slice, shared by both delivery paths: the rows and the time read since the slice last
+ * (re)started, and whether the page just read calls for a split (a dense slice hands the older part of what it still
+ * has to read to child slices and reads on). Pure: the page and the slice's current data decide.
+ *
+ * The density is measured from the newest row read, not the slice's end (an empty top says nothing about the rest);
+ * a finished slice (null cursor) has nothing left to hand off; at least `minPagesBeforeSplit` pages are read before
+ * judging, and splits nest at most `maxDepth` deep.
+ */
+import type { SliceJobData } from '../planner/job-types.js';
+import { planSplit, type RemainingSplit } from '../slicing/index.js';
+import type { SlicePage } from './slice-contract.js';
+import { sliceSplitRule } from './slice-split-rule.js';
+import { sortTime } from './slice-sort-time.js';
+
+export interface SliceWalkOptions {
+  targetRows: number;
+  splitFactor: number;
+  maxSplitParts: number;
+  maxDepth: number;
+  minPagesBeforeSplit: number;
+}
+
+export interface SliceWalk {
+  /** Counts a page of the slice; returns the split it calls for, or null. */
+  observe(page: SlicePage, data: SliceJobData): RemainingSplit | null;
+  /** The slice restarts (after a split): density is measured afresh. */
+  restart(): void;
+}
+
+export function createSliceWalk(o: SliceWalkOptions): SliceWalk {
+  let rows = 0;
+  let pagesSinceStart = 0;
+  let topTime: number | undefined;
+  return {
+    observe(page, data) {
+      rows += page.items.length;
+      pagesSinceStart += 1;
+      const first = page.items[0];
+      if (topTime === undefined && first !== undefined) topTime = sortTime(data.resource, first);
+      const last = page.items[page.items.length - 1];
+      const lastTime = last === undefined ? undefined : sortTime(data.resource, last);
+      if (
+        page.cursor === null ||
+        lastTime === undefined ||
+        topTime === undefined ||
+        pagesSinceStart < o.minPagesBeforeSplit ||
+        data.depth >= o.maxDepth
+      )
+        return null;
+      return planSplit(
+        { start: data.start, end: data.end },
+        { rowsRead: rows, topTime, lastTime },
+        sliceSplitRule(data, o),
+      );
+    },
+    restart() {
+      rows = 0;
+      pagesSinceStart = 0;
+      topTime = undefined;
+    },
+  };
+}
