@@ -120,9 +120,10 @@ log_tail() {
 }
 
 # Kafka answers with every broker of the stack in the cluster.
-kafka_answers() { node "$ROOT/scripts/stack/kafka-ready.mjs" "$KAFKA_URL" "${1:-2000}" "$BROKERS" 2>/dev/null; }
+# (plaintext: the probe ignores a secured stack's client settings that may be exported in this shell)
+kafka_answers() { env -u GAMEDATA_KAFKA_SECURITY_PROTOCOL node "$ROOT/scripts/stack/kafka-ready.mjs" "$KAFKA_URL" "${1:-2000}" "$BROKERS" 2>/dev/null; }
 # One node of the cluster answers by itself (its own address only). args: node
-node_answers() { node "$ROOT/scripts/stack/kafka-ready.mjs" "$HOST:$(broker_port "$1")" 2000 2>/dev/null; }
+node_answers() { env -u GAMEDATA_KAFKA_SECURITY_PROTOCOL node "$ROOT/scripts/stack/kafka-ready.mjs" "$HOST:$(broker_port "$1")" 2000 2>/dev/null; }
 
 broker_port() { echo $((KAFKA_PORT + ($1 - 1) * KAFKA_PORT_STEP)); }
 controller_port() { echo $((KAFKA_CONTROLLER_PORT + ($1 - 1) * KAFKA_PORT_STEP)); }
