@@ -211,7 +211,17 @@ export async function createPipelineRuntime(
   // slice's owners recorded in Redis, checkpoints in `<prefix>.__slices`.
   const exactlyOnce =
     registry !== undefined && (settings.delivery ?? DEFAULT_CONFIG.delivery) === 'exactly-once';
-  const member = exactlyOnce ? await leaseProducerMember(redis, { prefix: settings.redisPrefix }) : undefined;
+  let member: Awaited<ReturnType<typeof leaseProducerMember>> | undefined;
+  try {
+    member = exactlyOnce ? await leaseProducerMember(redis, { prefix: settings.redisPrefix }) : undefined;
+  } catch (error) {
+    // As above: nothing of this runtime outlives the failure.
+    await sink.disconnect().catch(() => undefined);
+    await budget?.close().catch(() => undefined);
+    redis.disconnect();
+    hot.disconnect();
+    throw error;
+  }
   const transactional =
     exactlyOnce && member !== undefined
       ? createTransactionalSlicePublisher({
