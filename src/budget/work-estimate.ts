@@ -1,8 +1,8 @@
 /**
  * `createWorkEstimator(options)`: how many upstream calls the work known to be coming will make, for the fetcher's
- * hold (`workBinds`). The work is the slices queued and running across the deployment (a {@link WorkSource}, e.g.
- * the BullMQ slice queue's counts), each expected to make `callsPerSlice` calls. The count is read at most every
- * `refreshMs`, one read at a time.
+ * hold (`workFill`). The work is the slices queued and running across the deployment (a {@link WorkSource}, e.g.
+ * the BullMQ slice queue's counts), each expected to make the calls a sample of their plans says, or `callsPerSlice`.
+ * The count is read at most every `refreshMs`, one read at a time.
  */
 import { ConfigError } from '../errors.js';
 
@@ -12,6 +12,11 @@ export interface SliceCounts {
   pending: number;
   /** Of `pending`, slices running now (each holds a worker slot). */
   running: number;
+  /**
+   * A sample of the pending slices: of `slices` read, `known` said how many calls they expect, `calls` in all. The
+   * others count `callsPerSlice` each. Absent: every slice counts `callsPerSlice`.
+   */
+  sample?: { slices: number; known: number; calls: number } | undefined;
 }
 
 /** Where the estimator counts the work (the jobs layer's queue, a fake in tests). */
@@ -25,9 +30,8 @@ export interface WorkEstimatorOptions {
   /** Required. */
   source: WorkSource;
   /**
-   * Calls one pending slice is expected to make. A slice planned for latency is one page; with a read ahead and the
-   * empty page that ends a walk, about two (the demo: 1 915 calls for ~540 slices, users' profiles included).
-   * @default 2
+   * Calls one pending slice is expected to make when its plan does not say (the source's sample). A slice planned
+   * for latency is one page; with the empty page that ends a walk, about two. @default 2
    */
   callsPerSlice?: number | undefined;
   /** How long a count is reused before it is read again, ms. @default 250 */
@@ -75,9 +79,14 @@ export function createWorkEstimator(options: WorkEstimatorOptions): WorkEstimato
 
   async function read(): Promise<WorkEstimate | undefined> {
     try {
-      const { pending, running } = await options.source.countSlices();
+      const { pending, running, sample } = await options.source.countSlices();
       if (!Number.isFinite(pending) || !Number.isFinite(running)) return undefined;
-      return { coming: Math.max(0, pending) * callsPerSlice, running: Math.max(0, running) };
+      // Calls per slice: the sample's plans where they say, `callsPerSlice` for the rest.
+      const perSlice =
+        sample !== undefined && sample.slices > 0 && sample.known <= sample.slices && sample.calls >= 0
+          ? (sample.calls + (sample.slices - sample.known) * callsPerSlice) / sample.slices
+          : callsPerSlice;
+      return { coming: Math.ceil(Math.max(0, pending) * perSlice), running: Math.max(0, running) };
     } catch {
       return undefined;
     }

@@ -44,6 +44,12 @@ export interface SliceJobData {
   eos?: SliceEosData;
   /** Priority of the slice's upstream calls (its run's, see {@link RunJobData.priority}); absent: the run's. */
   priority?: CallPriority;
+  /**
+   * Pages the planner expects the slice to read (a density plan: its share of the estimated rows; a plan for rounds:
+   * 1). The budget's fetcher weighs the work coming by it (`createQueuedSlices`). Absent: unknown (per-user walks,
+   * listings read whole); a split's pieces inherit their parent's, an over-estimate.
+   */
+  expectedPages?: number;
 }
 
 /** What a slice's job data remembers of its exactly-once delivery (`SliceJobData.eos`: a hint, Kafka is the truth). */

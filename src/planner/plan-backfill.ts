@@ -190,7 +190,12 @@ export async function planBackfill(
   const runId = request.runId ?? runJobId(request.resources.join('+'), fullHistory ? 'full' : 'range', now);
   const slices: SliceJobData[] = [];
   let users: UserListing | undefined;
-  const add = (resource: ResourceName, walk: Record<string, string>, ranges: TimeRange[]): void => {
+  const add = (
+    resource: ResourceName,
+    walk: Record<string, string>,
+    ranges: TimeRange[],
+    expectedPages: number | undefined,
+  ): void => {
     for (const r of ranges) {
       slices.push({
         runId,
@@ -201,11 +206,13 @@ export async function planBackfill(
         end: r.end,
         replay,
         depth: 0,
+        ...(expectedPages === undefined ? {} : { expectedPages }),
       });
     }
   };
 
-  type Walk = { filters: Record<string, string>; ranges: TimeRange[] };
+  /** `expectedPages`: per slice, when the plan knows it (see {@link SliceJobData.expectedPages}). */
+  type Walk = { filters: Record<string, string>; ranges: TimeRange[]; expectedPages?: number };
   /** One resource's walks and the probe rounds they took (the resources are planned at the same time). */
   const planResource = async (resource: ResourceName): Promise<{ walks: Walk[]; rounds: number }> => {
     const since = request.since ?? 0;
@@ -259,15 +266,20 @@ export async function planBackfill(
       const walk = await planForRounds(probe, range, o.roundBuckets);
       planning.probePages += walk.pages;
       if (walk.rows === 0) planning.emptyWalks++;
-      return { walks: [{ filters, ranges: walk.ranges }], rounds: walk.rounds };
+      // Slices of one page each (at most pageSize - 1 rows).
+      return { walks: [{ filters, ranges: walk.ranges, expectedPages: 1 }], rounds: walk.rounds };
     }
     const density = await probeDensity(probe, range, { buckets: o.probeBuckets });
     planning.probePages += density.rows.length;
+    const ranges = planSlices(range, density, { targetRows: o.targetRows, maxSlices: o.maxSlicesPerWalk });
+    const estimatedRows = density.rows.reduce((n, r) => n + Math.max(0, r), 0);
     return {
       walks: [
         {
           filters,
-          ranges: planSlices(range, density, { targetRows: o.targetRows, maxSlices: o.maxSlicesPerWalk }),
+          ranges,
+          // The estimated rows shared among the slices, plus the page that ends each read.
+          expectedPages: Math.ceil(estimatedRows / Math.max(1, ranges.length) / o.pageSize) + 1,
         },
       ],
       rounds: 1,
@@ -277,7 +289,8 @@ export async function planBackfill(
   const planned = await Promise.all(request.resources.map((resource) => planResource(resource)));
   planned.forEach(({ walks, rounds }, i) => {
     planning.probeRounds = Math.max(planning.probeRounds, rounds);
-    for (const walk of walks) add(request.resources[i] as ResourceName, walk.filters, walk.ranges);
+    for (const walk of walks)
+      add(request.resources[i] as ResourceName, walk.filters, walk.ranges, walk.expectedPages);
   });
   const run: RunJobData = {
     runId,

@@ -28,7 +28,7 @@ describe('createQueuedSlices', () => {
       await queue.add('slice', { n: 4 }, { delay: 60_000 });
       const runs = new Queue(QUEUE_NAMES.runs, { connection: redis, prefix });
       await runs.add('run', {});
-      expect(await work.countSlices()).toEqual({ pending: 4, running: 0 });
+      expect(await work.countSlices()).toMatchObject({ pending: 4, running: 0 });
       await runs.obliterate({ force: true });
       await runs.close();
     } finally {
@@ -36,6 +36,28 @@ describe('createQueuedSlices', () => {
     }
     // The shared connection stays open.
     expect(await redis.ping()).toBe('PONG');
+  });
+
+  it("samples the pending slices' plans: pages, and a profile per row for users", async () => {
+    const p = `${prefix}-plans`;
+    const q = new Queue(QUEUE_NAMES.slices, { connection: redis, prefix: p });
+    const work = createQueuedSlices({ connection: redis, prefix: p, sample: 3 });
+    try {
+      await q.add('slice', { resource: 'donations', expectedPages: 5 });
+      await q.add('slice', { resource: 'users', expectedPages: 2 });
+      await q.add('slice', { resource: 'transactions' });
+      await q.add('slice', { resource: 'transactions', expectedPages: 9 });
+      // The three oldest are sampled: 5 + 2 x 101 calls from two plans, one slice without a plan.
+      expect(await work.countSlices()).toEqual({
+        pending: 4,
+        running: 0,
+        sample: { slices: 3, known: 2, calls: 207 },
+      });
+    } finally {
+      await work.close();
+      await q.obliterate({ force: true });
+      await q.close();
+    }
   });
 
   it('counts a slice a worker is running as pending and running', async () => {
@@ -58,7 +80,7 @@ describe('createQueuedSlices', () => {
       await q.add('slice', { n: 1 });
       await q.add('slice', { n: 2 }, { delay: 60_000 });
       await running;
-      expect(await work.countSlices()).toEqual({ pending: 2, running: 1 });
+      expect(await work.countSlices()).toMatchObject({ pending: 2, running: 1 });
     } finally {
       release();
       await worker.close();

@@ -44,6 +44,18 @@ describe('createWorkEstimator', () => {
     expect(s.reads()).toBe(2);
   });
 
+  it('weighs the sampled slices by their plans and the rest by callsPerSlice', async () => {
+    // 10 sampled: 4 plans of 50 calls in all, 6 unknown at 2 each: 25 calls per slice over 100 pending slices.
+    const s = countingSource([{ pending: 100, running: 10, sample: { slices: 10, known: 4, calls: 200 } }]);
+    const work = createWorkEstimator({ source: s.source, now: () => 0 });
+    expect(await work.estimate()).toEqual({ coming: 2120, running: 10 });
+    const empty = countingSource([{ pending: 3, running: 0, sample: { slices: 0, known: 0, calls: 0 } }]);
+    expect(await createWorkEstimator({ source: empty.source, now: () => 0 }).estimate()).toEqual({
+      coming: 6,
+      running: 0,
+    });
+  });
+
   it('callers at once share one read', async () => {
     const s = countingSource([{ pending: 5, running: 1 }]);
     const work = createWorkEstimator({ source: s.source, now: () => 0 });

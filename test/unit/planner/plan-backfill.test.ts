@@ -44,6 +44,10 @@ describe('planBackfill', () => {
     expect(new Set(slices.map((s) => s.sliceId)).size).toBe(slices.length);
     for (const s of slices) expect(s.sliceId).not.toContain(':');
     expect(planning).toEqual({ plan: 'requests', probeRounds: 1, probePages: 16, emptyWalks: 0 });
+    // Each slice expects its share of the ~5000 estimated rows in pages of 100, plus the page that ends its read.
+    const share = Math.ceil(5000 / slices.length / 100) + 1;
+    for (const s of slices) expect(s.expectedPages).toBeGreaterThanOrEqual(share - 1);
+    for (const s of slices) expect(s.expectedPages).toBeLessThanOrEqual(share + 1);
   });
 
   it('walks users per country, full-history transactions per user, the feed over 72 h', async () => {
@@ -82,6 +86,7 @@ describe('planBackfill', () => {
     const rows = (a: number, b: number): number => times.filter((t) => t >= a && t < b).length;
     for (const s of slices) expect(rows(s.start, s.end)).toBeLessThanOrEqual(99);
     expect(slices.length).toBeLessThanOrEqual(Math.ceil(2000 / 99) + 2);
+    for (const s of slices) expect(s.expectedPages).toBe(1);
   });
 
   it('auto plans for requests while the budget binds, for rounds otherwise', async () => {
@@ -127,6 +132,8 @@ describe('planBackfill', () => {
       ['small', 0, NOW],
     ]);
     expect(new Set(slices.map((s) => s.sliceId)).size).toBe(slices.length);
+    // Unprobed: the planner does not know how many pages a user's walk reads.
+    for (const s of slices) expect(s.expectedPages).toBeUndefined();
   });
 
   it('plans a listing that fits in its head page as one slice, without searching for its earliest row', async () => {
