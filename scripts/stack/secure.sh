@@ -2,7 +2,7 @@
 # The secured local stack (`scripts/stack.sh up|down|status|env|reset --secure`), sourced by scripts/stack.sh.
 # Its own directory (.stack-secure/, or STACK_DIR) and its own ports, so it runs beside the plaintext stack:
 #
-#   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted), ACLs:
+#   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted, and PLAIN), ACLs:
 #                            users gamedata and CN=gamedata-client may do everything, user outsider nothing
 #           127.0.0.1:29095  SSL with client certificates required (mutual TLS)
 #           127.0.0.1:29093  the KRaft controller (PLAINTEXT, loopback, broker-internal)
@@ -40,7 +40,8 @@ secret() {
 # CA, server certificate (localhost, 127.0.0.1), client certificate (mutual TLS), and a second, unrelated CA that
 # tests use as a wrong trust anchor.
 make_certificates() {
-  [[ -s "$SEC_TLS/client.key" && -s "$SEC_TLS/other-ca.pem" ]] && return 0
+  [[ -s "$SEC_TLS/client-encrypted.key" && -s "$SEC_TLS/other-ca.pem" ]] && return 0
+  secret client-key >/dev/null
   need openssl "apt-get install -y openssl"
   log "tls: making a private CA and certificates in $SEC_TLS"
   mkdir -p "$SEC_TLS"
@@ -62,6 +63,9 @@ make_certificates() {
       -extfile "$d/client.ext" -out "$d/client.pem" 2>/dev/null
     # Kafka's PEM key store wants the key as PKCS#8 next to its certificate
     openssl pkcs8 -topk8 -nocrypt -in "$d/server.key" -out "$d/server.pk8.key"
+    # the client key once more, encrypted (GAMEDATA_KAFKA_SSL_KEY_PASSWORD)
+    openssl pkcs8 -topk8 -v2 aes-256-cbc -in "$d/client.key" -out "$d/client-encrypted.key" \
+      -passout "file:$SEC_SECRETS/client-key"
     cat "$d/server.pk8.key" "$d/server.pem" >"$d/server-keystore.pem"
     rm -f "$d"/*.csr "$d"/*.srl
     chmod 644 "$d"/*.pem   # certificates are public; keys stay 600
@@ -93,8 +97,9 @@ advertised.listeners=SASL_SSL://$HOST:$KAFKA_PORT,MTLS://$HOST:$KAFKA_MTLS_PORT
 inter.broker.listener.name=SASL_SSL
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL
-sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN
 sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="$admin_pw" user_admin="$admin_pw" user_gamedata="$(secret kafka-gamedata)";
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="$admin_pw";
 listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="$admin_pw";
 ssl.keystore.type=PEM
@@ -303,6 +308,8 @@ print_secure_env() {
   # for mutual TLS instead of SASL: the other listener and the client certificate
   printf 'export STACK_SECURE_KAFKA_MTLS_BROKERS=%s\n' "$HOST:$KAFKA_MTLS_PORT"
   printf 'export STACK_SECURE_TLS_DIR=%s\n' "$SEC_TLS"
+  # the passphrase of $SEC_TLS/client-encrypted.key
+  printf 'export STACK_SECURE_CLIENT_KEY_PASSWORD=%s\n' "$(secret client-key)"
   # a SCRAM user without any ACL (tests of authorisation failures)
   printf 'export STACK_SECURE_KAFKA_OUTSIDER_PASSWORD=%s\n' "$(secret kafka-outsider)"
 }

@@ -82,9 +82,9 @@ export function securityFailure(
   const { messages, codes, names, types } = chain(error);
   const text = messages.join(' | ');
   const status = httpStatus(error);
-  const make = (kind: SecurityFailureKind, what: string): SecurityFailure => ({
+  const make = (kind: SecurityFailureKind, what: string, hint = hints[kind]): SecurityFailure => ({
     kind,
-    summary: `${what}${hints[kind] === undefined ? '' : ` (check ${hints[kind]})`}`,
+    summary: `${what}${hint === undefined ? '' : ` (check ${hint})`}`,
   });
   if (codes.includes('ERR_TLS_CERT_ALTNAME_INVALID') || /does not match certificate's altnames/i.test(text))
     return make('host name', "host name mismatch: the server's certificate is not for this host name");
@@ -98,6 +98,12 @@ export function securityFailure(
     return make(
       'certificate',
       `certificate not trusted: ${firstMatch(text, /(self[- ]signed certificate[^|]*|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate has expired|certificate is not yet valid)/i) ?? certCode ?? 'certificate error'}`,
+    );
+  if (/bad decrypt|bad password read|PEM routines|no start line/i.test(text))
+    return make(
+      'certificate',
+      'the client key could not be read: wrong key password, or not a PEM key',
+      'GAMEDATA_KAFKA_SSL_KEY_PASSWORD, GAMEDATA_KAFKA_SSL_KEY_LOCATION',
     );
   if (
     /alert (bad certificate|certificate required|unknown ca|certificate unknown|handshake failure)/i.test(

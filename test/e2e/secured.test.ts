@@ -115,6 +115,7 @@ function canaries(): string[] {
   const list = [
     secure['GAMEDATA_KAFKA_SASL_PASSWORD'] ?? '',
     secure['STACK_SECURE_KAFKA_OUTSIDER_PASSWORD'] ?? '',
+    secure['STACK_SECURE_CLIENT_KEY_PASSWORD'] ?? '',
     userInfoPassword,
     redisPassword,
     WRONG,
@@ -200,12 +201,39 @@ describe('secured stack', () => {
     });
     outputs.push(ok.out);
     expect(ok.code, ok.out).toBe(0);
+    const encrypted = await cli(['topics', 'create'], {
+      ...mtls,
+      GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION: join(tls, 'client.pem'),
+      GAMEDATA_KAFKA_SSL_KEY_LOCATION: join(tls, 'client-encrypted.key'),
+      GAMEDATA_KAFKA_SSL_KEY_PASSWORD: secure['STACK_SECURE_CLIENT_KEY_PASSWORD'],
+    });
+    outputs.push(encrypted.out);
+    expect(encrypted.code, encrypted.out).toBe(0);
+    const wrongKeyPassword = await cli(['topics', 'create'], {
+      ...mtls,
+      GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION: join(tls, 'client.pem'),
+      GAMEDATA_KAFKA_SSL_KEY_LOCATION: join(tls, 'client-encrypted.key'),
+      GAMEDATA_KAFKA_SSL_KEY_PASSWORD: WRONG,
+    });
+    outputs.push(wrongKeyPassword.out);
+    expect(wrongKeyPassword.code).toBe(1);
+    expect(wrongKeyPassword.out.trim()).toMatch(
+      /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: the client key could not be read: wrong key password/,
+    );
     const refused = await cli(['topics', 'create'], mtls);
     outputs.push(refused.out);
     expect(refused.code).toBe(1);
     expect(refused.out.trim()).toMatch(
       /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: the server refused the TLS handshake .*client certificate/,
     );
+  });
+
+  it('speaks SASL PLAIN and SCRAM-SHA-256 too', async () => {
+    for (const mechanism of ['PLAIN', 'SCRAM-SHA-256']) {
+      const r = await cli(['topics', 'create'], { ...env, GAMEDATA_KAFKA_SASL_MECHANISM: mechanism });
+      outputs.push(r.out);
+      expect(r.code, `${mechanism}: ${r.out}`).toBe(0);
+    }
   });
 
   const wrong: { name: string; args: string[]; env: () => NodeJS.ProcessEnv; line: RegExp }[] = [

@@ -50,6 +50,7 @@ describe('securityFailure', () => {
         ),
         'TLS handshake',
       ],
+      [new Error('Failed to connect: error:1C800064:Provider routines::bad decrypt'), 'certificate'],
       [new Error('WRONGPASS invalid username-password pair or user is disabled.'), 'authentication'],
       [new Error('NOAUTH Authentication required.'), 'authentication'],
       [new Error("NOPERM User app has no permissions to run the 'flushall' command"), 'authorisation'],
