@@ -30,7 +30,8 @@ export interface SinkConnectorOptions {
    * How the connector reaches a secured Kafka and registry: the pipeline's own security settings (file paths as
    * Connect sees them). With SASL or TLS, the connector's consumer, its dead-letter producer and admin get the
    * matching `*.override.*` settings; with registry credentials, the connector carries its own Avro converter
-   * settings (`registryUrl` needed). @default none (the worker's own settings)
+   * settings (`registryUrl` needed). A registry's private CA is not passed on (the converter wants a Java trust
+   * store): the worker's JVM must trust it. @default none (the worker's own settings)
    */
   security?: ConnectorSecurity;
 }
@@ -232,7 +233,7 @@ export function connectorSecurityConfig(security: ConnectorSecurity): Record<str
   const s = security.settings;
   const registryAuth =
     s.schemaRegistryBasicAuthUserInfo !== undefined || s.schemaRegistryBearerToken !== undefined;
-  if ((registryAuth || s.schemaRegistrySslCaLocation !== undefined) && security.registryUrl !== undefined) {
+  if (registryAuth && security.registryUrl !== undefined) {
     // A connector that sets converter properties must name the converter and all of them (the worker's are not merged).
     const v2 = security.registryUrl.replace(/\/apis\/ccompat\/v\d+\/?$/, '') + '/apis/registry/v2';
     out['value.converter'] = AVRO_CONVERTER_CLASS;
@@ -248,11 +249,8 @@ export function connectorSecurityConfig(security: ConnectorSecurity): Record<str
       out['value.converter.apicurio.registry.request.headers.Authorization'] =
         `Bearer ${s.schemaRegistryBearerToken}`;
     }
-    if (s.schemaRegistrySslCaLocation !== undefined) {
-      out['value.converter.apicurio.registry.request.ssl.truststore.type'] = 'PEM';
-      out['value.converter.apicurio.registry.request.ssl.truststore.location'] =
-        s.schemaRegistrySslCaLocation;
-    }
+    // No trust store here: the converter's client loads it with Java's KeyStore, which has no PEM type. A registry
+    // with a private CA must be trusted by the Connect worker's JVM (javax.net.ssl.trustStore).
   }
   return out;
 }
