@@ -8,6 +8,7 @@ import { CommanderError } from 'commander';
 import { GamedataError, ConfigError } from '../errors.js';
 import { buildProgram } from './command-table.js';
 import { maskSecrets } from './mask-secrets.js';
+import { dropKafkajsNegativeTimeoutWarning } from './quiet-warnings.js';
 
 /** Prints `error` as one line (a ConfigError's issues below it) and makes the process exit 1 soon after. */
 function fail(error: unknown): void {
@@ -35,6 +36,8 @@ async function main(argv: string[]): Promise<void> {
   // A failure outside the command's own promise chain (an event handler, a timer) is one line too, never a trace.
   process.on('uncaughtException', fail);
   process.on('unhandledRejection', fail);
+  // Node 24: kafkajs' harmless negative setTimeout would print a warning line per process.
+  dropKafkajsNegativeTimeoutWarning();
   try {
     await (await buildProgram(argv.slice(2))).parseAsync(argv);
   } catch (error) {
