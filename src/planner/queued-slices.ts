@@ -67,10 +67,16 @@ export function createQueuedSlices(options: QueuedSlicesOptions): Required<WorkS
 
   return {
     async countSlices() {
-      queue ??= new Queue(QUEUE_NAMES.slices, {
-        connection: options.connection,
-        prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
-      });
+      if (queue === undefined) {
+        queue = new Queue(QUEUE_NAMES.slices, {
+          connection: options.connection,
+          prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+        });
+        // Connection errors are the shared client's owner's to report: without a listener, BullMQ prints each
+        // reconnect attempt with its stack (issue 25: traces under `backfill --wait` during a Redis restart;
+        // test/integration/cli/quiet-clients.test.ts).
+        queue.on('error', () => undefined);
+      }
       const c = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
       const running = c['active'] ?? 0;
       const pending = (c['waiting'] ?? 0) + (c['prioritized'] ?? 0) + (c['delayed'] ?? 0) + running;
