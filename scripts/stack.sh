@@ -22,6 +22,8 @@
 #                                    mutual TLS, Redis with TLS and an ACL user, the registry behind nginx (TLS + basic
 #                                    auth), a private CA; its own folder (.stack-secure/) and ports (29092, 28082,
 #                                    26479), so it runs beside the plaintext stack. `env --secure` prints every setting.
+#                                    With --with warehouse: a Connect worker on the SASL_SSL listener (28083) and
+#                                    PostgreSQL (25432).
 #   ... up|status|env --with warehouse   also Kafka Connect (REST, distributed) + PostgreSQL: CONNECT_URL, WAREHOUSE_URL
 #                                    (scripts/stack/warehouse.sh; `down` and `reset` always include them)
 #
@@ -40,6 +42,7 @@ for arg in "$@"; do [[ "$arg" != --secure ]] || SECURE=1; done
 if [[ -n "$SECURE" ]]; then
   : "${STACK_DIR:=$ROOT/.stack-secure}" "${STACK_KAFKA_PORT:=29092}" "${STACK_KAFKA_CONTROLLER_PORT:=29093}"
   : "${STACK_REGISTRY_PORT:=28081}" "${STACK_REGISTRY_MGMT_PORT:=29000}" "${STACK_REDIS_PORT:=26479}"
+  : "${STACK_CONNECT_PORT:=28083}" "${STACK_POSTGRES_PORT:=25432}" "${STACK_CONNECT_GROUP:=gamedata-connect-secure}"
 fi
 STACK="${STACK_DIR:-$ROOT/.stack}"
 HOST=127.0.0.1

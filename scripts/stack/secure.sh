@@ -82,6 +82,65 @@ reuse_downloads() {
     ln -s "$PLAIN_STACK/apicurio/app-$APICURIO_VERSION" "$REGISTRY_DIR/app-$APICURIO_VERSION"
   fi
   if [[ ! -e "$STACK/jdk" && -d "$PLAIN_STACK/jdk" ]]; then ln -s "$PLAIN_STACK/jdk" "$STACK/jdk"; fi
+  if [[ -n "$WITH_WAREHOUSE" && ! -e "$CONNECT_DIR/plugins" && -d "$PLAIN_STACK/connect/plugins/apicurio-converter" ]]; then
+    mkdir -p "$CONNECT_DIR"
+    ln -s "$PLAIN_STACK/connect/plugins" "$CONNECT_DIR/plugins"
+  fi
+}
+
+# ---- the secured warehouse (--with warehouse): overrides of scripts/stack/warehouse.sh
+
+# The worker's own clients speak SASL_SSL as the pipeline's user; each sink connector brings its own settings
+# (consumer/producer/admin overrides, its Avro converter with the registry's credentials: `gamedata connect create`).
+# The worker's default value converter is a plain string one: a connector without credentials cannot read Avro.
+write_connect_config() {
+  (umask 077; cat >"$CONNECT_DIR/worker.properties" <<PROPS
+# Written by scripts/stack.sh --secure (regenerated on every up --with warehouse). Contains a password.
+bootstrap.servers=$KAFKA_URL
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="gamedata" password="$(secret kafka-gamedata)";
+ssl.truststore.type=PEM
+ssl.truststore.location=$SEC_TLS/ca.pem
+group.id=$CONNECT_GROUP
+listeners=http://$HOST:$CONNECT_PORT
+rest.advertised.host.name=$HOST
+rest.advertised.port=$CONNECT_PORT
+config.storage.topic=_$CONNECT_GROUP.configs
+offset.storage.topic=_$CONNECT_GROUP.offsets
+status.storage.topic=_$CONNECT_GROUP.status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+offset.storage.partitions=5
+status.storage.partitions=1
+offset.flush.interval.ms=2000
+plugin.path=$CONNECT_DIR/plugins
+plugin.discovery=hybrid_warn
+connector.client.config.override.policy=All
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+PROPS
+  )
+  cp "$KAFKA_DIR/log4j2.properties" "$CONNECT_DIR/log4j2.properties"
+  # the registry's private CA, for the Avro converter (it loads Java key stores only: PKCS12 made with keytool)
+  if [[ ! -s "$CONNECT_DIR/truststore.p12" ]]; then
+    need keytool "install a JDK (keytool)"
+    keytool -importcert -noprompt -alias stack-ca -file "$SEC_TLS/ca.pem" -keystore "$CONNECT_DIR/truststore.p12" \
+      -storetype PKCS12 -storepass changeit >/dev/null 2>&1 || die "connect: keytool could not make the trust store"
+  fi
+}
+
+start_connect() {
+  mkdir -p "$CONNECT_DIR/logs"
+  write_connect_config
+  log "connect: starting Kafka Connect $KAFKA_VERSION on SASL_SSL (distributed, group $CONNECT_GROUP) on $CONNECT_URL"
+  start_detached "$RUN_DIR/connect.pid" "$CONNECT_DIR/connect.out" java -Xms256m -Xmx768m -XX:+UseG1GC \
+    -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+    -Djavax.net.ssl.trustStore="$CONNECT_DIR/truststore.p12" -Djavax.net.ssl.trustStorePassword=changeit \
+    -Djavax.net.ssl.trustStoreType=PKCS12 \
+    -Dlog4j2.configurationFile="$CONNECT_DIR/log4j2.properties" -Dkafka.logs.dir="$CONNECT_DIR/logs" \
+    -cp "$KAFKA_DIR/libs/*" org.apache.kafka.connect.cli.ConnectDistributed "$CONNECT_DIR/worker.properties"
 }
 
 write_secure_kafka_properties() {
@@ -312,6 +371,7 @@ print_secure_env() {
   printf 'export STACK_SECURE_CLIENT_KEY_PASSWORD=%s\n' "$(secret client-key)"
   # a SCRAM user without any ACL (tests of authorisation failures)
   printf 'export STACK_SECURE_KAFKA_OUTSIDER_PASSWORD=%s\n' "$(secret kafka-outsider)"
+  [[ -z "$WITH_WAREHOUSE" ]] || print_warehouse_env
 }
 
 secure_up() {
@@ -340,6 +400,7 @@ secure_up() {
     registry_defaults
   fi
   wait_until "registry proxy" 30 secure_registry_answers "$NGINX_DIR/error.log" nginx
+  [[ -z "$WITH_WAREHOUSE" ]] || warehouse_up
   log "secure stack up in $((SECONDS - t0))s"
   print_secure_env
 }
@@ -354,6 +415,7 @@ secure_registry_answers_or_backend_down() {
 secure_down() {
   lock
   local pid any=""
+  warehouse_down && any=1
   if pid="$(owned_pid nginx)"; then stop_pid nginx "$pid"; any=1; fi
   if pid="$(owned_pid redis)"; then stop_pid redis "$pid"; any=1; fi
   if pid="$(owned_pid registry)"; then stop_pid registry "$pid"; any=1; fi
@@ -368,11 +430,12 @@ secure_status() {
   if secure_kafka_answers 3000; then log "kafka:    up   $KAFKA_URL (SASL_SSL)"; else log "kafka:    down $KAFKA_URL (SASL_SSL)"; ok=1; fi
   if secure_registry_answers; then log "registry: up   $REGISTRY_PUBLIC_ROOT/apis/ccompat/v7 (TLS + basic auth)"; else log "registry: down $REGISTRY_PUBLIC_ROOT"; ok=1; fi
   if secure_redis_answers; then log "redis:    up   rediss://$HOST:$REDIS_PORT (TLS + ACL user)"; else log "redis:    down rediss://$HOST:$REDIS_PORT"; ok=1; fi
+  warehouse_status "$([[ -n "$WITH_WAREHOUSE" ]] && echo 1 || echo 0)" || ok=1
   return $ok
 }
 
 secure_reset() {
   secure_down
-  log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data"
-  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data"
+  log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data $POSTGRES_DIR/data"
+  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data" "$POSTGRES_ALT_DIR/data"
 }

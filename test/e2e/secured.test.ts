@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
 
@@ -47,8 +48,13 @@ function run(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, timeo
 
 const cli = (args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs = 120_000): Promise<Run> =>
   run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], env, timeoutMs);
-const stack = (args: readonly string[], timeoutMs = 170_000): Promise<Run> =>
-  run('bash', ['scripts/stack.sh', ...args, '--secure'], { ...process.env }, timeoutMs);
+const stack = (args: readonly string[], timeoutMs = 230_000): Promise<Run> =>
+  run(
+    'bash',
+    ['scripts/stack.sh', ...args, '--secure', '--with', 'warehouse'],
+    { ...process.env },
+    timeoutMs,
+  );
 
 function parseExports(text: string): Record<string, string> {
   const env: Record<string, string> = {};
@@ -75,6 +81,8 @@ let env: NodeJS.ProcessEnv = {};
 /** Every output of the test, checked for secrets at the end. */
 const outputs: string[] = [];
 const id = randomUUID().slice(0, 8);
+/** What verify expected per resource (the simulator's truth), for the warehouse's row counts. */
+const expectedRows: Record<string, number> = {};
 
 beforeAll(async () => {
   const status = await stack(['status'], 60_000);
@@ -168,6 +176,7 @@ describe('secured stack', () => {
         const [, expected, matched, missing, duplicates] = (counts ?? []).map(Number);
         expect(expected).toBeGreaterThan(0);
         expect([matched, missing, duplicates]).toEqual([expected, 0, 0]);
+        expectedRows[resource] = expected ?? 0;
       }
       const status = await cli(['status', '--json'], env);
       outputs.push(status.out);
@@ -182,6 +191,31 @@ describe('secured stack', () => {
       outputs.push(workerOut);
     }
     expect(workerOut).not.toMatch(/unreachable|authentication failed/);
+  });
+
+  it('lands the topics in PostgreSQL through a Connect worker on SASL_SSL, its sinks carrying the credentials', async () => {
+    expect(Object.keys(expectedRows)).toEqual(['parties', 'users']);
+    const create = await cli(['connect', 'create', 'parties', 'users', '--wait'], env, 240_000);
+    outputs.push(create.out);
+    expect(create.code, create.out).toBe(0);
+    const db = new pg.Client({ connectionString: secure['WAREHOUSE_URL'] });
+    await db.connect();
+    try {
+      for (const resource of ['parties', 'users']) {
+        const result = await db.query<{ n: string }>(`select count(*) as n from "sec_${id}"."${resource}"`);
+        expect(Number(result.rows[0]?.n), resource).toBe(expectedRows[resource]);
+      }
+    } finally {
+      await db.end();
+    }
+    const list = await cli(['connect', 'list', '--json'], env);
+    outputs.push(list.out);
+    expect(list.code, list.out).toBe(0);
+    expect(list.out).toContain('"consumer.override.sasl.jaas.config": "[REDACTED]"');
+    expect(list.out).toContain('"value.converter.apicurio.auth.password": "[REDACTED]"');
+    const removed = await cli(['connect', 'delete', 'parties', 'users'], env);
+    outputs.push(removed.out);
+    expect(removed.code, removed.out).toBe(0);
   });
 
   it('uses mutual TLS when given a client certificate (and fails clearly without one)', async () => {
