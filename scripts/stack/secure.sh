@@ -120,8 +120,21 @@ plugin.discovery=hybrid_warn
 connector.client.config.override.policy=All
 key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.storage.StringConverter
+# HTTP basic auth on the REST API (users in rest-users.properties, JAAS in rest-jaas.conf)
+rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension
 PROPS
   )
+  (umask 077
+   printf 'gamedata: %s\n' "$(secret connect-gamedata)" >"$CONNECT_DIR/rest-users.properties"
+   printf 'KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required file="%s";\n};\n' \
+     "$CONNECT_DIR/rest-users.properties" >"$CONNECT_DIR/rest-jaas.conf")
+  # the REST extension is not among the broker's jars: fetched once from Maven Central
+  if [[ ! -f "$CONNECT_DIR/rest-ext/connect-basic-auth-extension-$KAFKA_VERSION.jar" ]]; then
+    need mvn "install Maven (apt-get install -y maven)"
+    log "connect: fetching connect-basic-auth-extension $KAFKA_VERSION (Maven)"
+    mvn -B -q -Dstyle.color=never "$DEP_PLUGIN:copy" "-Dartifact=org.apache.kafka:connect-basic-auth-extension:$KAFKA_VERSION" \
+      -DoutputDirectory="$CONNECT_DIR/rest-ext" >&2 || die "connect: Maven could not fetch connect-basic-auth-extension"
+  fi
   cp "$KAFKA_DIR/log4j2.properties" "$CONNECT_DIR/log4j2.properties"
   # the registry's private CA, for the Avro converter (it loads Java key stores only: PKCS12 made with keytool)
   if [[ ! -s "$CONNECT_DIR/truststore.p12" ]]; then
@@ -131,6 +144,11 @@ PROPS
   fi
 }
 
+# The REST API wants the stack's credentials.
+connect_answers() {
+  curl -fsS -m 3 -o /dev/null -u "gamedata:$(secret connect-gamedata)" "$CONNECT_URL/connectors" 2>/dev/null
+}
+
 start_connect() {
   mkdir -p "$CONNECT_DIR/logs"
   write_connect_config
@@ -138,9 +156,9 @@ start_connect() {
   start_detached "$RUN_DIR/connect.pid" "$CONNECT_DIR/connect.out" java -Xms256m -Xmx768m -XX:+UseG1GC \
     -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
     -Djavax.net.ssl.trustStore="$CONNECT_DIR/truststore.p12" -Djavax.net.ssl.trustStorePassword=changeit \
-    -Djavax.net.ssl.trustStoreType=PKCS12 \
+    -Djavax.net.ssl.trustStoreType=PKCS12 -Djava.security.auth.login.config="$CONNECT_DIR/rest-jaas.conf" \
     -Dlog4j2.configurationFile="$CONNECT_DIR/log4j2.properties" -Dkafka.logs.dir="$CONNECT_DIR/logs" \
-    -cp "$KAFKA_DIR/libs/*" org.apache.kafka.connect.cli.ConnectDistributed "$CONNECT_DIR/worker.properties"
+    -cp "$KAFKA_DIR/libs/*:$CONNECT_DIR/rest-ext/*" org.apache.kafka.connect.cli.ConnectDistributed "$CONNECT_DIR/worker.properties"
 }
 
 write_secure_kafka_properties() {
@@ -371,7 +389,10 @@ print_secure_env() {
   printf 'export STACK_SECURE_CLIENT_KEY_PASSWORD=%s\n' "$(secret client-key)"
   # a SCRAM user without any ACL (tests of authorisation failures)
   printf 'export STACK_SECURE_KAFKA_OUTSIDER_PASSWORD=%s\n' "$(secret kafka-outsider)"
-  [[ -z "$WITH_WAREHOUSE" ]] || print_warehouse_env
+  if [[ -n "$WITH_WAREHOUSE" ]]; then
+    print_warehouse_env
+    printf 'export GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO=gamedata:%s\n' "$(secret connect-gamedata)"
+  fi
 }
 
 secure_up() {

@@ -124,6 +124,7 @@ function canaries(): string[] {
     secure['GAMEDATA_KAFKA_SASL_PASSWORD'] ?? '',
     secure['STACK_SECURE_KAFKA_OUTSIDER_PASSWORD'] ?? '',
     secure['STACK_SECURE_CLIENT_KEY_PASSWORD'] ?? '',
+    (secure['GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO'] ?? '').split(':')[1] ?? '',
     userInfoPassword,
     redisPassword,
     WRONG,
@@ -307,6 +308,12 @@ describe('secured stack', () => {
       args: ['schemas', 'register'],
       env: () => ({ ...env, GAMEDATA_SCHEMA_REGISTRY_SSL_CA_LOCATION: '' }),
       line: /^gamedata: ServiceError: schema registry at 127\.0\.0\.1:\d+: certificate not trusted/,
+    },
+    {
+      name: 'Kafka Connect: wrong REST password',
+      args: ['connect', 'list'],
+      env: () => ({ ...env, GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO: `gamedata:${WRONG}` }),
+      line: /^gamedata: ServiceError: Kafka Connect at 127\.0\.0\.1:\d+: authentication failed \(HTTP 401\)/,
     },
     {
       name: 'Redis: wrong password',
