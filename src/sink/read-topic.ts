@@ -12,9 +12,6 @@ import { createKafkaClient, resolveKafkaOptions, toKafkaError } from './kafka-si
 import { ServiceError } from '../errors.js';
 import { installReadCommittedFilter } from './read-committed-filter.js';
 
-// kafkajs 2.2.4 lets records of some aborted transactions through a read_committed read (see read-committed-filter.ts).
-installReadCommittedFilter();
-
 export interface TopicMessage {
   partition: number;
   offset: string;
@@ -64,10 +61,13 @@ async function assertNotForbidden(kafka: Kafka, options: ReadTopicOptions): Prom
 }
 
 /** Calls `onMessage` for every message of the topic up to its current end. Returns the count. */
+// Both readers install the read_committed filter when they are called (idempotent), not when this module is imported:
+// kafkajs 2.2.4 lets records of some aborted transactions through a read_committed read (read-committed-filter.ts).
 export async function readTopic(
   options: ReadTopicOptions,
   onMessage: (m: TopicMessage) => void | Promise<void>,
 ): Promise<number> {
+  installReadCommittedFilter();
   const kafka = createKafkaClient(
     resolveKafkaOptions({ clientId: 'gamedata-verify', brokers: options.brokers }),
   );
@@ -186,6 +186,7 @@ export interface RecordOffsetsOptions {
  */
 export async function recordOffsets(options: RecordOffsetsOptions): Promise<number[]> {
   if (options.to <= options.from) return [];
+  installReadCommittedFilter();
   const kafka = createKafkaClient(
     resolveKafkaOptions({ clientId: 'gamedata-offsets', brokers: options.brokers }),
   );
