@@ -7,6 +7,7 @@
 #           127.0.0.1:29095  SSL with client certificates required (mutual TLS)
 #           127.0.0.1:29093  the KRaft controller (PLAINTEXT, loopback, broker-internal)
 #   Registry 127.0.0.1:28082 nginx: TLS + HTTP basic auth in front of an Apicurio Registry on 127.0.0.1:28081
+#                            (also on 127.0.0.2:28082, an address the certificate does not name: host-name tests)
 #   Redis   127.0.0.1:26479  TLS only (no plaintext port), ACL user `gamedata` with a password, `default` disabled
 #
 # A private CA and the server / client certificates are made with openssl under <stack>/tls (once), with names
@@ -303,6 +304,8 @@ http {
   client_max_body_size 16m;
   server {
     listen $HOST:$REGISTRY_PUBLIC_PORT ssl;
+    # another loopback address, not in the certificate: tests of host-name mismatches
+    listen 127.0.0.2:$REGISTRY_PUBLIC_PORT ssl;
     ssl_certificate $SEC_TLS/server.pem;
     ssl_certificate_key $SEC_TLS/server.key;
     auth_basic "schema registry";

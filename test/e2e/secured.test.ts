@@ -310,6 +310,15 @@ describe('secured stack', () => {
       line: /^gamedata: ServiceError: schema registry at 127\.0\.0\.1:\d+: certificate not trusted/,
     },
     {
+      name: 'registry: an address its certificate does not name',
+      args: ['schemas', 'register'],
+      env: () => ({
+        ...env,
+        SCHEMA_REGISTRY_URL: (env['SCHEMA_REGISTRY_URL'] ?? '').replace('127.0.0.1', '127.0.0.2'),
+      }),
+      line: /^gamedata: ServiceError: schema registry at 127\.0\.0\.2:\d+: host name mismatch/,
+    },
+    {
       name: 'Kafka Connect: wrong REST password',
       args: ['connect', 'list'],
       env: () => ({ ...env, GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO: `gamedata:${WRONG}` }),
