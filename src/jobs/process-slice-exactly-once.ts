@@ -97,9 +97,12 @@ export async function processSliceExactlyOnce(
   // recovery finds that an earlier owner moved the slice on.
   const prefetch = data.eos === undefined ? prefetchFirstPage(deps, data, o.signal) : undefined;
   // Fence, then read Kafka's checkpoint from where the job data (re-read after the fence) says it is.
+  // Whether an earlier owner got as far as saving its exactly-once state in the job data (read after the fence).
+  let opened = data.eos !== undefined;
   const session = await eos.publisher.openSlice<SliceCheckpointState>(sliceKey, {
     readFrom: async () => {
       const fresh = job.reload === undefined ? job.data : await job.reload();
+      opened = opened || fresh.eos !== undefined;
       return fresh.eos?.readFrom ?? data.eos?.readFrom;
     },
   });
@@ -121,7 +124,8 @@ export async function processSliceExactlyOnce(
     }
     // The previous owner's pages whose fate was open: Kafka's checkpoint says which committed.
     const committedSeq = recovered?.seq ?? -1;
-    const intent = await eos.marks.readIntent(sliceKey);
+    // An owner writes intents only after it saved `eos` in the job data (below): a slice no owner opened has none.
+    const intent = opened ? await eos.marks.readIntent(sliceKey) : [];
     const committedPages = intent.filter((p) => p.seq <= committedSeq);
     const voidPages = intent.filter((p) => p.seq > committedSeq);
     if (committedPages.length > 0) await eos.marks.settle(sliceKey, committedPages, true);
