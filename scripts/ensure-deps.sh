@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `npm run demo` and `npm test` need on a fresh Debian machine of this kind and is a no-op
-# afterwards: Debian's redis-tools (the Redis 7 binary), Maven and curl when missing (as root, or through sudo),
+# afterwards: Debian's redis-tools (the Redis 7 binary), Maven, curl, openssl and nginx-light (the secured stack)
+# when missing (as root, or through sudo),
 # under CI also Debian's prometheus (for promtool), and node_modules when missing. Sourced by scripts/demo.sh,
 # scripts/test.sh and .ci/run.
 set -euo pipefail
@@ -10,6 +11,10 @@ ensure_deps() {
   command -v redis-check-rdb >/dev/null 2>&1 || missing+=(redis-tools)
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
+  # the secured stack (scripts/stack.sh up --secure; test/e2e/secured.test.ts): certificates and the registry's
+  # TLS + basic-auth proxy
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v nginx >/dev/null 2>&1 || missing+=(nginx-light)
   # promtool (Debian's prometheus package) runs the alert rules' unit tests (ops/prometheus); CI must have it,
   # a developer's `npm test` skips that one test without it.
   [[ -z "${CI:-}" ]] || command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
