@@ -7,7 +7,8 @@
  * any output, `status --json` or a metrics scrape.
  *
  * The test starts the secured stack itself (beside the plaintext one, on other ports) and stops it afterwards
- * unless it was already running.
+ * unless it was already running. From a fresh clone its first start also fetches the Connect plugins (when the
+ * plaintext stack has not yet) and the REST auth extension: up to a few minutes; later starts take about a minute.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -48,7 +49,7 @@ function run(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, timeo
 
 const cli = (args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs = 120_000): Promise<Run> =>
   run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], env, timeoutMs);
-const stack = (args: readonly string[], timeoutMs = 230_000): Promise<Run> =>
+const stack = (args: readonly string[], timeoutMs = 560_000): Promise<Run> =>
   run(
     'bash',
     ['scripts/stack.sh', ...args, '--secure', '--with', 'warehouse'],
@@ -108,7 +109,7 @@ beforeAll(async () => {
     GAMEDATA_REDIS_PREFIX: `secr-${id}`,
     GAMEDATA_LOG_LEVEL: 'info',
   };
-}, 240_000);
+}, 600_000);
 
 afterAll(async () => {
   await sim?.close();
