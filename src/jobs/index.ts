@@ -4,7 +4,8 @@
  * wires the real parts together. The job payloads, queue names and job ids are the planner's (`planner/`); the
  * publish path is `publish/`.
  */
-export { processSlice, isRetriableSliceError, DEFAULT_PROCESS_SLICE_OPTIONS } from './process-slice.js';
+export { processSlice } from './process-slice.js';
+export { isRetriableSliceError, DEFAULT_PROCESS_SLICE_OPTIONS, pageLineage } from './slice-contract.js';
 export type {
   SlicePage,
   SliceSource,

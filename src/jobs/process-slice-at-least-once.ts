@@ -7,7 +7,7 @@
 import { SliceInterruptedError } from '../errors.js';
 import type { SliceResult } from '../planner/job-types.js';
 import { childSlices } from './child-slices.js';
-import { DEFAULT_PROCESS_SLICE_OPTIONS } from './slice-contract.js';
+import { DEFAULT_PROCESS_SLICE_OPTIONS, pageLineage } from './slice-contract.js';
 import type { ProcessSliceDeps, ProcessSliceOptions, SliceJobHandle } from './slice-contract.js';
 import { createSliceWalk } from './slice-walk.js';
 
@@ -57,12 +57,7 @@ export async function processSliceAtLeastOnce(
             : await deps.publisher.publishPage({
                 resource,
                 records: claim.fresh,
-                lineage: {
-                  runId: data.runId,
-                  sliceId: data.sliceId,
-                  sourceOperation: deps.source.operation(resource),
-                  fetchedAt,
-                },
+                lineage: pageLineage(data, deps.source, fetchedAt),
               });
         // Only after the acks: a crash before this line republishes the page, never loses it.
         await deps.dedup.markSeen(resource, claim.fresh, scope);

@@ -19,6 +19,7 @@ import type { SliceCheckpoint } from '../sink/index.js';
 import type { RunCounterValues, SliceEosData, SliceJobData, SliceResult } from '../planner/job-types.js';
 import { childSlices } from './child-slices.js';
 import type { ExactlyOnceDelivery, ProcessSliceDeps, SliceJobHandle } from './slice-contract.js';
+import { pageLineage } from './slice-contract.js';
 import { createSliceWalk } from './slice-walk.js';
 import { prefetchFirstPage, readingAhead, readSlicePages } from './page-reader.js';
 
@@ -245,12 +246,7 @@ export async function processSliceExactlyOnce(
                 : await eos.encode({
                     resource,
                     records: claim.fresh,
-                    lineage: {
-                      runId: data.runId,
-                      sliceId: data.sliceId,
-                      sourceOperation: deps.source.operation(resource),
-                      fetchedAt,
-                    },
+                    lineage: pageLineage(data, deps.source, fetchedAt),
                   });
             if (openPages === 0) openSince = o.now();
             session.addPage({

@@ -9,7 +9,6 @@ import { processSliceExactlyOnce } from './process-slice-exactly-once.js';
 import { DEFAULT_PROCESS_SLICE_OPTIONS } from './slice-contract.js';
 import type { ProcessSliceDeps, ProcessSliceOptions, SliceJobHandle } from './slice-contract.js';
 
-export { isRetriableSliceError, DEFAULT_PROCESS_SLICE_OPTIONS } from './slice-contract.js';
 export type {
   SlicePage,
   SliceSource,

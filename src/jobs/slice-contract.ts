@@ -6,7 +6,7 @@
 import { GamedataError } from '../errors.js';
 import type { DedupRecord, DedupStore, PendingMarks } from '../dedup/index.js';
 import type { ResourceName } from '../models/resources.js';
-import type { PageEncoder, PagePublisher } from '../publish/index.js';
+import type { Lineage, PageEncoder, PagePublisher } from '../publish/index.js';
 import type { TransactionalSlicePublisher } from '../sink/index.js';
 import type { RunCounterValues, SliceJobData } from '../planner/job-types.js';
 
@@ -118,4 +118,14 @@ export interface ExactlyOnceDelivery {
 /** Whether an error from a slice should be retried by BullMQ (true) or fail the run at once (false). */
 export function isRetriableSliceError(error: unknown): boolean {
   return GamedataError.from(error).retriable;
+}
+
+/** The lineage of a page of the slice (its records' headers), in both delivery paths. */
+export function pageLineage(data: SliceJobData, source: SliceSource, fetchedAt: number): Lineage {
+  return {
+    runId: data.runId,
+    sliceId: data.sliceId,
+    sourceOperation: source.operation(data.resource),
+    fetchedAt,
+  };
 }
