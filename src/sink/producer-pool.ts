@@ -17,6 +17,7 @@
  */
 import type { Kafka, Producer, Transaction } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
+import { ServiceError } from '../errors.js';
 import { toWire } from './kafka-sink.js';
 import type { SinkMessage } from './kafka-sink.js';
 import { transactionRequests } from './transaction-requests.js';
@@ -223,6 +224,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         o.maxBatchBytes,
       );
       const offsets = new Map<SinkMessage, { partition: number; offset: string }>();
+      const checkpointTopic = batch[0]?.commit.checkpoint.topic;
       const wire = toWire();
       for (const r of requests) {
         const answers = await txn.sendBatch({
@@ -236,19 +238,19 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         // answered (see kafka-sink.ts); committing then would lose its records, so the transaction aborts instead.
         const answer = answers.find((a) => a.topicName === r.topic && a.partition === r.partition);
         if (answer === undefined)
-          throw Object.assign(
-            new Error(`Kafka did not acknowledge ${r.topic}#${r.partition} (a leader moved during the send)`),
-            {
-              retriable: true,
-            },
+          throw new ServiceError(
+            `Kafka did not acknowledge ${r.topic}#${r.partition} (a leader moved during the send)`,
+            'kafka',
+            { retriable: true },
           );
-        if (answer.baseOffset !== undefined)
+        // The checkpoints' offsets (a later recovery read may start there): the request's base offset plus the
+        // checkpoint's place in it.
+        if (answer.baseOffset !== undefined && r.topic === checkpointTopic) {
+          const base = BigInt(answer.baseOffset);
           r.messages.forEach((m, i) =>
-            offsets.set(m, {
-              partition: r.partition,
-              offset: (BigInt(answer.baseOffset as string) + BigInt(i)).toString(),
-            }),
+            offsets.set(m, { partition: r.partition, offset: (base + BigInt(i)).toString() }),
           );
+        }
       }
       if (o.beforeEndTxn !== undefined)
         for (const q of batch) await o.beforeEndTxn(q.commit.sliceKey, q.commit.seq);
@@ -366,6 +368,10 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
     },
     async close() {
       closed = true;
+      // Commits still queued fail (nothing of them was sent); a transaction on its way ends with its producer.
+      for (const m of members)
+        for (const q of m.queue.splice(0))
+          q.reject(new PoolCommitError(new ServiceError('the producer pool was closed', 'kafka'), false));
       await Promise.all(members.map((m) => replace(m)));
     },
   };
