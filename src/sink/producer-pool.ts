@@ -313,11 +313,16 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
   return {
     bind(sliceKey) {
       if (closed) throw new Error('the producer pool is closed');
-      let best = member(0);
-      for (let i = 1; i < o.size; i++) {
+      // The member with the fewest slices among those without a session of this slice: a second session of one
+      // slice in this process (BullMQ gave a stalled job to the worker that still runs it) must not share the id
+      // of the first, or opening it would not fence the first. None free: one more member (its own id).
+      let best: Member | undefined;
+      for (let i = 0; i < Math.max(o.size, members.length); i++) {
         const m = member(i);
-        if (m.slices.size < best.slices.size) best = m;
+        if (m.slices.has(sliceKey)) continue;
+        if (best === undefined || m.slices.size < best.slices.size) best = m;
       }
+      best ??= member(members.length);
       renew(best);
       best.slices.set(sliceKey, (best.slices.get(sliceKey) ?? 0) + 1);
       return { index: best.index, transactionalId: best.transactionalId, generation: best.generation };

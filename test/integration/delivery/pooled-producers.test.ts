@@ -150,4 +150,41 @@ describe('pooled transactional producers on the real broker', () => {
       await b.close();
     }
   });
+
+  it('a second session of one slice in the same process (a stalled job given back to its own worker) fences the first', async () => {
+    const prefix = `${services.prefix}-same`;
+    await createTopics({ brokers: services.urls.kafkaBrokers, topicPrefix: prefix, partitions: 3 });
+    const topic = `${prefix}.donations`;
+    const publisher = createTransactionalSlicePublisher({
+      brokers: services.urls.kafkaBrokers,
+      checkpointTopic: checkpointTopicName(prefix),
+      transactionalIdPrefix: `${prefix}.tx`,
+      member: () => 'm0',
+      producers: 1,
+      owners: createMemorySliceOwners(new Map()),
+    });
+    try {
+      const dlqTopic = `${topic}.dlq`;
+      const first = await publisher.openSlice<object>('r/S');
+      const readFrom = await publisher.lastStableOffset('r/S');
+      first.addPage({ topic, records: page('p0', 3), dlqTopic, deadLetters: [] });
+      await first.commit({ at: 'p0' });
+      first.addPage({ topic, records: page('p1-first', 3), dlqTopic, deadLetters: [] });
+      // The same slice opened again in this process: it gets a producer of its own and fences the first's.
+      const second = await publisher.openSlice<{ at: string }>('r/S', {
+        readFrom: () => Promise.resolve(readFrom),
+      });
+      expect(second.recovered).toMatchObject({ seq: 0, state: { at: 'p0' } });
+      await expect(first.commit({ at: 'p1' })).rejects.toBeInstanceOf(SliceFencedError);
+      await first.close();
+      second.addPage({ topic, records: page('p1', 3), dlqTopic, deadLetters: [] });
+      await second.commit({ at: 'p1' });
+      await second.close();
+      expect(publisher.stats()).toMatchObject({ producers: 2, fences: 1 });
+      const expected = [...page('p0', 3), ...page('p1', 3)].map((m) => m.key ?? '');
+      expect(await keys(topic)).toEqual(expected.sort());
+    } finally {
+      await publisher.close();
+    }
+  });
 });
