@@ -16,6 +16,17 @@ export default tseslint.config(
     },
   },
   { files: ['src/cli/**', 'bench/**', 'scripts/**', 'test/**'], rules: { 'no-console': 'off' } },
+  {
+    // One Kafka door: only src/sink/ talks to kafkajs (the client factory, readers, producers, patches).
+    files: ['src/**/*.ts'],
+    ignores: ['src/sink/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'kafkajs', message: 'Kafka goes through src/sink/ (createKafkaClient and its modules).' }] },
+      ],
+    },
+  },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
   {
     // Plain Node scripts outside the TypeScript project (scripts/**/*.mjs): linted without type information.

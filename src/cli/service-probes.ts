@@ -8,7 +8,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Redis } from 'ioredis';
-import type { Admin } from 'kafkajs';
+import type { ClusterProbe } from '../sink/cluster-probe.js';
 import { processSecurity } from '../config/process-security.js';
 import { securityFailure, type SecurityFailureKind } from '../config/security-failure.js';
 import { ServiceError } from '../errors.js';
@@ -40,11 +40,11 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 
 export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOptions = {}): ServiceProbe {
   const timeoutMs = options.timeoutMs ?? 3_000;
-  let admin: Admin | undefined;
+  let probe: ClusterProbe | undefined;
   const drop = async (): Promise<void> => {
-    const a = admin;
-    admin = undefined;
-    await a?.disconnect().catch(() => undefined);
+    const p = probe;
+    probe = undefined;
+    await p?.close();
   };
   return failingOnSecurity({
     service: 'kafka',
@@ -52,28 +52,10 @@ export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOpti
     address: brokers.join(','),
     async check() {
       try {
-        // Loaded on first use: commands that check only Redis (status) do not load kafkajs. The one factory, so
-        // the probe speaks the configured security (SASL, TLS) like every other Kafka client.
-        const { createKafkaClient, resolveKafkaOptions } = await import('../sink/kafka-sink.js');
-        admin ??= createKafkaClient(
-          resolveKafkaOptions({
-            clientId: 'gamedata-probe',
-            brokers,
-            connectionTimeoutMs: timeoutMs,
-            requestTimeoutMs: timeoutMs,
-            retries: 0,
-          }),
-          { retry: { retries: 0, initialRetryTime: 100, maxRetryTime: 100 } },
-        ).admin({ retry: { retries: 0 } });
-        const a = admin;
-        await withTimeout(
-          (async () => {
-            await a.connect();
-            await a.describeCluster();
-          })(),
-          timeoutMs * 2,
-          'a metadata request',
-        );
+        // Loaded on first use: commands that check only Redis (status) do not load kafkajs.
+        const { createClusterProbe } = await import('../sink/cluster-probe.js');
+        probe ??= createClusterProbe(brokers, timeoutMs);
+        await withTimeout(probe.check(), timeoutMs * 2, 'a metadata request');
       } catch (error) {
         await drop();
         throw error;
