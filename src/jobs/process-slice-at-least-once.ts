@@ -59,8 +59,9 @@ export async function processSliceAtLeastOnce(
                 records: claim.fresh,
                 lineage: pageLineage(data, deps.source, fetchedAt),
               });
-        // Only after the acks: a crash before this line republishes the page, never loses it.
-        await deps.dedup.markSeen(resource, claim.fresh, scope);
+        // Only after the acks: a crash before this line republishes the page, never loses it. The marks and the
+        // counters go out together (one write on the slices' auto-pipelined Redis connection).
+        const marked = deps.dedup.markSeen(resource, claim.fresh, scope);
         const delta = {
           fetched: page.items.length,
           published: sent.published,
@@ -72,7 +73,7 @@ export async function processSliceAtLeastOnce(
         result.deduplicated += delta.deduplicated;
         result.deadLettered += delta.deadLettered;
         result.pages += 1;
-        await deps.counters.add(data.runId, delta, resource);
+        await Promise.all([marked, deps.counters.add(data.runId, delta, resource)]);
       } finally {
         claim.release();
       }
