@@ -9,6 +9,7 @@ import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:chil
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -245,6 +246,18 @@ describe("the image's steps (Dockerfile runtime stage)", () => {
       expect(worker.lines).toContain('worker: closed');
       expect(worker.lines.filter((l) => /^\s+at\s/.test(l))).toEqual([]);
     } finally {
+      if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
+      // The worker's keys in the shared Redis (BullMQ queue metadata, budget keys): all under the test's prefix.
+      if (services) {
+        const redis = new Redis(process.env['REDIS_URL'] ?? '');
+        const keys: string[] = [];
+        for await (const batch of redis.scanStream({ match: `${prefix}*`, count: 1000 }) as AsyncIterable<
+          string[]
+        >)
+          keys.push(...batch);
+        if (keys.length > 0) await redis.del(...keys);
+        await redis.quit();
+      }
       simulator.child.kill('SIGTERM');
       await simulator.exited;
     }
