@@ -149,23 +149,27 @@ export interface PendingMarksBackend {
 }
 
 /** The page key of page `seq` of a slice. */
-export function pageKeyOf(sliceKey: string, seq: number): string {
-  return `${sliceKey}#${seq}`;
+export function pageKeyOf(sliceKey: string, seq: number, writer?: string): string {
+  return writer === undefined ? `${sliceKey}#${seq}` : `${sliceKey}#${seq}@${writer}`;
 }
 
-const PAGE_KEY = /^(.+)#(0|[1-9]\d{0,14})$/;
+const PAGE_KEY = /^(.+)#(0|[1-9]\d{0,14})(?:@([^#@|]+))?$/;
 
 /**
- * The slice key and seq of a page key.
- * @throws GamedataError when `pageKey` is not `<sliceKey>#<seq>` or holds a `|` (the locks' separator).
+ * The slice key, seq and writer of a page key `<sliceKey>#<seq>[@<writer>]` (the writer: the transactional.id of the
+ * producer whose transaction the page goes into, so that whoever resolves the page's orphaned locks fences that
+ * producer only, and only while it is still recorded as an owner of the slice).
+ * @throws GamedataError when `pageKey` is not of that form or holds a `|` (the locks' separator).
  */
-export function parsePageKey(pageKey: string): { sliceKey: string; seq: number } {
+export function parsePageKey(pageKey: string): { sliceKey: string; seq: number; writer?: string } {
   const m = PAGE_KEY.exec(pageKey);
   if (m === null || pageKey.includes('|'))
     throw new GamedataError(
-      `page key must be "<sliceKey>#<seq>" without "|", got ${JSON.stringify(pageKey)}`,
+      `page key must be "<sliceKey>#<seq>[@<writer>]" without "|", got ${JSON.stringify(pageKey)}`,
     );
-  return { sliceKey: m[1]!, seq: Number(m[2]) };
+  return m[3] === undefined
+    ? { sliceKey: m[1]!, seq: Number(m[2]) }
+    : { sliceKey: m[1]!, seq: Number(m[2]), writer: m[3] };
 }
 
 function hasId(record: DedupRecord): boolean {

@@ -197,7 +197,11 @@ export async function processSliceExactlyOnce(
     // A resolver of another slice's orphaned page: fence that slice, then its checkpoint says whether it committed.
     const resolveForeign = async (pageKey: string): Promise<boolean> => {
       const foreign = parsePageKey(pageKey);
-      await eos.publisher.fence(foreign.sliceKey);
+      // The page's producer only, and only while it is still an owner of its slice (see fenceWriter); a page key of
+      // an older version (no writer) fences every owner of the slice.
+      if (foreign.writer !== undefined && eos.publisher.fenceWriter !== undefined)
+        await eos.publisher.fenceWriter(foreign.sliceKey, foreign.writer);
+      else await eos.publisher.fence(foreign.sliceKey);
       const ckpt = await eos.publisher.readCommitted<SliceCheckpointState>(foreign.sliceKey);
       return ckpt !== null && ckpt.seq >= foreign.seq;
     };
@@ -232,12 +236,18 @@ export async function processSliceExactlyOnce(
               originals.set(stand, item);
               return stand;
             });
-            const claim = await eos.marks.claim(pageKeyOf(sliceKey, seq), resource, claimed, resolveForeign, {
-              ...(scope === undefined ? {} : { scope }),
-              ...(o.signal === undefined ? {} : { signal: o.signal }),
-              // Waiting for another page: commit ours first, so a page of ours that holds an id is settled.
-              onWait: commitOpen,
-            });
+            const claim = await eos.marks.claim(
+              pageKeyOf(sliceKey, seq, session.owner),
+              resource,
+              claimed,
+              resolveForeign,
+              {
+                ...(scope === undefined ? {} : { scope }),
+                ...(o.signal === undefined ? {} : { signal: o.signal }),
+                // Waiting for another page: commit ours first, so a page of ours that holds an id is settled.
+                onWait: commitOpen,
+              },
+            );
             claim.fresh = claim.fresh.map((r) => originals.get(r) ?? r);
             if (claim.page.entries.length > 0) await eos.marks.writeIntent(sliceKey, claim.page);
             const encoded =

@@ -99,7 +99,8 @@ export interface ProcessSliceDeps {
 /** What the exactly-once path needs besides the common slice deps. */
 export interface ExactlyOnceDelivery {
   /** The transactional slice publisher (`createTransactionalSlicePublisher`). */
-  publisher: Pick<TransactionalSlicePublisher, 'openSlice' | 'fence' | 'readCommitted' | 'lastStableOffset'>;
+  publisher: Pick<TransactionalSlicePublisher, 'openSlice' | 'fence' | 'readCommitted' | 'lastStableOffset'> &
+    Partial<Pick<TransactionalSlicePublisher, 'fenceWriter'>>;
   /** Encodes a page without sending it (`createPageEncoder`). */
   encode: PageEncoder;
   /** The pending-marks protocol on the seen-sets (`createPendingMarks(createRedisPendingMarks(redis))`). */

@@ -115,6 +115,8 @@ export interface SliceSession<S> {
   readonly recovered: SliceCheckpoint<S> | null;
   /** Sequence number the next page gets. */
   readonly nextSeq: number;
+  /** The transactional.id this session's pages commit through (a page key's writer, see `fenceWriter`). */
+  readonly owner: string;
   /** Pages added since the last commit. */
   readonly pendingPages: number;
   /** Adds a page to the next transaction (kept in memory until `commit`); returns its sequence number. */
@@ -145,6 +147,13 @@ export interface TransactionalSlicePublisher {
   openSlice<S>(sliceKey: string, options?: OpenSliceOptions): Promise<SliceSession<S>>;
   /** Fences a slice's owners without taking the slice (resolving another slice's orphaned dedup locks). */
   fence(sliceKey: string): Promise<void>;
+  /**
+   * Makes sure the producer `writer` can commit nothing more of the slice: fences it when it is still recorded as an
+   * owner of the slice; an id no longer recorded was fenced by a new owner already or left with nothing open. So
+   * resolving another page's orphaned locks fences that page's producer only, not the slice's current owner (whose
+   * producer other slices share).
+   */
+  fenceWriter(sliceKey: string, writer: string): Promise<void>;
   /**
    * The last committed checkpoint of a slice (exact after a fence), read from `readFrom` (inclusive) to the end of
    * the partition as it is after the fence: waits while transactions of other slices that began before it are open.
@@ -292,6 +301,14 @@ export function createTransactionalSlicePublisher(
     if (fenced.length > 0) await owners.leave(sliceKey, fenced);
   }
 
+  async function fenceWriter(sliceKey: string, writer: string): Promise<void> {
+    try {
+      if ((await owners.list(sliceKey)).includes(writer)) await fenceOwners(sliceKey, [writer]);
+    } catch (error) {
+      throw kafkaError(error, `fencing ${writer} of slice ${sliceKey}`);
+    }
+  }
+
   async function fence(sliceKey: string): Promise<void> {
     try {
       await fenceOwners(sliceKey, await owners.list(sliceKey));
@@ -352,6 +369,7 @@ export function createTransactionalSlicePublisher(
 
     return {
       recovered,
+      owner: id,
       get nextSeq() {
         return nextSeq;
       },
@@ -424,6 +442,7 @@ export function createTransactionalSlicePublisher(
   return {
     openSlice,
     fence,
+    fenceWriter,
     readCommitted,
     lastStableOffset,
     stats: () => ({ ...pool.stats, fences }),

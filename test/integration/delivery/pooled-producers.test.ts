@@ -142,6 +142,11 @@ describe('pooled transactional producers on the real broker', () => {
       await again.close();
       const expected = [...page('s0', 4), ...page('s1', 4), ...page('t0', 4)].map((m) => m.key ?? '');
       expect(await keys(topic)).toEqual(expected.sort());
+      // Resolving an orphaned page of S written by A's old producer fences nothing now (B's takeover fenced it and
+      // forgot it); B, S's current owner, is not fenced by it.
+      const fencesBefore = b.stats().fences;
+      await b.fenceWriter('r/S', `${prefix}.tx.a.0`);
+      expect(b.stats().fences).toBe(fencesBefore);
       // Clean sessions leave no owner behind.
       expect(await owners.list('r/S')).toEqual([]);
       expect(await owners.list('r/T')).toEqual([]);

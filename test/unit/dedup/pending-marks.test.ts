@@ -204,6 +204,13 @@ describe('pending marks (memory backend)', () => {
     expect(() => createPendingMarks(createMemoryPendingMarks(), { prefix: '' })).toThrow(/prefix/);
     expect(() => parsePageKey('no-seq')).toThrow(GamedataError);
     expect(parsePageKey('run/a#b#12')).toEqual({ sliceKey: 'run/a#b', seq: 12 });
+    // The writer: the transactional.id whose transaction the page goes into.
+    expect(parsePageKey(pageKeyOf('run/a#b', 12, 'gd.tx.m0.0'))).toEqual({
+      sliceKey: 'run/a#b',
+      seq: 12,
+      writer: 'gd.tx.m0.0',
+    });
+    expect(() => parsePageKey('run/a#12@w|x')).toThrow(GamedataError);
     await expect(marks.claim('a|b#1', 'transactions', [], never)).rejects.toThrow(/without "\|"/);
     await expect(marks.claim('a#1', 'transactions', [], never, { scope: 'x/y' })).rejects.toThrow(/scope/);
     const c = await marks.claim('a#1', 'transactions', [tx(1)], never);

@@ -65,6 +65,7 @@ function fakeKafka(hooks: { beforeCommit?: (seq: number) => void } = {}) {
       let pending: TransactionalPage[] = [];
       const session: SliceSession<SliceCheckpointState> = {
         recovered,
+        owner: `fake.${epoch}`,
         get nextSeq() {
           return nextSeq;
         },
