@@ -20,6 +20,7 @@ import { Partitioners } from 'kafkajs';
 import { ServiceError } from '../errors.js';
 import { toWire } from './kafka-sink.js';
 import type { SinkMessage } from './kafka-sink.js';
+import { announceTransactionPartitions, forgetTransactionPartitions } from './transaction-partitions.js';
 import { transactionRequests } from './transaction-requests.js';
 import type { CheckpointMessage, TransactionalPage } from './transaction-requests.js';
 
@@ -210,6 +211,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
 
   async function run(m: Member, batch: Queued[]): Promise<void> {
     const generation = m.generation;
+    const transactionalId = m.transactionalId;
     try {
       const txn = await transaction(m);
       const pages = batch.flatMap((q) => q.commit.pages);
@@ -223,6 +225,8 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         (topic, message) => o.partitionFor(topic, message, counts.get(topic) ?? 1),
         o.maxBatchBytes,
       );
+      // Every partition of the transaction added with its first send's AddPartitionsToTxn (transaction-partitions.ts).
+      announceTransactionPartitions(transactionalId, requests);
       const offsets = new Map<SinkMessage, { partition: number; offset: string }>();
       const checkpointTopic = batch[0]?.commit.checkpoint.topic;
       const wire = toWire();
@@ -285,6 +289,8 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
       }
       const e = new PoolCommitError(o.toError(error, 'committing a transaction'), fenced);
       for (const q of batch) q.reject(e);
+    } finally {
+      forgetTransactionPartitions(transactionalId);
     }
   }
 

@@ -29,6 +29,7 @@ import type { Producer } from 'kafkajs';
 import { ConfigError, ServiceError, SliceFencedError } from '../errors.js';
 import { createCheckpointReader } from './checkpoint-reader.js';
 import { installTransactionCoordinatorCache } from './coordinator-cache.js';
+import { installTransactionPartitionsAhead } from './transaction-partitions.js';
 import type { SliceCheckpoint } from './checkpoint-reader.js';
 import { createKafkaClient, partitionForKey, resolveKafkaOptions, toKafkaError } from './kafka-sink.js';
 import type { KafkaSinkOptions } from './kafka-sink.js';
@@ -225,6 +226,8 @@ export function createTransactionalSlicePublisher(
   };
   // kafkajs looks the transaction coordinator up before every AddPartitionsToTxn and EndTxn (coordinator-cache.ts).
   installTransactionCoordinatorCache();
+  // kafkajs adds a transaction's partitions one produce request at a time; the pool announces them all ahead.
+  installTransactionPartitionsAhead();
   const kafka = createKafkaClient(resolved, { clientId: `${resolved.clientId}-txn`, retry });
   const ownLabel = randomBytes(4).toString('hex');
   const member = options.member ?? (() => ownLabel);

@@ -1,0 +1,112 @@
+/**
+ * kafkajs 2.2.4 adds a transaction's partitions one produce request at a time: before each send it sends an
+ * AddPartitionsToTxn for the partitions of that send that the transaction has not added yet. The pool sends ONE
+ * partition per produce request (`transaction-requests.ts`, a correctness rule), so a transaction touching n
+ * partitions paid n AddPartitionsToTxn round trips to the coordinator. A transaction's partitions are known before
+ * its first send, so the pool announces them (`announceTransactionPartitions`) and this patch adds them all with the
+ * first AddPartitionsToTxn; the later ones of the same transaction are answered here without a request.
+ *
+ * The announcement is keyed by transactional.id and producer epoch and lasts until the pool forgets it (after the
+ * commit or the abort); a request for another epoch, or for a partition not announced, goes to the broker as before.
+ * A failed request marks nothing added (kafkajs retries it, and the retry sends the whole set again). Adding a
+ * partition the transaction then does not write to costs a commit marker on it, nothing else.
+ */
+import { createRequire } from 'node:module';
+
+export interface AddPartitionsArgs {
+  transactionalId: string;
+  producerId: number;
+  producerEpoch: number;
+  topics: { topic: string; partitions: number[] }[];
+}
+export type AddPartitions = (this: unknown, args: AddPartitionsArgs) => Promise<unknown>;
+type BrokerClass = { prototype: { addPartitionsToTxn?: AddPartitions } };
+
+interface Announcement {
+  /** `topic#partition` of every partition the open transaction will write. */
+  partitions: Set<string>;
+  /** The producer epoch whose transaction added them; undefined until the first request. */
+  epoch: number | undefined;
+  added: Set<string>;
+}
+
+const INSTALLED = Symbol.for('gamedata.transactionPartitionsAhead');
+const announcements = new Map<string, Announcement>();
+/** Requests answered without a round trip (for tests and stats). */
+let saved = 0;
+
+/**
+ * Announces the partitions the next transaction of `transactionalId` will write (replacing any earlier announcement).
+ * @example announceTransactionPartitions('p.tx.m0.0', [{ topic: 'p.transactions', partition: 2 }])
+ */
+export function announceTransactionPartitions(
+  transactionalId: string,
+  partitions: readonly { topic: string; partition: number }[],
+): void {
+  announcements.set(transactionalId, {
+    partitions: new Set(partitions.map((p) => `${p.topic}#${p.partition}`)),
+    epoch: undefined,
+    added: new Set(),
+  });
+}
+
+/** Ends the announcement of `transactionalId` (its transaction committed or aborted). */
+export function forgetTransactionPartitions(transactionalId: string): void {
+  announcements.delete(transactionalId);
+}
+
+/** How many AddPartitionsToTxn requests this process answered without a round trip. */
+export function transactionPartitionRequestsSaved(): number {
+  return saved;
+}
+
+/**
+ * `original` (kafkajs' `Broker.prototype.addPartitionsToTxn`) answering from the announcements: the first request of
+ * an announced transaction adds every announced partition; a request whose partitions are all added already is
+ * answered without a round trip.
+ */
+export function addingAnnouncedPartitions(original: AddPartitions): AddPartitions {
+  return async function (this: unknown, args: AddPartitionsArgs): Promise<unknown> {
+    const a = announcements.get(args.transactionalId);
+    if (a === undefined) return original.call(this, args);
+    if (a.epoch !== args.producerEpoch) {
+      a.epoch = args.producerEpoch;
+      a.added = new Set();
+    }
+    const asked = args.topics.flatMap(({ topic, partitions }) => partitions.map((p) => `${topic}#${p}`));
+    if (asked.every((id) => a.added.has(id))) {
+      saved += 1;
+      return { throttleTime: 0, errors: [] };
+    }
+    // Everything asked and everything announced that is not added yet, in one request.
+    const wanted = new Set(asked.filter((id) => !a.added.has(id)));
+    for (const id of a.partitions) if (!a.added.has(id)) wanted.add(id);
+    const byTopic = new Map<string, number[]>();
+    for (const id of wanted) {
+      const cut = id.lastIndexOf('#');
+      const topic = id.slice(0, cut);
+      const list = byTopic.get(topic) ?? [];
+      list.push(Number(id.slice(cut + 1)));
+      byTopic.set(topic, list);
+    }
+    const topics = [...byTopic].map(([topic, partitions]) => ({ topic, partitions }));
+    const answer = await original.call(this, { ...args, topics });
+    // Only a transaction still announced under the same epoch learns what was added.
+    if (announcements.get(args.transactionalId) === a && a.epoch === args.producerEpoch)
+      for (const id of wanted) a.added.add(id);
+    return answer;
+  };
+}
+
+/** Installs the patch in this process's kafkajs (idempotent). */
+export function installTransactionPartitionsAhead(): void {
+  const require = createRequire(import.meta.url);
+  const Broker = require('kafkajs/src/broker/index.js') as BrokerClass;
+  const original = Broker.prototype.addPartitionsToTxn;
+  if (typeof original !== 'function')
+    throw new Error('kafkajs Broker.addPartitionsToTxn not found: is kafkajs 2.2.4 installed?');
+  if ((original as unknown as Record<symbol, boolean>)[INSTALLED] === true) return;
+  const patched = addingAnnouncedPartitions(original);
+  (patched as unknown as Record<symbol, boolean>)[INSTALLED] = true;
+  Broker.prototype.addPartitionsToTxn = patched;
+}
