@@ -216,12 +216,19 @@ export function resolveSimulatorOptions(options: SimulatorOptions = {}): Resolve
     now: _n,
     live: _l,
     extraFields,
+    transactionsWithoutCountry,
     ...runtimePatch
   } = options;
   return {
     port,
     host,
-    world: { seed, scale, now, extraFields: extraFields ?? DEFAULT_WORLD_OPTIONS.extraFields },
+    world: {
+      seed,
+      scale,
+      now,
+      extraFields: extraFields ?? DEFAULT_WORLD_OPTIONS.extraFields,
+      transactionsWithoutCountry: transactionsWithoutCountry ?? DEFAULT_WORLD_OPTIONS.transactionsWithoutCountry,
+    },
     live,
     runtime: applyRuntimePatch(DEFAULT_RUNTIME_SETTINGS, runtimePatch),
   };

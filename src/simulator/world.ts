@@ -24,7 +24,7 @@ import { createPartyBuilder } from './records/build-party.js';
 import { createTransactionBuilder } from './records/build-transaction.js';
 import { createUserBuilder } from './records/build-user.js';
 import type { ApiRecord, RecordBuilder, RecordVariant } from './records/record-variant.js';
-import { ARTICLE_CATEGORIES, LANGUAGES } from './vocab.js';
+import { ARTICLE_CATEGORIES, LANGUAGES, TRANSACTION_TYPES, type TransactionType } from './vocab.js';
 
 export { SCALES } from './generation/scales.js';
 export type { Scale, ScaleSpec } from './generation/scales.js';
@@ -56,6 +56,12 @@ export interface WorldOptions {
    * `buyerCountryId` on every transaction). @default true
    */
   extraFields?: boolean;
+  /**
+   * Share of each transaction type's rows served WITHOUT `countryId` (and so outside a per-country filter), e.g.
+   * `{ wage: 0.2 }`: a world where walks partitioned by country miss some rows, for the partition proof's tests
+   * (issue 23). Chosen per row identity, so the same rows on every read and in live arrivals. @default {}
+   */
+  transactionsWithoutCountry?: Readonly<Partial<Record<TransactionType, number>>>;
 }
 
 export const DEFAULT_WORLD_OPTIONS = {
@@ -63,6 +69,7 @@ export const DEFAULT_WORLD_OPTIONS = {
   scale: 'small',
   now: '2026-11-01T00:00:00.000Z',
   extraFields: true,
+  transactionsWithoutCountry: {},
 } as const satisfies Required<WorldOptions>;
 
 type Rec = ApiRecord;
@@ -122,6 +129,7 @@ function resolveWorldOptions(options: WorldOptions): {
   scale: Scale;
   startMs: number;
   extraFields: boolean;
+  withoutCountry: Readonly<Partial<Record<TransactionType, number>>>;
 } {
   const seed = options.seed ?? DEFAULT_WORLD_OPTIONS.seed;
   if (!Number.isSafeInteger(seed) || seed < 0)
@@ -133,14 +141,31 @@ function resolveWorldOptions(options: WorldOptions): {
   const startMs = Date.parse(now);
   if (!Number.isFinite(startMs))
     throw new ConfigError(`option now must be an ISO date-time, got ${JSON.stringify(now)}`);
-  return { seed, scale, startMs, extraFields: options.extraFields ?? DEFAULT_WORLD_OPTIONS.extraFields };
+  const withoutCountry = options.transactionsWithoutCountry ?? DEFAULT_WORLD_OPTIONS.transactionsWithoutCountry;
+  for (const [type, share] of Object.entries(withoutCountry)) {
+    if (!(TRANSACTION_TYPES as readonly string[]).includes(type))
+      throw new ConfigError(
+        `option transactionsWithoutCountry: ${JSON.stringify(type)} must be a transaction type (${TRANSACTION_TYPES.join(', ')})`,
+      );
+    if (typeof share !== 'number' || !(share >= 0 && share <= 1))
+      throw new ConfigError(
+        `option transactionsWithoutCountry.${type} must be a share between 0 and 1, got ${JSON.stringify(share)}`,
+      );
+  }
+  return {
+    seed,
+    scale,
+    startMs,
+    extraFields: options.extraFields ?? DEFAULT_WORLD_OPTIONS.extraFields,
+    withoutCountry,
+  };
 }
 
 /** Creates the world. Small builds in well under a second; medium in a few seconds. */
 export function createWorld(options: WorldOptions = {}): World {
-  const { seed, scale, startMs, extraFields } = resolveWorldOptions(options);
+  const { seed, scale, startMs, extraFields, withoutCountry } = resolveWorldOptions(options);
   const spec = SCALES[scale];
-  const data = generateWorld(seed, spec, startMs, extraFields);
+  const data = generateWorld(seed, spec, startMs, extraFields, withoutCountry);
   const { population, articles, donations, versions } = data;
   const live = createLiveMode(data);
   const gear = createEquipmentBuilder(seed, startMs, population.countryIds);

@@ -12,7 +12,7 @@ import type { DrawDonationTarget } from './generate-donations.js';
 import type { Population } from './generate-population.js';
 import type { ScaleSpec } from './scales.js';
 
-/** Transaction attributes by identity (creation counter); `-1` = none. */
+/** Transaction attributes by identity (creation counter); `-1` = none (a row without `countryId`: see `withoutCountry`). */
 export interface TransactionColumns {
   type: Column<Uint8Array>;
   buyer: Column<Int32Array>;
@@ -42,6 +42,8 @@ export function generateTransactions(
   startMs: number,
   population: Population,
   drawDonationTarget: DrawDonationTarget,
+  /** Share of each type's rows without a country (`WorldOptions.transactionsWithoutCountry`). */
+  withoutCountry: Readonly<Partial<Record<string, number>>> = {},
 ): TransactionRows {
   const { pickUser, userCountry, userMu } = population;
   const historyStart = startMs - spec.historyDays * DAY;
@@ -120,6 +122,9 @@ export function generateTransactions(
       default:
         break;
     }
+    // Outside a per-country partition: drawn from the identity alone (not from `r`), so no other draw moves.
+    const noCountry = withoutCountry[TRANSACTION_TYPES[type] as string] ?? 0;
+    if (noCountry > 0 && hash32(seed, STREAM.transactions, ident, 0x6e6f) / 2 ** 32 < noCountry) country = -1;
     tx.type.push(type);
     tx.buyer.push(buyer);
     tx.seller.push(seller);
@@ -140,7 +145,8 @@ export function generateTransactions(
     table.addToIndex('user', buyer, row);
     if (seller >= 0 && seller !== buyer) table.addToIndex('user', seller, row);
     table.addToIndex('type', tx.type.get(ident), row);
-    table.addToIndex('country', tx.country.get(ident), row);
+    const country = tx.country.get(ident);
+    if (country >= 0) table.addToIndex('country', country, row);
     const item = tx.item.get(ident);
     if (item >= 0) table.addToIndex('item', item, row);
     const mu = tx.mu.get(ident);

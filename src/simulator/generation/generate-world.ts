@@ -52,13 +52,21 @@ export function generateWorld(
   spec: ScaleSpec,
   startMs: number,
   extraFields: boolean,
+  withoutCountry: Readonly<Partial<Record<string, number>>> = {},
 ): WorldData {
   const population = generatePopulation(seed, spec, startMs);
   const articles = generateArticles(seed, spec, startMs, population);
   const elections = generateElections(seed, spec, startMs);
   const drawDonationTarget = createDonationTargetDraw(spec, population);
   const donations = generateDonations(seed, spec, startMs, population, drawDonationTarget);
-  const transactions = generateTransactions(seed, spec, startMs, population, drawDonationTarget);
+  const transactions = generateTransactions(
+    seed,
+    spec,
+    startMs,
+    population,
+    drawDonationTarget,
+    withoutCountry,
+  );
   const sealed: OrderedTable[] = [
     population.users,
     population.parties,

@@ -62,7 +62,8 @@ export function createTransactionBuilder(data: WorldData, gear: EquipmentBuilder
     if (single || type === 'donation') rec['userId'] = userId(buyer);
     const mu = tx.mu.get(ident);
     if (mu >= 0) rec['muId'] = muIds[mu];
-    rec['countryId'] = countryIds[tx.country.get(ident)];
+    const country = tx.country.get(ident);
+    if (country >= 0) rec['countryId'] = countryIds[country];
     const party = tx.party.get(ident);
     if (party >= 0) rec['partyId'] = partyIds[party];
     // Equipment: the traded piece, or what a case gave (the outer itemCode stays the case: filters match it only).
