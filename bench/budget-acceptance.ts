@@ -124,6 +124,13 @@ async function main(): Promise<void> {
         `procedures per request ${(procedures / requests).toFixed(1)}; batch sizes ${JSON.stringify(s.batchSizes)}; ` +
         `by procedure ${JSON.stringify(s.procedureCalls.byProcedure)}`,
     );
+    // The workers' slots while the key bound (their "N slices at once" lines, see `decideConcurrency`).
+    const sizing = [...stderr.matchAll(/worker: (\d+) slices at once \(was (\d+)\)/g)].map((m) =>
+      Number(m[1]),
+    );
+    console.log(
+      `slot changes: ${sizing.length} (most slices at once in a worker: ${sizing.length === 0 ? 'never grown' : Math.max(...sizing)})`,
+    );
   } finally {
     for (const w of workers) w.kill('SIGTERM');
     await Promise.all(workers.map((w) => (w.exitCode === null ? exited(w) : Promise.resolve(0))));

@@ -22,6 +22,8 @@ export interface BudgetKeys {
   batches: string;
   /** Rung after an enqueue: wakes a waiting fetcher. */
   bell: string;
+  /** What the fetcher saw at its last batch (`BudgetDemand`, JSON, expires), read by the workers to size their slots. */
+  demand: string;
   /** Prefix of the per-process liveness keys. */
   alivePrefix: string;
   alive(processId: string): string;
@@ -55,6 +57,7 @@ export function budgetKeysOfBase(base: string): BudgetKeys {
     stats: `${base}:stats`,
     batches: `${base}:batches`,
     bell: `${base}:bell`,
+    demand: `${base}:demand`,
     alivePrefix: `${base}:alive:`,
     alive: (id) => `${base}:alive:${id}`,
     replies: (id) => `${base}:r:${id}`,

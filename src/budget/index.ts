@@ -29,6 +29,18 @@ export {
 } from './token-budget.js';
 export type { TokenBudgetState, TokenBudgetOptions, BudgetObservation } from './token-budget.js';
 export { decideSend } from './send-decision.js';
+export {
+  decideConcurrency,
+  encodeBudgetDemand,
+  isShortBatch,
+  parseBudgetDemand,
+} from './concurrency-decision.js';
+export type {
+  BudgetDemand,
+  ConcurrencyDecision,
+  ConcurrencyInput,
+  ConcurrencyReason,
+} from './concurrency-decision.js';
 export { workBinds, workFill } from './work-binds.js';
 export type { WorkFillInput } from './work-binds.js';
 export { createWorkEstimator, DEFAULT_WORK_ESTIMATOR_OPTIONS } from './work-estimate.js';

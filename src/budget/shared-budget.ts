@@ -35,6 +35,7 @@ export type { BudgetSnapshot };
 import { decodeReply, encodeFailure, encodeResult } from './reply-codec.js';
 import { groupIdentical } from './select-batch.js';
 import { decideSend } from './send-decision.js';
+import { encodeBudgetDemand, parseBudgetDemand, type BudgetDemand } from './concurrency-decision.js';
 import { workFill } from './work-binds.js';
 import type { WorkEstimator } from './work-estimate.js';
 import type { TokenBudgetState } from './token-budget.js';
@@ -84,6 +85,12 @@ export interface SharedBudgetOptions {
    * whenever full speed could spend the tokens). @default undefined
    */
   work?: WorkEstimator | undefined;
+  /**
+   * How long the fetcher's last {@link BudgetDemand} (what it saw at its last batch) stays readable, ms: the workers
+   * size their slots by it (`decideConcurrency`), and once no batch was sent for this long they go back to their
+   * configured concurrency. @default 10000
+   */
+  demandTtlMs?: number | undefined;
   /** Fetcher lease, ms: a dead fetcher is replaced within about this long. Renewed every third of it. @default 5000 */
   leaseMs?: number | undefined;
   /** Requests kept in reserve below the server's remaining count. @default 2 */
@@ -110,6 +117,7 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   maxHoldMs: 3000,
   gatherShare: 0.25,
   tailShare: 0.05,
+  demandTtlMs: 10_000,
   leaseMs: 5000,
   reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,
   resetMarginMs: DEFAULT_TOKEN_BUDGET_OPTIONS.resetMarginMs,
@@ -135,6 +143,12 @@ export interface SharedBudget extends ClientBudget {
   /** Whether this process holds the fetcher lease now. */
   isLeader(): boolean;
   snapshot(): Promise<BudgetSnapshot>;
+  /**
+   * What the key's fetcher (in whichever process) saw at its last batch: whether the budget and the work bound and
+   * how many calls the batch carried. `undefined` when no batch was sent lately (`demandTtlMs`).
+   * @throws ServiceError when Redis cannot be read.
+   */
+  demand(): Promise<BudgetDemand | undefined>;
   /** Stops fetching (releasing the lease), rejects calls still waiting here, closes the extra connections. */
   close(): Promise<void>;
 }
@@ -202,6 +216,7 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   if (!(tailShare >= 0 && tailShare < 1))
     throw new ConfigError(`tailShare must be in [0, 1), got ${tailShare}`, ['tailShare']);
   const leaseMs = positive('leaseMs', options.leaseMs ?? d.leaseMs, true);
+  const demandTtlMs = positive('demandTtlMs', options.demandTtlMs ?? d.demandTtlMs, true);
   const tickMs = Math.max(10, Math.floor(leaseMs / 3));
   const now = options.now ?? Date.now;
   const id = randomBytes(8).toString('hex');
@@ -409,8 +424,10 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
         // Tails: the queues ranked above `backfill`.
         const urgent = perQueue.slice(0, TAIL_RANKS).reduce((sum, n) => sum + n, 0);
         if (waiting > 0 && urgent === 0 && limiter.tailsOnly(tailShare)) {
-          // The window's last requests are the tails': backfills wait for the reset (or a tail call).
+          // The window's last requests are the tails': backfills wait for the reset (or a tail call). What the last
+          // batch said still holds (the workers keep their slots for the reset).
           heldSince = undefined;
+          keepDemand();
           await Promise.race([waitBell(Math.min(200, tickMs)), limiter.changed()]);
           continue;
         }
@@ -454,6 +471,13 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           continue;
         }
         heldSince = undefined;
+        publishDemand({
+          at: now(),
+          binds: binds && minFill >= maxBatch,
+          calls: decision.size,
+          maxBatch,
+          tail: urgent > 0,
+        });
         const batchKey = keys.batch(id, batchSeq++);
         const taken = (await redis.eval(
           TAKE,
@@ -481,6 +505,20 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
         await sleep(200);
       }
     }
+  }
+
+  // What the fetcher saw at its last batch, for the workers' slots (`decideConcurrency`); expires when no batch goes.
+  let demandKeptAt = 0;
+  function publishDemand(demand: BudgetDemand): void {
+    demandKeptAt = now();
+    redis
+      .set(keys.demand, encodeBudgetDemand(demand), 'PX', demandTtlMs)
+      .catch((e: unknown) => report(e, 'publishing the demand'));
+  }
+  function keepDemand(): void {
+    if (now() - demandKeptAt < demandTtlMs / 4) return;
+    demandKeptAt = now();
+    redis.pexpire(keys.demand, demandTtlMs).catch((e: unknown) => report(e, 'keeping the demand'));
   }
 
   async function runBatch(taken: string[], batchKey: string, binds: boolean): Promise<void> {
@@ -598,6 +636,13 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     },
     isLeader: () => leading,
     snapshot: () => readBudgetSnapshot(redis, keys, now()),
+    async demand() {
+      try {
+        return parseBudgetDemand(await redis.get(keys.demand));
+      } catch (error) {
+        throw asService(error, 'reading the demand');
+      }
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -4,6 +4,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { SharedBudget } from '../budget/shared-budget.js';
 import { ConfigError, GamedataError, SliceFencedError, SliceInterruptedError } from '../errors.js';
 import type {
   RunCounterValues,
@@ -25,6 +26,7 @@ import type { RunCounters } from './run-counters.js';
 import { childSliceJobs } from './backfill-flow.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';
 import { runWithPriority, type CallPriority } from '../budget/priority.js';
+import { startSlotSizing, type ConcurrencyChange } from './slot-sizing.js';
 
 export interface PipelineWorkerOptions {
   /** Redis connection for BullMQ (ioredis options or instance; needs `maxRetriesPerRequest: null`). */
@@ -34,9 +36,25 @@ export interface PipelineWorkerOptions {
   /**
    * Slices processed at once by this process. Each slice has one page read waiting at a time, so this bounds the
    * calls a process offers the shared budget: 4 processes x 32 keep more than 50 waiting, so the key's fetcher fills
-   * its batches (measured in bench/budget-acceptance.ts: 8 -> 2.06x ceil(P/50), 32 -> 1.2-1.6x). @default 32
+   * its batches (measured in bench/budget-acceptance.ts: 8 -> 2.06x ceil(P/50), 32 -> 1.2-1.6x). While the key's
+   * budget binds and its batches leave short, the worker runs more (up to `maxConcurrency`), then comes back to
+   * this. @default 32
    */
   concurrency?: number;
+  /**
+   * Most slices at once while the key's budget binds and its fetcher's batches leave short of 50 calls
+   * (`decideConcurrency`; needs `deps.budget`). A slice waits at the fetcher only part of its time (claims, encoding,
+   * commits), so one process alone keeping a full batch waiting needs more than 50 slots. `concurrency` (or less)
+   * turns the growth off. @default max(concurrency, 64)
+   */
+  maxConcurrency?: number;
+  /** How often the worker reads the fetcher's demand to size its slots, ms. @default 500 */
+  demandIntervalMs?: number;
+  /**
+   * A change of the slots shows in the batches after about this long (new slices start, their first calls reach
+   * the fetcher); a short batch sent before that does not grow them again, ms. @default 2000
+   */
+  settleMs?: number;
   /**
    * How long a slice's lock lives without renewal. Locks renew every half of this while the process lives, so
    * long slices are fine; a killed worker's slice is picked up again after about this long. @default 30000
@@ -57,6 +75,8 @@ export interface PipelineWorkerOptions {
   onError?: (error: Error, context: string) => void;
   /** Called after each slice and run completes. */
   onProgress?: (event: { kind: 'slice' | 'run'; id: string; result: SliceResult | RunResult }) => void;
+  /** Called when the slices run at once change (the key's budget began or stopped binding with short batches). */
+  onConcurrency?: (change: ConcurrencyChange) => void;
 }
 
 export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
@@ -66,7 +86,12 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
   stalledInterval: 15_000,
   maxStalledCount: 20,
   runs: true,
+  demandIntervalMs: 500,
+  settleMs: 2000,
 } as const;
+
+/** Slots a worker may grow to while the key binds, when `maxConcurrency` is not set: `max(concurrency, this)`. */
+export const DEFAULT_MAX_CONCURRENCY = 64;
 
 export interface PipelineWorkerDeps extends ProcessSliceDeps {
   counters: ProcessSliceDeps['counters'] &
@@ -77,6 +102,11 @@ export interface PipelineWorkerDeps extends ProcessSliceDeps {
    * counterparties their pages reveal (users the listings hid). Without it, no discovery.
    */
   users?: UserDirectory;
+  /**
+   * The key's shared budget: with it the worker runs more slices at once while the budget binds and the fetcher's
+   * batches leave short (`maxConcurrency`). Without it, always `concurrency`.
+   */
+  budget?: Pick<SharedBudget, 'demand'> | undefined;
 }
 
 export interface PipelineWorkers {
@@ -94,6 +124,12 @@ export function startPipelineWorkers(
   const o = { ...DEFAULT_PIPELINE_WORKER_OPTIONS, ...options };
   if (!Number.isSafeInteger(o.concurrency) || o.concurrency < 1) {
     throw new ConfigError(`option concurrency must be a positive integer, got ${String(o.concurrency)}`);
+  }
+  const maxConcurrency = o.maxConcurrency ?? Math.max(o.concurrency, DEFAULT_MAX_CONCURRENCY);
+  if (!Number.isSafeInteger(maxConcurrency) || maxConcurrency < 1) {
+    throw new ConfigError(
+      `option maxConcurrency must be a positive integer, got ${String(o.maxConcurrency)}`,
+    );
   }
   const onError = o.onError ?? (() => undefined);
   const stop = new AbortController();
@@ -197,6 +233,17 @@ export function startPipelineWorkers(
     },
   );
   slices.on('error', (e) => onError(e, 'slice-worker'));
+  const sizing =
+    maxConcurrency > o.concurrency && deps.budget !== undefined
+      ? startSlotSizing(slices, deps.budget, {
+          base: o.concurrency,
+          max: maxConcurrency,
+          intervalMs: o.demandIntervalMs,
+          settleMs: o.settleMs,
+          onChange: (change) => o.onConcurrency?.(change),
+          onError: (e) => onError(e, 'slot-sizing'),
+        })
+      : undefined;
   slices.on('failed', (job, e) => {
     if (e instanceof DelayedError || e.name === 'DelayedError') return;
     onError(e, `slice ${job?.id ?? '?'}`);
@@ -248,6 +295,7 @@ export function startPipelineWorkers(
     close() {
       closing ??= (async () => {
         stop.abort();
+        await sizing?.stop();
         await slices.close();
         await runs?.close();
         await spawner.close();
@@ -259,3 +307,4 @@ export function startPipelineWorkers(
 }
 
 export { DEFAULT_PROCESS_SLICE_OPTIONS };
+export type { ConcurrencyChange };

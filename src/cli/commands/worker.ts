@@ -301,6 +301,13 @@ export function register(program: Command): void {
               }
               console.error(maskSecrets(`worker: ${where}: ${e.name}: ${e.message}`));
             },
+            // Rare (a change of state of the key's budget), so printed even with --quiet.
+            onConcurrency: (c) =>
+              console.error(
+                c.reason === 'short'
+                  ? `worker: ${c.to} slices at once (was ${c.from}): the key binds and POSTs leave with ${c.demand?.calls ?? '?'} of ${c.demand?.maxBatch ?? '?'} calls`
+                  : `worker: ${c.to} slices at once (was ${c.from})${c.reason === 'free' ? ': the key no longer binds' : ''}`,
+              ),
             onProgress: (ev) => {
               if (flags.quiet === true && ev.kind === 'slice') return;
               const r = ev.result;

@@ -1,0 +1,113 @@
+/**
+ * Pure decision of how many slices a worker runs at once while the key's budget binds (issue 23).
+ *
+ * A full batch needs 50 calls waiting at the fetcher at once, and a slice has at most one call waiting (its next
+ * page's cursor is in the current page, so it reads one page ahead at most). With 4 workers x 8 slots at most 32 calls
+ * can wait: every held POST left after the 3 s hold with 32 calls or fewer, 1.6x the minimum requests. So while the
+ * budget and the work bind (the fetcher asks for full batches, see `workFill`) and the batches still leave short,
+ * each worker runs more slices at once, in proportion to the shortfall; when the key no longer binds, back to the
+ * configured concurrency.
+ *
+ * The fetcher publishes what it saw at each batch ({@link BudgetDemand}, a Redis key that expires when no batch is
+ * sent); each worker reads it and decides with {@link decideConcurrency}. Every worker scales its own slots by the
+ * same factor, so the deployment's slots grow by that factor without any worker knowing how many there are.
+ */
+
+/** What the key's fetcher saw when it sent its last batch, for the workers (see {@link decideConcurrency}). */
+export interface BudgetDemand {
+  /** When the batch was sent (the fetcher's clock, epoch ms). */
+  at: number;
+  /** Whether the budget and the work bound: the fetcher asked for a full batch (`workFill` gave `maxBatch`). */
+  binds: boolean;
+  /** Calls the batch carried. */
+  calls: number;
+  /** Most calls per request (50 upstream). */
+  maxBatch: number;
+  /** The batch went early for a tail call (it says nothing of how many calls could wait). */
+  tail: boolean;
+}
+
+export interface ConcurrencyInput {
+  /** Slices the worker runs at once now. */
+  current: number;
+  /** The configured concurrency (`--concurrency`): the floor, and the value whenever the key does not bind. */
+  base: number;
+  /** The most slices at once the worker may grow to (>= `base`). */
+  max: number;
+  /** The fetcher's last batch; `undefined` when none was sent lately (the record expired) or it cannot be read. */
+  demand: BudgetDemand | undefined;
+  /** When `current` was last changed (epoch ms; 0 when never). */
+  changedAt: number;
+  /**
+   * A change shows in the batches after about this long (new slices start and their first calls reach the fetcher):
+   * a short batch sent earlier than `changedAt + settleMs` does not grow the slots again.
+   */
+  settleMs: number;
+}
+
+/** Why the worker runs `concurrency` slices at once. */
+export type ConcurrencyReason =
+  /** No batch lately, or the key does not bind: the configured concurrency. */
+  | 'free'
+  /** The key binds and batches leave full (or went early for a tail, or the last growth has not shown yet): kept. */
+  | 'kept'
+  /** The key binds and the last batch left short of a full one: grown. */
+  | 'short';
+
+export interface ConcurrencyDecision {
+  concurrency: number;
+  reason: ConcurrencyReason;
+}
+
+/** Whether a batch left short of a full one while the work asked for full ones. */
+export function isShortBatch(demand: BudgetDemand): boolean {
+  return demand.binds && !demand.tail && demand.calls < demand.maxBatch;
+}
+
+/**
+ * - no demand, or the key does not bind: `base`;
+ * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
+ *   (within `[base, max]`);
+ * - the key binds and the last batch left short: `current x maxBatch / calls` (the slots that would have filled it,
+ *   if calls waiting grow with the slices running), at least one more and at most twice `current`, at most `max`.
+ */
+export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision {
+  const base = Math.max(1, Math.floor(input.base));
+  const max = Math.max(base, Math.floor(input.max));
+  const current = Math.min(max, Math.max(base, Math.floor(input.current)));
+  const { demand } = input;
+  if (demand === undefined || !demand.binds) return { concurrency: base, reason: 'free' };
+  if (!isShortBatch(demand) || demand.at < input.changedAt + input.settleMs)
+    return { concurrency: current, reason: 'kept' };
+  const target = Math.ceil((current * demand.maxBatch) / Math.max(1, demand.calls));
+  const grown = Math.min(max, 2 * current, Math.max(current + 1, target));
+  return { concurrency: grown, reason: grown > current ? 'short' : 'kept' };
+}
+
+/** The Redis form of a {@link BudgetDemand}. */
+export function encodeBudgetDemand(demand: BudgetDemand): string {
+  return JSON.stringify(demand);
+}
+
+/** Parses {@link encodeBudgetDemand}'s form; `undefined` for anything else (absent, malformed, an older form). */
+export function parseBudgetDemand(raw: string | null | undefined): BudgetDemand | undefined {
+  if (raw === null || raw === undefined || raw === '') return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as Record<string, unknown>;
+  const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+  if (!finite(o['at']) || !finite(o['calls']) || !finite(o['maxBatch']) || typeof o['binds'] !== 'boolean')
+    return undefined;
+  return {
+    at: o['at'],
+    binds: o['binds'],
+    calls: o['calls'],
+    maxBatch: o['maxBatch'],
+    tail: o['tail'] === true,
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * `startSlotSizing(worker, budget, options)`: the I/O around `decideConcurrency` (src/budget/concurrency-decision.ts).
+ * Every `intervalMs` it reads what the key's fetcher saw at its last batch (one Redis GET) and sets the slice worker's
+ * concurrency: more slices at once while the budget binds and batches leave short, the configured concurrency
+ * otherwise. BullMQ applies a new concurrency as running slices finish (more are taken at the next completion;
+ * fewer are taken until the running ones drop below it).
+ */
+import type { Worker } from 'bullmq';
+import {
+  decideConcurrency,
+  type BudgetDemand,
+  type ConcurrencyReason,
+} from '../budget/concurrency-decision.js';
+import type { SharedBudget } from '../budget/shared-budget.js';
+import { GamedataError } from '../errors.js';
+/** A change of the slices a worker runs at once (see `PipelineWorkerOptions.maxConcurrency`). */
+export interface ConcurrencyChange {
+  from: number;
+  to: number;
+  /** `short`: grown, the key binds and its batches leave short; `free`: back to `concurrency`. */
+  reason: ConcurrencyReason;
+  /** What the fetcher saw at its last batch (undefined: no batch lately). */
+  demand: BudgetDemand | undefined;
+}
+
+export interface SlotSizingOptions {
+  /** The configured concurrency: the floor, and the value whenever the key does not bind. */
+  base: number;
+  /** The most slices at once. */
+  max: number;
+  /** How often the demand is read, ms. */
+  intervalMs: number;
+  /** See `ConcurrencyInput.settleMs`. */
+  settleMs: number;
+  /** Called at each change (a log line, a metric). */
+  onChange: (change: ConcurrencyChange) => void;
+  /** Called once per outage when the demand cannot be read (the slots go back to `base` meanwhile). */
+  onError: (error: Error) => void;
+  /** Injected clock. @default Date.now */
+  now?: () => number;
+}
+
+export interface SlotSizing {
+  /** Reads the demand once and applies it (the timer does this every `intervalMs`). */
+  check(): Promise<void>;
+  /** Stops the timer and waits for a read in progress. */
+  stop(): Promise<void>;
+}
+
+/** Starts sizing `worker`'s slots by `budget.demand()`; stop it before closing the worker. */
+export function startSlotSizing(
+  worker: Pick<Worker, 'concurrency'>,
+  budget: Pick<SharedBudget, 'demand'>,
+  o: SlotSizingOptions,
+): SlotSizing {
+  const now = o.now ?? Date.now;
+  let changedAt = 0;
+  let reading: Promise<void> = Promise.resolve();
+  let failing = false;
+  const check = async (): Promise<void> => {
+    let demand: BudgetDemand | undefined;
+    try {
+      demand = await budget.demand();
+      failing = false;
+    } catch (error) {
+      // Unreadable: back to the configured slots; reported once per outage.
+      if (!failing) o.onError(GamedataError.from(error));
+      failing = true;
+      demand = undefined;
+    }
+    const from = worker.concurrency;
+    const next = decideConcurrency({
+      current: from,
+      base: o.base,
+      max: o.max,
+      demand,
+      changedAt,
+      settleMs: o.settleMs,
+    });
+    if (next.concurrency === from) return;
+    worker.concurrency = next.concurrency;
+    changedAt = now();
+    o.onChange({ from, to: next.concurrency, reason: next.reason, demand });
+  };
+  let busy = false;
+  const timer = setInterval(() => {
+    // One read at a time: a slow Redis skips ticks instead of queueing them.
+    if (busy) return;
+    busy = true;
+    reading = check().finally(() => (busy = false));
+  }, o.intervalMs);
+  timer.unref();
+  return {
+    check,
+    async stop() {
+      clearInterval(timer);
+      await reading;
+    },
+  };
+}

@@ -1,0 +1,157 @@
+/** Properties of the worker's slots while the key binds: grow by the batches' shortfall, bounded, back when free. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  decideConcurrency,
+  encodeBudgetDemand,
+  isShortBatch,
+  parseBudgetDemand,
+  type BudgetDemand,
+  type ConcurrencyInput,
+} from '../../../src/budget/concurrency-decision.js';
+
+const demand = fc.record({
+  at: fc.integer({ min: 0, max: 1_000_000 }),
+  binds: fc.boolean(),
+  calls: fc.integer({ min: 1, max: 50 }),
+  maxBatch: fc.constant(50),
+  tail: fc.boolean(),
+});
+
+const input = fc
+  .record({
+    base: fc.integer({ min: 1, max: 64 }),
+    extra: fc.integer({ min: 0, max: 128 }),
+    current: fc.integer({ min: 1, max: 256 }),
+    demand: fc.option(demand, { nil: undefined }),
+    changedAt: fc.integer({ min: 0, max: 1_000_000 }),
+    settleMs: fc.integer({ min: 0, max: 5000 }),
+  })
+  .map(({ base, extra, ...rest }): ConcurrencyInput => ({ ...rest, base, max: base + extra }));
+
+const starved = (over: Partial<BudgetDemand> = {}): BudgetDemand => ({
+  at: 10_000,
+  binds: true,
+  calls: 32,
+  maxBatch: 50,
+  tail: false,
+  ...over,
+});
+
+describe('decideConcurrency', () => {
+  it('stays in [base, max]', () => {
+    fc.assert(
+      fc.property(input, (i) => {
+        const { concurrency } = decideConcurrency(i);
+        expect(concurrency).toBeGreaterThanOrEqual(i.base);
+        expect(concurrency).toBeLessThanOrEqual(i.max);
+        expect(Number.isInteger(concurrency)).toBe(true);
+      }),
+    );
+  });
+
+  it('is the configured concurrency whenever the key does not bind or nothing was sent lately', () => {
+    fc.assert(
+      fc.property(input, (i) => {
+        if (i.demand !== undefined && i.demand.binds) return;
+        expect(decideConcurrency(i)).toEqual({ concurrency: i.base, reason: 'free' });
+      }),
+    );
+  });
+
+  it('grows only on a short batch, sent after the last change settled, and at most doubles', () => {
+    fc.assert(
+      fc.property(input, (i) => {
+        const current = Math.min(i.max, Math.max(i.base, i.current));
+        const next = decideConcurrency(i);
+        if (next.concurrency > current) {
+          expect(next.reason).toBe('short');
+          expect(i.demand !== undefined && isShortBatch(i.demand)).toBe(true);
+          expect(i.demand!.at).toBeGreaterThanOrEqual(i.changedAt + i.settleMs);
+          expect(next.concurrency).toBeLessThanOrEqual(2 * current);
+        }
+        // While the key binds it never shrinks: shrinking would bring the short batches back.
+        if (i.demand?.binds === true) expect(next.concurrency).toBeGreaterThanOrEqual(current);
+      }),
+    );
+  });
+
+  it('a short batch that settled always grows the slots until max', () => {
+    fc.assert(
+      fc.property(input, demand, (i, d) => {
+        const current = Math.min(i.max, Math.max(i.base, i.current));
+        const short = {
+          ...d,
+          binds: true,
+          tail: false,
+          calls: Math.min(d.calls, 49),
+          at: i.changedAt + i.settleMs,
+        };
+        const next = decideConcurrency({ ...i, demand: short });
+        if (current < i.max) expect(next).toMatchObject({ reason: 'short' });
+        if (current < i.max) expect(next.concurrency).toBeGreaterThan(current);
+        else expect(next).toEqual({ concurrency: i.max, reason: 'kept' });
+      }),
+    );
+  });
+
+  it('4 workers x 8 slots: POSTs of 32 calls grow each worker to 13, then on to the cap of 64', () => {
+    const base = { base: 8, max: 64, settleMs: 2000 };
+    expect(decideConcurrency({ ...base, current: 8, changedAt: 0, demand: starved() })).toEqual({
+      concurrency: 13,
+      reason: 'short',
+    });
+    // A short batch sent before the change settled does not grow again.
+    expect(
+      decideConcurrency({ ...base, current: 13, changedAt: 9000, demand: starved({ at: 10_000 }) }),
+    ).toEqual({ concurrency: 13, reason: 'kept' });
+    // Very short batches at most double; the cap holds.
+    expect(
+      decideConcurrency({ ...base, current: 13, changedAt: 0, demand: starved({ calls: 3 }) }).concurrency,
+    ).toBe(26);
+    expect(
+      decideConcurrency({ ...base, current: 48, changedAt: 0, demand: starved({ calls: 30 }) }).concurrency,
+    ).toBe(64);
+  });
+
+  it('full batches and tail batches keep the slots; a free key brings them back', () => {
+    const base = { base: 8, max: 64, settleMs: 2000, changedAt: 0, current: 26 };
+    expect(decideConcurrency({ ...base, demand: starved({ calls: 50 }) })).toEqual({
+      concurrency: 26,
+      reason: 'kept',
+    });
+    expect(decideConcurrency({ ...base, demand: starved({ tail: true, calls: 1 }) })).toEqual({
+      concurrency: 26,
+      reason: 'kept',
+    });
+    expect(decideConcurrency({ ...base, demand: starved({ binds: false, calls: 1 }) })).toEqual({
+      concurrency: 8,
+      reason: 'free',
+    });
+    expect(decideConcurrency({ ...base, demand: undefined })).toEqual({ concurrency: 8, reason: 'free' });
+  });
+});
+
+describe('budget demand codec', () => {
+  it('round-trips', () => {
+    fc.assert(
+      fc.property(demand, (d) => {
+        expect(parseBudgetDemand(encodeBudgetDemand(d))).toEqual(d);
+      }),
+    );
+  });
+
+  it('reads anything else as no demand', () => {
+    for (const raw of [
+      null,
+      undefined,
+      '',
+      'x',
+      '1',
+      'null',
+      '{}',
+      '{"at":1,"binds":"yes","calls":1,"maxBatch":50}',
+    ])
+      expect(parseBudgetDemand(raw)).toBeUndefined();
+  });
+});

@@ -1,0 +1,103 @@
+/** The worker's slots follow the fetcher's demand: a recording fake worker and a scripted budget, no Redis. */
+import { describe, expect, it } from 'vitest';
+import type { BudgetDemand } from '../../../src/budget/concurrency-decision.js';
+import { startSlotSizing, type ConcurrencyChange } from '../../../src/jobs/slot-sizing.js';
+
+function setup(script: (BudgetDemand | undefined | Error)[]) {
+  let clock = 100_000;
+  const worker = { concurrency: 8 };
+  const changes: ConcurrencyChange[] = [];
+  const errors: Error[] = [];
+  const budget = {
+    demand: () => {
+      const next = script.shift();
+      return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
+    },
+  };
+  const sizing = startSlotSizing(worker, budget, {
+    base: 8,
+    max: 64,
+    intervalMs: 60_000, // the test calls check() itself
+    settleMs: 2000,
+    onChange: (c) => changes.push(c),
+    onError: (e) => errors.push(e),
+    now: () => clock,
+  });
+  return { worker, changes, errors, sizing, advance: (ms: number) => (clock += ms), at: () => clock };
+}
+
+const batch = (at: number, calls: number, binds = true): BudgetDemand => ({
+  at,
+  binds,
+  calls,
+  maxBatch: 50,
+  tail: false,
+});
+
+describe('startSlotSizing', () => {
+  it('grows while batches leave short on a binding key, keeps on full ones, and returns when the key is free', async () => {
+    const t = 100_000;
+    const s = setup([
+      batch(t, 32),
+      batch(t + 500, 32),
+      batch(t + 2500, 40),
+      batch(t + 5000, 50),
+      batch(t + 6000, 20, false),
+    ]);
+    await s.sizing.check();
+    expect(s.worker.concurrency).toBe(13);
+    s.advance(500);
+    await s.sizing.check(); // sent before the growth settled: kept
+    expect(s.worker.concurrency).toBe(13);
+    s.advance(2000);
+    await s.sizing.check();
+    expect(s.worker.concurrency).toBe(17);
+    await s.sizing.check(); // a full batch: kept
+    expect(s.worker.concurrency).toBe(17);
+    await s.sizing.check(); // the key no longer binds
+    expect(s.worker.concurrency).toBe(8);
+    expect(s.changes.map((c) => [c.from, c.to, c.reason])).toEqual([
+      [8, 13, 'short'],
+      [13, 17, 'short'],
+      [17, 8, 'free'],
+    ]);
+    expect(s.changes[0]?.demand?.calls).toBe(32);
+    await s.sizing.stop();
+  });
+
+  it('an unreadable demand is reported once and brings the slots back', async () => {
+    const t = 100_000;
+    const s = setup([batch(t, 25), new Error('down'), new Error('still down'), batch(t + 9000, 50)]);
+    await s.sizing.check();
+    expect(s.worker.concurrency).toBe(16);
+    await s.sizing.check();
+    await s.sizing.check();
+    expect(s.worker.concurrency).toBe(8);
+    expect(s.errors.map((e) => e.message)).toEqual(['down']);
+    await s.sizing.check(); // readable again, a full batch: the slots stay where they are
+    expect(s.worker.concurrency).toBe(8);
+    await s.sizing.stop();
+  });
+
+  it('reads on its timer until stopped', async () => {
+    const worker = { concurrency: 8 };
+    let reads = 0;
+    const sizing = startSlotSizing(
+      worker,
+      {
+        demand: () => {
+          reads++;
+          return Promise.resolve(batch(Date.now(), 10));
+        },
+      },
+      { base: 8, max: 64, intervalMs: 5, settleMs: 0, onChange: () => undefined, onError: () => undefined },
+    );
+    await new Promise((r) => setTimeout(r, 60));
+    await sizing.stop();
+    const after = reads;
+    expect(after).toBeGreaterThan(1);
+    expect(worker.concurrency).toBe(64);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(reads).toBe(after);
+  });
+});
