@@ -77,6 +77,12 @@ export function createClientPlannerSource(
   return {
     probe: (resource, filters) => (before, limit) =>
       probeSortTimes(client, createListing(resource, filters), before, limit),
+    // The partition proof's reads (planBackfill's `partition`): a listing's pages over a range.
+    readPages: (resource, filters, range, cursor) =>
+      readSlice<Record<string, unknown>>(client, createListing(resource, filters), range, {
+        cursor,
+        onInvalidItem: 'pass',
+      }),
     // When the key's budget binds, the planner spends fewest requests; otherwise fewest rounds (docs/client.md).
     budgetBinds: () => client.budgetBinds?.() ?? false,
     async countryIds() {

@@ -8,7 +8,7 @@ import type { DedupRecord, DedupStore, PendingMarks } from '../dedup/index.js';
 import type { ResourceName } from '../models/resources.js';
 import type { Lineage, PageEncoder, PagePublisher } from '../publish/index.js';
 import type { TransactionalSlicePublisher } from '../sink/index.js';
-import type { RunCounterValues, SliceJobData } from '../planner/job-types.js';
+import type { RunCounterValues, SliceJobData, WalkFilters } from '../planner/job-types.js';
 
 /** One page of a slice, newest first, with the cursor to resume after it. */
 export interface SlicePage {
@@ -19,7 +19,7 @@ export interface SlicePage {
 /** Reads the pages of a slice (the client's `readSlice` behind the pipeline's own interface). */
 export interface SliceSource {
   readPages(
-    slice: { resource: ResourceName; filters: Record<string, string>; start: number; end: number },
+    slice: { resource: ResourceName; filters: WalkFilters; start: number; end: number },
     options: { cursor?: string; signal?: AbortSignal },
   ): AsyncIterable<SlicePage>;
   /**

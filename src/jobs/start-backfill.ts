@@ -27,8 +27,8 @@ export interface StartBackfillOptions {
    * discovered walk has its planned slice's id, and re-adding it is a no-op), at the cost of those no-op adds.
    */
   users?: Pick<UserDirectory, 'seed'>;
-  /** Where the unlisted-users warning goes. @default createLogger('jobs.backfill') */
-  log?: Pick<Logger, 'warn'>;
+  /** Where the unlisted-users warning and the partition proof's line go. @default createLogger('jobs.backfill') */
+  log?: Pick<Logger, 'warn' | 'info'>;
   /** Priority of the run's upstream calls on the shared budget (stamped on the run and its slices). @default 'backfill' */
   priority?: CallPriority;
 }
@@ -50,10 +50,29 @@ export async function startBackfill(request: BackfillRequest, o: StartBackfillOp
       `${unlisted} user listing item(s) had no _id: those users are walked only if a trade with a walked user reveals them (discovery)`,
     );
   }
+  const partition = planned.run.partition;
+  if (partition !== undefined) {
+    (o.log ?? createLogger('jobs.backfill')).info(
+      {
+        runId: planned.run.runId,
+        key: partition.key,
+        provenTypes: partition.provenTypes,
+        unprovenTypes: partition.unprovenTypes,
+        rows: partition.rows,
+        proofPages: partition.pages,
+      },
+      partition.provenTypes.length === 0
+        ? `partition proof by ${partition.key}: no type proven, every type walked per user`
+        : `partition proof by ${partition.key}: ${partition.provenTypes.join(', ')} walked per ${partition.key}; ` +
+            `${partition.unprovenTypes.length === 0 ? 'nothing' : partition.unprovenTypes.join(', ')} per user`,
+    );
+  }
   await o.counters.setState(planned.run.runId, 'running', {
     slices: planned.slices.length,
     resources: planned.run.resources.join(','),
     ...(planned.users === undefined ? {} : { unlistedUsers: unlisted }),
+    // What the partition proof found, for `status` and the workers' gamedata_partition_* gauges.
+    ...(partition === undefined ? {} : { partition: JSON.stringify(partition) }),
   });
   await enqueueRun(planned.run, planned.slices, {
     connection: o.connection,

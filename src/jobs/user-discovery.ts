@@ -12,7 +12,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { DedupRecord } from '../dedup/index.js';
-import type { RunJobData, SliceJobData } from '../planner/job-types.js';
+import type { RunJobData, SliceJobData, WalkFilters } from '../planner/job-types.js';
 import type { SliceSource } from './slice-contract.js';
 import { sliceJobId } from '../planner/queue-names.js';
 
@@ -74,23 +74,46 @@ export function counterparties(items: readonly DedupRecord[]): string[] {
   return [...out];
 }
 
-/** Whether a run walks transactions per user (full history, no operator `userId`): then its slices discover. */
-export function discoversUsers(run: Pick<RunJobData, 'resources' | 'fullHistory' | 'filters'>): boolean {
+/**
+ * Whether a run walks transactions per user (full history, no operator `userId`): then its slices discover. A run
+ * planned from a partition proof that proved every type has no per-user walk (its partition walks read every row).
+ */
+export function discoversUsers(
+  run: Pick<RunJobData, 'resources' | 'fullHistory' | 'filters'> & Partial<Pick<RunJobData, 'partition'>>,
+): boolean {
+  const p = run.partition;
+  if (p !== undefined && p.provenTypes.length > 0 && p.unprovenTypes.length === 0) return false;
   return run.resources.includes('transactions') && run.fullHistory && run.filters['userId'] === undefined;
 }
 
 /**
- * The walk of a discovered user: the run's range, the operator's filters plus `userId` (the slice the planner makes
+ * The types a run's per-user walks read: undefined (every type) unless the run was planned from a partition proof
+ * that proved some types, then the others (the partition walks read the proven ones).
+ */
+export function perUserTypes(run: Partial<Pick<RunJobData, 'partition'>>): string[] | undefined {
+  const p = run.partition;
+  return p === undefined || p.provenTypes.length === 0 ? undefined : p.unprovenTypes;
+}
+
+/**
+ * The walk of a discovered user: the run's range, the operator's filters plus `userId`, and the types the run walks
+ * per user when a partition proof left some (`perUserTypes`) (the slice the planner makes
  * for a listed user when it plans for requests, so a user both listed and discovered has one slice id). Planned for
  * rounds, a busy listed user's walk is several page-sized slices with other ids: the run's user set (seeded with
  * every listed user before the run starts) is what keeps such a user from being walked again when a trade names
  * them; without it the walk would be read twice and dedup would keep one copy of each row.
  */
 export function userWalk(
-  run: Pick<RunJobData, 'runId' | 'since' | 'until' | 'filters' | 'replay'>,
+  run: Pick<RunJobData, 'runId' | 'since' | 'until' | 'filters' | 'replay'> &
+    Partial<Pick<RunJobData, 'partition'>>,
   userId: string,
 ): SliceJobData {
-  const filters = { ...run.filters, userId };
+  const types = perUserTypes(run);
+  const filters: WalkFilters = {
+    ...run.filters,
+    userId,
+    ...(types === undefined ? {} : { transactionType: types.length === 1 ? (types[0] as string) : types }),
+  };
   return {
     runId: run.runId,
     sliceId: sliceJobId(run.runId, { r: 'transactions', ...filters }, run.since, run.until),
@@ -110,7 +133,8 @@ export function userWalk(
  */
 export function withUserDiscovery(
   source: SliceSource,
-  run: Pick<RunJobData, 'runId' | 'since' | 'until' | 'filters' | 'replay'>,
+  run: Pick<RunJobData, 'runId' | 'since' | 'until' | 'filters' | 'replay'> &
+    Partial<Pick<RunJobData, 'partition'>>,
   deps: {
     users: Pick<UserDirectory, 'unknown' | 'remember'>;
     spawn(children: SliceJobData[]): Promise<void>;

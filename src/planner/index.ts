@@ -30,6 +30,7 @@ export {
   parseFilters,
   parseResources,
   UNFILTERED_TRANSACTION_WINDOW_MS,
+  KNOWN_TRANSACTION_TYPES,
   DEFAULT_PLAN_BACKFILL_OPTIONS,
 } from './plan-backfill.js';
 export type {
@@ -53,4 +54,22 @@ export { createQueuedSlices } from './queued-slices.js';
 export { proveCoverage } from './prove-coverage.js';
 export type { ProofRow, CoverageCounts, CoverageProof } from './prove-coverage.js';
 export type { QueuedSlicesOptions } from './queued-slices.js';
-export type { RunJobData, SliceJobData, SliceResult, RunResult, RunCounterValues } from './job-types.js';
+export type {
+  RunJobData,
+  SliceJobData,
+  SliceResult,
+  RunResult,
+  RunCounterValues,
+  WalkFilters,
+  PartitionSummary,
+} from './job-types.js';
+export { provePartition, summarizePartition } from './prove-partition.js';
+export type { PartitionProof, ProvePartitionOptions, ReadListingPages, WalkRow } from './prove-partition.js';
+export {
+  planPartitionWalks,
+  partitionWalkFilters,
+  DEFAULT_PLAN_PARTITION_WALKS_OPTIONS,
+} from './plan-partition.js';
+export type { PartitionWalk, PlannedSlice, PlanPartitionWalksOptions } from './plan-partition.js';
+export { readRangeRows, DEFAULT_READ_RANGE_ROWS_OPTIONS } from './read-range-rows.js';
+export type { RangePage, RangeRows, ReadRangePages, ReadRangeRowsOptions } from './read-range-rows.js';

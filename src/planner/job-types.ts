@@ -2,6 +2,40 @@
 import type { ResourceName } from '../models/resources.js';
 import type { CallPriority } from '../budget/priority.js';
 
+/**
+ * Listing filters of a walk, by wire name: one value, or several where the upstream takes a list
+ * (`transactionType`: a partition walk reads its proven types, a per-user walk the others).
+ */
+export type WalkFilters = Record<string, string | string[]>;
+
+/**
+ * What the partition proof of a full-history transactions run found (issue 23; `planBackfill`'s `partition`):
+ * inside the window where the unfiltered feed is complete, how the feed's rows lay in the walks of one key.
+ */
+export interface PartitionSummary {
+  /** The filter the walks are partitioned by (`countryId`). */
+  key: string;
+  /** Walks of the partition (one per value of the key). */
+  walks: number;
+  /** The proof's range, epoch ms, half-open: the feed and the walks were read over it. */
+  window: { start: number; end: number };
+  /** Types whose every feed row lay in exactly one walk: read by the partition walks. Sorted. */
+  provenTypes: string[];
+  /** The other known types (and any seen type not proven): read per user, as before. Sorted. */
+  unprovenTypes: string[];
+  /**
+   * Feed rows in exactly one walk (covered), in none (uncovered), in several (repeated); walk rows the feed lacked
+   * (foreign: then nothing is proven).
+   */
+  rows: { covered: number; uncovered: number; repeated: number; foreign: number };
+  /** The same per type (feed rows). */
+  byType: Record<string, { rows: number; covered: number; uncovered: number; repeated: number }>;
+  /** Page reads the proof took (the feed's and the walks'). */
+  pages: number;
+  /** Rows left out of the proof because they had no usable `_id` (malformed: dead-lettered by the run). */
+  unidentified: number;
+}
+
 /** Data of a run (the parent job of a flow). */
 export interface RunJobData {
   runId: string;
@@ -24,6 +58,12 @@ export interface RunJobData {
    * `rescan`. Absent (runs enqueued before it existed): `backfill`.
    */
   priority?: CallPriority;
+  /**
+   * Full-history transactions planned from a partition proof (`planBackfill`'s `partition` option): what the proof
+   * found. Per-user walks (planned or discovered) then read only `unprovenTypes` (none when the list is empty: every
+   * row is in a partition walk); with no proven type the plan is the per-user walks of every type, as without it.
+   */
+  partition?: PartitionSummary;
 }
 
 /** Data of a slice job: one listing (resource + filters) over `[start, end)`, resumed from `cursor`. */
@@ -31,8 +71,8 @@ export interface SliceJobData {
   runId: string;
   sliceId: string;
   resource: ResourceName;
-  /** Listing filters (operator filters plus the walk's own, e.g. `countryId` or `userId`). */
-  filters: Record<string, string>;
+  /** Listing filters (operator filters plus the walk's own, e.g. `countryId` or `userId`, and its types). */
+  filters: WalkFilters;
   start: number;
   end: number;
   /** Checkpoint: the cursor to resume after (the last page fully published and marked seen). */

@@ -18,18 +18,43 @@
  */
 import { ConfigError } from '../errors.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../models/resources.js';
-import type { RunJobData, SliceJobData } from './job-types.js';
+import type { PartitionSummary, RunJobData, SliceJobData, WalkFilters } from './job-types.js';
 import { runJobId, sliceJobId } from './queue-names.js';
 import { findEarliest, probeDensity, probeRows, type ProbePage } from './probe-density.js';
 import { planRowSlices, planSlices, type TimeRange } from '../slicing/index.js';
+import { provePartition, summarizePartition, type ReadListingPages } from './prove-partition.js';
+import { planPartitionWalks, type PlannedSlice } from './plan-partition.js';
 
 /** The unfiltered transaction feed reaches back exactly this far. */
 export const UNFILTERED_TRANSACTION_WINDOW_MS = 72 * 3_600_000;
 
+/**
+ * Transaction types the upstream is seen to emit (upstream-facts.md): the partition proof's known types. A known type
+ * absent from the proof's window is not proven (walked per user); a type outside this list and outside the window is
+ * the proof's one blind spot when some types are unproven (the partition walks then read only the proven ones).
+ */
+export const KNOWN_TRANSACTION_TYPES = [
+  'applicationFee',
+  'trading',
+  'itemMarket',
+  'wage',
+  'donation',
+  'articleTip',
+  'openCase',
+  'craftItem',
+  'dismantleItem',
+  'battleLoot',
+] as const;
+
 /** What the planner needs from the upstream. */
 export interface PlannerSource {
   /** One-page probe of a listing (resource + wire filters). */
-  probe(resource: ResourceName, filters: Record<string, string>): ProbePage;
+  probe(resource: ResourceName, filters: WalkFilters): ProbePage;
+  /**
+   * The pages of a listing over `[start, end)`, newest first, resumed after `cursor` (the client's `readSlice`): the
+   * partition proof reads the feed and the partition's walks with it. Absent: no partition (per-user walks).
+   */
+  readPages?: ReadListingPages;
   /** Every country id (users are listed per country). */
   countryIds(): Promise<string[]>;
   /** Every user id (full-history transactions walk per user). */
@@ -86,6 +111,22 @@ export interface PlanBackfillOptions {
   roundBuckets?: number;
   /** Planning for rounds: probe rounds at most per walk. @default 3 */
   maxProbeRounds?: number;
+  /**
+   * Full-history transactions (no operator filter): `countryId` proves, on the window where the unfiltered feed is
+   * complete, which transaction types the per-country walks partition (each row in exactly one walk), then walks those
+   * types per country and only the others per user; with no type proven the plan is the per-user walks. Needs the
+   * source's `readPages`. `off`: per-user walks of every type. @default 'off'
+   */
+  partition?: 'off' | 'countryId';
+  /**
+   * The proof's window, ending at the run's `until`: the feed's 72 h less a margin, so its oldest rows are still in
+   * the feed while it is read (the upstream's now runs on during planning). @default 71 h
+   */
+  proofWindowMs?: number;
+  /** Types the upstream may emit (see {@link KNOWN_TRANSACTION_TYPES}). @default KNOWN_TRANSACTION_TYPES */
+  knownTypes?: readonly string[];
+  /** A partition walk whose window holds this many rows or more has its older part probed and cut. @default 5000 */
+  historyProbeAbove?: number;
   now?: () => number;
 }
 
@@ -97,6 +138,10 @@ export const DEFAULT_PLAN_BACKFILL_OPTIONS = {
   pageSize: 100,
   roundBuckets: 50,
   maxProbeRounds: 3,
+  partition: 'off',
+  proofWindowMs: 71 * 3_600_000,
+  knownTypes: KNOWN_TRANSACTION_TYPES,
+  historyProbeAbove: 5000,
 } as const;
 
 export interface PlannedRun {
@@ -111,6 +156,8 @@ export interface PlannedRun {
     probePages: number;
     /** Probed walks whose probe saw no row with a usable time (each is still one slice). Per-user walks are not probed. */
     emptyWalks: number;
+    /** Page reads of the partition proof (the feed's and the walks' over its window); 0 without one. */
+    proofPages?: number;
   };
 }
 
@@ -151,6 +198,16 @@ export async function planBackfill(
     throw new ConfigError(`option plan must be 'auto', 'rounds' or 'requests', got ${String(o.plan)}`);
   if (!Number.isSafeInteger(o.pageSize) || o.pageSize < 2 || o.pageSize > 100)
     throw new ConfigError(`option pageSize must be an integer in [2, 100], got ${String(o.pageSize)}`);
+  if (o.partition !== 'off' && o.partition !== 'countryId')
+    throw new ConfigError(`option partition must be 'off' or 'countryId', got ${String(o.partition)}`);
+  if (
+    !Number.isSafeInteger(o.proofWindowMs) ||
+    o.proofWindowMs < 1 ||
+    o.proofWindowMs > UNFILTERED_TRANSACTION_WINDOW_MS
+  )
+    throw new ConfigError(
+      `option proofWindowMs must be an integer in [1, ${UNFILTERED_TRANSACTION_WINDOW_MS}], got ${String(o.proofWindowMs)}`,
+    );
   const forRounds = o.plan === 'rounds' || (o.plan === 'auto' && !(source.budgetBinds?.() ?? false));
   const planning: PlannedRun['planning'] = {
     plan: forRounds ? 'rounds' : 'requests',
@@ -190,13 +247,15 @@ export async function planBackfill(
   const runId = request.runId ?? runJobId(request.resources.join('+'), fullHistory ? 'full' : 'range', now);
   const slices: SliceJobData[] = [];
   let users: UserListing | undefined;
+  let partition: PartitionSummary | undefined;
   const add = (
     resource: ResourceName,
-    walk: Record<string, string>,
-    ranges: TimeRange[],
+    walk: WalkFilters,
+    ranges: PlannedSlice[],
     expectedPages: number | undefined,
   ): void => {
     for (const r of ranges) {
+      const pages = r.expectedPages ?? expectedPages;
       slices.push({
         runId,
         sliceId: sliceJobId(runId, { r: resource, ...walk }, r.start, r.end),
@@ -206,13 +265,68 @@ export async function planBackfill(
         end: r.end,
         replay,
         depth: 0,
-        ...(expectedPages === undefined ? {} : { expectedPages }),
+        ...(pages === undefined ? {} : { expectedPages: pages }),
       });
     }
   };
 
   /** `expectedPages`: per slice, when the plan knows it (see {@link SliceJobData.expectedPages}). */
-  type Walk = { filters: Record<string, string>; ranges: TimeRange[]; expectedPages?: number };
+  type Walk = { filters: WalkFilters; ranges: PlannedSlice[]; expectedPages?: number };
+  /** The users the per-country listings show (read once, for the per-user walks). */
+  const listUsers = async (): Promise<UserListing> =>
+    source.userListing ? await source.userListing() : { ids: await source.userIds(), unlisted: 0 };
+  /**
+   * Full-history transactions by a proven partition: the proof on the window (with the user listing, read at the same
+   * time), then the partition walks of the proven types and the per-user walks of the others.
+   */
+  const planPartition = async (
+    read: ReadListingPages,
+    range: TimeRange,
+  ): Promise<{ walks: Walk[]; rounds: number }> => {
+    const window = { start: Math.max(0, until - o.proofWindowMs), end: until };
+    const values = await source.countryIds();
+    const [proof, listing] = await Promise.all([
+      provePartition(read, values, window, {
+        key: o.partition,
+        knownTypes: o.knownTypes,
+        pageSize: o.pageSize,
+      }),
+      listUsers(),
+    ]);
+    partition = summarizePartition(proof);
+    planning.proofPages = partition.pages;
+    const { provenTypes, unprovenTypes } = proof.proof;
+    const perUser = (types: readonly string[] | undefined): Walk[] => {
+      users = listing;
+      const typeFilter =
+        types === undefined
+          ? {}
+          : { transactionType: types.length === 1 ? (types[0] as string) : [...types] };
+      return listing.ids.map((userId) => ({
+        filters: { ...filters, userId, ...typeFilter },
+        ranges: [range],
+      }));
+    };
+    // Nothing proven: exactly the per-user walks of every type.
+    if (provenTypes.length === 0) return { walks: perUser(undefined), rounds: 0 };
+    // Every known type proven: the partition walks read every type (no filter), so no row of a type never seen
+    // hides behind a type filter.
+    const types = unprovenTypes.length === 0 ? undefined : provenTypes;
+    const planned = await planPartitionWalks(proof, range, {
+      types,
+      pageSize: o.pageSize,
+      rowsPerSlice: forRounds ? o.pageSize - 1 : o.targetRows,
+      rowsPerEstimatedSlice: forRounds ? Math.floor(o.pageSize / 2) : o.targetRows,
+      maxSlicesPerWalk: o.maxSlicesPerWalk,
+      historyProbeAbove: o.historyProbeAbove,
+      maxProbeRounds: o.maxProbeRounds,
+      probe: (f) => source.probe('transactions', f),
+    });
+    planning.probePages += planned.probePages;
+    const walks: Walk[] = planned.walks.map((w) => ({ filters: w.filters, ranges: w.slices }));
+    if (unprovenTypes.length > 0) walks.push(...perUser(unprovenTypes));
+    return { walks, rounds: planned.probeRounds };
+  };
   /** One resource's walks and the probe rounds they took (the resources are planned at the same time). */
   const planResource = async (resource: ResourceName): Promise<{ walks: Walk[]; rounds: number }> => {
     const since = request.since ?? 0;
@@ -227,10 +341,10 @@ export async function planBackfill(
       };
     }
     if (resource === 'transactions' && fullHistory && filters['userId'] === undefined) {
+      if (o.partition !== 'off' && source.readPages !== undefined && Object.keys(filters).length === 0)
+        return planPartition(source.readPages, { start: since, end: until });
       // Users listed without `_id` are walked when a trade reveals them (src/jobs/user-discovery.ts).
-      const listing = source.userListing
-        ? await source.userListing()
-        : { ids: await source.userIds(), unlisted: 0 };
+      const listing = await listUsers();
       users = listing;
       // One whole-range slice per user under both plans: a user's first page IS its probe. Planned for rounds, all
       // of them are read at once (many slices in flight), so every walk's first page goes out in the same round; a
@@ -303,6 +417,7 @@ export async function planBackfill(
     createdAt: now,
     slices: slices.length,
     ...(users === undefined ? {} : { unlistedUsers: users.unlisted }),
+    ...(partition === undefined ? {} : { partition }),
   };
   return { run, slices, ...(users === undefined ? {} : { users }), planning };
 }

@@ -27,16 +27,19 @@ export function runJobId(resource: string, tag: string, createdAtMs: number): st
   return safeIdPart(`${resource}-${tag}-${createdAtMs}`);
 }
 
-/** The id of a slice job: run, filter scope and range make it unique within the run. */
+/** The id of a slice job: run, filter scope and range make it unique within the run (a list of values: `a+b`). */
 export function sliceJobId(
   runId: string,
-  filters: Readonly<Record<string, string>>,
+  filters: Readonly<Record<string, string | readonly string[]>>,
   start: number,
   end: number,
 ): string {
   const scope = Object.keys(filters)
     .sort()
-    .map((k) => `${k}=${filters[k] ?? ''}`)
+    .map((k) => {
+      const v = filters[k] ?? '';
+      return `${k}=${typeof v === 'string' ? v : v.join('+')}`;
+    })
     .join(',');
   return safeIdPart(`${runId}.${scope === '' ? 'all' : scope}.${start}-${end}`);
 }

@@ -53,7 +53,7 @@ function userFeed(tx: DedupRecord[]): SliceSource & { pagesRead: number } {
   const src = {
     pagesRead: 0,
     operation: () => 'transaction.getPaginatedTransactions',
-    async *readPages(slice: { filters: Record<string, string> }, o: { cursor?: string }) {
+    async *readPages(slice: { filters: Record<string, string | string[]> }, o: { cursor?: string }) {
       const u = slice.filters['userId'];
       const rows = tx.filter((r) => r['buyerId'] === u || r['sellerId'] === u);
       for (let i = o.cursor === undefined ? 0 : Number(o.cursor); i < rows.length; i += 5) {
@@ -287,8 +287,8 @@ describe('user discovery in per-user transaction walks', () => {
     const probes: string[] = [];
     const src: PlannerSource = {
       probe: (_resource, filters) => async (before, limit) => {
-        probes.push(filters['userId'] ?? '?');
-        return rowsOf(filters['userId'])
+        probes.push(String(filters['userId'] ?? '?'));
+        return rowsOf(filters['userId'] as string | undefined)
           .map(time)
           .filter((t) => t < before)
           .slice(0, limit);
@@ -314,7 +314,7 @@ describe('user discovery in per-user transaction walks', () => {
     const source: SliceSource = {
       operation: () => 'transaction.getPaginatedTransactions',
       async *readPages(slice, o) {
-        const rows = rowsOf(slice.filters['userId']).filter(
+        const rows = rowsOf(slice.filters['userId'] as string | undefined).filter(
           (r) => time(r) >= slice.start && time(r) < slice.end,
         );
         for (let i = o.cursor === undefined ? 0 : Number(o.cursor); i < rows.length; i += 5)

@@ -111,7 +111,7 @@ describe('planBackfill', () => {
     const probed: string[] = [];
     const src: PlannerSource = {
       probe: (_resource, filters) => async (before, limit) => {
-        probed.push(filters['userId'] ?? '?');
+        probed.push(String(filters['userId'] ?? '?'));
         return times.filter((t) => t < before).slice(0, limit);
       },
       countryIds: async () => [],

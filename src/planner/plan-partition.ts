@@ -1,0 +1,119 @@
+/**
+ * The slices of the partition walks of a full-history transactions run (issue 23), from what the proof read: each
+ * walk (one per value of the key, filtered to the proven types when some types are not proven) covers the run's
+ * whole range. Its newest part, the proof's window, is cut exactly between the rows the proof saw (`planRowSlices`
+ * with every row's time), so those slices are as many pages as the rows need; its older part is one slice, or, when
+ * the walk is busy (its window holds `historyProbeAbove` rows or more), probed at growing depths (`probeRows`) and cut
+ * into parallel slices, so a deep walk is not one serial chain of cursors. Every walk's slices partition the range
+ * exactly whatever the probes saw; only the pages per slice depend on them.
+ */
+import { planRowSlices, type TimeRange } from '../slicing/index.js';
+import type { WalkFilters } from './job-types.js';
+import { probeRows, type ProbePage } from './probe-density.js';
+import type { PartitionProof } from './prove-partition.js';
+
+/** One slice of a walk, with the pages it is expected to read when known. */
+export interface PlannedSlice extends TimeRange {
+  expectedPages?: number;
+}
+
+/** One partition walk: its filters and its slices, newest first. */
+export interface PartitionWalk {
+  filters: WalkFilters;
+  slices: PlannedSlice[];
+}
+
+export interface PlanPartitionWalksOptions {
+  /** Types the walks read (a filter on each); undefined: every type (no filter). */
+  types?: readonly string[] | undefined;
+  /** Page size of the workers. @default 100 */
+  pageSize?: number;
+  /** Most known rows of one slice (the plan for rounds: `pageSize - 1`, one page; for requests: `targetRows`). */
+  rowsPerSlice: number;
+  /** Rows of one slice over a stretch the probes only estimated. @default rowsPerSlice */
+  rowsPerEstimatedSlice?: number;
+  /** Most slices of one walk. @default 1000 */
+  maxSlicesPerWalk?: number;
+  /** A walk whose window holds this many rows or more has its older part probed. @default 5000 */
+  historyProbeAbove?: number;
+  /** Probe rounds at most for an older part. @default 3 */
+  maxProbeRounds?: number;
+  /** A one-page probe of a walk (the planner source's `probe`); without it no older part is probed. */
+  probe?: ((filters: WalkFilters) => ProbePage) | undefined;
+}
+
+export const DEFAULT_PLAN_PARTITION_WALKS_OPTIONS = {
+  pageSize: 100,
+  maxSlicesPerWalk: 1000,
+  historyProbeAbove: 5000,
+  maxProbeRounds: 3,
+} as const;
+
+/** The filters of the walk of one value: the key, and the types when they are limited (one value or a list). */
+export function partitionWalkFilters(
+  key: string,
+  value: string,
+  types: readonly string[] | undefined,
+): WalkFilters {
+  if (types === undefined) return { [key]: value };
+  return { [key]: value, transactionType: types.length === 1 ? (types[0] as string) : [...types] };
+}
+
+/**
+ * Plans every partition walk over `range` (`[since, until)` of the run; the proof's window is its newest part).
+ * @returns the walks and the probe pages spent on older parts.
+ */
+export async function planPartitionWalks(
+  proof: Pick<PartitionProof, 'key' | 'window' | 'walkRows'>,
+  range: TimeRange,
+  options: PlanPartitionWalksOptions,
+): Promise<{ walks: PartitionWalk[]; probePages: number; probeRounds: number }> {
+  const o = { ...DEFAULT_PLAN_PARTITION_WALKS_OPTIONS, ...options };
+  const wanted = o.types === undefined ? undefined : new Set(o.types);
+  const windowStart = Math.min(range.end, Math.max(range.start, proof.window.start));
+  let probePages = 0;
+  let probeRounds = 0;
+  const walks = await Promise.all(
+    [...proof.walkRows].map(async ([value, rows]): Promise<PartitionWalk> => {
+      const filters = partitionWalkFilters(proof.key, value, o.types);
+      const times = rows
+        .filter(
+          (r) => (wanted === undefined || wanted.has(r.type)) && r.time >= windowStart && r.time < range.end,
+        )
+        .map((r) => r.time)
+        .sort((a, b) => b - a);
+      const slices: PlannedSlice[] = [];
+      if (windowStart < range.end) {
+        const part = { start: windowStart, end: range.end };
+        for (const s of planRowSlices(part, [{ ...part, times, rows: times.length }], {
+          rowsPerSlice: o.rowsPerSlice,
+          maxSlices: o.maxSlicesPerWalk,
+        })) {
+          const rowsIn = times.filter((t) => t >= s.start && t < s.end).length;
+          // Full pages plus the one that ends the read.
+          slices.push({ ...s, expectedPages: Math.floor(rowsIn / o.pageSize) + 1 });
+        }
+      }
+      if (range.start < windowStart) {
+        const older = { start: range.start, end: windowStart };
+        if (o.probe !== undefined && times.length >= o.historyProbeAbove) {
+          const probed = await probeRows(o.probe(filters), older, {
+            buckets: 1,
+            limit: o.pageSize,
+            maxRounds: o.maxProbeRounds,
+          });
+          probePages += probed.probes;
+          probeRounds = Math.max(probeRounds, probed.rounds);
+          for (const s of planRowSlices(older, probed.stretches, {
+            rowsPerSlice: o.rowsPerSlice,
+            rowsPerEstimatedSlice: o.rowsPerEstimatedSlice ?? o.rowsPerSlice,
+            maxSlices: o.maxSlicesPerWalk,
+          }))
+            slices.push(s);
+        } else slices.push(older);
+      }
+      return { filters, slices };
+    }),
+  );
+  return { walks, probePages, probeRounds };
+}

@@ -1,0 +1,139 @@
+/**
+ * The reads behind the partition proof (issue 23; docs/ARCHITECTURE.md, "Upstream budget"): the unfiltered
+ * transaction feed over a window where it is complete, and the partition's walks (one per value of the key, e.g. per
+ * `countryId`) over the same window, every piece cut while read (`readRangeRows`). `proveCoverage` then says which
+ * transaction types the walks partition. The window's rows of each walk are kept (time and type), so the planner
+ * can cut the walk's newest part exactly between rows.
+ */
+import type { ResourceName } from '../models/resources.js';
+import type { TimeRange } from '../slicing/index.js';
+import type { PartitionSummary, WalkFilters } from './job-types.js';
+import { proveCoverage, type CoverageProof, type ProofRow } from './prove-coverage.js';
+import { readRangeRows, type RangePage, type ReadRangeRowsOptions } from './read-range-rows.js';
+
+/** Reads the pages of one listing over a range (the planner source's `readPages`). */
+export type ReadListingPages = (
+  resource: ResourceName,
+  filters: WalkFilters,
+  range: TimeRange,
+  cursor?: string,
+) => AsyncIterable<RangePage>;
+
+/** A walk row as the plan needs it: sort time and type. */
+export interface WalkRow {
+  time: number;
+  type: string;
+}
+
+export interface ProvePartitionOptions extends Pick<ReadRangeRowsOptions, 'pageSize' | 'pagesPerPart'> {
+  /** The filter the walks are partitioned by. @default 'countryId' */
+  key?: string;
+  /** Types the upstream may have beyond the window's (absent ones cannot be proven). @default [] */
+  knownTypes?: readonly string[];
+}
+
+/** What the proof read and found. */
+export interface PartitionProof {
+  key: string;
+  window: TimeRange;
+  proof: CoverageProof;
+  /** Each walk's rows in the window (by value of the key), for the plan. */
+  walkRows: Map<string, WalkRow[]>;
+  /** Page reads: the feed's and the walks'. */
+  pages: { feed: number; walks: number };
+  /** Rows (feed or walk) without a usable `_id`: left out of the proof. */
+  unidentified: number;
+}
+
+/** What the proof keeps of an item: its id (undefined when unusable), type and sort time. */
+interface KeptRow {
+  id: string | undefined;
+  type: string;
+  time: number;
+}
+
+function keepRow(item: Record<string, unknown>): KeptRow {
+  const id = item['_id'];
+  const type = item['transactionType'];
+  const created = item['createdAt'];
+  return {
+    id: typeof id === 'string' && id !== '' ? id : undefined,
+    type: typeof type === 'string' ? type : '?',
+    time: typeof created === 'string' ? Date.parse(created) : Number.NaN,
+  };
+}
+
+/**
+ * Reads the feed and one walk per value over `window` and proves which types the walks partition.
+ * @param values The key's values (every country id): one walk each.
+ */
+export async function provePartition(
+  read: ReadListingPages,
+  values: readonly string[],
+  window: TimeRange,
+  options: ProvePartitionOptions = {},
+): Promise<PartitionProof> {
+  const key = options.key ?? 'countryId';
+  const rangeOptions = {
+    ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+    ...(options.pagesPerPart === undefined ? {} : { pagesPerPart: options.pagesPerPart }),
+  };
+  const rowsOf = (filters: WalkFilters) =>
+    readRangeRows(
+      (range, cursor) => read('transactions', filters, range, cursor),
+      window,
+      keepRow,
+      rangeOptions,
+    );
+  const [feed, ...walks] = await Promise.all([rowsOf({}), ...values.map((v) => rowsOf({ [key]: v }))]);
+  let unidentified = 0;
+  const identified = (kept: KeptRow[]): ProofRow[] => {
+    const out: ProofRow[] = [];
+    for (const row of kept) {
+      if (row.id === undefined) unidentified++;
+      else out.push({ id: row.id, type: row.type });
+    }
+    return out;
+  };
+  const proof = proveCoverage(
+    identified(feed?.rows ?? []),
+    walks.map((w) => identified(w.rows)),
+    options.knownTypes ?? [],
+  );
+  const walkRows = new Map<string, WalkRow[]>();
+  values.forEach((v, i) => {
+    walkRows.set(
+      v,
+      (walks[i]?.rows ?? []).map((r) => ({ time: r.time, type: r.type })),
+    );
+  });
+  return {
+    key,
+    window,
+    proof,
+    walkRows,
+    pages: { feed: feed?.pages ?? 0, walks: walks.reduce((n, w) => n + w.pages, 0) },
+    unidentified,
+  };
+}
+
+/** The run data's summary of a proof. */
+export function summarizePartition(p: PartitionProof): PartitionSummary {
+  const { proof } = p;
+  return {
+    key: p.key,
+    walks: p.walkRows.size,
+    window: { start: p.window.start, end: p.window.end },
+    provenTypes: proof.provenTypes,
+    unprovenTypes: proof.unprovenTypes,
+    rows: {
+      covered: proof.covered,
+      uncovered: proof.uncovered,
+      repeated: proof.repeated,
+      foreign: proof.foreign,
+    },
+    byType: proof.byType,
+    pages: p.pages.feed + p.pages.walks,
+    unidentified: p.unidentified,
+  };
+}

@@ -1,0 +1,250 @@
+/* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
+/**
+ * Full-history transactions planned from a partition proof (issue 23): the proof on the window, partition walks of
+ * the proven types, per-user walks of the others, and exactly the per-user plan when nothing is proven. The slices
+ * are read back through a model upstream, so "every row once" is checked on what the walks would return.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  planBackfill,
+  type PlannerSource,
+  type SliceJobData,
+  type WalkFilters,
+} from '../../../src/planner/index.js';
+import { readRangeRows } from '../../../src/planner/read-range-rows.js';
+import type { TimeRange } from '../../../src/slicing/index.js';
+
+const HOUR = 3_600_000;
+const NOW = 10_000 * HOUR;
+const WINDOW = 71 * HOUR;
+
+/** A row of the model upstream. */
+interface Tx {
+  _id: string;
+  createdAt: string;
+  transactionType: string;
+  buyerId: string;
+  sellerId?: string;
+  /** The countries a countryId filter matches this row under (none, one, or two). */
+  countries: string[];
+}
+
+const time = (r: Tx): number => Date.parse(r.createdAt);
+/** Newest first by (time, id), as the upstream. */
+const order = (a: Tx, b: Tx): number => time(b) - time(a) || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
+
+function matches(r: Tx, f: WalkFilters): boolean {
+  for (const [k, v] of Object.entries(f)) {
+    if (k === 'countryId' && !r.countries.includes(String(v))) return false;
+    if (k === 'userId' && r.buyerId !== v && r.sellerId !== v) return false;
+    if (k === 'transactionType' && !(typeof v === 'string' ? [v] : v).includes(r.transactionType))
+      return false;
+  }
+  return true;
+}
+
+/** The model upstream as a planner source; counts pages. The unfiltered feed stops at NOW - 72 h. */
+function modelSource(rows: Tx[], countries: string[], users: string[]): PlannerSource & { pages: number } {
+  const sorted = [...rows].sort(order);
+  const listing = (f: WalkFilters): Tx[] =>
+    sorted.filter(
+      (r) =>
+        matches(r, f) && (Object.keys(f).some((k) => k !== 'transactionType') || time(r) >= NOW - 72 * HOUR),
+    );
+  const src = {
+    pages: 0,
+    probe: (_resource: string, f: WalkFilters) => async (before: number, limit: number) => {
+      src.pages++;
+      return listing(f)
+        .map(time)
+        .filter((t) => t < before)
+        .slice(0, limit);
+    },
+    countryIds: async () => countries,
+    userIds: async () => users,
+    async *readPages(_resource: string, f: WalkFilters, range: TimeRange, cursor?: string) {
+      const all = listing(f);
+      // Cursor: the index in `all` of the next row (a compound bound, so ties page exactly).
+      let i = cursor === undefined ? all.findIndex((r) => time(r) < range.end) : Number(cursor);
+      if (i < 0) i = all.length;
+      for (;;) {
+        src.pages++;
+        const page = all.slice(i, i + 100);
+        const items = page.filter((r) => time(r) >= range.start);
+        const done = items.length < page.length || page.length < 100;
+        i += page.length;
+        yield { items: items as unknown as Record<string, unknown>[], cursor: done ? null : String(i) };
+        if (done) return;
+      }
+    },
+  };
+  return src;
+}
+
+/** Every row the planned slices return, with how often (a slice reads its walk's rows in [start, end)). */
+function readBack(rows: Tx[], slices: SliceJobData[]): Map<string, number> {
+  const reads = new Map<string, number>();
+  for (const s of slices)
+    for (const r of rows)
+      if (matches(r, s.filters) && time(r) >= s.start && time(r) < s.end)
+        reads.set(r._id, (reads.get(r._id) ?? 0) + 1);
+  return reads;
+}
+
+const TYPES = ['trading', 'wage', 'donation', 'openCase'];
+const COUNTRIES = ['c0', 'c1', 'c2'];
+const USERS = ['u0', 'u1', 'u2', 'u3'];
+
+/** A world: rows over the last 200 h (the window is the last 71 h), each with one country unless told. */
+function makeWorld(n: number, country: (i: number, type: string) => string[]): Tx[] {
+  return Array.from({ length: n }, (_, i) => {
+    const type = TYPES[i % TYPES.length] as string;
+    const buyer = USERS[i % USERS.length] as string;
+    const seller = type === 'trading' ? (USERS[(i + 1) % USERS.length] as string) : undefined;
+    return {
+      _id: `t${String(i).padStart(5, '0')}`,
+      createdAt: new Date(NOW - 1 - Math.floor((i * 200 * HOUR) / n)).toISOString(),
+      transactionType: type,
+      buyerId: buyer,
+      ...(seller === undefined ? {} : { sellerId: seller }),
+      countries: country(i, type),
+    };
+  });
+}
+
+const plan = (src: PlannerSource, extra: Record<string, unknown> = {}) =>
+  planBackfill({ resources: ['transactions'], fullHistory: true, runId: 'r' }, src, {
+    now: () => NOW,
+    partition: 'countryId',
+    knownTypes: TYPES,
+    plan: 'rounds',
+    ...extra,
+  });
+
+describe('planBackfill with a partition proof', () => {
+  it('every type proven: per-country walks only, no type filter, every row read once; the run keeps the proof', async () => {
+    const rows = makeWorld(900, (i) => [COUNTRIES[i % 3] as string]);
+    const src = modelSource(rows, COUNTRIES, USERS);
+    const { run, slices, users, planning } = await plan(src);
+    expect(run.partition?.provenTypes).toEqual([...TYPES].sort());
+    expect(run.partition?.unprovenTypes).toEqual([]);
+    expect(run.partition?.rows).toEqual({ covered: 320, uncovered: 0, repeated: 0, foreign: 0 });
+    expect(run.partition?.window).toEqual({ start: NOW - WINDOW, end: NOW });
+    expect(users).toBeUndefined();
+    for (const s of slices) {
+      expect(Object.keys(s.filters)).toEqual(['countryId']);
+      expect(s.start === 0 || s.start >= NOW - WINDOW).toBe(true);
+    }
+    const reads = readBack(rows, slices);
+    expect(reads.size).toBe(rows.length);
+    expect([...reads.values()].every((n) => n === 1)).toBe(true);
+    // The window part is cut between known rows (slices of at most 99 rows); the older part is one slice a walk.
+    expect(slices.filter((s) => s.start === 0)).toHaveLength(3);
+    expect(planning.proofPages).toBe(run.partition?.pages);
+    expect(planning.proofPages).toBeGreaterThan(0);
+  });
+
+  it('rows outside the key leave their type unproven: walked per user, filtered to it; the rest per country, each once', async () => {
+    // Every 10th wage row has no country: wage is unproven; openCase is known but absent from the window.
+    const rows = makeWorld(800, (i, type) =>
+      type === 'wage' && i % 10 === 1 ? [] : [COUNTRIES[i % 3] as string],
+    );
+    const src = modelSource(rows, COUNTRIES, USERS);
+    const { run, slices, users } = await plan(src, { knownTypes: [...TYPES, 'battleLoot'] });
+    expect(run.partition?.provenTypes).toEqual(['donation', 'openCase', 'trading']);
+    expect(run.partition?.unprovenTypes).toEqual(['battleLoot', 'wage']);
+    expect(run.partition?.byType['wage']?.uncovered).toBeGreaterThan(0);
+    expect(users?.ids).toEqual(USERS);
+    const perUser = slices.filter((s) => s.filters['userId'] !== undefined);
+    expect(perUser).toHaveLength(USERS.length);
+    for (const s of perUser) expect(s.filters['transactionType']).toEqual(['battleLoot', 'wage']);
+    const perCountry = slices.filter((s) => s.filters['countryId'] !== undefined);
+    for (const s of perCountry)
+      expect(s.filters['transactionType']).toEqual(['donation', 'openCase', 'trading']);
+    // Union: every row; the partition walks read each proven row once (per-user walks may read a wage twice).
+    const partitionReads = readBack(rows, perCountry);
+    expect([...partitionReads.values()].every((n) => n === 1)).toBe(true);
+    const all = readBack(rows, slices);
+    expect(all.size).toBe(rows.length);
+    for (const r of rows) if (r.transactionType !== 'wage') expect(all.get(r._id)).toBe(1);
+  });
+
+  it('nothing proven (a filter that matches two countries a row): exactly the per-user plan of every type', async () => {
+    const rows = makeWorld(600, (i) => [COUNTRIES[i % 3] as string, COUNTRIES[(i + 1) % 3] as string]);
+    const proven = await plan(modelSource(rows, COUNTRIES, USERS));
+    const today = await plan(modelSource(rows, COUNTRIES, USERS), { partition: 'off' });
+    expect(proven.run.partition?.provenTypes).toEqual([]);
+    expect(proven.run.partition?.rows.repeated).toBeGreaterThan(0);
+    expect(proven.slices).toEqual(today.slices);
+    expect(proven.users).toEqual(today.users);
+  });
+
+  it('a busy walk has its older part probed and cut into parallel slices; the walks still partition the range', async () => {
+    const rows = makeWorld(3000, (i) => [COUNTRIES[i % 3] as string]);
+    const src = modelSource(rows, COUNTRIES, USERS);
+    const { slices, planning } = await plan(src, {
+      historyProbeAbove: 100,
+      plan: 'requests',
+      targetRows: 200,
+    });
+    const older = slices.filter((s) => s.end <= NOW - WINDOW);
+    expect(older.length).toBeGreaterThan(3);
+    expect(planning.probePages).toBeGreaterThan(0);
+    for (const c of COUNTRIES) {
+      const mine = slices.filter((s) => s.filters['countryId'] === c).sort((a, b) => a.start - b.start);
+      expect(mine[0]?.start).toBe(0);
+      expect(mine.at(-1)?.end).toBe(NOW);
+      for (let i = 1; i < mine.length; i++) expect(mine[i]?.start).toBe(mine[i - 1]?.end);
+    }
+    const reads = readBack(rows, slices);
+    expect(reads.size).toBe(rows.length);
+  });
+
+  it('without the option, or without readPages, full history is walked per user as before (no proof read)', async () => {
+    const rows = makeWorld(300, (i) => [COUNTRIES[i % 3] as string]);
+    const src = modelSource(rows, COUNTRIES, USERS);
+    const off = await plan(src, { partition: 'off' });
+    expect(off.run.partition).toBeUndefined();
+    expect(src.pages).toBe(0);
+    const { readPages: _r, ...noReader } = modelSource(rows, COUNTRIES, USERS);
+    const without = await plan(noReader);
+    expect(without.run.partition).toBeUndefined();
+    expect(without.slices.map((s) => s.filters['userId'])).toEqual(USERS);
+  });
+});
+
+describe('readRangeRows', () => {
+  it('reads every row of a range once, cutting long pieces, ties on page edges included', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 200, maxLength: 1500 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (times, pagesPerPart) => {
+          const rows = times.map((t, i): Tx => ({
+            _id: `x${String(i).padStart(5, '0')}`,
+            createdAt: new Date(t).toISOString(),
+            transactionType: 'wage',
+            buyerId: 'u',
+            countries: ['c'],
+          }));
+          const src = modelSource(rows, ['c'], ['u']);
+          const read = src.readPages as NonNullable<PlannerSource['readPages']>;
+          const range = { start: 1000, end: 4000 };
+          const got = await readRangeRows(
+            (r, c) => read('transactions', { countryId: 'c' }, r, c),
+            range,
+            (i) => String(i['_id']),
+            {
+              pagesPerPart,
+            },
+          );
+          const want = rows.filter((r) => time(r) >= range.start && time(r) < range.end).map((r) => r._id);
+          expect([...got.rows].sort()).toEqual(want.sort());
+          expect(got.pages).toBe(src.pages);
+        },
+      ),
+      { numRuns: 60, endOnFailure: true },
+    );
+  });
+});
