@@ -24,8 +24,8 @@ if [[ "${CI:-}" != true ]]; then
 fi
 
 report=".vitest-report.json"
-rm -f "$report"
+rm -f "$report" .vitest-failures.txt
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
-node scripts/check-no-skips.mjs "$report" || { [[ $status -ne 0 ]] || status=1; }
+node scripts/check-no-skips.mjs "$report" .vitest-failures.txt || { [[ $status -ne 0 ]] || status=1; }
 exit $status
