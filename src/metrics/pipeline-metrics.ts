@@ -15,7 +15,8 @@
  * Plus upstream and cache figures Connect has no name for: pages, HTTP requests by status, batch sizes,
  * cache hits/stale/misses, tail lag and interval, the slice queue by state, readiness and each
  * service's reachability (what the alert rules in ops/prometheus/ use), and the API key's shared budget (`gamedata_budget_*`: limit, remaining,
- * requests, procedures, procedures per request, 429s, calls waiting per priority, whether this process fetches).
+ * requests, procedures, procedures per request, 429s, calls waiting per priority, whether this process fetches), and
+ * what the newest partition proof found (`gamedata_partition_rows`, `gamedata_partition_types`).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -54,6 +55,14 @@ export interface PipelineMetrics {
     readonly rateLimited: Gauge;
     readonly waiting: Gauge<'priority'>;
     readonly fetcher: Gauge;
+  };
+  /**
+   * What the newest partition proof found (issue 23; read from Redis at each heartbeat): feed rows of its window by
+   * outcome, and each type proven (walked per partition) or not (walked per user).
+   */
+  readonly partition: {
+    readonly rows: Gauge<'outcome'>;
+    readonly types: Gauge<'type' | 'proven'>;
   };
   /** The exposition text (`text/plain; version=0.0.4`). */
   render(): Promise<string>;
@@ -222,6 +231,20 @@ export function createPipelineMetrics(options: PipelineMetricsOptions = {}): Pip
       fetcher: new Gauge({
         name: 'gamedata_budget_fetcher',
         help: "1 while this process is the key's elected fetcher.",
+        registers,
+      }),
+    },
+    partition: {
+      rows: new Gauge({
+        name: 'gamedata_partition_rows',
+        help: "The newest partition proof's feed rows by outcome: covered (in one walk), uncovered (in none), repeated (in several); foreign: walk rows the feed lacked.",
+        labelNames: ['outcome'],
+        registers,
+      }),
+      types: new Gauge({
+        name: 'gamedata_partition_types',
+        help: 'The newest partition proof: 1 per transaction type, proven="true" (walked per partition) or "false" (walked per user).',
+        labelNames: ['type', 'proven'],
         registers,
       }),
     },

@@ -8,7 +8,8 @@ import type { Redis } from 'ioredis';
 import { createRunCounters } from '../jobs/run-counters.js';
 import { getRunStatus } from '../jobs/backfill-flow.js';
 import { QUEUE_NAMES } from '../planner/queue-names.js';
-import type { RunCounterValues } from '../planner/job-types.js';
+import type { PartitionSummary, RunCounterValues } from '../planner/job-types.js';
+import { parsePartition } from './partition-status.js';
 import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import { createScheduleRegistry, type ScheduleInfo } from '../schedules/schedule-registry.js';
@@ -47,6 +48,8 @@ export interface RunSummary {
   at: number;
   reason?: string;
   counters: RunCounterValues;
+  /** Full-history transactions planned from a partition proof: what the proof found (issue 23). */
+  partition?: PartitionSummary;
 }
 
 export interface TailStatus {
@@ -150,6 +153,7 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
         at: Number(state['at'] ?? 0),
         ...(state['reason'] === undefined ? {} : { reason: state['reason'] }),
         counters: total,
+        ...((p) => (p === undefined ? {} : { partition: p }))(parsePartition(state)),
       };
     }),
   );

@@ -1,6 +1,7 @@
 /** Renders a {@link StatusReport} as the plain-text screen of `gamedata status`. */
 import { formatDuration } from '../config/duration.js';
 import type { StatusReport } from './collect-status.js';
+import { formatPartition } from './partition-status.js';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 
@@ -74,6 +75,7 @@ export function formatStatus(r: StatusReport): string {
       lines.push(
         `  ${run.runId} ${run.state} ${new Date(run.at).toISOString()} ${slices}: ${n(c.fetched)} fetched, ${n(c.published)} published, ${n(c.deduplicated)} dup, ${n(c.deadLettered)} dlq${run.reason === undefined ? '' : ` (${run.reason})`}`,
       );
+      if (run.partition !== undefined) lines.push(`    ${formatPartition(run.partition)}`);
     }
   }
   return lines.join('\n');

@@ -14,3 +14,9 @@ export type { WorkerTelemetry, WorkerTelemetryOptions, WorkerHeartbeat } from '.
 export { createWorkerOperations } from './worker-operations.js';
 export type { WorkerOperations, WorkerOperationsOptions } from './worker-operations.js';
 export { scrapeMetrics, sumMetrics, recordCountersFromMetrics } from './scrape-metrics.js';
+export {
+  parsePartition,
+  readLatestPartition,
+  setPartitionGauges,
+  formatPartition,
+} from './partition-status.js';

@@ -20,6 +20,7 @@ import {
   type PipelineMetrics,
 } from '../metrics/index.js';
 import { topicName } from '../models/topic-names.js';
+import { readLatestPartition, setPartitionGauges } from './partition-status.js';
 
 /** What a worker writes into its heartbeat, read back by `status`. */
 export interface WorkerHeartbeat {
@@ -231,6 +232,9 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
           for (const [priority, n] of Object.entries(b.waiting)) g.waiting.set({ priority }, n);
           g.fetcher.set(s.budget.isLeader() ? 1 : 0);
         }
+        // The newest partition proof (a few state reads; a Redis hiccup must not cost the heartbeat).
+        const proof = await readLatestPartition(s.redis, o.redisPrefix).catch(() => undefined);
+        if (proof !== undefined) setPartitionGauges(metrics, proof.partition);
         const hb: WorkerHeartbeat = {
           id,
           host: hostname(),
