@@ -276,8 +276,8 @@ export async function planBackfill(
   const listUsers = async (): Promise<UserListing> =>
     source.userListing ? await source.userListing() : { ids: await source.userIds(), unlisted: 0 };
   /**
-   * Full-history transactions by a proven partition: the proof on the window (with the user listing, read at the same
-   * time), then the partition walks of the proven types and the per-user walks of the others.
+   * Full-history transactions by a proven partition: the proof on the window, then the partition walks of the proven
+   * types and the per-user walks of the others (the user listing read only then).
    */
   const planPartition = async (
     read: ReadListingPages,
@@ -285,18 +285,17 @@ export async function planBackfill(
   ): Promise<{ walks: Walk[]; rounds: number }> => {
     const window = { start: Math.max(0, until - o.proofWindowMs), end: until };
     const values = await source.countryIds();
-    const [proof, listing] = await Promise.all([
-      provePartition(read, values, window, {
-        key: o.partition,
-        knownTypes: o.knownTypes,
-        pageSize: o.pageSize,
-      }),
-      listUsers(),
-    ]);
+    const proof = await provePartition(read, values, window, {
+      key: o.partition,
+      knownTypes: o.knownTypes,
+      pageSize: o.pageSize,
+    });
     partition = summarizePartition(proof);
     planning.proofPages = partition.pages;
     const { provenTypes, unprovenTypes } = proof.proof;
-    const perUser = (types: readonly string[] | undefined): Walk[] => {
+    // The users are listed only when some type is walked per user (at the real volume the listing is ~1,240 pages).
+    const perUser = async (types: readonly string[] | undefined): Promise<Walk[]> => {
+      const listing = await listUsers();
       users = listing;
       const typeFilter =
         types === undefined
@@ -308,7 +307,7 @@ export async function planBackfill(
       }));
     };
     // Nothing proven: exactly the per-user walks of every type.
-    if (provenTypes.length === 0) return { walks: perUser(undefined), rounds: 0 };
+    if (provenTypes.length === 0) return { walks: await perUser(undefined), rounds: 0 };
     // Every known type proven: the partition walks read every type (no filter), so no row of a type never seen
     // hides behind a type filter.
     const types = unprovenTypes.length === 0 ? undefined : provenTypes;
@@ -324,7 +323,7 @@ export async function planBackfill(
     });
     planning.probePages += planned.probePages;
     const walks: Walk[] = planned.walks.map((w) => ({ filters: w.filters, ranges: w.slices }));
-    if (unprovenTypes.length > 0) walks.push(...perUser(unprovenTypes));
+    if (unprovenTypes.length > 0) walks.push(...(await perUser(unprovenTypes)));
     return { walks, rounds: planned.probeRounds };
   };
   /** One resource's walks and the probe rounds they took (the resources are planned at the same time). */

@@ -45,7 +45,11 @@ function matches(r: Tx, f: WalkFilters): boolean {
 }
 
 /** The model upstream as a planner source; counts pages. The unfiltered feed stops at NOW - 72 h. */
-function modelSource(rows: Tx[], countries: string[], users: string[]): PlannerSource & { pages: number } {
+function modelSource(
+  rows: Tx[],
+  countries: string[],
+  users: string[],
+): PlannerSource & { pages: number; listings: number } {
   const sorted = [...rows].sort(order);
   const listing = (f: WalkFilters): Tx[] =>
     sorted.filter(
@@ -54,6 +58,7 @@ function modelSource(rows: Tx[], countries: string[], users: string[]): PlannerS
     );
   const src = {
     pages: 0,
+    listings: 0,
     probe: (_resource: string, f: WalkFilters) => async (before: number, limit: number) => {
       src.pages++;
       return listing(f)
@@ -62,7 +67,10 @@ function modelSource(rows: Tx[], countries: string[], users: string[]): PlannerS
         .slice(0, limit);
     },
     countryIds: async () => countries,
-    userIds: async () => users,
+    userIds: async () => {
+      src.listings++;
+      return users;
+    },
     async *readPages(_resource: string, f: WalkFilters, range: TimeRange, cursor?: string) {
       const all = listing(f);
       // Cursor: the index in `all` of the next row (a compound bound, so ties page exactly).
@@ -132,6 +140,7 @@ describe('planBackfill with a partition proof', () => {
     expect(run.partition?.rows).toEqual({ covered: 320, uncovered: 0, repeated: 0, foreign: 0 });
     expect(run.partition?.window).toEqual({ start: NOW - WINDOW, end: NOW });
     expect(users).toBeUndefined();
+    expect(src.listings).toBe(0); // no per-user walk: the users are not listed
     for (const s of slices) {
       expect(Object.keys(s.filters)).toEqual(['countryId']);
       expect(s.start === 0 || s.start >= NOW - WINDOW).toBe(true);
@@ -156,6 +165,7 @@ describe('planBackfill with a partition proof', () => {
     expect(run.partition?.unprovenTypes).toEqual(['battleLoot', 'wage']);
     expect(run.partition?.byType['wage']?.uncovered).toBeGreaterThan(0);
     expect(users?.ids).toEqual(USERS);
+    expect(src.listings).toBe(1);
     const perUser = slices.filter((s) => s.filters['userId'] !== undefined);
     expect(perUser).toHaveLength(USERS.length);
     for (const s of perUser) expect(s.filters['transactionType']).toEqual(['battleLoot', 'wage']);
