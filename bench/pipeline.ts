@@ -13,7 +13,8 @@
  *
  * Run: `npm run build && npm run bench:pipeline -- [--resource donations] [--concurrency 32] [--processes N|auto]
  * [--large] [--worker-cpu-prof DIR] [--worker-node-options '--max-semi-space-size=8']
- * [--delivery both|exactly-once|at-least-once] [--rounds 1]` (`--processes 1`: the one-process run only; `--delivery
+ * [--delivery both|exactly-once|at-least-once] [--rounds 1] [--partition countryId]` (`--processes 1`: the one-process
+ * run only; `--partition`: full-history transactions planned from the partition proof, issue 23; `--delivery
  * both`, the default, runs every end-to-end run once per delivery mode, alternating, `--rounds` times);
  * prints Markdown for docs/BENCHMARKS.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
  * (`node --cpu-prof`) into DIR when it exits (open it in Chrome DevTools or speedscope).
@@ -26,7 +27,7 @@ import { promisify } from 'node:util';
 import pLimit from 'p-limit';
 import { startSimulator, type Simulator } from '../src/simulator/start-simulator.js';
 import { createClient } from '../src/client/create-client.js';
-import { createListing } from '../src/client/listing.js';
+import { createListing, LISTING_SPECS } from '../src/client/listing.js';
 import { readSlice } from '../src/client/read-slice.js';
 import { createRegistryClient } from '../src/encoding/registry-client.js';
 import { createRecordEncoder } from '../src/encoding/record-encoder.js';
@@ -70,6 +71,10 @@ const deliveries: Delivery[] =
           throw new Error(`--delivery must be both, exactly-once or at-least-once, got ${deliveryArg}`);
         })();
 const rounds = Number(arg('rounds', '1'));
+/** Full-history transactions: `--partition countryId` plans them from the partition proof (issue 23). */
+const partition = arg('partition', 'off');
+if (partition !== 'off' && partition !== 'countryId')
+  throw new Error(`--partition must be off or countryId, got ${partition}`);
 if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer`);
 if (!Number.isSafeInteger(processes) || processes < 1)
   throw new Error(`--processes must be a positive integer or auto, got ${processesArg}`);
@@ -236,6 +241,7 @@ async function endToEnd(scale: string, n: number, setup: Setup, delivery: Delive
   const sampler = setInterval(sample, 500);
   const te = Date.now();
   const cpu0 = cpu();
+  setup.sim.resetStats();
   const planned = await startBackfill(
     { resources: [resource as ResourceName], fullHistory: setup.fullHistory, until: setup.until },
     {
@@ -243,6 +249,7 @@ async function endToEnd(scale: string, n: number, setup: Setup, delivery: Delive
       prefix: `${prefix}-bull`,
       planner: createClientPlannerSource(setup.client),
       counters,
+      plan: { partition: partition as 'off' | 'countryId' },
     },
   );
   const result = await waitForRun(planned.run.runId, {
@@ -252,6 +259,14 @@ async function endToEnd(scale: string, n: number, setup: Setup, delivery: Delive
   });
   const secs = (Date.now() - te) / 1000;
   const workerCpu = cpu() - cpu0;
+  // Page reads of the resource's listing (planning included), against the fewest pages its rows fit in.
+  const procedure = LISTING_SPECS[resource as ResourceName].procedure;
+  const listingPages = setup.sim.stats().procedureCalls.byProcedure[procedure] ?? 0;
+  const rows = setup.sim.truth(resource as ResourceName).length;
+  console.error(
+    `[bench] ${procedure}: ${listingPages} page reads for ${rows} rows = ${(listingPages / Math.ceil(rows / 100)).toFixed(2)}x ceil(rows/100)` +
+      `${planned.run.partition === undefined ? '' : `; partition proof: proven ${planned.run.partition.provenTypes.join(' ') || 'none'}, per user ${planned.run.partition.unprovenTypes.join(' ') || 'none'}, ${planned.run.partition.pages} proof pages`}; ${planned.slices.length} slices planned`,
+  );
   sample();
   clearInterval(sampler);
   // Where the memory is, at the end of the run (prom-client's default process metrics of each worker).
@@ -312,6 +327,7 @@ async function benchScale(scale: 'small' | 'medium' | 'large'): Promise<Row> {
   const plan = await planBackfill(
     { resources: [resource as ResourceName], fullHistory, until, runId: 'bench' },
     createClientPlannerSource(client),
+    { partition: partition as 'off' | 'countryId' },
   );
   const limit = pLimit(concurrency);
   let read = 0;
