@@ -148,8 +148,12 @@ describe('planBackfill with a partition proof', () => {
     const reads = readBack(rows, slices);
     expect(reads.size).toBe(rows.length);
     expect([...reads.values()].every((n) => n === 1)).toBe(true);
-    // The window part is cut between known rows (slices of at most 99 rows); the older part is one slice a walk.
-    expect(slices.filter((s) => s.start === 0)).toHaveLength(3);
+    // Quiet walks (fewer than historyProbeAbove rows in the window): one whole-range slice each.
+    expect(slices.map((s) => [s.start, s.end])).toEqual([
+      [0, NOW],
+      [0, NOW],
+      [0, NOW],
+    ]);
     expect(planning.proofPages).toBe(run.partition?.pages);
     expect(planning.proofPages).toBeGreaterThan(0);
   });
@@ -190,7 +194,7 @@ describe('planBackfill with a partition proof', () => {
     expect(proven.users).toEqual(today.users);
   });
 
-  it('a busy walk has its older part probed and cut into parallel slices; the walks still partition the range', async () => {
+  it('a busy walk: its window cut between the rows the proof saw, its older part probed and cut; a partition still', async () => {
     const rows = makeWorld(3000, (i) => [COUNTRIES[i % 3] as string]);
     const src = modelSource(rows, COUNTRIES, USERS);
     const { slices, planning } = await plan(src, {
@@ -200,6 +204,10 @@ describe('planBackfill with a partition proof', () => {
     });
     const older = slices.filter((s) => s.end <= NOW - WINDOW);
     expect(older.length).toBeGreaterThan(3);
+    // The window (~355 rows a walk) in slices of at most 200 known rows, each expecting its pages.
+    const recent = slices.filter((s) => s.start >= NOW - WINDOW);
+    expect(recent).toHaveLength(6);
+    for (const s of recent) expect(s.expectedPages).toBeLessThanOrEqual(3);
     expect(planning.probePages).toBeGreaterThan(0);
     for (const c of COUNTRIES) {
       const mine = slices.filter((s) => s.filters['countryId'] === c).sort((a, b) => a.start - b.start);
