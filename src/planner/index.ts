@@ -69,6 +69,7 @@ export {
   planPartitionWalks,
   partitionWalkFilters,
   DEFAULT_PLAN_PARTITION_WALKS_OPTIONS,
+  UNSPLIT_DEPTH,
 } from './plan-partition.js';
 export type { PartitionWalk, PlannedSlice, PlanPartitionWalksOptions } from './plan-partition.js';
 export { readRangeRows, DEFAULT_READ_RANGE_ROWS_OPTIONS } from './read-range-rows.js';

@@ -23,7 +23,7 @@ import { runJobId, sliceJobId } from './queue-names.js';
 import { findEarliest, probeDensity, probeRows, type ProbePage } from './probe-density.js';
 import { planRowSlices, planSlices, type TimeRange } from '../slicing/index.js';
 import { provePartition, summarizePartition, type ReadListingPages } from './prove-partition.js';
-import { planPartitionWalks, type PlannedSlice } from './plan-partition.js';
+import { planPartitionWalks, UNSPLIT_DEPTH, type PlannedSlice } from './plan-partition.js';
 
 /** The unfiltered transaction feed reaches back exactly this far. */
 export const UNFILTERED_TRANSACTION_WINDOW_MS = 72 * 3_600_000;
@@ -264,7 +264,7 @@ export async function planBackfill(
         start: r.start,
         end: r.end,
         replay,
-        depth: 0,
+        depth: r.unsplit === true ? UNSPLIT_DEPTH : 0,
         ...(pages === undefined ? {} : { expectedPages: pages }),
       });
     }

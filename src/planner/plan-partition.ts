@@ -3,7 +3,8 @@
  * walk (one per value of the key, filtered to the proven types when some types are not proven) covers the run's
  * whole range. A quiet walk (its window holds fewer than `historyProbeAbove` rows) is one slice: every slice ends on a
  * partial page, so cutting it would only add pages (measured at scale small: 243 transaction pages with the window
- * part cut apart, 2.02x the minimum, against ~1.8x whole). A busy walk's newest part, the proof's window, is cut
+ * part cut apart, 2.02x the minimum, against 1.95x whole), and it is not split while read (see
+ * {@link PlannedSlice.unsplit}). A busy walk's newest part, the proof's window, is cut
  * exactly between the rows the proof saw (`planRowSlices` with every row's time), and its older part is probed at
  * growing depths (`probeRows`) and cut into parallel slices, so a deep walk is not one serial chain of cursors. Every
  * walk's slices partition the range exactly whatever the probes saw; only the pages per slice depend on them.
@@ -16,7 +17,19 @@ import type { PartitionProof } from './prove-partition.js';
 /** One slice of a walk, with the pages it is expected to read when known. */
 export interface PlannedSlice extends TimeRange {
   expectedPages?: number;
+  /**
+   * The slice is not split while read (planned at {@link UNSPLIT_DEPTH}): a quiet walk's one slice starts at the run's
+   * `since` (1970 for a full history), and the workers' split estimates the rows left from there at the rate of the
+   * newest pages, so it would cut a few hundred rows into mostly empty pieces, each one more page read.
+   */
+  unsplit?: boolean;
 }
+
+/**
+ * The split depth of a slice that must not split: the workers split a slice only while its `depth` is below their
+ * `maxDepth` (6 by default), so a slice planned this deep reads on as one chain.
+ */
+export const UNSPLIT_DEPTH = 1000;
 
 /** One partition walk: its filters and its slices, newest first. */
 export interface PartitionWalk {
@@ -84,7 +97,8 @@ export async function planPartitionWalks(
         .map((r) => r.time)
         .sort((a, b) => b - a);
       // A quiet walk: one slice (its pages are all it needs; its first page goes out with every other walk's).
-      if (times.length < o.historyProbeAbove || o.probe === undefined) return { filters, slices: [range] };
+      if (times.length < o.historyProbeAbove || o.probe === undefined)
+        return { filters, slices: [{ ...range, unsplit: true }] };
       const slices: PlannedSlice[] = [];
       if (windowStart < range.end) {
         const part = { start: windowStart, end: range.end };

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   planBackfill,
+  UNSPLIT_DEPTH,
   type PlannerSource,
   type SliceJobData,
   type WalkFilters,
@@ -154,6 +155,8 @@ describe('planBackfill with a partition proof', () => {
       [0, NOW],
       [0, NOW],
     ]);
+    // ... not split while read (their start is 1970: the workers' estimate from there would cut them apart).
+    for (const s of slices) expect(s.depth).toBe(UNSPLIT_DEPTH);
     expect(planning.proofPages).toBe(run.partition?.pages);
     expect(planning.proofPages).toBeGreaterThan(0);
   });
@@ -208,6 +211,7 @@ describe('planBackfill with a partition proof', () => {
     const recent = slices.filter((s) => s.start >= NOW - WINDOW);
     expect(recent).toHaveLength(6);
     for (const s of recent) expect(s.expectedPages).toBeLessThanOrEqual(3);
+    for (const s of slices) expect(s.depth).toBe(0);
     expect(planning.probePages).toBeGreaterThan(0);
     for (const c of COUNTRIES) {
       const mine = slices.filter((s) => s.filters['countryId'] === c).sort((a, b) => a.start - b.start);
