@@ -32,7 +32,7 @@ export interface PartitionSummary {
   byType: Record<string, { rows: number; covered: number; uncovered: number; repeated: number }>;
   /** Page reads the proof took (the feed's and the walks'). */
   pages: number;
-  /** Rows left out of the proof because they had no usable `_id` (malformed: dead-lettered by the run). */
+  /** Rows left out of the proof: no usable `_id` or `transactionType` (malformed: dead-lettered by the run). */
   unidentified: number;
 }
 

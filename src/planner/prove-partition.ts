@@ -42,14 +42,14 @@ export interface PartitionProof {
   walkRows: Map<string, WalkRow[]>;
   /** Page reads: the feed's and the walks'. */
   pages: { feed: number; walks: number };
-  /** Rows (feed or walk) without a usable `_id`: left out of the proof. */
+  /** Rows (feed or walk) without a usable `_id` or `transactionType` (malformed): left out of the proof. */
   unidentified: number;
 }
 
 /** What the proof keeps of an item: its id (undefined when unusable), type and sort time. */
 interface KeptRow {
   id: string | undefined;
-  type: string;
+  type: string | undefined;
   time: number;
 }
 
@@ -59,7 +59,7 @@ function keepRow(item: Record<string, unknown>): KeptRow {
   const created = item['createdAt'];
   return {
     id: typeof id === 'string' && id !== '' ? id : undefined,
-    type: typeof type === 'string' ? type : '?',
+    type: typeof type === 'string' && type !== '' ? type : undefined,
     time: typeof created === 'string' ? Date.parse(created) : Number.NaN,
   };
 }
@@ -93,7 +93,8 @@ export async function provePartition(
   const identified = (kept: KeptRow[]): ProofRow[] => {
     const out: ProofRow[] = [];
     for (const row of kept) {
-      if (row.id === undefined) unidentified++;
+      // A row without an id cannot be matched, one without a type string cannot be filtered on: both left out.
+      if (row.id === undefined || row.type === undefined) unidentified++;
       else out.push({ id: row.id, type: row.type });
     }
     return out;
@@ -107,7 +108,7 @@ export async function provePartition(
   values.forEach((v, i) => {
     walkRows.set(
       v,
-      (walks[i]?.rows ?? []).map((r) => ({ time: r.time, type: r.type })),
+      (walks[i]?.rows ?? []).map((r) => ({ time: r.time, type: r.type ?? '' })),
     );
   });
   return {

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   planBackfill,
+  provePartition,
   UNSPLIT_DEPTH,
   type PlannerSource,
   type SliceJobData,
@@ -233,6 +234,33 @@ describe('planBackfill with a partition proof', () => {
     const without = await plan(noReader);
     expect(without.run.partition).toBeUndefined();
     expect(without.slices.map((s) => s.filters['userId'])).toEqual(USERS);
+  });
+});
+
+describe('provePartition', () => {
+  it('leaves rows without an id or a type string out (counted), so no filter ever names a type it made up', async () => {
+    const good = {
+      _id: 'a',
+      createdAt: new Date(NOW - 5).toISOString(),
+      transactionType: 'wage',
+      countryId: 'c',
+    };
+    const noId = { createdAt: new Date(NOW - 4).toISOString(), transactionType: 'wage', countryId: 'c' };
+    const noType = {
+      _id: 'b',
+      createdAt: new Date(NOW - 3).toISOString(),
+      transactionType: 7,
+      countryId: 'c',
+    };
+    const items = [noType, noId, good] as Record<string, unknown>[];
+    const read = async function* () {
+      yield { items, cursor: null };
+    };
+    const p = await provePartition(read, ['c'], { start: NOW - WINDOW, end: NOW });
+    expect(p.unidentified).toBe(4); // two in the feed, two in the walk
+    expect(p.proof.provenTypes).toEqual(['wage']);
+    expect(p.proof.unprovenTypes).toEqual([]);
+    expect(p.pages).toEqual({ feed: 1, walks: 1 });
   });
 });
 
