@@ -173,7 +173,7 @@ export function runWorkerProcesses(
     spawn: (index) =>
       fork(entry, options.childArgs(index), {
         execArgv,
-        env: { ...process.env, GAMEDATA_WORKER_INDEX: String(index) },
+        env: process.env,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       }),
     onSignal: (listener) => {
