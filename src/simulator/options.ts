@@ -227,7 +227,8 @@ export function resolveSimulatorOptions(options: SimulatorOptions = {}): Resolve
       scale,
       now,
       extraFields: extraFields ?? DEFAULT_WORLD_OPTIONS.extraFields,
-      transactionsWithoutCountry: transactionsWithoutCountry ?? DEFAULT_WORLD_OPTIONS.transactionsWithoutCountry,
+      transactionsWithoutCountry:
+        transactionsWithoutCountry ?? DEFAULT_WORLD_OPTIONS.transactionsWithoutCountry,
     },
     live,
     runtime: applyRuntimePatch(DEFAULT_RUNTIME_SETTINGS, runtimePatch),

@@ -141,7 +141,8 @@ function resolveWorldOptions(options: WorldOptions): {
   const startMs = Date.parse(now);
   if (!Number.isFinite(startMs))
     throw new ConfigError(`option now must be an ISO date-time, got ${JSON.stringify(now)}`);
-  const withoutCountry = options.transactionsWithoutCountry ?? DEFAULT_WORLD_OPTIONS.transactionsWithoutCountry;
+  const withoutCountry =
+    options.transactionsWithoutCountry ?? DEFAULT_WORLD_OPTIONS.transactionsWithoutCountry;
   for (const [type, share] of Object.entries(withoutCountry)) {
     if (!(TRANSACTION_TYPES as readonly string[]).includes(type))
       throw new ConfigError(
