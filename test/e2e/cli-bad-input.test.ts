@@ -110,6 +110,11 @@ const CASES: Case[] = [
     line: /--until .*"2026-13-45"/,
   },
   {
+    name: 'backfill --partition',
+    args: ['backfill', 'transactions', '--full-history', '--partition', 'userId'],
+    line: /--partition must be off or countryId, got "userId"/,
+  },
+  {
     name: 'tail --since',
     args: ['tail', 'donations', '--since', '2026-99-01'],
     line: /--since .*"2026-99-01"/,

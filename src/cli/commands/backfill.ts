@@ -1,6 +1,6 @@
 /**
- * `gamedata backfill <resource...> [--since ISO] [--until ISO] [--filter key=value]... [--full-history] [--replay]
- * [--wait]`: plans the run (density probes, walks) and enqueues it as one BullMQ flow; workers (`gamedata worker`)
+ * `gamedata backfill <resource...> [--since ISO] [--until ISO] [--filter key=value]... [--full-history]
+ * [--partition off|countryId] [--replay] [--wait]`: plans the run (density probes, walks) and enqueues it as one BullMQ flow; workers (`gamedata worker`)
  * do the reading. With `--wait` it follows the run to its end and exits non-zero if it failed.
  * Settings: GAMEDATA_API_URL, GAMEDATA_API_KEY, REDIS_URL, GAMEDATA_QUEUE_PREFIX, GAMEDATA_REDIS_PREFIX.
  */
@@ -23,6 +23,7 @@ interface BackfillFlags {
   targetRows?: string;
   runId?: string;
   priority: string;
+  partition: string;
 }
 
 function parseTime(flag: string, value: string | undefined): number | undefined {
@@ -50,6 +51,12 @@ export function register(program: Command): void {
       [] as string[],
     )
     .option('--full-history', 'transactions: walk every user (the unfiltered feed reaches only 72 h)')
+    .option(
+      '--partition <key>',
+      'full-history transactions: countryId = walk per country the types a proof on the 72 h window shows that each ' +
+        'row lies in exactly one walk (each trade read once), per user the rest; off = per user only',
+      'off',
+    )
     .option('--replay', 'publish records earlier runs already published (still once within this run)')
     .option('--wait', 'follow the run until it completes; exit 1 if it fails')
     .option('--target-rows <n>', 'rows per planned slice', '5000')
@@ -67,6 +74,9 @@ export function register(program: Command): void {
       if (flags.priority !== 'backfill' && flags.priority !== 'rescan')
         throw new ConfigError(`--priority must be backfill or rescan, got ${JSON.stringify(flags.priority)}`);
       const priority = flags.priority;
+      if (flags.partition !== 'off' && flags.partition !== 'countryId')
+        throw new ConfigError(`--partition must be off or countryId, got ${JSON.stringify(flags.partition)}`);
+      const partition = flags.partition;
       const settings = readPipelineSettings({ api: true });
       await requireReachable({ redisUrl: settings.redisUrl });
       const rt = await createPipelineRuntime(settings, { kafka: false });
@@ -91,7 +101,7 @@ export function register(program: Command): void {
             planner: rt.planner,
             counters: rt.counters,
             users: rt.users,
-            plan: { targetRows },
+            plan: { targetRows, partition },
             priority,
           },
         );
