@@ -55,7 +55,7 @@ export function register(program: Command): void {
       '--partition <key>',
       'full-history transactions: countryId = walk per country the types a proof on the 72 h window shows that each ' +
         'row lies in exactly one walk (each trade read once), per user the rest; off = per user only',
-      'off',
+      'countryId',
     )
     .option('--replay', 'publish records earlier runs already published (still once within this run)')
     .option('--wait', 'follow the run until it completes; exit 1 if it fails')

@@ -125,9 +125,18 @@ export function register(program: Command): void {
             planner: rt.planner,
             counters: rt.counters,
             users: rt.users,
+            // Each transaction read once where the proof shows the per-country walks partition the rows.
+            plan: { partition: 'countryId' },
           },
         );
-        step(`backfill ${planned.run.runId}: ${planned.slices.length} slices (transactions walk every user)`);
+        const proof = planned.run.partition;
+        step(
+          `backfill ${planned.run.runId}: ${planned.slices.length} slices (transactions: ` +
+            (proof === undefined || proof.provenTypes.length === 0
+              ? 'every user walked'
+              : `per country for ${proof.provenTypes.length} proven type(s)${proof.unprovenTypes.length === 0 ? '' : `, per user for ${proof.unprovenTypes.join(' ')}`}`) +
+            ')',
+        );
         let last = '';
         const result = await waitForRun(planned.run.runId, {
           connection: bull,
