@@ -13,7 +13,7 @@
  *
  * Run: `npm run build && npm run bench:pipeline -- [--resource donations] [--concurrency 32] [--processes N|auto]
  * [--large] [--worker-cpu-prof DIR] [--worker-node-options '--max-semi-space-size=8']
- * [--delivery both|exactly-once|at-least-once] [--rounds 1] [--partition countryId]` (`--processes 1`: the one-process
+ * [--delivery both|exactly-once|at-least-once] [--rounds 1] [--partition countryId] [--warmup]` (`--processes 1`: the one-process
  * run only; `--partition`: full-history transactions planned from the partition proof, issue 23; `--delivery
  * both`, the default, runs every end-to-end run once per delivery mode, alternating, `--rounds` times);
  * prints Markdown for docs/BENCHMARKS.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
@@ -73,6 +73,8 @@ const deliveries: Delivery[] =
 const rounds = Number(arg('rounds', '1'));
 /** Full-history transactions: `--partition countryId` plans them from the partition proof (issue 23). */
 const partition = arg('partition', 'off');
+/** `--warmup`: each measured run follows the same backfill, unmeasured, in the same worker (steady state, not start-up). */
+const warmup = args.includes('--warmup');
 if (partition !== 'off' && partition !== 'countryId')
   throw new Error(`--partition must be off or countryId, got ${partition}`);
 if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer`);
@@ -239,11 +241,32 @@ async function endToEnd(scale: string, n: number, setup: Setup, delivery: Delive
   };
   const cpu = (): number => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
   const sampler = setInterval(sample, 500);
+  if (warmup) {
+    // The same backfill once first, not measured: the measured one then runs on a warm worker (JIT-compiled code,
+    // connections open), as a long-lived worker does; `replay` makes it publish everything again.
+    const warm = await startBackfill(
+      { resources: [resource as ResourceName], fullHistory: setup.fullHistory, until: setup.until },
+      {
+        connection: redis,
+        prefix: `${prefix}-bull`,
+        planner: createClientPlannerSource(setup.client),
+        counters,
+        plan: { partition: partition as 'off' | 'countryId' },
+      },
+    );
+    await waitForRun(warm.run.runId, { connection: redis, prefix: `${prefix}-bull`, pollMs: 200 });
+    console.error(`[bench] warm-up run done (${warm.slices.length} slices); the measured run replays it`);
+  }
   const te = Date.now();
   const cpu0 = cpu();
   setup.sim.resetStats();
   const planned = await startBackfill(
-    { resources: [resource as ResourceName], fullHistory: setup.fullHistory, until: setup.until },
+    {
+      resources: [resource as ResourceName],
+      fullHistory: setup.fullHistory,
+      until: setup.until,
+      ...(warmup ? { replay: true } : {}),
+    },
     {
       connection: redis,
       prefix: `${prefix}-bull`,
