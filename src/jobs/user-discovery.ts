@@ -82,7 +82,8 @@ export function discoversUsers(
   run: Pick<RunJobData, 'resources' | 'fullHistory' | 'filters'> & Partial<Pick<RunJobData, 'partition'>>,
 ): boolean {
   const p = run.partition;
-  if (p !== undefined && p.provenTypes.length > 0 && p.unprovenTypes.length === 0) return false;
+  if (p !== undefined && p.used !== false && p.provenTypes.length > 0 && p.unprovenTypes.length === 0)
+    return false;
   return run.resources.includes('transactions') && run.fullHistory && run.filters['userId'] === undefined;
 }
 
@@ -92,7 +93,7 @@ export function discoversUsers(
  */
 export function perUserTypes(run: Partial<Pick<RunJobData, 'partition'>>): string[] | undefined {
   const p = run.partition;
-  return p === undefined || p.provenTypes.length === 0 ? undefined : p.unprovenTypes;
+  return p === undefined || p.used === false || p.provenTypes.length === 0 ? undefined : p.unprovenTypes;
 }
 
 /**

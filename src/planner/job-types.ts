@@ -34,6 +34,11 @@ export interface PartitionSummary {
   pages: number;
   /** Rows left out of the proof: no usable `_id` or `transactionType` (malformed: dead-lettered by the run). */
   unidentified: number;
+  /**
+   * `false` when the plan did not use the proof: some types unproven and users hidden from the listings, so every type
+   * is walked per user (discovery reaches hidden users only from per-user walks). Absent: used when a type is proven.
+   */
+  used?: boolean;
 }
 
 /** Data of a run (the parent job of a flow). */

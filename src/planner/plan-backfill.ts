@@ -294,8 +294,10 @@ export async function planBackfill(
     planning.proofPages = partition.pages;
     const { provenTypes, unprovenTypes } = proof.proof;
     // The users are listed only when some type is walked per user (at the real volume the listing is ~1,240 pages).
+    let listed: Promise<UserListing> | undefined;
+    const listOnce = (): Promise<UserListing> => (listed ??= listUsers());
     const perUser = async (types: readonly string[] | undefined): Promise<Walk[]> => {
-      const listing = await listUsers();
+      const listing = await listOnce();
       users = listing;
       const typeFilter =
         types === undefined
@@ -308,6 +310,15 @@ export async function planBackfill(
     };
     // Nothing proven: exactly the per-user walks of every type.
     if (provenTypes.length === 0) return { walks: await perUser(undefined), rounds: 0 };
+    if (unprovenTypes.length > 0) {
+      // Users the listings hide are found by discovery, from the pages of per-user walks only: with the proven types
+      // walked per country, a hidden user's unproven rows would be found only through an unproven-type trade with a
+      // walked user. So with hidden users, the per-user plan of every type (discovery through any trade), as before.
+      if ((await listOnce()).unlisted > 0) {
+        partition = { ...(partition as PartitionSummary), used: false };
+        return { walks: await perUser(undefined), rounds: 0 };
+      }
+    }
     // Every known type proven: the partition walks read every type (no filter), so no row of a type never seen
     // hides behind a type filter.
     const types = unprovenTypes.length === 0 ? undefined : provenTypes;

@@ -55,6 +55,7 @@ export function formatPartition(p: PartitionSummary): string {
     `partition by ${p.key} (${p.walks} walks), proven on ${new Date(p.window.start).toISOString()}..${new Date(p.window.end).toISOString()}: ` +
     `${r.covered} covered, ${r.uncovered} uncovered, ${r.repeated} repeated, ${r.foreign} foreign rows; ` +
     `proven ${p.provenTypes.length === 0 ? 'none' : p.provenTypes.join(', ')}; ` +
-    `per user ${p.unprovenTypes.length === 0 ? 'none' : p.unprovenTypes.join(', ')}; ${p.pages} proof pages`
+    `per user ${p.unprovenTypes.length === 0 ? 'none' : p.unprovenTypes.join(', ')}; ${p.pages} proof pages` +
+    (p.used === false ? '; not used: users hidden from the listings, every type walked per user' : '')
   );
 }

@@ -38,7 +38,10 @@ describe('per-user walks under a partition proof', () => {
       userId: 'u1',
       transactionType: ['donation', 'wage'],
     });
-    // Nothing proven, or no proof: every type, as before.
+    // A proof the plan did not use (hidden users), nothing proven, or no proof: every type, as before.
+    expect(userWalk(run({ ...proof(['trading'], ['wage']), used: false }), 'u1').filters).toEqual({
+      userId: 'u1',
+    });
     expect(userWalk(run(proof([], ['wage'])), 'u1').filters).toEqual({ userId: 'u1' });
     expect(userWalk(run(), 'u1').filters).toEqual({ userId: 'u1' });
   });

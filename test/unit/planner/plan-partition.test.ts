@@ -188,6 +188,29 @@ describe('planBackfill with a partition proof', () => {
     for (const r of rows) if (r.transactionType !== 'wage') expect(all.get(r._id)).toBe(1);
   });
 
+  it('some types unproven and users hidden from the listings: the per-user plan of every type (discovery reaches them)', async () => {
+    const rows = makeWorld(800, (i, type) =>
+      type === 'wage' && i % 10 === 1 ? [] : [COUNTRIES[i % 3] as string],
+    );
+    const hiding = (): PlannerSource => ({
+      ...modelSource(rows, COUNTRIES, USERS),
+      userListing: async () => ({ ids: USERS, unlisted: 2 }),
+    });
+    const planned = await plan(hiding());
+    const today = await plan(hiding(), { partition: 'off' });
+    expect(planned.run.partition?.unprovenTypes).toEqual(['wage']);
+    expect(planned.run.partition?.used).toBe(false);
+    expect(planned.slices).toEqual(today.slices);
+    // Every type proven: hidden users do not matter (the country walks read every row, listed or not).
+    const whole = makeWorld(800, (i) => [COUNTRIES[i % 3] as string]);
+    const all = await plan({
+      ...modelSource(whole, COUNTRIES, USERS),
+      userListing: async () => ({ ids: USERS, unlisted: 2 }),
+    });
+    expect(all.run.partition?.used).toBeUndefined();
+    expect(all.slices.every((s) => s.filters['userId'] === undefined)).toBe(true);
+  });
+
   it('nothing proven (a filter that matches two countries a row): exactly the per-user plan of every type', async () => {
     const rows = makeWorld(600, (i) => [COUNTRIES[i % 3] as string, COUNTRIES[(i + 1) % 3] as string]);
     const proven = await plan(modelSource(rows, COUNTRIES, USERS));
