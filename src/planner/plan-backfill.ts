@@ -315,7 +315,7 @@ export async function planBackfill(
       // walked per country, a hidden user's unproven rows would be found only through an unproven-type trade with a
       // walked user. So with hidden users, the per-user plan of every type (discovery through any trade), as before.
       if ((await listOnce()).unlisted > 0) {
-        partition = { ...(partition as PartitionSummary), used: false };
+        partition = { ...partition, used: false };
         return { walks: await perUser(undefined), rounds: 0 };
       }
     }
