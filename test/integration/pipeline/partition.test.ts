@@ -3,13 +3,19 @@
  * Kafka, registry and Redis: the proof on the window finds the rows the simulator left without `countryId`
  * (`transactionsWithoutCountry`), their type is walked per user, the proven ones per country, and the topic equals the
  * truth record by record. With no row outside the key every type is proven, nothing is walked per user, and the run
- * reads at most 2x ceil(rows/100) transaction pages (proof included).
+ * reads at most 2x ceil(rows/100) transaction pages (proof included). `status` and the workers' partition gauges read
+ * what the proof found from Redis.
  */
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, startBackfill } from '../../../src/jobs/index.js';
 import type { PlannedRun } from '../../../src/planner/index.js';
-import { parsePartition } from '../../../src/status/index.js';
+import {
+  collectStatus,
+  formatStatus,
+  parsePartition,
+  readLatestPartition,
+} from '../../../src/status/index.js';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
 
 const TX = 'transaction.getPaginatedTransactions';
@@ -44,8 +50,21 @@ describe('full-history transactions by a proven partition (real Kafka, registry,
       },
     );
     await harness.wait(planned.run.runId, 280_000);
-    // `status` reads the proof back from the run's state.
+    // `status` and the workers' gauges read the proof back from the run's state.
     expect(parsePartition(await rt.counters.getState(planned.run.runId))).toEqual(planned.run.partition);
+    const latest = await readLatestPartition(control as Redis, harness.settings.redisPrefix);
+    expect(latest).toEqual({ runId: planned.run.runId, partition: planned.run.partition });
+    const status = await collectStatus({
+      redis: control as Redis,
+      queuePrefix: harness.settings.queuePrefix,
+      redisPrefix: harness.settings.redisPrefix,
+      scrape: false,
+    });
+    const run = status.runs.recent.find((r) => r.runId === planned.run.runId);
+    expect(run?.partition).toEqual(planned.run.partition);
+    expect(formatStatus(status)).toContain(
+      `partition by countryId (${planned.run.partition?.walks ?? '?'} walks)`,
+    );
     return planned;
   }
 
