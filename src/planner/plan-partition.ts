@@ -102,11 +102,15 @@ export async function planPartitionWalks(
       const slices: PlannedSlice[] = [];
       if (windowStart < range.end) {
         const part = { start: windowStart, end: range.end };
+        // Slices come newest first, as `times` are: one pass counts each slice's rows.
+        let next = 0;
         for (const s of planRowSlices(part, [{ ...part, times, rows: times.length }], {
           rowsPerSlice: o.rowsPerSlice,
           maxSlices: o.maxSlicesPerWalk,
         })) {
-          const rowsIn = times.filter((t) => t >= s.start && t < s.end).length;
+          while (next < times.length && (times[next] as number) >= s.end) next++;
+          let rowsIn = 0;
+          for (; next < times.length && (times[next] as number) >= s.start; next++) rowsIn++;
           // Full pages plus the one that ends the read.
           slices.push({ ...s, expectedPages: Math.floor(rowsIn / o.pageSize) + 1 });
         }
