@@ -46,22 +46,21 @@ export interface PartitionProof {
   unidentified: number;
 }
 
-/** What the proof keeps of an item: its id (undefined when unusable), type and sort time. */
-interface KeptRow {
-  id: string | undefined;
-  type: string | undefined;
+/** What the proof keeps of a row: id, type and sort time (a few dozen bytes; the window holds millions). */
+interface KeptRow extends ProofRow {
   time: number;
 }
 
-function keepRow(item: Record<string, unknown>): KeptRow {
+/** The kept row of an item; undefined (counted) when it has no `_id` to match or no type to filter on. */
+function keepRow(item: Record<string, unknown>, unidentified: { n: number }): KeptRow | undefined {
   const id = item['_id'];
   const type = item['transactionType'];
+  if (typeof id !== 'string' || id === '' || typeof type !== 'string' || type === '') {
+    unidentified.n++;
+    return undefined;
+  }
   const created = item['createdAt'];
-  return {
-    id: typeof id === 'string' && id !== '' ? id : undefined,
-    type: typeof type === 'string' && type !== '' ? type : undefined,
-    time: typeof created === 'string' ? Date.parse(created) : Number.NaN,
-  };
+  return { id, type, time: typeof created === 'string' ? Date.parse(created) : Number.NaN };
 }
 
 /**
@@ -81,43 +80,29 @@ export async function provePartition(
     // to three cuts deep, still read the window in parallel.
     pagesPerPart: options.pagesPerPart ?? 8,
   };
+  const unidentified = { n: 0 };
   const rowsOf = (filters: WalkFilters) =>
     readRangeRows(
       (range, cursor) => read('transactions', filters, range, cursor),
       window,
-      keepRow,
+      (item) => keepRow(item, unidentified),
       rangeOptions,
     );
   const [feed, ...walks] = await Promise.all([rowsOf({}), ...values.map((v) => rowsOf({ [key]: v }))]);
-  let unidentified = 0;
-  const identified = (kept: KeptRow[]): ProofRow[] => {
-    const out: ProofRow[] = [];
-    for (const row of kept) {
-      // A row without an id cannot be matched, one without a type string cannot be filtered on: both left out.
-      if (row.id === undefined || row.type === undefined) unidentified++;
-      else out.push({ id: row.id, type: row.type });
-    }
-    return out;
-  };
   const proof = proveCoverage(
-    identified(feed?.rows ?? []),
-    walks.map((w) => identified(w.rows)),
+    feed?.rows ?? [],
+    walks.map((w) => w.rows),
     options.knownTypes ?? [],
   );
   const walkRows = new Map<string, WalkRow[]>();
-  values.forEach((v, i) => {
-    walkRows.set(
-      v,
-      (walks[i]?.rows ?? []).map((r) => ({ time: r.time, type: r.type ?? '' })),
-    );
-  });
+  values.forEach((v, i) => walkRows.set(v, walks[i]?.rows ?? []));
   return {
     key,
     window,
     proof,
     walkRows,
     pages: { feed: feed?.pages ?? 0, walks: walks.reduce((n, w) => n + w.pages, 0) },
-    unidentified,
+    unidentified: unidentified.n,
   };
 }
 

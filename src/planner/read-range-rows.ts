@@ -45,13 +45,13 @@ export interface RangeRows<T> {
 
 /**
  * Reads every row of `range` through `read`, cutting long pieces into parts read at once, and keeps what `keep` makes
- * of each item (a window of the real feed is millions of rows: keep ids and types, not records).
+ * of each item, `undefined` dropped (a window of the real feed is millions of rows: keep ids and types, not records).
  * @example const { rows, pages } = await readRangeRows((r, c) => readSlice(client, listing, r, { cursor: c }), window, (i) => i._id);
  */
 export async function readRangeRows<T>(
   read: ReadRangePages,
   range: TimeRange,
-  keep: (item: Record<string, unknown>) => T,
+  keep: (item: Record<string, unknown>) => T | undefined,
   options: ReadRangeRowsOptions = {},
 ): Promise<RangeRows<T>> {
   const o = { ...DEFAULT_READ_RANGE_ROWS_OPTIONS, ...options };
@@ -64,7 +64,10 @@ export async function readRangeRows<T>(
     let first = true;
     for await (const page of read(piece, cursor)) {
       out.pages++;
-      for (const item of page.items) out.rows.push(keep(item));
+      for (const item of page.items) {
+        const kept = keep(item);
+        if (kept !== undefined) out.rows.push(kept);
+      }
       if (page.cursor === null || page.cursor === undefined) return;
       if (!first || depth >= o.maxDepth) continue;
       first = false;
