@@ -19,7 +19,8 @@
  *   event at a time; `--latency-ms` stretches a small run.
  *
  * Run (the long figure of docs/guarantees.md): `npx tsx bench/chaos.ts --scale medium --brokers 3 --workers 3
- * --kills 20` (options below; `--keep-stack` leaves the private stack running, `--json` prints the report as JSON).
+ * --kills 20 [--partition countryId]` (options below; `--keep-stack` leaves the private stack running, `--json` prints the
+ * report as JSON).
  * test/e2e/chaos.test.ts runs the same code at a CI size.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
@@ -68,6 +69,11 @@ export interface ChaosOptions {
   faults?: SimulatorOptions['faults'];
   /** Extra simulator options (latency, to stretch a small run). */
   simulator?: SimulatorOptions;
+  /**
+   * Full-history transactions planned per country from the partition proof (`countryId`, as `gamedata backfill`
+   * does by default) or per user (`off`: more, smaller slices, so a small run outlasts its chaos). @default 'off'
+   */
+  partition?: 'off' | 'countryId';
   /** A 429 storm (keyed limit 20 per 3 s) for `stormMs` every `stormEveryMs`. @default 60000 / 8000 */
   stormEveryMs?: number;
   stormMs?: number;
@@ -385,6 +391,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       planner: planner.planner,
       counters: planner.counters,
       users: planner.users,
+      plan: { partition: o.partition ?? 'off' },
     },
   );
   const runId = planned.run.runId;
@@ -786,6 +793,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     ...(num('kafka-port') === undefined ? {} : { kafkaPort: num('kafka-port') as number }),
     ...(num('redis-port') === undefined ? {} : { redisPort: num('redis-port') as number }),
     ...(flag('stack-dir') === undefined ? {} : { stackDir: flag('stack-dir') as string }),
+    ...(flag('partition') === undefined ? {} : { partition: flag('partition') as 'off' | 'countryId' }),
     ...(process.argv.includes('--keep-stack') ? { keepStack: true } : {}),
     ...(process.argv.includes('--keep-data') ? { keepData: true } : {}),
     ...(process.argv.includes('--java-oracle') ? { javaOracle: true } : {}),
