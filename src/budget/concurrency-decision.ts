@@ -59,6 +59,15 @@ export interface ConcurrencyDecision {
   reason: ConcurrencyReason;
 }
 
+/**
+ * Growth beyond the proportional target. Calls waiting do not grow in proportion to the slots: when the fetcher sends
+ * because every running slice has a call waiting (4 x 8 slots: 32 calls), each slot has one, but in steady state a
+ * slice spends part of its time outside the upstream (claims, encoding, commits): the acceptance run at 4 x 8 filled
+ * its POSTs with 19-20 slots per worker, about 50 calls from 80 slots. With the proportional target alone (8 -> 13 ->
+ * 17-20) the first three held POSTs still left short; one run had 40 requests for 30, 1.33x.
+ */
+export const SLOT_HEADROOM = 1.5;
+
 /** Whether a batch left short of a full one while the work asked for full ones. */
 export function isShortBatch(demand: BudgetDemand): boolean {
   return demand.binds && !demand.tail && demand.calls < demand.maxBatch;
@@ -68,8 +77,8 @@ export function isShortBatch(demand: BudgetDemand): boolean {
  * - no demand, or the key does not bind: `base`;
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
  *   (within `[base, max]`);
- * - the key binds and the last batch left short: `current x maxBatch / calls` (the slots that would have filled it,
- *   if calls waiting grow with the slices running), at least one more and at most twice `current`, at most `max`.
+ * - the key binds and the last batch left short: `current x maxBatch / calls x SLOT_HEADROOM` (the slots that would
+ *   have filled it, see {@link SLOT_HEADROOM}), at least one more and at most twice `current`, at most `max`.
  */
 export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision {
   const base = Math.max(1, Math.floor(input.base));
@@ -79,7 +88,7 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   if (demand === undefined || !demand.binds) return { concurrency: base, reason: 'free' };
   if (!isShortBatch(demand) || demand.at < input.changedAt + input.settleMs)
     return { concurrency: current, reason: 'kept' };
-  const target = Math.ceil((current * demand.maxBatch) / Math.max(1, demand.calls));
+  const target = Math.ceil((current * demand.maxBatch * SLOT_HEADROOM) / Math.max(1, demand.calls));
   const grown = Math.min(max, 2 * current, Math.max(current + 1, target));
   return { concurrency: grown, reason: grown > current ? 'short' : 'kept' };
 }

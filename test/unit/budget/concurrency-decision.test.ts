@@ -95,16 +95,20 @@ describe('decideConcurrency', () => {
     );
   });
 
-  it('4 workers x 8 slots: POSTs of 32 calls grow each worker to 13, then on to the cap of 64', () => {
+  it('4 workers x 8 slots: POSTs of 32 calls grow each worker to 16 (proportional 13, with headroom 19, at most x2), then on to the cap of 64', () => {
     const base = { base: 8, max: 64, settleMs: 2000 };
     expect(decideConcurrency({ ...base, current: 8, changedAt: 0, demand: starved() })).toEqual({
-      concurrency: 13,
+      concurrency: 16,
       reason: 'short',
     });
     // A short batch sent before the change settled does not grow again.
     expect(
-      decideConcurrency({ ...base, current: 13, changedAt: 9000, demand: starved({ at: 10_000 }) }),
-    ).toEqual({ concurrency: 13, reason: 'kept' });
+      decideConcurrency({ ...base, current: 16, changedAt: 9000, demand: starved({ at: 10_000 }) }),
+    ).toEqual({ concurrency: 16, reason: 'kept' });
+    // A batch just short: the proportional target with headroom (16 x 50 / 45 x 1.5 = 26.7).
+    expect(
+      decideConcurrency({ ...base, current: 16, changedAt: 0, demand: starved({ calls: 45 }) }).concurrency,
+    ).toBe(27);
     // Very short batches at most double; the cap holds.
     expect(
       decideConcurrency({ ...base, current: 13, changedAt: 0, demand: starved({ calls: 3 }) }).concurrency,

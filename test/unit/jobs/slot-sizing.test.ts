@@ -45,21 +45,21 @@ describe('startSlotSizing', () => {
       batch(t + 6000, 20, false),
     ]);
     await s.sizing.check();
-    expect(s.worker.concurrency).toBe(13);
+    expect(s.worker.concurrency).toBe(16);
     s.advance(500);
     await s.sizing.check(); // sent before the growth settled: kept
-    expect(s.worker.concurrency).toBe(13);
+    expect(s.worker.concurrency).toBe(16);
     s.advance(2000);
-    await s.sizing.check();
-    expect(s.worker.concurrency).toBe(17);
+    await s.sizing.check(); // 16 x 50 / 40 x 1.5
+    expect(s.worker.concurrency).toBe(30);
     await s.sizing.check(); // a full batch: kept
-    expect(s.worker.concurrency).toBe(17);
+    expect(s.worker.concurrency).toBe(30);
     await s.sizing.check(); // the key no longer binds
     expect(s.worker.concurrency).toBe(8);
     expect(s.changes.map((c) => [c.from, c.to, c.reason])).toEqual([
-      [8, 13, 'short'],
-      [13, 17, 'short'],
-      [17, 8, 'free'],
+      [8, 16, 'short'],
+      [16, 30, 'short'],
+      [30, 8, 'free'],
     ]);
     expect(s.changes[0]?.demand?.calls).toBe(32);
     await s.sizing.stop();
