@@ -35,7 +35,12 @@ export type { BudgetSnapshot };
 import { decodeReply, encodeFailure, encodeResult } from './reply-codec.js';
 import { groupIdentical } from './select-batch.js';
 import { decideSend } from './send-decision.js';
-import { encodeBudgetDemand, parseBudgetDemand, type BudgetDemand } from './concurrency-decision.js';
+import {
+  encodeBudgetDemand,
+  isShortBatch,
+  parseBudgetDemand,
+  type BudgetDemand,
+} from './concurrency-decision.js';
 import { workFill } from './work-binds.js';
 import type { WorkEstimator } from './work-estimate.js';
 import type { TokenBudgetState } from './token-budget.js';
@@ -91,6 +96,13 @@ export interface SharedBudgetOptions {
    * configured concurrency. @default 10000
    */
   demandTtlMs?: number | undefined;
+  /**
+   * After the first short batch of a binding stretch (the work asked for 50 calls, fewer waited), how long a batch is
+   * still held though every running slice has a call waiting (`saturated`), ms: the workers are adding slots
+   * (`decideConcurrency`), so calls can come. Later short batches get no such grace, so workers at their cap are not
+   * held. 0 = none. @default 2000
+   */
+  growthGraceMs?: number | undefined;
   /** Fetcher lease, ms: a dead fetcher is replaced within about this long. Renewed every third of it. @default 5000 */
   leaseMs?: number | undefined;
   /** Requests kept in reserve below the server's remaining count. @default 2 */
@@ -118,6 +130,7 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   gatherShare: 0.25,
   tailShare: 0.05,
   demandTtlMs: 10_000,
+  growthGraceMs: 2000,
   leaseMs: 5000,
   reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,
   resetMarginMs: DEFAULT_TOKEN_BUDGET_OPTIONS.resetMarginMs,
@@ -217,6 +230,9 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     throw new ConfigError(`tailShare must be in [0, 1), got ${tailShare}`, ['tailShare']);
   const leaseMs = positive('leaseMs', options.leaseMs ?? d.leaseMs, true);
   const demandTtlMs = positive('demandTtlMs', options.demandTtlMs ?? d.demandTtlMs, true);
+  const growthGraceMs = options.growthGraceMs ?? d.growthGraceMs;
+  if (!(growthGraceMs >= 0))
+    throw new ConfigError(`growthGraceMs must be >= 0, got ${growthGraceMs}`, ['growthGraceMs']);
   const tickMs = Math.max(10, Math.floor(leaseMs / 3));
   const now = options.now ?? Date.now;
   const id = randomBytes(8).toString('hex');
@@ -447,8 +463,11 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
             })
           : 1;
         // Every running slice has a call waiting and nothing is in flight: no call can join before this batch is
-        // sent, so holding it only costs time (4 workers x 8 slots: 32 calls, held 3 s each time).
-        const saturated = work !== undefined && active === 0 && work.running > 0 && waiting >= work.running;
+        // sent, so holding it only costs time (4 workers x 8 slots: 32 calls, held 3 s each time). Unless the workers
+        // are adding slots after the first short batch of this binding stretch.
+        const growing = shortSince !== undefined && now() - shortSince < growthGraceMs;
+        const saturated =
+          work !== undefined && active === 0 && work.running > 0 && waiting >= work.running && !growing;
         const decision = decideSend({
           waiting,
           urgent,
@@ -509,8 +528,12 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
 
   // What the fetcher saw at its last batch, for the workers' slots (`decideConcurrency`); expires when no batch goes.
   let demandKeptAt = 0;
+  // When the first short batch of the current binding stretch was sent (undefined: the last batch was not short).
+  let shortSince: number | undefined;
   function publishDemand(demand: BudgetDemand): void {
     demandKeptAt = now();
+    if (!isShortBatch(demand)) shortSince = undefined;
+    else shortSince ??= demand.at;
     redis
       .set(keys.demand, encodeBudgetDemand(demand), 'PX', demandTtlMs)
       .catch((e: unknown) => report(e, 'publishing the demand'));
