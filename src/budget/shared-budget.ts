@@ -35,12 +35,7 @@ export type { BudgetSnapshot };
 import { decodeReply, encodeFailure, encodeResult } from './reply-codec.js';
 import { groupIdentical } from './select-batch.js';
 import { decideSend } from './send-decision.js';
-import {
-  encodeBudgetDemand,
-  isShortBatch,
-  parseBudgetDemand,
-  type BudgetDemand,
-} from './concurrency-decision.js';
+import { encodeBudgetDemand, parseBudgetDemand, type BudgetDemand } from './concurrency-decision.js';
 import { workFill } from './work-binds.js';
 import type { WorkEstimator } from './work-estimate.js';
 import type { TokenBudgetState } from './token-budget.js';
@@ -97,10 +92,11 @@ export interface SharedBudgetOptions {
    */
   demandTtlMs?: number | undefined;
   /**
-   * After the first short batch of a binding stretch (the work asked for 50 calls, fewer waited), how long a batch is
-   * still held though every running slice has a call waiting (`saturated`), ms: the workers are adding slots
-   * (`decideConcurrency`), so calls can come. Later short batches get no such grace, so workers at their cap are not
-   * held. 0 = none. @default 2000
+   * From the start of a binding stretch (the work asks for full batches), how long a partial batch is still held
+   * though every running slice has a call waiting (`saturated`), ms, while the hold itself is published as a short
+   * demand every 500 ms: the workers are starting slices and adding slots (`decideConcurrency`), so calls can come
+   * (a traced acceptance run at 4 x 8 sent 8, 32, 40 and 48 calls before the new slots showed). Later short batches get
+   * no such grace, so workers at their cap are not held. 0 = none. @default 2000
    */
   growthGraceMs?: number | undefined;
   /** Fetcher lease, ms: a dead fetcher is replaced within about this long. Renewed every third of it. @default 5000 */
@@ -464,8 +460,11 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           : 1;
         // Every running slice has a call waiting and nothing is in flight: no call can join before this batch is
         // sent, so holding it only costs time (4 workers x 8 slots: 32 calls, held 3 s each time). Unless the workers
-        // are adding slots after the first short batch of this binding stretch.
-        const growing = shortSince !== undefined && now() - shortSince < growthGraceMs;
+        // are starting slices and adding slots at the start of this binding stretch.
+        const fullAsked = binds && minFill >= maxBatch;
+        if (!fullAsked) bindingSince = undefined;
+        else bindingSince ??= now();
+        const growing = bindingSince !== undefined && now() - bindingSince < growthGraceMs;
         const saturated =
           work !== undefined && active === 0 && work.running > 0 && waiting >= work.running && !growing;
         const decision = decideSend({
@@ -486,6 +485,10 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
         }
         if (decision.action === 'hold') {
           heldSince ??= now();
+          // At the start of a binding stretch the hold itself says the calls are short: the workers grow now, not
+          // after the batch.
+          if (growing && urgent === 0 && now() - demandKeptAt >= 500)
+            publishDemand({ at: now(), binds: true, calls: waiting, maxBatch, tail: false });
           await waitBell(Math.min(decision.waitMs, 50));
           continue;
         }
@@ -528,12 +531,10 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
 
   // What the fetcher saw at its last batch, for the workers' slots (`decideConcurrency`); expires when no batch goes.
   let demandKeptAt = 0;
-  // When the first short batch of the current binding stretch was sent (undefined: the last batch was not short).
-  let shortSince: number | undefined;
+  // When the current binding stretch began (the work asking for full batches; undefined: it does not).
+  let bindingSince: number | undefined;
   function publishDemand(demand: BudgetDemand): void {
     demandKeptAt = now();
-    if (!isShortBatch(demand)) shortSince = undefined;
-    else shortSince ??= demand.at;
     redis
       .set(keys.demand, encodeBudgetDemand(demand), 'PX', demandTtlMs)
       .catch((e: unknown) => report(e, 'publishing the demand'));
