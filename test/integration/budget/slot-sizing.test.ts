@@ -45,6 +45,44 @@ async function until(check: () => boolean, ms: number): Promise<void> {
 }
 
 describe('slot sizing by the fetcher’s demand', () => {
+  it('a rise takes more slices at once without waiting for a running one to complete', async () => {
+    const bull = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const p = `${prefix}-wake`;
+    const queue = new Queue('slices', { connection: bull, prefix: p });
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((r) => (release = r));
+    let started = 0;
+    // Slices that do not complete until released: as first pages held at the fetcher.
+    const worker = new Worker(
+      'slices',
+      async () => {
+        started++;
+        await released;
+      },
+      { connection: bull, prefix: p, concurrency: 2 },
+    );
+    worker.on('error', () => undefined);
+    const short = { at: Date.now(), binds: true, calls: 10, maxBatch: 50, tail: false };
+    const sizing = startSlotSizing(
+      worker,
+      { demand: () => Promise.resolve({ ...short, at: Date.now() }) },
+      { base: 2, max: 4, intervalMs: 50, settleMs: 0, onChange: () => undefined, onError: () => undefined },
+    );
+    try {
+      await queue.addBulk(Array.from({ length: 6 }, (_, i) => ({ name: 'slice', data: { i } })));
+      await until(() => started >= 4, 3000);
+      expect(worker.concurrency).toBe(4);
+      expect(started).toBe(4);
+    } finally {
+      await sizing.stop();
+      release();
+      await worker.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await bull.quit();
+    }
+  });
+
   it('grows while the key binds and POSTs leave short, up to the cap; back to the base when it no longer binds', async () => {
     const conn = new Redis(redisUrl, { maxRetriesPerRequest: null });
     const apiKey = `key-${randomUUID()}`;
