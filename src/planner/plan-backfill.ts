@@ -16,6 +16,7 @@
  * When the budget binds, the plan is for fewest REQUESTS: a 16-bucket density estimate and slices of `targetRows`
  * (few, long slices whose pages fill the POSTs).
  */
+import { TRANSACTION_TYPES } from '../models/transaction-types.js';
 import { ConfigError } from '../errors.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../models/resources.js';
 import type { PartitionSummary, RunJobData, SliceJobData, WalkFilters } from './job-types.js';
@@ -33,18 +34,7 @@ export const UNFILTERED_TRANSACTION_WINDOW_MS = 72 * 3_600_000;
  * absent from the proof's window is not proven (walked per user); a type outside this list and outside the window is
  * the proof's one blind spot when some types are unproven (the partition walks then read only the proven ones).
  */
-export const KNOWN_TRANSACTION_TYPES = [
-  'applicationFee',
-  'trading',
-  'itemMarket',
-  'wage',
-  'donation',
-  'articleTip',
-  'openCase',
-  'craftItem',
-  'dismantleItem',
-  'battleLoot',
-] as const;
+export const KNOWN_TRANSACTION_TYPES = TRANSACTION_TYPES;
 
 /** What the planner needs from the upstream. */
 export interface PlannerSource {
