@@ -7,26 +7,32 @@
  * by kafkajs as before). A coordinator that moved is learnt again after `ttlMs`; kafkajs's transactional requests
  * retry NOT_COORDINATOR for longer than that (10 ms doubling, 15 times).
  */
-import { createRequire } from 'node:module';
+import { patchKafkajsMethod } from './internal/patch-kafkajs.js';
 
 interface CoordinatorMetadata {
   coordinator: { nodeId: number };
 }
-type FindMetadata = (args: { groupId: string; coordinatorType?: number }) => Promise<CoordinatorMetadata>;
-type ClusterClass = { prototype: { findGroupCoordinatorMetadata?: FindMetadata } };
+type FindMetadata = (
+  this: object,
+  args: { groupId: string; coordinatorType?: number },
+) => Promise<CoordinatorMetadata>;
 
-const INSTALLED = Symbol.for('gamedata.transactionCoordinatorCache');
 /** kafkajs' coordinator type of transactions (protocol/coordinatorTypes.js). */
 const TRANSACTION = 1;
 
 /** Installs the cache in this process's kafkajs (idempotent). Group coordinators are not cached. */
 export function installTransactionCoordinatorCache(ttlMs = 1_000): void {
-  const require = createRequire(import.meta.url);
-  const Cluster = require('kafkajs/src/cluster/index.js') as ClusterClass;
-  const original = Cluster.prototype.findGroupCoordinatorMetadata;
-  if (typeof original !== 'function')
-    throw new Error('kafkajs Cluster.findGroupCoordinatorMetadata not found: is kafkajs 2.2.4 installed?');
-  if ((original as unknown as Record<symbol, boolean>)[INSTALLED] === true) return;
+  patchKafkajsMethod<FindMetadata>(
+    'kafkajs/src/cluster/index.js',
+    'findGroupCoordinatorMetadata',
+    'gamedata.transactionCoordinatorCache',
+    'the transaction coordinator cache',
+    (original) => cachingCoordinators(original, ttlMs),
+  );
+}
+
+/** `original` (kafkajs' findGroupCoordinatorMetadata) with transaction coordinators kept `ttlMs` per cluster and id. */
+function cachingCoordinators(original: FindMetadata, ttlMs: number): FindMetadata {
   const caches = new WeakMap<object, Map<string, { at: number; value: Promise<CoordinatorMetadata> }>>();
   const cached = function (
     this: object,
@@ -50,6 +56,5 @@ export function installTransactionCoordinatorCache(ttlMs = 1_000): void {
     });
     return value;
   };
-  (cached as unknown as Record<symbol, boolean>)[INSTALLED] = true;
-  Cluster.prototype.findGroupCoordinatorMetadata = cached;
+  return cached;
 }

@@ -15,7 +15,7 @@
  * control records (kafkajs drops those from `batch.messages` and still counts their offsets, so progress events and
  * offsets move as for markers) and the aborted-transaction list is emptied, which makes kafkajs' own filter a no-op.
  */
-import { createRequire } from 'node:module';
+import { patchKafkajsMethod } from './internal/patch-kafkajs.js';
 
 /** A record as kafkajs' fetch decoder returns it (the fields this filter reads and sets). */
 export interface FetchedRecord {
@@ -71,9 +71,6 @@ interface FetchPartition {
   abortedTransactions?: AbortedTransaction[] | null;
 }
 type FetchResponse = { responses?: { partitions?: FetchPartition[] }[] };
-type BrokerClass = { prototype: { fetch?: (...args: unknown[]) => Promise<FetchResponse> } };
-
-const INSTALLED = Symbol.for('gamedata.readCommittedFilter');
 
 /**
  * Applies {@link markAbortedRecords} to every kafkajs fetch response in this process (kafkajs' Broker.fetch, the one
@@ -81,24 +78,24 @@ const INSTALLED = Symbol.for('gamedata.readCommittedFilter');
  * @throws Error when kafkajs has no Broker.fetch (a kafkajs other than 2.x): the readers would not be exact.
  */
 export function installReadCommittedFilter(): void {
-  const require = createRequire(import.meta.url);
-  const Broker = require('kafkajs/src/broker/index.js') as BrokerClass;
-  const original = Broker.prototype.fetch;
-  if (typeof original !== 'function')
-    throw new Error('kafkajs Broker.fetch not found: the read_committed filter cannot be installed');
-  if ((original as unknown as Record<symbol, boolean>)[INSTALLED] === true) return;
-  const fetch = async function (this: unknown, ...args: unknown[]): Promise<FetchResponse> {
-    const response = await original.apply(this, args);
-    for (const topic of response.responses ?? []) {
-      for (const p of topic.partitions ?? []) {
-        if (p.abortedTransactions === undefined || p.abortedTransactions === null) continue;
-        if (p.abortedTransactions.length === 0 || p.messages === undefined) continue;
-        markAbortedRecords(p.messages, p.abortedTransactions);
-        p.abortedTransactions = [];
-      }
-    }
-    return response;
-  };
-  (fetch as unknown as Record<symbol, boolean>)[INSTALLED] = true;
-  Broker.prototype.fetch = fetch;
+  type Fetch = (this: unknown, ...args: unknown[]) => Promise<FetchResponse>;
+  patchKafkajsMethod<Fetch>(
+    'kafkajs/src/broker/index.js',
+    'fetch',
+    'gamedata.readCommittedFilter',
+    'the read_committed filter',
+    (original) =>
+      async function (this: unknown, ...args: unknown[]): Promise<FetchResponse> {
+        const response = await original.apply(this, args);
+        for (const topic of response.responses ?? []) {
+          for (const p of topic.partitions ?? []) {
+            if (p.abortedTransactions === undefined || p.abortedTransactions === null) continue;
+            if (p.abortedTransactions.length === 0 || p.messages === undefined) continue;
+            markAbortedRecords(p.messages, p.abortedTransactions);
+            p.abortedTransactions = [];
+          }
+        }
+        return response;
+      },
+  );
 }

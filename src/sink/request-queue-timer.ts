@@ -11,15 +11,12 @@
  * empty), an answer or a timeout checks the queue at once as before, and a broker throttle with requests pending is
  * waited for as before. With nothing pending there is nothing for a timer to do.
  */
-import { createRequire } from 'node:module';
+import { patchKafkajsMethod } from './internal/patch-kafkajs.js';
 
 interface RequestQueueLike {
   pending: unknown[];
 }
 type Schedule = (this: RequestQueueLike) => void;
-type RequestQueueClass = { prototype: { scheduleCheckPendingRequests?: Schedule } };
-
-const INSTALLED = Symbol.for('gamedata.requestQueueIdleTimer');
 
 /** `original` (kafkajs' `scheduleCheckPendingRequests`) that sets no timer while nothing is pending. */
 export function schedulingOnlyWhenPending(original: Schedule): Schedule {
@@ -31,15 +28,11 @@ export function schedulingOnlyWhenPending(original: Schedule): Schedule {
 
 /** Installs the patch in this process's kafkajs (idempotent). */
 export function installRequestQueueTimerFix(): void {
-  const require = createRequire(import.meta.url);
-  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as RequestQueueClass;
-  const original = RequestQueue.prototype.scheduleCheckPendingRequests;
-  if (typeof original !== 'function')
-    throw new Error(
-      'kafkajs RequestQueue.scheduleCheckPendingRequests not found: is kafkajs 2.2.4 installed?',
-    );
-  if ((original as unknown as Record<symbol, boolean>)[INSTALLED] === true) return;
-  const patched = schedulingOnlyWhenPending(original);
-  (patched as unknown as Record<symbol, boolean>)[INSTALLED] = true;
-  RequestQueue.prototype.scheduleCheckPendingRequests = patched;
+  patchKafkajsMethod<Schedule>(
+    'kafkajs/src/network/requestQueue/index.js',
+    'scheduleCheckPendingRequests',
+    'gamedata.requestQueueIdleTimer',
+    'the idle timer fix',
+    schedulingOnlyWhenPending,
+  );
 }

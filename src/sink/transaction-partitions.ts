@@ -11,7 +11,7 @@
  * A failed request marks nothing added (kafkajs retries it, and the retry sends the whole set again). Adding a
  * partition the transaction then does not write to costs a commit marker on it, nothing else.
  */
-import { createRequire } from 'node:module';
+import { patchKafkajsMethod } from './internal/patch-kafkajs.js';
 
 export interface AddPartitionsArgs {
   transactionalId: string;
@@ -20,7 +20,6 @@ export interface AddPartitionsArgs {
   topics: { topic: string; partitions: number[] }[];
 }
 export type AddPartitions = (this: unknown, args: AddPartitionsArgs) => Promise<unknown>;
-type BrokerClass = { prototype: { addPartitionsToTxn?: AddPartitions } };
 
 interface Announcement {
   /** `topic#partition` of every partition the open transaction will write. */
@@ -30,7 +29,6 @@ interface Announcement {
   added: Set<string>;
 }
 
-const INSTALLED = Symbol.for('gamedata.transactionPartitionsAhead');
 const announcements = new Map<string, Announcement>();
 /** Requests answered without a round trip (for tests and stats). */
 let saved = 0;
@@ -100,13 +98,11 @@ export function addingAnnouncedPartitions(original: AddPartitions): AddPartition
 
 /** Installs the patch in this process's kafkajs (idempotent). */
 export function installTransactionPartitionsAhead(): void {
-  const require = createRequire(import.meta.url);
-  const Broker = require('kafkajs/src/broker/index.js') as BrokerClass;
-  const original = Broker.prototype.addPartitionsToTxn;
-  if (typeof original !== 'function')
-    throw new Error('kafkajs Broker.addPartitionsToTxn not found: is kafkajs 2.2.4 installed?');
-  if ((original as unknown as Record<symbol, boolean>)[INSTALLED] === true) return;
-  const patched = addingAnnouncedPartitions(original);
-  (patched as unknown as Record<symbol, boolean>)[INSTALLED] = true;
-  Broker.prototype.addPartitionsToTxn = patched;
+  patchKafkajsMethod<AddPartitions>(
+    'kafkajs/src/broker/index.js',
+    'addPartitionsToTxn',
+    'gamedata.transactionPartitionsAhead',
+    'adding announced partitions',
+    addingAnnouncedPartitions,
+  );
 }
