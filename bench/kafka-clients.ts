@@ -69,7 +69,7 @@ async function runKafkajs(topic: string): Promise<number> {
     for (const [partition, ms] of byPartition)
       await txn.sendBatch({
         acks: -1,
-        topicMessages: [{ topic, messages: ms.map((m) => ({ ...wire(m), partition })) }],
+        topicMessages: [{ topic, messages: ms.map((m) => wire(m, partition)) }],
       });
     await txn.commit();
   }

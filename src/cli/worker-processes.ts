@@ -37,9 +37,17 @@ export interface WorkerProcessesOptions {
   /**
    * Each child's V8 old-space limit (`--max-old-space-size`), unless the Node flags or NODE_OPTIONS already set
    * one. Without a limit V8 on a large machine lets the heap grow to ~225 MB RSS per worker at scale medium
-   * (garbage, not retained data); with 192 the peak is ~155 MB at ~15 % more CPU (docs/BENCHMARKS.md). @default 192
+   * (garbage, not retained data). @default 256
    */
   maxOldSpaceMb?: number;
+  /**
+   * Each child's V8 heap growing factor as a percentage over 1 (`--heap-growing-percent`), unless the Node flags
+   * set one. Under a limit below 2 GB V8 lets the old space grow only 1.3-1.4x its live size before the next major
+   * GC; the worker's live heap is small (~30-40 MB) and its garbage short-lived, so at that factor a quarter of its
+   * CPU was major GC. 200 (3x) keeps the limit and takes most of that back: 95-108 -> 63-76 µs of worker CPU per
+   * record at scale small (docs/BENCHMARKS.md "The worker's heap"). @default 200
+   */
+  heapGrowingPercent?: number;
 }
 
 export const DEFAULT_WORKER_PROCESSES_OPTIONS = {
@@ -48,7 +56,8 @@ export const DEFAULT_WORKER_PROCESSES_OPTIONS = {
   maxBackoffMs: 30_000,
   stableAfterMs: 60_000,
   stopTimeoutMs: 120_000,
-  maxOldSpaceMb: 192,
+  maxOldSpaceMb: 256,
+  heapGrowingPercent: 200,
 } as const satisfies Omit<Required<WorkerProcessesOptions>, 'processes'>;
 
 export interface WorkerProcessesDeps {
@@ -152,6 +161,25 @@ export function superviseWorkerProcesses(
 }
 
 /**
+ * The Node flags of a child: the supervisor's own, plus the heap limit and growing factor unless the flags or
+ * NODE_OPTIONS already choose them.
+ */
+export function childExecArgv(
+  execArgv: readonly string[],
+  nodeOptions: string | undefined,
+  options: Pick<WorkerProcessesOptions, 'maxOldSpaceMb' | 'heapGrowingPercent'>,
+): string[] {
+  const flags = [...execArgv, nodeOptions ?? ''].join(' ');
+  const maxOldSpaceMb = options.maxOldSpaceMb ?? DEFAULT_WORKER_PROCESSES_OPTIONS.maxOldSpaceMb;
+  const heapGrowingPercent = options.heapGrowingPercent ?? DEFAULT_WORKER_PROCESSES_OPTIONS.heapGrowingPercent;
+  return [
+    ...execArgv,
+    ...(/--max-old-space-size/.test(flags) ? [] : [`--max-old-space-size=${maxOldSpaceMb}`]),
+    ...(/--heap-growing-percent/.test(flags) ? [] : [`--heap-growing-percent=${heapGrowingPercent}`]),
+  ];
+}
+
+/**
  * Forks `processes` copies of this CLI's `worker` command (same entry, same Node flags) with `childArgs(index)`,
  * supervises them and resolves to the exit status (the caller exits with it: a stop timer may still be pending).
  * Each child gets an IPC channel and drains when it closes, so the children do not outlive a killed supervisor.
@@ -162,13 +190,7 @@ export function runWorkerProcesses(
   const entry = process.argv[1];
   if (entry === undefined)
     throw new ConfigError('worker processes: cannot tell the CLI entry (process.argv[1])');
-  const heapSet = /--max-old-space-size/.test(
-    [...process.execArgv, process.env['NODE_OPTIONS'] ?? ''].join(' '),
-  );
-  const maxOldSpaceMb = options.maxOldSpaceMb ?? DEFAULT_WORKER_PROCESSES_OPTIONS.maxOldSpaceMb;
-  const execArgv = heapSet
-    ? process.execArgv
-    : [...process.execArgv, `--max-old-space-size=${maxOldSpaceMb}`];
+  const execArgv = childExecArgv(process.execArgv, process.env['NODE_OPTIONS'], options);
   return superviseWorkerProcesses(options, {
     spawn: (index) =>
       fork(entry, options.childArgs(index), {

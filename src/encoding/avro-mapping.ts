@@ -12,6 +12,7 @@
  * From Avro: the inverse: `Date` -> ISO-8601 UTC string with milliseconds, JSON strings parsed, `_extra`'s keys put
  * back beside the known fields. Values must have passed `checkRecord` first (`encodeRecord` does that).
  */
+import { fieldList } from '../models/field.js';
 import type { FieldType, ModelDef } from '../models/field.js';
 import { parseDateTime } from '../models/check-record.js';
 import { EncodingError } from '../errors.js';
@@ -42,7 +43,11 @@ function stringifyJson(value: unknown, path: string): string {
   }
 }
 
-function fieldToAvro(type: FieldType, value: unknown, path: string): unknown {
+/**
+ * The Avro value of `value`, found under `key` of the value at `parent` (the path is joined only for an error or a
+ * nested value: this runs for every field of every record).
+ */
+function fieldToAvro(type: FieldType, value: unknown, parent: string, key: string | number): unknown {
   if (value === null || value === undefined) return null;
   switch (type.kind) {
     case 'string':
@@ -53,21 +58,27 @@ function fieldToAvro(type: FieldType, value: unknown, path: string): unknown {
     case 'datetime': {
       const ms = typeof value === 'string' ? parseDateTime(value) : undefined;
       if (ms === undefined) {
-        throw new EncodingError(`expected a date-time string, got ${JSON.stringify(value)}`, path, {
+        throw new EncodingError(`expected a date-time string, got ${JSON.stringify(value)}`, join(parent, key), {
           reason: 'invalid-date',
         });
       }
       return new Date(ms);
     }
     case 'json':
-      return stringifyJson(value, path);
-    case 'array':
+      return stringifyJson(value, join(parent, key));
+    case 'array': {
+      const path = join(parent, key);
       if (!Array.isArray(value)) throw new EncodingError('expected array', path, { reason: 'wrong-type' });
-      return value.map((element, i) => fieldToAvro(type.of, element, join(path, i)));
+      const out = new Array<unknown>(value.length);
+      for (let i = 0; i < value.length; i++) out[i] = fieldToAvro(type.of, value[i], path, i);
+      return out;
+    }
     case 'map':
-      return type.keepJsonString ? stringifyJson(value, path) : mapToAvro(type.of, value, path);
+      return type.keepJsonString
+        ? stringifyJson(value, join(parent, key))
+        : mapToAvro(type.of, value, join(parent, key));
     case 'model':
-      return recordToAvro(type.model, value, path);
+      return recordToAvro(type.model, value, join(parent, key));
   }
 }
 
@@ -75,8 +86,7 @@ function mapToAvro(of: FieldType, value: unknown, path: string): Obj {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new EncodingError('expected object', path, { reason: 'wrong-type' });
   const out: Obj = {};
-  for (const [key, element] of Object.entries(value as Obj))
-    put(out, key, fieldToAvro(of, element, join(path, key)));
+  for (const [key, element] of Object.entries(value as Obj)) put(out, key, fieldToAvro(of, element, path, key));
   return out;
 }
 
@@ -90,8 +100,8 @@ function recordToAvro(model: ModelDef, value: unknown, path: string): Obj {
     out['_id'] = record['_id'] ?? null;
     out['__v'] = record['__v'] ?? null;
   }
-  for (const [name, type] of Object.entries(model.fields)) {
-    out[name] = fieldToAvro(type, record[name], join(path, name));
+  for (const [name, type] of fieldList(model)) {
+    out[name] = fieldToAvro(type, record[name], path, name);
     if (type.kind === 'map' && type.keepJsonString) {
       const value = record[name];
       out[typedMapFieldName(name)] =
@@ -99,8 +109,8 @@ function recordToAvro(model: ModelDef, value: unknown, path: string): Obj {
     }
   }
   let extra: Obj | undefined;
-  for (const key of Object.keys(record)) {
-    if (isKnown(model, key) || record[key] === undefined) continue;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key) || isKnown(model, key) || record[key] === undefined) continue;
     extra ??= {};
     put(extra, key, record[key]);
   }

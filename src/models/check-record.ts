@@ -3,6 +3,7 @@
  * it was found (`item.skills.attack`), so callers can raise one clear error or dead-letter one record. Unknown
  * fields are not problems: they are kept (and end in `_extra` when encoded).
  */
+import { fieldList } from './field.js';
 import type { FieldType, ModelDef } from './field.js';
 
 export interface RecordIssue {
@@ -38,56 +39,77 @@ function join(path: string, key: string | number): string {
   return typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
 }
 
-function checkField(type: FieldType, value: unknown, path: string, issues: RecordIssue[]): void {
+const STRING: FieldType = { kind: 'string' };
+const INTEGER: FieldType = { kind: 'integer' };
+
+/**
+ * Checks `value`, found under `key` of the value at `parent` (paths are joined only where a problem is reported or
+ * a nested value is walked: this runs for every field of every record).
+ */
+function checkField(
+  type: FieldType,
+  value: unknown,
+  parent: string,
+  key: string | number,
+  issues: RecordIssue[],
+): void {
   if (value === null || value === undefined) return; // every spec field is optional
   switch (type.kind) {
     case 'string':
       if (typeof value !== 'string')
-        issues.push({ path, message: `expected string, got ${describe(value)}` });
+        issues.push({ path: join(parent, key), message: `expected string, got ${describe(value)}` });
       return;
     case 'datetime':
       if (typeof value !== 'string')
-        issues.push({ path, message: `expected a date-time string, got ${describe(value)}` });
+        issues.push({
+          path: join(parent, key),
+          message: `expected a date-time string, got ${describe(value)}`,
+        });
       else if (parseDateTime(value) === undefined)
         issues.push({
-          path,
+          path: join(parent, key),
           message: `expected a date-time string, got ${describe(value)}`,
           kind: 'invalid-date',
         });
       return;
     case 'integer':
       if (typeof value !== 'number' || !Number.isSafeInteger(value))
-        issues.push({ path, message: `expected integer, got ${describe(value)}` });
+        issues.push({ path: join(parent, key), message: `expected integer, got ${describe(value)}` });
       return;
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value))
-        issues.push({ path, message: `expected number, got ${describe(value)}` });
+        issues.push({ path: join(parent, key), message: `expected number, got ${describe(value)}` });
       return;
     case 'boolean':
       if (typeof value !== 'boolean')
-        issues.push({ path, message: `expected boolean, got ${describe(value)}` });
+        issues.push({ path: join(parent, key), message: `expected boolean, got ${describe(value)}` });
       return;
     case 'json':
       if (typeof value !== 'object' || Array.isArray(value))
-        issues.push({ path, message: `expected object, got ${describe(value)}` });
+        issues.push({ path: join(parent, key), message: `expected object, got ${describe(value)}` });
       return;
-    case 'map':
+    case 'map': {
+      const path = join(parent, key);
       if (typeof value !== 'object' || Array.isArray(value)) {
         issues.push({ path, message: `expected object, got ${describe(value)}` });
         return;
       }
-      for (const [key, element] of Object.entries(value))
-        checkField(type.of, element, join(path, key), issues);
+      for (const k in value) {
+        if (Object.hasOwn(value, k)) checkField(type.of, (value as Record<string, unknown>)[k], path, k, issues);
+      }
       return;
-    case 'array':
+    }
+    case 'array': {
+      const path = join(parent, key);
       if (!Array.isArray(value)) {
         issues.push({ path, message: `expected array, got ${describe(value)}` });
         return;
       }
-      value.forEach((element, i) => checkField(type.of, element, join(path, i), issues));
+      for (let i = 0; i < value.length; i++) checkField(type.of, value[i], path, i, issues);
       return;
+    }
     case 'model':
-      checkModelAt(type.model, value, path, issues);
+      checkModelAt(type.model, value, join(parent, key), issues);
       return;
   }
 }
@@ -106,11 +128,10 @@ function checkModelAt(model: ModelDef, value: unknown, path: string, issues: Rec
         message: `required _id missing or not a string (got ${describe(id)})`,
         kind: 'missing-id',
       });
-    else checkField({ kind: 'string' }, id, join(path, '_id'), issues);
-    checkField({ kind: 'integer' }, record['__v'], join(path, '__v'), issues);
+    else checkField(STRING, id, path, '_id', issues);
+    checkField(INTEGER, record['__v'], path, '__v', issues);
   }
-  for (const [key, type] of Object.entries(model.fields))
-    checkField(type, record[key], join(path, key), issues);
+  for (const [key, type] of fieldList(model)) checkField(type, record[key], path, key, issues);
 }
 
 /** Every problem of `value` as a `model`; an empty array means it conforms. */

@@ -120,3 +120,12 @@ type IdFields<M extends ModelDef> = M extends { ids: true }
 export type InferModel<M extends ModelDef> = IdFields<M> & {
   -readonly [K in keyof M['fields']]?: InferField<M['fields'][K]> | null;
 } & { [unknownField: string]: unknown };
+
+const FIELD_LISTS = new WeakMap<ModelDef, readonly (readonly [string, FieldType])[]>();
+
+/** `Object.entries(model.fields)`, made once per model (the per-record paths walk it for every record). */
+export function fieldList(model: ModelDef): readonly (readonly [string, FieldType])[] {
+  let list = FIELD_LISTS.get(model);
+  if (list === undefined) FIELD_LISTS.set(model, (list = Object.entries(model.fields)));
+  return list;
+}

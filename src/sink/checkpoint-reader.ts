@@ -9,7 +9,7 @@
  * kafkajs' `eachBatch`: progress is tracked on END_BATCH_PROCESS.
  */
 import { randomUUID } from 'node:crypto';
-import { Partitioners } from 'kafkajs';
+import { Partitioners } from './kafkajs-loader.js';
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import { ServiceError } from '../errors.js';
 import { retryRetriable } from './retry-retriable.js';

@@ -2,9 +2,9 @@
  * Our own small producer interface over kafkajs. kafkajs has had no release since 2023, so nothing outside this
  * folder imports it: swapping the client means rewriting this file and `create-topics.ts`, nothing else.
  */
-import { createRequire } from 'node:module';
-import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
-import type { Admin, LogEntry, Producer, SASLOptions } from 'kafkajs';
+import { Kafka, Partitioners, logLevel as KafkaLogLevel } from './kafkajs-loader.js';
+import type { Admin, ICustomPartitioner, LogEntry, Producer, SASLOptions } from 'kafkajs';
+import { murmur2 } from './murmur2.js';
 import { ConfigError, ServiceError } from '../errors.js';
 import { processSecurity } from '../config/process-security.js';
 import { securityFailure } from '../config/security-failure.js';
@@ -205,19 +205,24 @@ export function chunkBySize(messages: readonly SinkMessage[], maxBytes: number):
 }
 
 /**
- * The kafkajs form of our messages, with the same bytes on the wire: the key and header values as UTF-8 Buffers,
- * made once (kafkajs encodes a string key twice, for the partitioner and the record, and a string header value per
- * record). A page's records share one headers object, so its Buffers are made once per page, not per record. One
- * converter per send() call: a headers object changed by the caller between sends is read again.
+ * The kafkajs form of our messages for one partition, with the same bytes on the wire: header values as UTF-8
+ * Buffers made once (kafkajs would encode a string header value per record; a page's records share one headers
+ * object, so its Buffers are made once per page, not per record), the key as it is (the record encoder writes a
+ * string key's UTF-8 bytes; the partition is given, so nothing hashes it). One converter per send() call: a headers
+ * object changed by the caller between sends is read again.
  */
-export function toWire(): (m: SinkMessage) => {
-  key: Buffer | null;
+export function toWire(): (
+  m: SinkMessage,
+  partition: number,
+) => {
+  key: string | null;
   value: Buffer | string;
   headers: Record<string, Buffer>;
+  partition: number;
 } {
   const converted = new Map<Record<string, string>, Record<string, Buffer>>();
   const none: Record<string, Buffer> = {};
-  return (m) => {
+  return (m, partition) => {
     let headers = none;
     if (m.headers !== undefined) {
       let h = converted.get(m.headers);
@@ -228,14 +233,19 @@ export function toWire(): (m: SinkMessage) => {
       }
       headers = h;
     }
-    return { key: m.key === null ? null : Buffer.from(m.key, 'utf8'), value: m.value, headers };
+    return { key: m.key, value: m.value, headers, partition };
   };
 }
 
-// kafkajs' own murmur2 (the Java client's), so keys land where the producer's default partitioner puts them.
-const murmur2 = createRequire(import.meta.url)('kafkajs/src/producer/partitioners/default/murmur2') as (
-  key: string | Buffer,
-) => number;
+/**
+ * The producers' partitioner: every message the project sends names its partition ({@link partitionForKey});
+ * kafkajs' default partitioner would first filter the topic's partition list for each message. A message without
+ * one goes to the default partitioner.
+ */
+export const givenPartitioner: ICustomPartitioner = () => {
+  const fallback = Partitioners.DefaultPartitioner();
+  return (args) => args.message.partition ?? fallback(args);
+};
 
 /** The kafkajs client the sink needs (tests pass a recording fake). */
 export type SinkKafkaClient = Pick<Kafka, 'producer' | 'admin'>;
@@ -304,7 +314,7 @@ export function createKafkaSink(
           // kafkajs refuses an idempotent producer without retries (its sequence numbers protect the retries).
           retry: { retries: Math.max(1, resolved.retries), initialRetryTime: 200, maxRetryTime: 5_000 },
           // Java-compatible murmur2 partitioning: the same key lands where Java/Connect producers would put it.
-          createPartitioner: Partitioners.DefaultPartitioner,
+          createPartitioner: givenPartitioner,
         });
         await producer.connect();
         connected = true;
@@ -341,7 +351,7 @@ export function createKafkaSink(
                 topic,
                 acks: -1,
                 timeout: resolved.requestTimeoutMs,
-                messages: chunk.map((m) => ({ ...wire(m), partition })),
+                messages: chunk.map((m) => wire(m, partition)),
               });
               // Belt and braces: an answer for the partition is the ack; none means nothing was written.
               if (!answers.some((a) => a.topicName === topic && a.partition === partition))

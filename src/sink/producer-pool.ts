@@ -16,9 +16,8 @@
  * produce request (`transaction-requests.ts`), the checkpoints last.
  */
 import type { Kafka, Producer, Transaction } from 'kafkajs';
-import { Partitioners } from 'kafkajs';
 import { ServiceError } from '../errors.js';
-import { toWire } from './kafka-sink.js';
+import { givenPartitioner, toWire } from './kafka-sink.js';
 import type { SinkMessage } from './kafka-sink.js';
 import { announceTransactionPartitions, forgetTransactionPartitions } from './transaction-partitions.js';
 import { transactionRequests } from './transaction-requests.js';
@@ -158,7 +157,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         idempotent: true,
         maxInFlightRequests: 1,
         allowAutoTopicCreation: false,
-        createPartitioner: Partitioners.DefaultPartitioner,
+        createPartitioner: givenPartitioner,
         retry: o.retry,
       });
       try {
@@ -235,7 +234,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
           acks: -1,
           timeout: o.requestTimeoutMs,
           topicMessages: [
-            { topic: r.topic, messages: r.messages.map((m) => ({ ...wire(m), partition: r.partition })) },
+            { topic: r.topic, messages: r.messages.map((m) => wire(m, r.partition)) },
           ],
         });
         // kafkajs 2.2.4 can resolve a send that skipped a partition whose leader moved to a broker that had already

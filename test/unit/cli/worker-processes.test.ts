@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  childExecArgv,
   childMetricsPort,
   resolveProcessCount,
   superviseWorkerProcesses,
@@ -112,5 +113,31 @@ describe('superviseWorkerProcesses', () => {
     expect(h.children[2]?.signals).toEqual(['SIGTERM', 'SIGKILL']);
     h.children[2]?.exit(null, 'SIGKILL');
     expect(await done).toBe(1);
+  });
+});
+
+describe('the children\'s Node flags', () => {
+  it('add the heap limit and growing factor to the supervisor\'s own flags', () => {
+    expect(childExecArgv(['--enable-source-maps'], undefined, {})).toEqual([
+      '--enable-source-maps',
+      '--max-old-space-size=256',
+      '--heap-growing-percent=200',
+    ]);
+    expect(childExecArgv([], '', { maxOldSpaceMb: 512, heapGrowingPercent: 100 })).toEqual([
+      '--max-old-space-size=512',
+      '--heap-growing-percent=100',
+    ]);
+  });
+
+  it('keep what the flags or NODE_OPTIONS already choose', () => {
+    expect(childExecArgv(['--max-old-space-size=1024'], undefined, {})).toEqual([
+      '--max-old-space-size=1024',
+      '--heap-growing-percent=200',
+    ]);
+    expect(childExecArgv([], '--max-old-space-size=96', {})).toEqual(['--heap-growing-percent=200']);
+    expect(childExecArgv(['--heap-growing-percent=50'], undefined, {})).toEqual([
+      '--heap-growing-percent=50',
+      '--max-old-space-size=256',
+    ]);
   });
 });
