@@ -39,5 +39,6 @@ EXPOSE 9464
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.GAMEDATA_METRICS_PORT || 9464) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "/app/node_modules/gamedata-pipeline/bin/gamedata.mjs"]
+# The heap: bounded, and grown 3x its live size between major GCs (docs/operations.md, section 1).
+ENTRYPOINT ["node", "--max-old-space-size=256", "--heap-growing-percent=200", "/app/node_modules/gamedata-pipeline/bin/gamedata.mjs"]
 CMD ["worker"]

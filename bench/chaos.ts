@@ -19,7 +19,8 @@
  *   event at a time; `--latency-ms` stretches a small run.
  *
  * Run (the long figure of docs/guarantees.md): `npx tsx bench/chaos.ts --scale medium --brokers 3 --workers 3
- * --kills 20 [--partition countryId]` (options below; `--keep-stack` leaves the private stack running, `--json` prints the
+ * --kills 20 [--partition countryId] [--compiled]` (options below; `--compiled`: the workers run the built CLI, as
+ * installed; `--keep-stack` leaves the private stack running, `--json` prints the
  * report as JSON).
  * test/e2e/chaos.test.ts runs the same code at a CI size.
  */
@@ -74,6 +75,12 @@ export interface ChaosOptions {
    * does by default) or per user (`off`: more, smaller slices, so a small run outlasts its chaos). @default 'off'
    */
   partition?: 'off' | 'countryId';
+  /**
+   * Workers run the compiled CLI (`bin/gamedata.mjs` -> `dist/`, as installed; run `npm run build` first) instead
+   * of the sources through tsx, whose start-up (transpiling on load) every restart after a SIGKILL pays again.
+   * @default false
+   */
+  compiled?: boolean;
   /** A 429 storm (keyed limit 20 per 3 s) for `stormMs` every `stormEveryMs`. @default 60000 / 8000 */
   stormEveryMs?: number;
   stormMs?: number;
@@ -339,9 +346,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
+        ...(o.compiled === true ? ['bin/gamedata.mjs'] : ['--import', 'tsx', 'src/cli/main.ts']),
         'worker',
         '--concurrency',
         String(o.concurrency),
@@ -794,6 +799,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     ...(num('redis-port') === undefined ? {} : { redisPort: num('redis-port') as number }),
     ...(flag('stack-dir') === undefined ? {} : { stackDir: flag('stack-dir') as string }),
     ...(flag('partition') === undefined ? {} : { partition: flag('partition') as 'off' | 'countryId' }),
+    ...(process.argv.includes('--compiled') ? { compiled: true } : {}),
     ...(process.argv.includes('--keep-stack') ? { keepStack: true } : {}),
     ...(process.argv.includes('--keep-data') ? { keepData: true } : {}),
     ...(process.argv.includes('--java-oracle') ? { javaOracle: true } : {}),
