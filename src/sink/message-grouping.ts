@@ -10,7 +10,7 @@
  * takes the function when `producer/sendMessages.js` is first required, i.e. when kafkajs itself is); it must run
  * before `require('kafkajs')`, which is why the project loads kafkajs through `kafkajs-loader.ts`.
  */
-import { createRequire } from 'node:module';
+import { replaceKafkajsModule } from './internal/patch-kafkajs.js';
 
 type Partitioner = (args: { topic: string; partitionMetadata: unknown[]; message: unknown }) => number;
 export interface GroupingInput {
@@ -20,8 +20,6 @@ export interface GroupingInput {
   partitioner: Partitioner;
 }
 type Grouping = (input: GroupingInput) => Record<number, unknown[]>;
-
-const INSTALLED = Symbol.for('gamedata.kafkaMessageGrouping');
 
 /** kafkajs' grouping, linear: partition -> its messages in their order (`{}` when the topic has no metadata). */
 export function groupMessagesPerPartition({
@@ -46,18 +44,10 @@ export function groupMessagesPerPartition({
  * producer was loaded before (it keeps kafkajs' grouping: the same result, quadratic).
  */
 export function installMessageGrouping(): boolean {
-  const require = createRequire(import.meta.url);
-  const path = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
-  const sendMessages = require.resolve('kafkajs/src/producer/sendMessages.js');
-  const current = require(path) as Grouping & { [INSTALLED]?: boolean };
-  if (current[INSTALLED] === true) return true;
-  if (require.cache[sendMessages] !== undefined) return false;
-  const cached = require.cache[path];
-  if (cached === undefined) return false;
-  const patched = ((input: GroupingInput) => groupMessagesPerPartition(input)) as Grouping & {
-    [INSTALLED]?: boolean;
-  };
-  patched[INSTALLED] = true;
-  cached.exports = patched;
-  return true;
+  return replaceKafkajsModule<Grouping>(
+    'kafkajs/src/producer/groupMessagesPerPartition.js',
+    'kafkajs/src/producer/sendMessages.js',
+    'gamedata.kafkaMessageGrouping',
+    () => (input: GroupingInput) => groupMessagesPerPartition(input),
+  );
 }

@@ -12,7 +12,7 @@
  * outside 32 bits, a key or value that is neither a string nor a Buffer, a header value that is neither) go to kafkajs'
  * encoder.
  */
-import { createRequire } from 'node:module';
+import { replaceKafkajsModule } from './internal/patch-kafkajs.js';
 
 type HeaderValue = string | Buffer;
 /** A message as kafkajs' record encoder receives it. */
@@ -30,7 +30,6 @@ export interface EncodedRecord {
 }
 type RecordEncoder = (input: KafkaRecordInput) => EncodedRecord;
 
-const INSTALLED = Symbol.for('gamedata.kafkaRecordEncoding');
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 
@@ -132,16 +131,10 @@ export function encodingRecords(original: RecordEncoder): RecordEncoder {
  * encoder was loaded before (it keeps kafkajs' record encoder).
  */
 export function installRecordEncoding(): boolean {
-  const require = createRequire(import.meta.url);
-  const path = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js');
-  const produce = require.resolve('kafkajs/src/protocol/requests/produce/v3/request.js');
-  const original = require(path) as RecordEncoder & { [INSTALLED]?: boolean };
-  if (original[INSTALLED] === true) return true;
-  if (require.cache[produce] !== undefined) return false;
-  const cached = require.cache[path];
-  if (cached === undefined) return false;
-  const patched = encodingRecords(original) as RecordEncoder & { [INSTALLED]?: boolean };
-  patched[INSTALLED] = true;
-  cached.exports = patched;
-  return true;
+  return replaceKafkajsModule<RecordEncoder>(
+    'kafkajs/src/protocol/recordBatch/record/v0/index.js',
+    'kafkajs/src/protocol/requests/produce/v3/request.js',
+    'gamedata.kafkaRecordEncoding',
+    encodingRecords,
+  );
 }

@@ -1,7 +1,8 @@
 /**
- * Replaces a method on a prototype of this process's kafkajs with `wrap(original)`, once: the project's patches of
- * kafkajs 2.2.4 (pinned exactly while they stand) all install through this, so a second install is a no-op and a
- * kafkajs without the method fails loudly instead of running unpatched.
+ * The two ways the project's patches of kafkajs 2.2.4 (pinned exactly while they stand) install, each once: a method
+ * on a prototype replaced by `wrap(original)` ({@link patchKafkajsMethod}; a kafkajs without the method fails loudly
+ * instead of running unpatched), or a module's export replaced in the module cache before the kafkajs module that
+ * binds it loads ({@link replaceKafkajsModule}).
  */
 import { createRequire } from 'node:module';
 
@@ -33,4 +34,29 @@ export function patchKafkajsMethod<F extends Method>(
   const patched = wrap(original as F);
   (patched as unknown as Record<symbol, boolean>)[marker] = true;
   proto[method] = patched;
+}
+
+/**
+ * Replaces the export of kafkajs module `modulePath` with `replace(original)` in this process's module cache, once,
+ * provided `dependentPath` (the kafkajs module that takes the export when it loads) has not loaded yet.
+ * @returns whether the replacement is in place (false: `dependentPath` loaded first and keeps kafkajs' own)
+ */
+export function replaceKafkajsModule<F extends Method>(
+  modulePath: string,
+  dependentPath: string,
+  tag: string,
+  replace: (original: F) => F,
+): boolean {
+  const require = createRequire(import.meta.url);
+  const path = require.resolve(modulePath);
+  const marker = Symbol.for(tag);
+  const current = require(path) as F;
+  if ((current as unknown as Record<symbol, boolean>)[marker] === true) return true;
+  if (require.cache[require.resolve(dependentPath)] !== undefined) return false;
+  const cached = require.cache[path];
+  if (cached === undefined) return false;
+  const patched = replace(current);
+  (patched as unknown as Record<symbol, boolean>)[marker] = true;
+  cached.exports = patched;
+  return true;
 }
