@@ -45,25 +45,44 @@ function makeRecords(): { key: string; value: Buffer; headers: Record<string, st
 
 const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
 
-async function runKafkajs(topic: string): Promise<number> {
-  const kafka = new Kafka({ clientId: 'bench-kafkajs', brokers, logLevel: logLevel.NOTHING });
+/**
+ * kafkajs as the pipeline runs it (`patched`: the client from `createKafkaClient`, the kafkajs loaded through
+ * `kafkajs-loader.ts`, the transaction's partitions announced as the producer pool does: every patch of `src/sink/`),
+ * or kafkajs as published (`--child kafkajs-plain`).
+ */
+async function runKafkajs(topic: string, patched: boolean): Promise<number> {
+  const sink = await import('../src/sink/kafka-sink.js');
+  const partitions = await import('../src/sink/transaction-partitions.js');
+  if (patched) partitions.installTransactionPartitionsAhead();
+  const kafka = patched
+    ? sink.createKafkaClient(sink.resolveKafkaOptions({ brokers }), { clientId: 'bench-kafkajs' })
+    : new Kafka({ clientId: 'bench-kafkajs', brokers, logLevel: logLevel.NOTHING });
+  const transactionalId = `bench-kafkajs-${randomBytes(4).toString('hex')}`;
   const producer = kafka.producer({
-    transactionalId: `bench-kafkajs-${randomBytes(4).toString('hex')}`,
+    transactionalId,
     idempotent: true,
     maxInFlightRequests: 1,
     retry: { initialRetryTime: 10, retries: 15 },
+    ...(patched ? { createPartitioner: sink.givenPartitioner } : {}),
   });
   await producer.connect();
   const all = makeRecords();
-  const { partitionForKey, toWire } = await import('../src/sink/kafka-sink.js');
+  const { partitionForKey, toWire } = sink;
   const c0 = process.cpuUsage();
   for (let i = 0; i < all.length; i += perTxn) {
     const txn = await producer.transaction();
     const byPartition = new Map<number, typeof all>();
     for (const m of all.slice(i, i + perTxn)) {
       const p = partitionForKey(m.key, 3, 0);
-      byPartition.set(p, [...(byPartition.get(p) ?? []), m]);
+      const list = byPartition.get(p);
+      if (list === undefined) byPartition.set(p, [m]);
+      else list.push(m);
     }
+    if (patched)
+      partitions.announceTransactionPartitions(
+        transactionalId,
+        [...byPartition.keys()].map((partition) => ({ topic, partition })),
+      );
     const wire = toWire();
     // One partition per produce request, as the pipeline's transactions send.
     for (const [partition, ms] of byPartition)
@@ -72,6 +91,7 @@ async function runKafkajs(topic: string): Promise<number> {
         topicMessages: [{ topic, messages: ms.map((m) => wire(m, partition)) }],
       });
     await txn.commit();
+    if (patched) partitions.forgetTransactionPartitions(transactionalId);
   }
   const used = cpuMs(process.cpuUsage(c0));
   await producer.disconnect();
@@ -122,8 +142,8 @@ async function child(): Promise<void> {
   const which = arg('child') as string;
   const topic = arg('topic') as string;
   const used =
-    which === 'kafkajs'
-      ? await runKafkajs(topic)
+    which === 'kafkajs' || which === 'kafkajs-plain'
+      ? await runKafkajs(topic, which === 'kafkajs')
       : await runPlatformatic(topic, arg('platformatic') as string);
   process.stdout.write(`${JSON.stringify({ cpuMs: used })}\n`);
 }
@@ -143,7 +163,7 @@ async function main(): Promise<void> {
     `| client | records | value B | headers | records per transaction | CPU ms | CPU us / record | load |\n|---|---:|---:|---:|---:|---:|---:|---|\n`,
   );
   for (let r = 0; r < rounds; r++) {
-    for (const which of platformatic === undefined ? ['kafkajs'] : ['kafkajs', 'platformatic']) {
+    for (const which of ['kafkajs-plain', 'kafkajs', ...(platformatic === undefined ? [] : ['platformatic'])]) {
       const out = spawnSync(
         process.execPath,
         [
@@ -168,7 +188,7 @@ async function main(): Promise<void> {
       if (out.status !== 0) throw new Error(`${which} failed: ${out.stderr}`);
       const { cpuMs } = JSON.parse(out.stdout.trim().split('\n').pop() ?? '{}') as { cpuMs: number };
       process.stdout.write(
-        `| ${which === 'kafkajs' ? 'kafkajs 2.2.4' : '@platformatic/kafka'} | ${records} | ${valueBytes} | ${headerCount} | ${perTxn} | ${cpuMs.toFixed(0)} | ${((cpuMs * 1000) / records).toFixed(1)} | ${load()} |\n`,
+        `| ${which === 'kafkajs' ? 'kafkajs 2.2.4, patched (src/sink/)' : which === 'kafkajs-plain' ? 'kafkajs 2.2.4 as published' : '@platformatic/kafka'} | ${records} | ${valueBytes} | ${headerCount} | ${perTxn} | ${cpuMs.toFixed(0)} | ${((cpuMs * 1000) / records).toFixed(1)} | ${load()} |\n`,
       );
     }
   }
