@@ -551,7 +551,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       events,
       java,
     });
-    duplicateTraces.push(...t.traces);
+    // One by one: a spread of 100 k traces overflows the call stack.
+    for (const trace of t.traces) duplicateTraces.push(trace);
     if (java !== undefined) {
       javaOracle ??= {
         duplicates: 0,
@@ -708,7 +709,9 @@ async function traceDuplicates(o: {
       at: Math.round((Number(m.timestamp) - o.runT0) / 100) / 10,
       ...(o.java === undefined ? {} : { javaCommitted: o.java.has(`${m.partition}:${m.offset}`) }),
     };
-    byKey.set(key, [...(byKey.get(key) ?? []), copy]);
+    const copies = byKey.get(key);
+    if (copies === undefined) byKey.set(key, [copy]);
+    else copies.push(copy);
   });
   const traces: DuplicateTrace[] = [];
   let committedCopies = 0;
@@ -830,7 +833,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
       process.exit(report.missing === 0 ? 0 : 1);
     },
     (error: unknown) => {
-      process.stderr.write(`chaos: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`chaos: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       process.exit(1);
     },
   );
