@@ -8,6 +8,16 @@ import { createRequire } from 'node:module';
 
 type Method = (this: never, ...args: never[]) => unknown;
 
+/** Whether `fn` is a patch installed under `tag` (a second install is then a no-op). */
+const isPatch = (fn: unknown, tag: string): boolean =>
+  (fn as Record<symbol, boolean> | undefined)?.[Symbol.for(tag)] === true;
+
+/** `fn`, marked as the patch installed under `tag`. */
+function marked<F extends Method>(fn: F, tag: string): F {
+  (fn as unknown as Record<symbol, boolean>)[Symbol.for(tag)] = true;
+  return fn;
+}
+
 /**
  * @param modulePath a kafkajs module exporting a class, e.g. `kafkajs/src/broker/index.js`
  * @param method the prototype method to replace
@@ -29,11 +39,8 @@ export function patchKafkajsMethod<F extends Method>(
     throw new Error(
       `kafkajs ${modulePath} has no ${method}: ${why} cannot be installed (is kafkajs 2.2.4 installed?)`,
     );
-  const marker = Symbol.for(tag);
-  if ((original as unknown as Record<symbol, boolean>)[marker] === true) return;
-  const patched = wrap(original as F);
-  (patched as unknown as Record<symbol, boolean>)[marker] = true;
-  proto[method] = patched;
+  if (isPatch(original, tag)) return;
+  proto[method] = marked(wrap(original as F), tag);
 }
 
 /**
@@ -49,14 +56,11 @@ export function replaceKafkajsModule<F extends Method>(
 ): boolean {
   const require = createRequire(import.meta.url);
   const path = require.resolve(modulePath);
-  const marker = Symbol.for(tag);
   const current = require(path) as F;
-  if ((current as unknown as Record<symbol, boolean>)[marker] === true) return true;
+  if (isPatch(current, tag)) return true;
   if (require.cache[require.resolve(dependentPath)] !== undefined) return false;
   const cached = require.cache[path];
   if (cached === undefined) return false;
-  const patched = replace(current);
-  (patched as unknown as Record<symbol, boolean>)[marker] = true;
-  cached.exports = patched;
+  cached.exports = marked(replace(current), tag);
   return true;
 }
