@@ -17,4 +17,3 @@ export const Kafka: typeof KafkaJs.Kafka = kafkajs.Kafka;
 export type Kafka = KafkaJs.Kafka;
 export const Partitioners: typeof KafkaJs.Partitioners = kafkajs.Partitioners;
 export const logLevel: typeof KafkaJs.logLevel = kafkajs.logLevel;
-export type logLevel = KafkaJs.logLevel;
