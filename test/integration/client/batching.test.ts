@@ -12,7 +12,8 @@ afterAll(async () => {
   await sim.close();
 });
 beforeEach(() => {
-  sim.configure({ faults: { batch5xx: 0, http5xx: 0, reset: 0, hang: 0 } });
+  // Naming the seed restarts the fault stream: each test meets the same faults whatever ran before it.
+  sim.configure({ faults: { seed: 7, batch5xx: 0, http5xx: 0, reset: 0, hang: 0 } });
   sim.resetStats();
 });
 
@@ -102,7 +103,8 @@ describe('auto-batcher against the simulator', () => {
 
   it('a request that is accepted and never answered times out and is retried', async () => {
     const users = (await truth(sim, 'users')).slice(0, 40);
-    sim.configure({ faults: { hang: 0.3 } });
+    // Seed 7's first draw is 0.01: the first of the 8 POSTs hangs (an unseeded stream met none in ~6 % of runs).
+    sim.configure({ faults: { seed: 7, hang: 0.3 } });
     try {
       const client = testClient(sim, { cache: false, timeoutMs: 300, maxBatchSize: 5 });
       sim.resetStats();
