@@ -150,6 +150,8 @@ export interface ChaosReport {
       duplicates: number;
       dlq: number;
       malformed: number;
+      /** The verification reader's group joins again and messages it fetched again (skipped). */
+      reader: { rejoins: number; refetched: number };
     }
   >;
   wallSeconds: number;
@@ -406,8 +408,16 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   let failed: string | undefined;
   const bull = { connection: control, prefix: settings.queuePrefix };
   const watcher = (async () => {
+    let shownAt = 0;
     while (!done && Date.now() - runT0 < o.timeoutMs) {
       const s = await getRunStatus(runId, bull).catch(() => undefined);
+      // The run's shape over time (a long tail of a few slices reads differently from a slow start).
+      if (s !== undefined && Date.now() - shownAt >= 10_000) {
+        shownAt = Date.now();
+        log(
+          `${Math.round((shownAt - runT0) / 1000)} s: ${s.slices.completed} slices done, ${s.slices.pending} pending`,
+        );
+      }
       if (s?.state === 'completed') done = true;
       else if (s?.state === 'failed') {
         failed = s.failedReason ?? 'failed';
@@ -530,6 +540,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       duplicates: r.duplicates,
       dlq: r.dlq.messages,
       malformed: r.dlq.expected,
+      reader: r.reader,
     };
     totals.records += r.expected;
     totals.missing += r.missing;

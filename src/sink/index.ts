@@ -32,6 +32,6 @@ export type {
   OpenSliceOptions,
 } from './transactional-slice-publisher.js';
 export { readTopic, recordOffsets } from './read-topic.js';
-export type { TopicMessage, ReadTopicOptions, RecordOffsetsOptions } from './read-topic.js';
+export type { TopicMessage, ReadTopicOptions, ReadTopicStats, RecordOffsetsOptions } from './read-topic.js';
 export { createTopicOffsets } from './topic-offsets.js';
 export type { TopicOffsets, TopicOffsetsOptions, PartitionOffsets } from './topic-offsets.js';

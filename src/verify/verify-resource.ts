@@ -10,7 +10,7 @@ import type { RecordDecoder } from '../encoding/record-decoder.js';
 import type { ResourceName } from '../models/resources.js';
 import { dlqTopicName, topicName } from '../models/topic-names.js';
 import { compareRecords, versionKey, type CompareReport } from './compare-records.js';
-import { readTopic } from '../sink/read-topic.js';
+import { readTopic, type ReadTopicStats } from '../sink/read-topic.js';
 
 export interface VerifyResourceOptions {
   resource: ResourceName;
@@ -28,6 +28,8 @@ export interface VerifyReport extends CompareReport {
   topic: string;
   /** Values that could not be decoded (counted as not on the topic). */
   undecodable: number;
+  /** The topic reader's own events: group joins again and messages fetched again (skipped: never counted twice). */
+  reader: ReadTopicStats;
   dlq: {
     topic: string;
     messages: number;
@@ -45,7 +47,8 @@ export async function verifyResource(o: VerifyResourceOptions): Promise<VerifyRe
   const topic = topicName(o.topicPrefix, o.resource);
   const keys: string[] = [];
   let undecodable = 0;
-  await readTopic({ brokers: o.brokers, topic }, async (m) => {
+  const reader: ReadTopicStats = { rejoins: 0, refetched: 0 };
+  await readTopic({ brokers: o.brokers, topic, stats: reader }, async (m) => {
     if (m.value === null) return; // tombstone
     try {
       const { record } = await o.decoder.decode(o.resource, m.value);
@@ -74,6 +77,7 @@ export async function verifyResource(o: VerifyResourceOptions): Promise<VerifyRe
     resource: o.resource,
     topic,
     undecodable,
+    reader,
     dlq: { topic: dlqTopic, messages: dlqMessages, expected: malformed.size, found },
     ok: report.missing === 0 && found === malformed.size,
   };
