@@ -525,6 +525,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     found: 0,
   };
   for (const resource of o.resources) {
+    const verifyT0 = Date.now();
     const r = await verifyResource({
       resource,
       brokers: settings.kafkaBrokers,
@@ -564,6 +565,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     });
     // One by one: a spread of 100 k traces overflows the call stack.
     for (const trace of t.traces) duplicateTraces.push(trace);
+    log(`verified ${resource} in ${((Date.now() - verifyT0) / 1000).toFixed(1)} s`);
     if (java !== undefined) {
       javaOracle ??= {
         duplicates: 0,
@@ -606,6 +608,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   await planner.close();
   await sim.close();
   await deleteSubjects(registry, settings.topicPrefix).catch(() => undefined);
+  log(`cleaned up ${Math.round((Date.now() - t0) / 1000)} s after the start`);
   if (!o.keepStack) await stack(['down'], svc.env).catch((e: unknown) => log(`stack down: ${String(e)}`));
   return {
     scale: o.scale,

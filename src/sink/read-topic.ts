@@ -102,6 +102,8 @@ export async function readTopic(
       groupId,
       maxBytes: 20 * 1024 * 1024,
       readUncommitted: options.readUncommitted ?? false,
+      // A fetch to a broker with nothing more to give waits this long; the read's end waits for it.
+      maxWaitTimeInMs: 200,
     });
     let count = 0;
     // The offset after the last message delivered, per partition. kafkajs starts a partition again from the group's
