@@ -11,10 +11,11 @@
  * main key table (8 bytes at a load factor of 1, up to 16 right after the table doubled). Everything lives under a
  * key prefix of its own and is deleted afterwards.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createRedisSeenSet } from '../src/dedup/index.js';
 import { describeMachine } from './machine.js';
+import { objectIds } from './object-ids.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -27,25 +28,6 @@ const RESCANS = Number(flag('rescans') ?? 10);
 const BATCH = 1000;
 const KEY_SLOT_BYTES = 16;
 const prefix = `bench-dedup-${randomUUID().slice(0, 8)}`;
-
-/**
- * ObjectIds as MongoDB makes them: creation seconds, one 5-byte part per app-server process (three here, as the
- * simulator does), a per-process counter from a random start. `perSecond` ids are created each second.
- */
-function objectIds(count: number, perSecond: number, startSeconds: number): string[] {
-  const processes = [0, 1, 2].map(() => ({ part: randomBytes(5), counter: randomBytes(3).readUIntBE(0, 3) }));
-  const ids: string[] = [];
-  const b = Buffer.alloc(12);
-  for (let i = 0; i < count; i++) {
-    const p = processes[i % 3]!;
-    b.writeUInt32BE(startSeconds + Math.floor(i / perSecond), 0);
-    p.part.copy(b, 4);
-    p.counter = (p.counter + 1) % 2 ** 24;
-    b.writeUIntBE(p.counter, 9, 3);
-    ids.push(b.toString('hex'));
-  }
-  return ids;
-}
 
 async function bytesUnder(redis: Redis, match: string): Promise<{ bytes: number; keys: number }> {
   let cursor = '0';

@@ -10,7 +10,7 @@
  * `--split` claims every page first and settles them afterwards, to give the claim's and the settle's costs apart.
  * Everything lives under a key prefix of its own and is deleted afterwards.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import {
@@ -20,6 +20,7 @@ import {
   type PendingPage,
 } from '../src/dedup/index.js';
 import { describeMachine } from './machine.js';
+import { objectIds } from './object-ids.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -39,22 +40,6 @@ if (!Number.isSafeInteger(redisPid) || redisPid < 1)
 function redisCpuMs(): number {
   const fields = readFileSync(`/proc/${redisPid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** ObjectIds as MongoDB makes them: creation seconds, three 5-byte process parts, per-process counters. */
-function objectIds(count: number, perSecond: number, startSeconds: number): string[] {
-  const processes = [0, 1, 2].map(() => ({ part: randomBytes(5), counter: randomBytes(3).readUIntBE(0, 3) }));
-  const ids: string[] = [];
-  const b = Buffer.alloc(12);
-  for (let i = 0; i < count; i++) {
-    const p = processes[i % 3]!;
-    b.writeUInt32BE(startSeconds + Math.floor(i / perSecond), 0);
-    p.part.copy(b, 4);
-    p.counter = (p.counter + 1) % 2 ** 24;
-    b.writeUIntBE(p.counter, 9, 3);
-    ids.push(b.toString('hex'));
-  }
-  return ids;
 }
 
 async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
