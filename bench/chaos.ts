@@ -36,6 +36,7 @@ import { readSchemaFiles } from '../src/encoding/schema-files.js';
 import { deleteSubjects, registerSchemas } from '../src/encoding/schema-registration.js';
 import type { AvroRecordSchema } from '../src/encoding/avro-schema.js';
 import { createTopics, deleteTopics } from '../src/sink/create-topics.js';
+import type { ReadTopicStats } from '../src/sink/read-topic.js';
 import { connectRedis, createPipelineRuntime, getRunStatus, startBackfill } from '../src/jobs/index.js';
 import { loadConfig, type PipelineSettings } from '../src/config/index.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../src/models/resources.js';
@@ -151,7 +152,7 @@ export interface ChaosReport {
       dlq: number;
       malformed: number;
       /** The verification reader's group joins again and messages it fetched again (skipped). */
-      reader: { rejoins: number; refetched: number };
+      reader: ReadTopicStats;
     }
   >;
   wallSeconds: number;
