@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { AbortedError, ConfigError, GamedataError, ServiceError } from '../../errors.js';
 import type { PipelineRuntime } from '../../jobs/index.js';
+import { exitIfStillRunning } from '../exit-if-still-running.js';
 import { formatDuration, loadConfig, parseDuration, readPipelineSettings } from '../../config/index.js';
 import {
   createPipelineMetrics,
@@ -349,6 +350,8 @@ export function register(program: Command): void {
             `worker: drain did not finish within ${formatDuration(drainTimeoutMs)} (--drain-timeout); exiting`,
           );
         console.error('worker: closed');
+        // Nothing is left to do: if a library left a timer or socket open, say what and exit after 5 s.
+        exitIfStillRunning(5_000, 'worker');
         // A child of `--processes`: close the IPC channel too, or it keeps this process alive.
         process.off('disconnect', onDisconnect);
         if (process.connected) process.disconnect();
