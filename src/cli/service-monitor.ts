@@ -81,6 +81,8 @@ interface Entry {
   timer: NodeJS.Timeout | undefined;
   giveUpTimer: NodeJS.Timeout | undefined;
   checking: boolean;
+  /** The check on its way (close() waits for it before closing the probe). */
+  inFlight: Promise<void> | undefined;
   again: boolean;
 }
 
@@ -102,6 +104,7 @@ export function createServiceMonitor(
     timer: undefined,
     giveUpTimer: undefined,
     checking: false,
+    inFlight: undefined,
     again: false,
   }));
   const readyListeners = new Set<(ready: boolean) => void>();
@@ -147,13 +150,15 @@ export function createServiceMonitor(
     let failure: string | undefined;
     let fatal: ServiceError | undefined;
     try {
-      await e.probe.check();
+      e.inFlight = e.probe.check();
+      await e.inFlight;
     } catch (error) {
       failure = oneLine(error);
       // Wrong credentials or certificates (the probes' non-retriable errors): waiting will not help.
       if (error instanceof ServiceError && !error.retriable) fatal = error;
     }
     e.checking = false;
+    e.inFlight = undefined;
     if (stopped || giveUpError !== undefined) return;
     if (fatal !== undefined) {
       giveUpError = fatal;
@@ -235,7 +240,15 @@ export function createServiceMonitor(
         clearTimeout(e.timer);
         clearTimeout(e.giveUpTimer);
       }
-      await Promise.all(entries.map(async (e) => e.probe.close?.().catch(() => undefined)));
+      // A check on its way may be connecting (a worker woken from SIGSTOP runs its overdue checks as it drains):
+      // closing the probe under it would leave the connection it then opens, and that socket keeps the process
+      // alive. The checks carry their own timeouts.
+      await Promise.all(
+        entries.map(async (e) => {
+          await e.inFlight?.catch(() => undefined);
+          await e.probe.close?.().catch(() => undefined);
+        }),
+      );
     },
   };
 }

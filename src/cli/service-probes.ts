@@ -41,6 +41,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOptions = {}): ServiceProbe {
   const timeoutMs = options.timeoutMs ?? 3_000;
   let probe: ClusterProbe | undefined;
+  let closed = false;
   const drop = async (): Promise<void> => {
     const p = probe;
     probe = undefined;
@@ -54,6 +55,8 @@ export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOpti
       try {
         // Loaded on first use: commands that check only Redis (status) do not load kafkajs.
         const { createClusterProbe } = await import('../sink/cluster-probe.js');
+        // Closed while it loaded: no client made after close() (nobody would close it).
+        if (closed) throw new Error('the Kafka probe is closed');
         probe ??= createClusterProbe(brokers, timeoutMs);
         await withTimeout(probe.check(), timeoutMs * 2, 'a metadata request');
       } catch (error) {
@@ -61,7 +64,10 @@ export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOpti
         throw error;
       }
     },
-    close: drop,
+    async close() {
+      closed = true;
+      await drop();
+    },
   });
 }
 

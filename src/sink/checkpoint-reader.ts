@@ -33,13 +33,20 @@ export interface SliceCheckpoint<S> {
   offset: string;
 }
 
-/** A kafkajs client connected on first use, made again after a failed connect. */
+/**
+ * A kafkajs client connected on first use, made again after a failed connect. After `close()` it connects nothing
+ * more: a slice still finishing its recovery read when its worker closed (a zombie's, woken after its locks went)
+ * would otherwise connect a fresh client that nobody closes, and that socket kept a drained worker alive for minutes.
+ */
 export function lazyConnected<T extends { connect(): Promise<void>; disconnect(): Promise<void> }>(
   make: () => T,
+  what = 'a Kafka client',
 ): { get(): Promise<T>; close(): Promise<void> } {
   let current: Promise<T> | undefined;
+  let closed = false;
   return {
     get() {
+      if (closed) return Promise.reject(new ServiceError(`${what} was used after it was closed`, 'kafka'));
       current ??= (async () => {
         const client = make();
         try {
@@ -53,6 +60,7 @@ export function lazyConnected<T extends { connect(): Promise<void>; disconnect()
       return current;
     },
     async close() {
+      closed = true;
       const c = current;
       current = undefined;
       if (c !== undefined) await (await c.catch(() => undefined))?.disconnect();
@@ -88,10 +96,11 @@ export interface CheckpointReader {
 export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointReader {
   // kafkajs 2.2.4 lets records of some aborted transactions through a read_committed read (read-committed-filter.ts).
   installReadCommittedFilter();
-  const admin = lazyConnected<Admin>(() => o.kafka.admin());
+  const admin = lazyConnected<Admin>(() => o.kafka.admin(), "the checkpoint reader's admin client");
   // A plain producer for the end probes of recovery reads (acks all, not transactional).
   const probeProducer = lazyConnected<Producer>(() =>
     o.kafka.producer({ allowAutoTopicCreation: false, retry: o.retry }),
+    "the checkpoint reader's probe producer",
   );
   const partitioner = Partitioners.DefaultPartitioner();
   const topicPartitions = new Map<string, number>();
@@ -249,7 +258,10 @@ export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointRe
     } finally {
       await consumer.disconnect().catch(() => undefined);
       // One-off groups would otherwise pile up in the group coordinator.
-      await (await admin.get()).deleteGroups([groupId]).catch(() => undefined);
+      await admin
+        .get()
+        .then((a) => a.deleteGroups([groupId]))
+        .catch(() => undefined);
     }
     return last;
   }

@@ -14,6 +14,7 @@ export interface ClusterProbe {
 
 export function createClusterProbe(brokers: readonly string[], timeoutMs: number): ClusterProbe {
   let admin: Admin | undefined;
+  let closed = false;
   const drop = async (): Promise<void> => {
     const a = admin;
     admin = undefined;
@@ -21,24 +22,35 @@ export function createClusterProbe(brokers: readonly string[], timeoutMs: number
   };
   return {
     async check() {
+      if (closed) throw new Error('the Kafka probe is closed');
+      const a = (admin ??= createKafkaClient(
+        resolveKafkaOptions({
+          clientId: 'gamedata-probe',
+          brokers,
+          connectionTimeoutMs: timeoutMs,
+          requestTimeoutMs: timeoutMs,
+          retries: 0,
+        }),
+        { retry: { retries: 0, initialRetryTime: 100, maxRetryTime: 100 } },
+      ).admin({ retry: { retries: 0 } }));
       try {
-        admin ??= createKafkaClient(
-          resolveKafkaOptions({
-            clientId: 'gamedata-probe',
-            brokers,
-            connectionTimeoutMs: timeoutMs,
-            requestTimeoutMs: timeoutMs,
-            retries: 0,
-          }),
-          { retry: { retries: 0, initialRetryTime: 100, maxRetryTime: 100 } },
-        ).admin({ retry: { retries: 0 } });
-        await admin.connect();
-        await admin.describeCluster();
+        await a.connect();
+        await a.describeCluster();
       } catch (error) {
-        await drop();
+        if (admin === a) await drop();
+        else await a.disconnect().catch(() => undefined);
         throw error;
       }
+      // Dropped or closed while it connected (a disconnect during kafkajs' connect leaves the connection that
+      // connect then opens): close it now, or its socket keeps a closed worker alive.
+      if (admin !== a) {
+        await a.disconnect().catch(() => undefined);
+        if (closed) throw new Error('the Kafka probe is closed');
+      }
     },
-    close: drop,
+    async close() {
+      closed = true;
+      await drop();
+    },
   };
 }

@@ -123,4 +123,34 @@ describe('createServiceMonitor', () => {
     expect(onGiveUp).toHaveBeenCalledTimes(1);
     await m.close();
   });
+
+  it('closes a probe only after its check on the way has ended (a check connecting as the worker closes)', async () => {
+    const events: string[] = [];
+    let answer!: () => void;
+    const kafka: ServiceProbe = {
+      service: 'kafka',
+      label: 'Kafka',
+      address: 'kafka.local:1',
+      check: () => {
+        events.push('check');
+        return new Promise<void>((resolve) => (answer = resolve)).then(() => {
+          events.push('answered');
+        });
+      },
+      close: () => {
+        events.push('close');
+        return Promise.resolve();
+      },
+    };
+    const m = createServiceMonitor([kafka], { onChange: () => undefined, onGiveUp: () => undefined });
+    m.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const closed = m.close();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(events).toEqual(['check']); // not closed under the check
+    answer();
+    await closed;
+    expect(events).toEqual(['check', 'answered', 'close']);
+  });
 });
+
