@@ -16,7 +16,11 @@ const PROCESS_HOOKS: LingerHooks = {
   exit: (code) => process.exit(code),
 };
 
-export function exitIfStillRunning(ms: number, who: string, hooks: LingerHooks = PROCESS_HOOKS): NodeJS.Timeout {
+export function exitIfStillRunning(
+  ms: number,
+  who: string,
+  hooks: LingerHooks = PROCESS_HOOKS,
+): NodeJS.Timeout {
   const timer = setTimeout(() => {
     const open = countNames(process.getActiveResourcesInfo());
     hooks.log(`${who}: closed, but still running after ${formatDuration(ms)} (open: ${open}): exiting`);

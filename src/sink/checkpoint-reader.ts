@@ -98,8 +98,8 @@ export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointRe
   installReadCommittedFilter();
   const admin = lazyConnected<Admin>(() => o.kafka.admin(), "the checkpoint reader's admin client");
   // A plain producer for the end probes of recovery reads (acks all, not transactional).
-  const probeProducer = lazyConnected<Producer>(() =>
-    o.kafka.producer({ allowAutoTopicCreation: false, retry: o.retry }),
+  const probeProducer = lazyConnected<Producer>(
+    () => o.kafka.producer({ allowAutoTopicCreation: false, retry: o.retry }),
     "the checkpoint reader's probe producer",
   );
   const partitioner = Partitioners.DefaultPartitioner();

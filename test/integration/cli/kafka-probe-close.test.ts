@@ -27,7 +27,7 @@ describe('the Kafka probe closed during a check', () => {
     const warm = kafkaProbe(brokers);
     await warm.check();
     expect(socketsTo(ports)).toBeGreaterThan(0);
-    await warm.close();
+    await warm.close?.();
     await sleep(50);
     expect(socketsTo(ports)).toBe(0);
 
@@ -39,7 +39,7 @@ describe('the Kafka probe closed during a check', () => {
         () => 'refused',
       );
       if (delay > 0) await sleep(delay);
-      await probe.close();
+      await probe.close?.();
       outcomes.push(await check);
       await sleep(50);
       expect({ delay, open: socketsTo(ports) }).toEqual({ delay, open: 0 });

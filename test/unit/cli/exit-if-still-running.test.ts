@@ -14,10 +14,12 @@ describe('exitIfStillRunning', () => {
     }
     expect(codes).toEqual([0]);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^worker: closed, but still running after .* \(open: .*Timeout x\d+.*\): exiting$/);
+    expect(lines[0]).toMatch(
+      /^worker: closed, but still running after .* \(open: .*Timeout x\d+.*\): exiting$/,
+    );
   });
 
-  it('does not itself keep the process running (its timer is unref\'d)', () => {
+  it("does not itself keep the process running (its timer is unref'd)", () => {
     const timer = exitIfStillRunning(60_000, 'worker', { log: () => undefined, exit: () => undefined });
     try {
       expect(timer.hasRef()).toBe(false);

@@ -153,4 +153,3 @@ describe('createServiceMonitor', () => {
     expect(events).toEqual(['check', 'answered', 'close']);
   });
 });
-
