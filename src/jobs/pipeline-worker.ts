@@ -27,6 +27,7 @@ import { childSliceJobs } from './backfill-flow.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';
 import { runWithPriority, type CallPriority } from '../budget/priority.js';
 import { startSlotSizing, type ConcurrencyChange } from './slot-sizing.js';
+import { startWorkerLiveness, type LivenessRedis } from './worker-liveness.js';
 
 export interface PipelineWorkerOptions {
   /** Redis connection for BullMQ (ioredis options or instance; needs `maxRetriesPerRequest: null`). */
@@ -67,6 +68,13 @@ export interface PipelineWorkerOptions {
    * resume from the checkpoint, so it is high. @default 20
    */
   maxStalledCount?: number;
+  /**
+   * A worker that stops beating this long (killed, or stopped) loses its slices to the others at once, instead of
+   * after their locks expire (`worker-liveness.ts`). 0 turns it off. @default 10000
+   */
+  livenessTimeoutMs?: number;
+  /** Called when this worker's sweep moved slices of dead workers back to wait. */
+  onTakeover?: (jobIds: readonly string[], deadWorkers: readonly string[]) => void;
   /** Options of each slice's processing (page size, splitting). */
   slice?: Omit<ProcessSliceOptions, 'signal'>;
   /** Process runs (parents) here too. @default true */
@@ -85,6 +93,7 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
   lockDuration: 30_000,
   stalledInterval: 15_000,
   maxStalledCount: 20,
+  livenessTimeoutMs: 10_000,
   runs: true,
   demandIntervalMs: 500,
   settleMs: 2000,
@@ -233,6 +242,32 @@ export function startPipelineWorkers(
     },
   );
   slices.on('error', (e) => onError(e, 'slice-worker'));
+  if (!Number.isSafeInteger(o.livenessTimeoutMs) || o.livenessTimeoutMs < 0)
+    throw new ConfigError(
+      `option livenessTimeoutMs must be a non-negative integer, got ${String(o.livenessTimeoutMs)}`,
+    );
+  const liveness =
+    o.livenessTimeoutMs === 0
+      ? undefined
+      : startWorkerLiveness(
+          slices,
+          // BullMQ's Redis backend's client is ioredis (its interface type does not list eval).
+          {
+            eval: async (...args) =>
+              ((await spawner.backend.client) as unknown as LivenessRedis).eval(...args),
+          },
+          async (id) => (await spawner.getJob(id)) ?? undefined,
+          {
+            prefix: o.prefix,
+            queue: QUEUE_NAMES.slices,
+            timeoutMs: o.livenessTimeoutMs,
+            maxStalledCount: o.maxStalledCount,
+            // A dead worker's locks last at most lockDuration; its entry is needed no longer than that.
+            forgetAfterMs: Math.max(600_000, 2 * o.lockDuration),
+            ...(o.onTakeover === undefined ? {} : { onTakeover: o.onTakeover }),
+            onError: (e) => onError(e, 'worker-liveness'),
+          },
+        );
   const sizing =
     maxConcurrency > o.concurrency && deps.budget !== undefined
       ? startSlotSizing(slices, deps.budget, {
@@ -296,7 +331,9 @@ export function startPipelineWorkers(
       closing ??= (async () => {
         stop.abort();
         await sizing?.stop();
+        // Beating until the slices are closed: a draining worker's slices are still its own.
         await slices.close();
+        await liveness?.stop(true);
         await runs?.close();
         await spawner.close();
         await runQueue?.close();

@@ -118,6 +118,11 @@ export function register(program: Command): void {
     )
     .option('--stalled-interval <ms>', 'how often orphaned slices are looked for', '15000')
     .option(
+      '--liveness-timeout <ms>',
+      "a worker whose heartbeat stops this long (killed) loses its slices to the others at once, before their locks expire (0 = off)",
+      '10000',
+    )
+    .option(
       '--metrics-port <port>',
       '/metrics port (0 = any free port, off = none; env GAMEDATA_METRICS_PORT)',
     )
@@ -140,6 +145,7 @@ export function register(program: Command): void {
         quiet?: boolean;
         lockDuration: string;
         stalledInterval: string;
+        livenessTimeout: string;
         metricsPort?: string;
         schedules: boolean;
         processes?: string;
@@ -153,6 +159,11 @@ export function register(program: Command): void {
         if (!Number.isSafeInteger(stalledInterval) || stalledInterval < 500)
           throw new ConfigError(
             `--stalled-interval must be an integer >= 500 ms, got ${flags.stalledInterval}`,
+          );
+        const livenessTimeoutMs = Number(flags.livenessTimeout);
+        if (!Number.isSafeInteger(livenessTimeoutMs) || (livenessTimeoutMs !== 0 && livenessTimeoutMs < 500))
+          throw new ConfigError(
+            `--liveness-timeout must be 0 (off) or an integer >= 500 ms, got ${flags.livenessTimeout}`,
           );
         const concurrency = Number(flags.concurrency);
         if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
@@ -293,6 +304,12 @@ export function register(program: Command): void {
             concurrency,
             lockDuration,
             stalledInterval,
+            livenessTimeoutMs,
+            // Rare (a worker died), so printed even with --quiet.
+            onTakeover: (ids, dead) =>
+              console.error(
+                `worker: took over ${ids.length} slice${ids.length === 1 ? '' : 's'} of ${dead.join(', ')} (no heartbeat for ${formatDuration(livenessTimeoutMs)})`,
+              ),
             onError: (e, where) => {
               if (!monitor.isReady() || isConnectionError(e)) {
                 // The monitor says it (or will, after this recheck).

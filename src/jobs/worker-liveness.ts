@@ -1,0 +1,158 @@
+/**
+ * Worker liveness: a killed worker's slices go to the others within seconds, not after their locks expire.
+ *
+ * BullMQ frees a slice of a dead worker only when the slice's lock expires (`lockDuration`, 30 s by default: long,
+ * so that a busy event loop never loses its locks) and a stalled check then finds it (`stalledInterval`). Here each
+ * slice worker also beats every `beatMs` into one sorted set per queue (`<prefix>:<queue>:liveness`: the BullMQ
+ * worker's id, scored with the time its beat runs out, Redis' clock), and every worker sweeps the queue's active
+ * slices as often: a slice whose lock belongs to a worker whose beat ran out `timeoutMs` ago goes back to wait at
+ * once, through BullMQ's own `moveToWait` with the dead worker's lock token (which fails harmlessly if that worker
+ * renewed the lock in between). A BullMQ lock token is `<worker id>:<n>`, so the lock says whose the slice is.
+ *
+ * What it does not change: a worker that never beat (another version, a tool) is never swept; a stalled worker woken
+ * after its slices moved is the same zombie as after a lock expiry (exactly-once fences it, docs/guarantees.md). The
+ * sweep counts each takeover as a stall (`stc`, what `maxStalledCount` limits): a slice that kills its workers
+ * fails after that many, as before.
+ */
+import type { Job, Worker } from 'bullmq';
+
+/** The Redis calls liveness needs (an ioredis client: BullMQ's own). */
+export interface LivenessRedis {
+  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
+}
+
+export interface WorkerLivenessOptions {
+  /** The BullMQ key prefix and queue name (`<prefix>:<queue>:...`). */
+  prefix: string;
+  queue: string;
+  /** A worker whose beat ran out this long ago is dead, ms. */
+  timeoutMs: number;
+  /** How often to beat and sweep, ms. @default timeoutMs / 4 */
+  beatMs?: number;
+  /** Takeovers of one slice after which the sweep leaves it to BullMQ (which fails it). */
+  maxStalledCount: number;
+  /** How long a dead worker's entry is kept (it may still hold locks), ms. */
+  forgetAfterMs: number;
+  /** Slices moved back to wait by this worker's sweep. */
+  onTakeover?: (jobIds: readonly string[], deadWorkers: readonly string[]) => void;
+  onError?: (error: Error) => void;
+}
+
+export interface WorkerLiveness {
+  /** One sweep now: the slices moved back to wait. */
+  sweep(): Promise<string[]>;
+  /** Stops beating and sweeping; `leave` removes this worker's entry (a drained worker holds no slice). */
+  stop(leave: boolean): Promise<void>;
+}
+
+/** KEYS: liveness. ARGV: worker id, timeout ms, forget ms. Beats, and forgets entries dead for long. */
+const BEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
+return now
+`;
+
+/**
+ * KEYS: liveness, active list. ARGV: job key prefix (`<prefix>:<queue>:`), max stalled count.
+ * Returns {jobId, token, ...} of active jobs locked by a worker whose beat ran out, each counted as a stall; a job
+ * past the count is left to BullMQ's stalled check.
+ */
+const FIND_DEAD = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+local ids = redis.call('LRANGE', KEYS[2], 0, -1)
+for _, id in ipairs(ids) do
+  local jobKey = ARGV[1] .. id
+  local token = redis.call('GET', jobKey .. ':lock')
+  if token then
+    local owner = string.match(token, '^(.*):%d+$')
+    local expires = owner and redis.call('ZSCORE', KEYS[1], owner)
+    if expires and tonumber(expires) < now then
+      local stalls = redis.call('HINCRBY', jobKey, 'stc', 1)
+      if stalls <= tonumber(ARGV[2]) then
+        table.insert(out, id)
+        table.insert(out, token)
+      end
+    end
+  end
+end
+return out
+`;
+
+/**
+ * Starts beating for `worker` and sweeping its queue. `redis` is a non-blocking client (a BullMQ queue's `client`);
+ * `getJob` loads a job of the queue (for BullMQ's `moveToWait`).
+ */
+export function startWorkerLiveness(
+  worker: Pick<Worker, 'id'>,
+  redis: LivenessRedis,
+  getJob: (id: string) => Promise<Pick<Job, 'moveToWait'> | undefined>,
+  o: WorkerLivenessOptions,
+): WorkerLiveness {
+  const key = `${o.prefix}:${o.queue}:liveness`;
+  const active = `${o.prefix}:${o.queue}:active`;
+  const jobPrefix = `${o.prefix}:${o.queue}:`;
+  const beatMs = o.beatMs ?? Math.max(100, Math.floor(o.timeoutMs / 4));
+  const onError = o.onError ?? (() => undefined);
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+
+  const beat = async (): Promise<void> => {
+    await redis.eval(BEAT, 1, key, worker.id, o.timeoutMs, o.forgetAfterMs);
+  };
+
+  const sweep = async (): Promise<string[]> => {
+    const found = (await redis.eval(FIND_DEAD, 2, key, active, jobPrefix, o.maxStalledCount)) as string[];
+    const moved: string[] = [];
+    const dead = new Set<string>();
+    for (let i = 0; i + 1 < found.length; i += 2) {
+      const id = found[i] as string;
+      const token = found[i + 1] as string;
+      const job = await getJob(id);
+      if (job === undefined) continue;
+      // Fails (the lock is not that token any more) when the owner renewed it or the job moved on: fine.
+      const ok = await job.moveToWait(token).then(
+        () => true,
+        () => false,
+      );
+      if (!ok) continue;
+      moved.push(id);
+      dead.add(token.slice(0, token.lastIndexOf(':')));
+    }
+    if (moved.length > 0) o.onTakeover?.(moved, [...dead]);
+    return moved;
+  };
+
+  const tick = (): void => {
+    if (stopped) return;
+    running = (async () => {
+      try {
+        await beat();
+        await sweep();
+      } catch (error) {
+        onError(error instanceof Error ? error : new Error(String(error)));
+      }
+    })().finally(() => {
+      running = undefined;
+      if (!stopped) timer = setTimeout(tick, beatMs);
+    });
+  };
+  tick();
+
+  return {
+    sweep,
+    async stop(leave) {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      if (leave)
+        await redis
+          .eval(`return redis.call('ZREM', KEYS[1], ARGV[1])`, 1, key, worker.id)
+          .catch((error: unknown) => onError(error instanceof Error ? error : new Error(String(error))));
+    },
+  };
+}
