@@ -95,6 +95,11 @@ export interface ChaosOptions {
   keepStack?: boolean;
   /** Leave the run's topics and Redis keys (to inspect the checkpoint topic after a run). @default false */
   keepData?: boolean;
+  /**
+   * The workers' `--liveness-timeout`: a SIGKILLed worker's slices go back to wait after this long without its
+   * heartbeat instead of after their 8 s locks (0 = off, the locks only). @default 2000
+   */
+  livenessMs?: number;
   /** Append every line the workers print to this file. @default undefined */
   workerLogFile?: string;
   /**
@@ -134,6 +139,8 @@ export interface ChaosReport {
   kills: number;
   /** Worker exits that were not our kills (restarted like the killed ones). */
   unplannedExits: number;
+  /** Slices the workers' liveness sweeps moved back to wait (a dead worker's, before their locks expired). */
+  takenOver: number;
   redisRestarts: number;
   brokerStops: number;
   missing: number;
@@ -344,6 +351,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const slots: (Slot | undefined)[] = [];
   let stopping = false;
   let unplannedExits = 0;
+  let takenOver = 0;
   const workerLog: string[] = [];
   const start = (i: number): void => {
     const child = spawn(
@@ -358,6 +366,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         '8000',
         '--stalled-interval',
         '2000',
+        '--liveness-timeout',
+        String(o.livenessMs ?? 2000),
       ],
       { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -369,6 +379,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
           o.workerLogFile,
           `${new Date().toISOString()} [w${i} pid ${child.pid}] ${b.toString()}`,
         );
+      for (const m of b.toString().matchAll(/took over (\d+) slices? of/g)) takenOver += Number(m[1]);
       workerLog.push(`[w${i}] ${b.toString()}`);
       if (workerLog.length > 400) workerLog.splice(0, 200);
     };
@@ -622,6 +633,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     published: counters.published,
     kills,
     unplannedExits,
+    takenOver,
     redisRestarts,
     brokerStops,
     missing: totals.missing,
@@ -762,7 +774,7 @@ async function traceDuplicates(o: {
 export function formatChaosReport(r: ChaosReport): string {
   return [
     `chaos (${r.scale}: ${r.resources.join(',')}; ${r.brokers} broker(s), ${r.workers} workers x ${r.concurrency}, delivery ${r.delivery}): ` +
-      `${r.records} records in the truth, ${r.published} published; ${r.kills} SIGKILLs (+${r.unplannedExits} unplanned exits), ` +
+      `${r.records} records in the truth, ${r.published} published; ${r.kills} SIGKILLs (+${r.unplannedExits} unplanned exits, ${r.takenOver} slices taken over by liveness), ` +
       `${r.redisRestarts} Redis restart(s), ${r.brokerStops} broker stop(s); missing ${r.missing}, duplicates ${r.duplicates}, ` +
       `unexpected ${r.unexpected}, undecodable ${r.undecodable}; DLQ ${r.dlq.messages} messages for ${r.dlq.malformed} malformed records (${r.dlq.found} found); ` +
       `run ${r.runSeconds} s, wall ${r.wallSeconds} s`,
@@ -822,6 +834,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     ...(process.argv.includes('--keep-data') ? { keepData: true } : {}),
     ...(process.argv.includes('--java-oracle') ? { javaOracle: true } : {}),
     ...(flag('worker-log') === undefined ? {} : { workerLogFile: flag('worker-log') as string }),
+    ...(num('liveness-ms') === undefined ? {} : { livenessMs: num('liveness-ms') as number }),
     ...(process.argv.includes('--no-redis-restart') ? { redisRestart: false } : {}),
     ...(process.argv.includes('--no-broker-stop') ? { brokerStop: false } : {}),
     ...(process.argv.includes('--no-storms') ? { storms: false } : {}),
