@@ -18,10 +18,19 @@ export const DEFAULT_RETRY_RETRIABLE_OPTIONS = {
   maxDelayMs: 1000,
 } as const satisfies Required<RetryRetriableOptions>;
 
+/**
+ * kafkajs 2.2.4's `admin.fetchTopicOffsets` throws this TypeError when a ListOffsets round came back with no answer
+ * for the topic (its partitions' leaders were moving: a broker had just stopped). It is the same transient state
+ * as a retriable "not the leader", so it is retried like one (seen in the chaos runs: a slice's recovery read
+ * failed this way while a broker was down, and the slice then waited out BullMQ's backoff).
+ */
+const KAFKAJS_EMPTY_OFFSETS = /Cannot destructure property 'partitions' of '(?:high|low)\.pop\(\.\.\.\)'/;
+
 /** Whether kafkajs marked the error (or its cause) retriable. */
 export function isRetriableKafkaError(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth += 1) {
     if ((e as { retriable?: unknown }).retriable === true) return true;
+    if (e instanceof TypeError && KAFKAJS_EMPTY_OFFSETS.test(e.message)) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;

@@ -47,4 +47,32 @@ describe('retryRetriable', () => {
     expect(isRetriableKafkaError(new Error('x', { cause: notLeader() }))).toBe(true);
     expect(isRetriableKafkaError(Object.assign(new Error('x'), { retriable: false }))).toBe(false);
   });
+
+  it("retries kafkajs' TypeError for a ListOffsets round with no answer (leaders moving), and no other TypeError", async () => {
+    // What admin.fetchTopicOffsets throws in kafkajs 2.2.4 when `low` (or `high`) came back empty.
+    const emptyOffsets = (): TypeError => {
+      const low: Array<{ partitions: unknown }> = [];
+      try {
+        const { partitions } = low.pop() as { partitions: unknown };
+        return new TypeError(String(partitions));
+      } catch (error) {
+        return error as TypeError;
+      }
+    };
+    expect(emptyOffsets().message).toContain("of 'low.pop(...)'");
+    expect(isRetriableKafkaError(emptyOffsets())).toBe(true);
+    expect(isRetriableKafkaError(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(
+      false,
+    );
+    let calls = 0;
+    const answer = await retryRetriable(
+      async () => {
+        calls += 1;
+        if (calls < 2) throw emptyOffsets();
+        return 'ok';
+      },
+      { firstDelayMs: 1 },
+    );
+    expect(answer).toBe('ok');
+  });
 });
