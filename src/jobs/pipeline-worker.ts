@@ -151,10 +151,14 @@ export function startPipelineWorkers(
   const runData = new Map<string, RunJobData | null>();
   const readRun = async (runId: string): Promise<RunJobData | null> => {
     if (runData.has(runId)) return runData.get(runId) ?? null;
-    runQueue ??= new Queue<RunJobData, RunResult>(QUEUE_NAMES.runs, {
-      connection: o.connection,
-      prefix: o.prefix,
-    });
+    if (runQueue === undefined) {
+      runQueue = new Queue<RunJobData, RunResult>(QUEUE_NAMES.runs, {
+        connection: o.connection,
+        prefix: o.prefix,
+      });
+      // Without a listener BullMQ prints each connection error's stack (a worker's log during a Redis restart).
+      runQueue.on('error', (e) => onError(e, 'run-queue'));
+    }
     const run = (await runQueue.getJob(runId))?.data ?? null;
     if (runData.size >= 1000) runData.clear();
     runData.set(runId, run);
