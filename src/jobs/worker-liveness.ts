@@ -9,6 +9,9 @@
  * once, through BullMQ's own `moveToWait` with the dead worker's lock token (which fails harmlessly if that worker
  * renewed the lock in between). A BullMQ lock token is `<worker id>:<n>`, so the lock says whose the slice is.
  *
+ * A worker sweeps only after a whole timeout of beats without a failure (at start, and after Redis was away: every
+ * worker's beat may have run out meanwhile, and the others must beat again before anyone sweeps).
+ *
  * What it does not change: a worker that never beat (another version, a tool) is never swept; a stalled worker woken
  * after its slices moved is the same zombie as after a lock expiry (exactly-once fences it, docs/guarantees.md). The
  * sweep counts each takeover as a stall (`stc`, what `maxStalledCount` limits): a slice that kills its workers
@@ -39,7 +42,7 @@ export interface WorkerLivenessOptions {
 }
 
 export interface WorkerLiveness {
-  /** One sweep now: the slices moved back to wait. */
+  /** One sweep now (whatever the time since the last failed beat): the slices moved back to wait. */
   sweep(): Promise<string[]>;
   /** Stops beating and sweeping; `leave` removes this worker's entry (a drained worker holds no slice). */
   stop(leave: boolean): Promise<void>;
@@ -100,6 +103,10 @@ export function startWorkerLiveness(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  // This worker sweeps only after it has beaten without a failure for a whole timeout: after Redis was away (or at
+  // start), every live worker's beat may have run out meanwhile, and a sweep before they beat again would move live
+  // workers' slices. One timeout of beats is four beats of every live worker.
+  let sweepFrom = Date.now() + o.timeoutMs;
 
   const beat = async (): Promise<void> => {
     await redis.eval(BEAT, 1, key, worker.id, o.timeoutMs, o.forgetAfterMs);
@@ -132,8 +139,9 @@ export function startWorkerLiveness(
     running = (async () => {
       try {
         await beat();
-        await sweep();
+        if (Date.now() >= sweepFrom) await sweep();
       } catch (error) {
+        sweepFrom = Date.now() + o.timeoutMs;
         onError(error instanceof Error ? error : new Error(String(error)));
       }
     })().finally(() => {

@@ -1,0 +1,70 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startWorkerLiveness } from '../../../src/jobs/worker-liveness.js';
+
+/** Redis as liveness uses it: beats (ZADD) fail while `down`; sweeps (LRANGE of the active list) are counted. */
+function fakeRedis() {
+  const r = {
+    down: false,
+    beats: 0,
+    sweeps: [] as number[],
+    eval(script: string): Promise<unknown> {
+      if (r.down) return Promise.reject(new Error('connect ECONNREFUSED'));
+      if (script.includes('ZADD')) {
+        r.beats += 1;
+        return Promise.resolve(Date.now());
+      }
+      if (script.includes('LRANGE')) {
+        r.sweeps.push(Date.now());
+        return Promise.resolve([]);
+      }
+      return Promise.resolve(0);
+    },
+  };
+  return r;
+}
+
+describe('startWorkerLiveness', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('beats every timeout / 4 and sweeps only after a whole timeout of good beats (at start, after Redis was away)', async () => {
+    const redis = fakeRedis();
+    const errors: string[] = [];
+    const t0 = Date.now();
+    const l = startWorkerLiveness({ id: 'w1' }, redis, () => Promise.resolve(undefined), {
+      prefix: 'bull',
+      queue: 'slices',
+      timeoutMs: 1000,
+      maxStalledCount: 20,
+      forgetAfterMs: 600_000,
+      onError: (e) => errors.push(e.message),
+    });
+    await vi.advanceTimersByTimeAsync(900);
+    expect(redis.beats).toBe(4); // at 0, 250, 500, 750
+    expect(redis.sweeps).toEqual([]); // the others may not have beaten yet
+    await vi.advanceTimersByTimeAsync(400);
+    expect(redis.sweeps.length).toBeGreaterThan(0);
+    expect(Math.min(...redis.sweeps) - t0).toBeGreaterThanOrEqual(1000);
+
+    // Redis away for a moment: every worker's beat may have run out. No sweep until a timeout of good beats.
+    redis.down = true;
+    await vi.advanceTimersByTimeAsync(300);
+    expect(errors).toContain('connect ECONNREFUSED');
+    const downAt = Date.now();
+    redis.down = false;
+    const before = redis.sweeps.length;
+    await vi.advanceTimersByTimeAsync(700);
+    expect(redis.sweeps.length).toBe(before);
+    await vi.advanceTimersByTimeAsync(800);
+    expect(redis.sweeps.length).toBeGreaterThan(before);
+    expect((redis.sweeps[before] ?? 0) - downAt).toBeGreaterThanOrEqual(1000 - 300);
+    await l.stop(true);
+    const beats = redis.beats;
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(redis.beats).toBe(beats); // stopped
+  });
+});
