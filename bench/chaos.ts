@@ -97,7 +97,7 @@ export interface ChaosOptions {
   keepData?: boolean;
   /**
    * The workers' `--liveness-timeout`: a SIGKILLed worker's slices go back to wait after this long without its
-   * heartbeat instead of after their 8 s locks (0 = off, the locks only). @default 2000
+   * heartbeat instead of after their 8 s locks (0 = off, the locks only). @default 4000
    */
   livenessMs?: number;
   /** Append every line the workers print to this file. @default undefined */
@@ -367,7 +367,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         '--stalled-interval',
         '2000',
         '--liveness-timeout',
-        String(o.livenessMs ?? 2000),
+        String(o.livenessMs ?? 4000),
       ],
       { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
     );

@@ -42,42 +42,46 @@ export interface WorkerLivenessOptions {
 }
 
 export interface WorkerLiveness {
-  /** One sweep now (whatever the time since the last failed beat): the slices moved back to wait. */
+  /** One beat and sweep now (whatever the time since the last failed beat): the slices moved back to wait. */
   sweep(): Promise<string[]>;
   /** Stops beating and sweeping; `leave` removes this worker's entry (a drained worker holds no slice). */
   stop(leave: boolean): Promise<void>;
 }
 
-/** KEYS: liveness. ARGV: worker id, timeout ms, forget ms. Beats, and forgets entries dead for long. */
-const BEAT = `
+/**
+ * One beat, and a sweep when asked, in one script (no gap between them: the sweeper's own entry is fresh while it
+ * sweeps, and it never sweeps its own slices).
+ * KEYS: liveness, active list. ARGV: worker id, timeout ms, forget ms, job key prefix (`<prefix>:<queue>:`), max
+ * stalled count, sweep (1 / 0).
+ * Returns {swept (1 / 0), jobId, token, ...}: the active jobs locked by another worker whose beat ran out, each counted
+ * as a stall (a job past the count is left to BullMQ's stalled check). No sweep (0) when this worker's own beat had
+ * run out before this one: it was stalled itself, or Redis was away or restarted (its entries are old), and the
+ * others' beats may have run out for the same reason.
+ */
+const BEAT_AND_SWEEP = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local previous = redis.call('ZSCORE', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
-return now
-`;
-
-/**
- * KEYS: liveness, active list. ARGV: job key prefix (`<prefix>:<queue>:`), max stalled count.
- * Returns {jobId, token, ...} of active jobs locked by a worker whose beat ran out, each counted as a stall; a job
- * past the count is left to BullMQ's stalled check.
- */
-const FIND_DEAD = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local out = {}
+if ARGV[6] ~= '1' or not previous or tonumber(previous) < now then
+  return {0}
+end
+local out = {1}
 local ids = redis.call('LRANGE', KEYS[2], 0, -1)
 for _, id in ipairs(ids) do
-  local jobKey = ARGV[1] .. id
+  local jobKey = ARGV[4] .. id
   local token = redis.call('GET', jobKey .. ':lock')
   if token then
     local owner = string.match(token, '^(.*):%d+$')
-    local expires = owner and redis.call('ZSCORE', KEYS[1], owner)
-    if expires and tonumber(expires) < now then
-      local stalls = redis.call('HINCRBY', jobKey, 'stc', 1)
-      if stalls <= tonumber(ARGV[2]) then
-        table.insert(out, id)
-        table.insert(out, token)
+    if owner and owner ~= ARGV[1] then
+      local expires = redis.call('ZSCORE', KEYS[1], owner)
+      if expires and tonumber(expires) < now then
+        local stalls = redis.call('HINCRBY', jobKey, 'stc', 1)
+        if stalls <= tonumber(ARGV[5]) then
+          table.insert(out, id)
+          table.insert(out, token)
+        end
       end
     end
   end
@@ -108,17 +112,26 @@ export function startWorkerLiveness(
   // workers' slices. One timeout of beats is four beats of every live worker.
   let sweepFrom = Date.now() + o.timeoutMs;
 
-  const beat = async (): Promise<void> => {
-    await redis.eval(BEAT, 1, key, worker.id, o.timeoutMs, o.forgetAfterMs);
-  };
-
-  const sweep = async (): Promise<string[]> => {
-    const found = (await redis.eval(FIND_DEAD, 2, key, active, jobPrefix, o.maxStalledCount)) as string[];
+  /** One beat (and a sweep when `sweep`): the slices moved back to wait, or undefined when no sweep was made. */
+  const beatAndSweep = async (sweep: boolean): Promise<string[] | undefined> => {
+    const found = (await redis.eval(
+      BEAT_AND_SWEEP,
+      2,
+      key,
+      active,
+      worker.id,
+      o.timeoutMs,
+      o.forgetAfterMs,
+      jobPrefix,
+      o.maxStalledCount,
+      sweep ? 1 : 0,
+    )) as Array<string | number>;
+    if (found[0] !== 1) return undefined;
     const moved: string[] = [];
     const dead = new Set<string>();
-    for (let i = 0; i + 1 < found.length; i += 2) {
-      const id = found[i] as string;
-      const token = found[i + 1] as string;
+    for (let i = 1; i + 1 < found.length; i += 2) {
+      const id = String(found[i]);
+      const token = String(found[i + 1]);
       const job = await getJob(id);
       if (job === undefined) continue;
       // Fails (the lock is not that token any more) when the owner renewed it or the job moved on: fine.
@@ -138,8 +151,10 @@ export function startWorkerLiveness(
     if (stopped) return;
     running = (async () => {
       try {
-        await beat();
-        if (Date.now() >= sweepFrom) await sweep();
+        const sweep = Date.now() >= sweepFrom;
+        const moved = await beatAndSweep(sweep);
+        // Our own beat had run out: wait a whole timeout of beats again before sweeping.
+        if (sweep && moved === undefined) sweepFrom = Date.now() + o.timeoutMs;
       } catch (error) {
         sweepFrom = Date.now() + o.timeoutMs;
         onError(error instanceof Error ? error : new Error(String(error)));
@@ -152,7 +167,9 @@ export function startWorkerLiveness(
   tick();
 
   return {
-    sweep,
+    async sweep() {
+      return (await beatAndSweep(true)) ?? [];
+    },
     async stop(leave) {
       stopped = true;
       clearTimeout(timer);

@@ -175,4 +175,27 @@ describe('worker liveness', () => {
       await s.close();
     }
   });
+
+  it('a sweeper whose own beat had run out sweeps nothing that time (Redis restarted, or it was stalled itself)', async () => {
+    const s = setup('lapsed');
+    const a = busyWorkerProcess(s.queue, s.prefix, 1000);
+    try {
+      const job = await s.jobs.add('slice', { n: 1 });
+      await a.started;
+      a.child.kill('SIGKILL');
+      const b = s.worker(() => new Promise<string>(() => undefined));
+      // A long timeout: B's own ticks (every 5 s, sweeping after 20 s) stay out of the way of the sweeps below.
+      const bLiveness = s.live(b, 20_000);
+      await b.waitUntilReady();
+      await sleep(1500); // A's beat (1 s) has run out
+      const redis = services.redis();
+      await redis.zadd(`${s.prefix}:${s.queue}:liveness`, Date.now() - 5_000, b.id);
+      expect(await bLiveness.sweep()).toEqual([]); // its own entry was old: no sweep
+      expect(await s.jobs.getJobState(job.id ?? '')).toBe('active');
+      expect(await bLiveness.sweep()).toEqual([job.id]); // beating again: A's job moves
+    } finally {
+      if (a.child.exitCode === null) a.child.kill('SIGKILL');
+      await s.close();
+    }
+  });
 });

@@ -1,23 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startWorkerLiveness } from '../../../src/jobs/worker-liveness.js';
 
-/** Redis as liveness uses it: beats (ZADD) fail while `down`; sweeps (LRANGE of the active list) are counted. */
+/** Redis as liveness uses it: beats fail while `down`; the beats that also swept (last argument 1) are counted. */
 function fakeRedis() {
   const r = {
     down: false,
     beats: 0,
     sweeps: [] as number[],
-    eval(script: string): Promise<unknown> {
+    eval(script: string, _keys: number, ...args: Array<string | number>): Promise<unknown> {
       if (r.down) return Promise.reject(new Error('connect ECONNREFUSED'));
-      if (script.includes('ZADD')) {
-        r.beats += 1;
-        return Promise.resolve(Date.now());
-      }
-      if (script.includes('LRANGE')) {
-        r.sweeps.push(Date.now());
-        return Promise.resolve([]);
-      }
-      return Promise.resolve(0);
+      if (!script.includes('ZADD')) return Promise.resolve(0);
+      r.beats += 1;
+      if (args.at(-1) !== 1) return Promise.resolve([0]);
+      r.sweeps.push(Date.now());
+      return Promise.resolve([1]);
     },
   };
   return r;
