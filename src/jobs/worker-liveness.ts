@@ -5,8 +5,8 @@
  * so that a busy event loop never loses its locks) and a stalled check then finds it (`stalledInterval`). Here each
  * slice worker also beats every `beatMs` into one sorted set per queue (`<prefix>:<queue>:liveness`: the BullMQ
  * worker's id, scored with the time its beat runs out, Redis' clock), and every worker sweeps the queue's active
- * slices as often: a slice whose lock belongs to a worker whose beat ran out `timeoutMs` ago goes back to wait at
- * once, through BullMQ's own `moveToWait` with the dead worker's lock token (which fails harmlessly if that worker
+ * slices as often: a slice whose lock belongs to a worker whose last beat is more than `timeoutMs` old goes back to
+ * wait at once, through BullMQ's own `moveToWait` with the dead worker's lock token (which fails harmlessly if that worker
  * renewed the lock in between). A BullMQ lock token is `<worker id>:<n>`, so the lock says whose the slice is.
  *
  * A worker sweeps only after a whole timeout of beats without a failure (at start, and after Redis was away: every
@@ -42,7 +42,10 @@ export interface WorkerLivenessOptions {
 }
 
 export interface WorkerLiveness {
-  /** One beat and sweep now (whatever the time since the last failed beat): the slices moved back to wait. */
+  /**
+   * One beat and sweep now, without waiting a timeout after a failed beat (still none when this worker's own previous
+   * beat had run out): the slices moved back to wait.
+   */
   sweep(): Promise<string[]>;
   /** Stops beating and sweeping; `leave` removes this worker's entry (a drained worker holds no slice). */
   stop(leave: boolean): Promise<void>;
