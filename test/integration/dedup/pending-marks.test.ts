@@ -164,13 +164,28 @@ describe('pending marks on real Redis', () => {
   });
 
   it('a waiting claim holds none of its locks; crosswise pages both finish; an expired holder is resolved', async () => {
-    const { marks, prefix } = fresh(200);
+    // The holder's lease outlives the check below by far: a fixed 20 ms wait for the release failed a loaded CI run
+    // (the waiting claim had not released its lock yet); now the check waits for it, up to most of the lease.
+    const { marks, prefix } = fresh(1_500);
     await marks.claim(pageKeyOf('holder', 0), 'transactions', [tx(9)], never);
-    const waiting = marks.claim(pageKeyOf('w', 0), 'transactions', [tx(1), tx(9)], () =>
-      Promise.resolve(false),
+    const claimedAt = Date.now();
+    let waits = 0;
+    const waiting = marks.claim(
+      pageKeyOf('w', 0),
+      'transactions',
+      [tx(1), tx(9)],
+      () => Promise.resolve(false),
+      { onWait: () => Promise.resolve(void (waits += 1)) }, // called once it found 9 held, before it releases 1
     );
-    await sleep(20);
-    expect(await redis.exists(`${prefix}:lock:transactions/${modelId(1)}`)).toBe(0); // released while it waits
+    const lock1 = `${prefix}:lock:transactions/${modelId(1)}`;
+    let held = 1;
+    let waited = 0;
+    while ((waited === 0 || held === 1) && Date.now() - claimedAt < 1_000) {
+      await sleep(5);
+      waited = waits; // read before the lock: a lock read after the claim began to wait
+      held = await redis.exists(lock1);
+    }
+    expect({ waited, held }).toEqual({ waited: 1, held: 0 }); // released while it waits (the holder's lease runs on)
     const outcome = await waiting; // holder's lease expired meanwhile: resolved as void, w took 9
     expect(outcome.fresh).toEqual([tx(1), tx(9)]);
     await marks.settle('w', [outcome.page], true);
