@@ -80,8 +80,7 @@ interface Entry {
   retryMs: number;
   timer: NodeJS.Timeout | undefined;
   giveUpTimer: NodeJS.Timeout | undefined;
-  checking: boolean;
-  /** The check on its way (close() waits for it before closing the probe). */
+  /** The check on its way (a run meanwhile asks for another; close() waits for it before closing the probe). */
   inFlight: Promise<void> | undefined;
   again: boolean;
 }
@@ -103,7 +102,6 @@ export function createServiceMonitor(
     retryMs: o.retryMinMs,
     timer: undefined,
     giveUpTimer: undefined,
-    checking: false,
     inFlight: undefined,
     again: false,
   }));
@@ -142,11 +140,10 @@ export function createServiceMonitor(
 
   const run = async (e: Entry): Promise<void> => {
     if (stopped || giveUpError !== undefined) return;
-    if (e.checking) {
+    if (e.inFlight !== undefined) {
       e.again = true;
       return;
     }
-    e.checking = true;
     let failure: string | undefined;
     let fatal: ServiceError | undefined;
     try {
@@ -157,7 +154,6 @@ export function createServiceMonitor(
       // Wrong credentials or certificates (the probes' non-retriable errors): waiting will not help.
       if (error instanceof ServiceError && !error.retriable) fatal = error;
     }
-    e.checking = false;
     e.inFlight = undefined;
     if (stopped || giveUpError !== undefined) return;
     if (fatal !== undefined) {

@@ -140,6 +140,10 @@ export function startPipelineWorkers(
       `option maxConcurrency must be a positive integer, got ${String(o.maxConcurrency)}`,
     );
   }
+  if (!Number.isSafeInteger(o.livenessTimeoutMs) || o.livenessTimeoutMs < 0)
+    throw new ConfigError(
+      `option livenessTimeoutMs must be a non-negative integer, got ${String(o.livenessTimeoutMs)}`,
+    );
   const onError = o.onError ?? (() => undefined);
   const stop = new AbortController();
   // Every running slice (and each of its page reads) listens on this one signal.
@@ -246,10 +250,6 @@ export function startPipelineWorkers(
     },
   );
   slices.on('error', (e) => onError(e, 'slice-worker'));
-  if (!Number.isSafeInteger(o.livenessTimeoutMs) || o.livenessTimeoutMs < 0)
-    throw new ConfigError(
-      `option livenessTimeoutMs must be a non-negative integer, got ${String(o.livenessTimeoutMs)}`,
-    );
   const liveness =
     o.livenessTimeoutMs === 0
       ? undefined
@@ -337,7 +337,7 @@ export function startPipelineWorkers(
         await sizing?.stop();
         // Beating until the slices are closed: a draining worker's slices are still its own.
         await slices.close();
-        await liveness?.stop(true);
+        await liveness?.stop();
         await runs?.close();
         await spawner.close();
         await runQueue?.close();

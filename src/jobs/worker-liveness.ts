@@ -47,8 +47,8 @@ export interface WorkerLiveness {
    * beat had run out): the slices moved back to wait.
    */
   sweep(): Promise<string[]>;
-  /** Stops beating and sweeping; `leave` removes this worker's entry (a drained worker holds no slice). */
-  stop(leave: boolean): Promise<void>;
+  /** Stops beating and sweeping, and removes this worker's entry (call it once its slices are closed). */
+  stop(): Promise<void>;
 }
 
 /**
@@ -173,14 +173,13 @@ export function startWorkerLiveness(
     async sweep() {
       return (await beatAndSweep(true)) ?? [];
     },
-    async stop(leave) {
+    async stop() {
       stopped = true;
       clearTimeout(timer);
       await running;
-      if (leave)
-        await redis
-          .eval(`return redis.call('ZREM', KEYS[1], ARGV[1])`, 1, key, worker.id)
-          .catch((error: unknown) => onError(error instanceof Error ? error : new Error(String(error))));
+      await redis
+        .eval(`return redis.call('ZREM', KEYS[1], ARGV[1])`, 1, key, worker.id)
+        .catch((error: unknown) => onError(error instanceof Error ? error : new Error(String(error))));
     },
   };
 }

@@ -35,7 +35,7 @@ function setup(name: string) {
       forgetAfterMs: 600_000,
       onTakeover: (ids, dead) => takeovers.push({ ids, dead }),
     });
-    closers.push(() => l.stop(true));
+    closers.push(() => l.stop());
     return l;
   };
   const worker = (processor: () => Promise<string>): Worker => {

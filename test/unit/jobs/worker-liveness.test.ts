@@ -58,7 +58,7 @@ describe('startWorkerLiveness', () => {
     await vi.advanceTimersByTimeAsync(800);
     expect(redis.sweeps.length).toBeGreaterThan(before);
     expect((redis.sweeps[before] ?? 0) - downAt).toBeGreaterThanOrEqual(1000 - 300);
-    await l.stop(true);
+    await l.stop();
     const beats = redis.beats;
     await vi.advanceTimersByTimeAsync(2000);
     expect(redis.beats).toBe(beats); // stopped
