@@ -209,7 +209,8 @@ export async function deleteTopics(options: KafkaSinkOptions & { topicPrefix: st
       ...allTopicNames(options.topicPrefix).flatMap((t) => [t.topic, t.dlq]),
       checkpointTopicName(options.topicPrefix),
     ].filter((t) => present.has(t));
-    if (topics.length > 0) await admin.deleteTopics({ topics });
+    // kafkajs' 5 s default runs out on a busy cluster deleting dozens of partitions (the topics then stay).
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
   } catch (error) {
     throw toKafkaError(error, resolved.brokers, 'deleting topics');
   } finally {
