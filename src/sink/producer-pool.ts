@@ -12,8 +12,9 @@
  * fenced its id) or when a transaction's end is unknown (an abort that failed): the producer is replaced, and every
  * commit of the old generation fails, so a replaced producer never commits anything of a slice it served before.
  *
- * Transactions of one member run one at a time; commits queued meanwhile go into the next one. One partition per
- * produce request (`transaction-requests.ts`), the checkpoints last.
+ * Transactions of one member run one at a time; commits queued meanwhile go into the next one, which lingers a
+ * little for the member's other slices ({@link transactionLinger}). One partition per produce request
+ * (`transaction-requests.ts`), the checkpoints last.
  */
 import type { Kafka, Producer, Transaction } from 'kafkajs';
 import { ServiceError } from '../errors.js';
@@ -42,7 +43,7 @@ export interface ProducerPoolOptions {
   partitionsOf: (topic: string) => Promise<number>;
   /** The partition of a message (the producer's murmur2 rule; keyless ones round-robin). */
   partitionFor: (topic: string, message: SinkMessage, partitions: number) => number;
-  /** A transaction waits this long for more slices' commits unless `lingerCommits` are queued already. */
+  /** A transaction waits up to this long for more slices' commits ({@link transactionLinger}). */
   lingerMs: number;
   /** Commits that start a transaction at once. */
   lingerCommits: number;
@@ -102,6 +103,20 @@ export interface ProducerPool {
   close(): Promise<void>;
 }
 
+/**
+ * How long a member's next transaction waits for more commits: `lingerMs` while fewer than `lingerCommits` are
+ * queued and more of the member's bound slices could still join; 0 when enough are queued, or when every bound
+ * slice has asked already (a lone slice waits for nobody). As a producer's linger.ms: fewer, larger transactions,
+ * each paying its AddPartitionsToTxn, produce requests, EndTxn and the brokers' markers once for more pages.
+ */
+export function transactionLinger(
+  queued: number,
+  boundSlices: number,
+  o: { lingerMs: number; lingerCommits: number },
+): number {
+  return o.lingerMs > 0 && queued < Math.min(o.lingerCommits, boundSlices) ? o.lingerMs : 0;
+}
+
 interface Queued {
   commit: SliceCommit;
   generation: number;
@@ -121,6 +136,8 @@ interface Member {
   slices: Map<string, number>;
   queue: Queued[];
   draining: boolean;
+  /** Ends the linger before the member's next transaction (set while it lingers). */
+  wake: (() => void) | undefined;
 }
 
 export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
@@ -143,6 +160,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         slices: new Map(),
         queue: [],
         draining: false,
+        wake: undefined,
       };
       members[index] = m;
     }
@@ -233,9 +251,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         const answers = await txn.sendBatch({
           acks: -1,
           timeout: o.requestTimeoutMs,
-          topicMessages: [
-            { topic: r.topic, messages: r.messages.map((m) => wire(m, r.partition)) },
-          ],
+          topicMessages: [{ topic: r.topic, messages: r.messages.map((m) => wire(m, r.partition)) }],
         });
         // kafkajs 2.2.4 can resolve a send that skipped a partition whose leader moved to a broker that had already
         // answered (see kafka-sink.ts); committing then would lose its records, so the transaction aborts instead.
@@ -298,10 +314,17 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
     m.draining = true;
     try {
       while (m.queue.length > 0) {
-        // Linger a little for the commits of the other slices bound here (as a producer's linger.ms): fewer, larger
-        // transactions, each paying its AddPartitionsToTxn, produce requests and EndTxn once.
-        if (o.lingerMs > 0 && m.queue.length < o.lingerCommits)
-          await new Promise<void>((resolve) => setTimeout(resolve, o.lingerMs));
+        // Linger for the commits of the other slices bound here; woken early once enough have come.
+        const linger = transactionLinger(m.queue.length, m.slices.size, o);
+        if (linger > 0 && !closed)
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => m.wake?.(), linger);
+            m.wake = () => {
+              clearTimeout(timer);
+              m.wake = undefined;
+              resolve();
+            };
+          });
         const batch: Queued[] = [];
         for (const q of m.queue.splice(0)) {
           // Commits of a generation that ended (fenced, replaced) never go through its successor.
@@ -338,6 +361,8 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
       const n = (m.slices.get(sliceKey) ?? 1) - 1;
       if (n <= 0) m.slices.delete(sliceKey);
       else m.slices.set(sliceKey, n);
+      // One fewer slice may join: a linger waiting for it ends.
+      if (m.wake !== undefined && transactionLinger(m.queue.length, m.slices.size, o) === 0) m.wake();
     },
     alive(binding) {
       const m = members[binding.index];
@@ -364,6 +389,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         );
       return new Promise((resolve, reject) => {
         m.queue.push({ commit, generation: binding.generation, resolve, reject });
+        if (m.wake !== undefined && transactionLinger(m.queue.length, m.slices.size, o) === 0) m.wake();
         void drain(m);
       });
     },
@@ -378,6 +404,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
     },
     async close() {
       closed = true;
+      for (const m of members) m.wake?.();
       // Commits still queued fail (nothing of them was sent); a transaction on its way ends with its producer.
       for (const m of members)
         for (const q of m.queue.splice(0))

@@ -99,6 +99,54 @@ describe('pooled transactional producers on the real broker', () => {
     }
   });
 
+  it("a transaction lingers for the commits of its producer's other slices, and not for slices that are not there", async () => {
+    const prefix = `${services.prefix}-linger`;
+    await createTopics({ brokers: services.urls.kafkaBrokers, topicPrefix: prefix, partitions: 3 });
+    const topic = `${prefix}.donations`;
+    const dlqTopic = `${topic}.dlq`;
+    // A linger far longer than the test: a transaction that waited it out would show as a 20 s commit.
+    const lingerMs = 20_000;
+    const publisher = createTransactionalSlicePublisher({
+      brokers: services.urls.kafkaBrokers,
+      checkpointTopic: checkpointTopicName(prefix),
+      transactionalIdPrefix: `${prefix}.tx`,
+      member: () => 'm0',
+      producers: 1,
+      lingerMs,
+      lingerCommits: 8,
+      owners: createMemorySliceOwners(new Map()),
+    });
+    try {
+      // Four slices on the one producer commit 50 ms apart: one transaction, started by the fourth commit.
+      const sessions = await Promise.all(
+        ['r/A', 'r/B', 'r/C', 'r/D'].map((k) => publisher.openSlice<object>(k)),
+      );
+      const t0 = Date.now();
+      const commits: Promise<unknown>[] = [];
+      for (const [i, s] of sessions.entries()) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 50));
+        s.addPage({ topic, records: page(`four-${i}`, 3), dlqTopic, deadLetters: [] });
+        commits.push(s.commit({ done: true }));
+      }
+      await Promise.all(commits);
+      expect(Date.now() - t0).toBeLessThan(lingerMs);
+      expect(publisher.stats()).toMatchObject({ commits: 4, transactions: 1 });
+      for (const s of sessions) await s.close();
+      // A lone slice: nobody else is bound, so its transaction starts at once.
+      const lone = await publisher.openSlice<object>('r/E');
+      const t1 = Date.now();
+      lone.addPage({ topic, records: page('lone', 3), dlqTopic, deadLetters: [] });
+      await lone.commit({ done: true });
+      expect(Date.now() - t1).toBeLessThan(lingerMs);
+      await lone.close();
+      expect(publisher.stats()).toMatchObject({ commits: 5, transactions: 2 });
+      const expected = [0, 1, 2, 3].flatMap((i) => page(`four-${i}`, 3)).concat(page('lone', 3));
+      expect(await keys(topic)).toEqual(expected.map((m) => m.key ?? '').sort());
+    } finally {
+      await publisher.close();
+    }
+  });
+
   it('a stalled owner whose slice was taken commits nothing; its producer-mates fail and go on when reopened', async () => {
     const prefix = `${services.prefix}-zombie`;
     await createTopics({ brokers: services.urls.kafkaBrokers, topicPrefix: prefix, partitions: 3 });
