@@ -62,6 +62,12 @@ export interface GamedataConfig extends SecuritySettings {
    */
   delivery: DeliveryMode;
   /**
+   * `GAMEDATA_TRANSACTION_LINGER`: exactly-once only: how long a worker's shared transaction waits for more of its
+   * slices' commits before it starts (as a producer's linger.ms: fewer, larger transactions, less work for the
+   * brokers; a page's commit waits up to this long). A duration: `25ms`, `0` (start at once). @default 25
+   */
+  transactionLingerMs: number;
+  /**
    * `GAMEDATA_GIVE_UP_AFTER`: how long a worker keeps retrying a service (Kafka, the registry, Redis) that stays
    * unreachable before it exits non-zero (`--give-up-after`). A duration: `90s`, `5m`, `1h`, `1d`, `500ms` (a bare
    * number is milliseconds). @default 300_000 (5 min)
@@ -111,6 +117,8 @@ export interface ConfigInput {
   metricsPort?: number | string | false | undefined;
   metricsHost?: string | undefined;
   delivery?: string | undefined;
+  /** A duration (`25ms`, `0`): milliseconds as a number, or a string. */
+  transactionLingerMs?: number | string | undefined;
   /** A duration: milliseconds as a number, or a string such as `10s`, `5m`, `1h`, `1d`, `250ms`. */
   giveUpAfterMs?: number | string | undefined;
   /** A duration, as `giveUpAfterMs`. */
@@ -155,6 +163,7 @@ export const DEFAULT_CONFIG = {
   redisPrefix: 'gamedata',
   logLevel: 'info',
   delivery: 'exactly-once',
+  transactionLingerMs: 25,
   giveUpAfterMs: 300_000,
   drainTimeoutMs: 30_000,
   retentionAgeMs: 7 * 86_400_000,
@@ -178,6 +187,7 @@ export const CONFIG_ENV_NAMES = {
   metricsPort: 'GAMEDATA_METRICS_PORT',
   metricsHost: 'GAMEDATA_METRICS_HOST',
   delivery: 'GAMEDATA_DELIVERY',
+  transactionLingerMs: 'GAMEDATA_TRANSACTION_LINGER',
   giveUpAfterMs: 'GAMEDATA_GIVE_UP_AFTER',
   drainTimeoutMs: 'GAMEDATA_DRAIN_TIMEOUT',
   retentionAgeMs: 'GAMEDATA_RETENTION_AGE',
@@ -256,6 +266,15 @@ const positiveDuration = z
   .transform((value) => toDurationMs(value) ?? Number.NaN)
   .refine((ms) => ms > 0, 'must be a positive duration such as 30s, 5m, 1h, 1d or 500ms');
 
+// The shared transactions' linger: 0 up to 1 s (a page's commit waits up to this long).
+const transactionLinger = z
+  .union([z.number(), z.string()])
+  .transform((value) => toDurationMs(value) ?? Number.NaN)
+  .refine(
+    (ms) => Number.isInteger(ms) && ms >= 0 && ms <= 1000,
+    'must be a duration from 0 to 1s, such as 25ms (a bare number is milliseconds)',
+  );
+
 // Retention: a duration (`7d`, `12h`, `30m`, `90s`, or ms) of at least a minute; a run count of at least 10.
 const retentionAge = z
   .union([z.number(), z.string()])
@@ -294,6 +313,7 @@ const FIELD_SCHEMAS = {
   metricsPort,
   metricsHost: z.string().trim().min(1, 'must not be empty'),
   delivery: z.enum(['exactly-once', 'at-least-once']),
+  transactionLingerMs: transactionLinger,
   giveUpAfterMs: positiveDuration,
   drainTimeoutMs: positiveDuration,
   retentionAgeMs: retentionAge,
@@ -405,6 +425,8 @@ export function loadConfig<const N extends ConfigNeed = never>(
     metricsPort: values.metricsPort as number | false | undefined,
     metricsHost: values.metricsHost as string | undefined,
     delivery: (values.delivery as DeliveryMode | undefined) ?? DEFAULT_CONFIG.delivery,
+    transactionLingerMs:
+      (values.transactionLingerMs as number | undefined) ?? DEFAULT_CONFIG.transactionLingerMs,
     giveUpAfterMs: (values.giveUpAfterMs as number | undefined) ?? DEFAULT_CONFIG.giveUpAfterMs,
     drainTimeoutMs: (values.drainTimeoutMs as number | undefined) ?? DEFAULT_CONFIG.drainTimeoutMs,
     retentionAgeMs: (values.retentionAgeMs as number | undefined) ?? DEFAULT_CONFIG.retentionAgeMs,

@@ -28,6 +28,8 @@ export interface PipelineSettings {
   metricsHost?: string | undefined;
   /** `GAMEDATA_DELIVERY`: `exactly-once` (Kafka transactions) or `at-least-once`. @default DEFAULT_CONFIG.delivery */
   delivery?: DeliveryMode | undefined;
+  /** `GAMEDATA_TRANSACTION_LINGER`: exactly-once shared transactions' linger. @default DEFAULT_CONFIG.transactionLingerMs */
+  transactionLingerMs?: number | undefined;
   /** `GAMEDATA_RETENTION_AGE` / `GAMEDATA_RETENTION_RUNS`: how long finished runs are kept. @default 7 days / 20000 runs */
   retention?: { maxAgeMs: number; maxRuns: number };
 }
@@ -59,6 +61,7 @@ export function readPipelineSettings(
     metricsPort: config.metricsPort,
     metricsHost: config.metricsHost,
     delivery: config.delivery,
+    transactionLingerMs: config.transactionLingerMs,
     retention: { maxAgeMs: config.retentionAgeMs, maxRuns: config.retentionRuns },
   };
 }

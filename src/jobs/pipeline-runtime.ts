@@ -237,6 +237,7 @@ export async function createPipelineRuntime(
           transactionalIdPrefix: `${settings.topicPrefix}.tx`,
           member: () => member.current(),
           owners: createRedisSliceOwners(hot, { prefix: settings.redisPrefix }),
+          ...(settings.transactionLingerMs === undefined ? {} : { lingerMs: settings.transactionLingerMs }),
         })
       : undefined;
   const eos: ExactlyOnceDelivery | undefined =

@@ -46,9 +46,21 @@ describe('loadConfig', () => {
       retentionRuns: 20_000,
       kafkaSecurityProtocol: 'PLAINTEXT',
       delivery: 'exactly-once',
+      transactionLingerMs: 25,
       giveUpAfterMs: 300_000,
       drainTimeoutMs: 30_000,
     });
+  });
+
+  it("reads the shared transactions' linger as a duration from 0 to 1s, and names a bad one", () => {
+    expect(loadConfig({ env: {} }).transactionLingerMs).toBe(25);
+    expect(loadConfig({ env: { GAMEDATA_TRANSACTION_LINGER: '0' } }).transactionLingerMs).toBe(0);
+    expect(loadConfig({ env: { GAMEDATA_TRANSACTION_LINGER: '50ms' } }).transactionLingerMs).toBe(50);
+    expect(loadConfig({ env: {}, overrides: { transactionLingerMs: '1s' } }).transactionLingerMs).toBe(1000);
+    for (const bad of ['2s', '-5', 'soon'])
+      expect(() => loadConfig({ env: { GAMEDATA_TRANSACTION_LINGER: bad } })).toThrow(
+        new RegExp(`GAMEDATA_TRANSACTION_LINGER \\(env\\): must be a duration from 0 to 1s.*; got "${bad}"`),
+      );
   });
 
   it("reads the worker's give-up and drain deadlines as durations, and names a bad one", () => {
