@@ -44,6 +44,8 @@ import {
 import { createKafkaClient, resolveKafkaOptions } from '../src/sink/kafka-sink.js';
 import type { ReadTopicStats } from '../src/sink/read-topic.js';
 import { connectRedis, createPipelineRuntime, getRunStatus, startBackfill } from '../src/jobs/index.js';
+import { QUEUE_NAMES } from '../src/planner/queue-names.js';
+import { Queue } from 'bullmq';
 import { loadConfig, type PipelineSettings } from '../src/config/index.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../src/models/resources.js';
 import { verifyResource } from '../src/verify/index.js';
@@ -495,6 +497,23 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   let done = false;
   let failed: string | undefined;
   const bull = { connection: control, prefix: settings.queuePrefix };
+  // The last slices of a run (a long tail reads differently when they wait out a backoff or run on).
+  const slicesQueue = new Queue(QUEUE_NAMES.slices, bull);
+  slicesQueue.on('error', () => undefined);
+  const pendingSlices = async (run: string): Promise<string> => {
+    const jobs = await slicesQueue
+      .getJobs(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'])
+      .catch(() => []);
+    return jobs
+      .filter((j) => (j.data as { runId?: string } | undefined)?.runId === run)
+      .map(
+        (j) =>
+          `${j.id?.slice(-24) ?? '?'} ${j.attemptsMade} attempt(s), stalled ${j.stalledCounter}${
+            j.failedReason ? `, last error: ${j.failedReason.slice(0, 120)}` : ''
+          }`,
+      )
+      .join('; ');
+  };
   const watcher = (async () => {
     let shownAt = 0;
     while (!done && Date.now() - runT0 < o.timeoutMs) {
@@ -503,7 +522,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       if (s !== undefined && Date.now() - shownAt >= 10_000) {
         shownAt = Date.now();
         log(
-          `${Math.round((shownAt - runT0) / 1000)} s: ${s.slices.completed} slices done, ${s.slices.pending} pending`,
+          `${Math.round((shownAt - runT0) / 1000)} s: ${s.slices.completed} slices done, ${s.slices.pending} pending${
+            s.slices.pending > 0 && s.slices.pending <= 10 ? `: ${await pendingSlices(runId)}` : ''
+          }`,
         );
       }
       if (s?.state === 'completed') done = true;
@@ -579,6 +600,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   }
   await brokerBack;
   await watcher;
+  await slicesQueue.close();
   const runSeconds = (Date.now() - runT0) / 1000;
   stopping = true;
   await Promise.all(
