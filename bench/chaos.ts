@@ -274,19 +274,23 @@ async function removeEarlierRuns(
   }
   const redis = connectRedis(redisUrl);
   try {
-    let removed = 0;
-    for (const pattern of ['chaosq-*', 'chaosr-*']) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) removed += await redis.del(...keys);
-      } while (cursor !== '0');
-    }
+    const removed = (await deleteKeys(redis, 'chaosq-')) + (await deleteKeys(redis, 'chaosr-'));
     if (removed > 0) log(`deleted ${removed} Redis keys of earlier runs`);
   } finally {
     await redis.quit();
   }
+}
+
+/** Deletes every Redis key that starts with `prefix` (SCAN, not KEYS: a long-lived private Redis may hold many). */
+async function deleteKeys(redis: ReturnType<typeof connectRedis>, prefix: string): Promise<number> {
+  let removed = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) removed += await redis.del(...keys);
+  } while (cursor !== '0');
+  return removed;
 }
 
 /** Starts (or reuses) the private stack; the registry of the environment is reused when there is one. */
@@ -708,10 +712,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const counters = await planner.counters.get(runId);
   // The private stack keeps its data between runs: leave nothing of this one behind.
   if (!o.keepData) {
-    for (const p of [settings.queuePrefix, settings.redisPrefix]) {
-      const keys = await control.keys(`${p}*`);
-      for (let i = 0; i < keys.length; i += 500) await control.del(...keys.slice(i, i + 500));
-    }
+    for (const p of [settings.queuePrefix, settings.redisPrefix]) await deleteKeys(control, p);
     // Not fatal (the next run deletes what is left), but said: leftover topics slow every later run.
     await deleteTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix }).catch(
       (e: unknown) => log(`deleting the run's topics: ${String(e)}`),
