@@ -309,6 +309,11 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
     }
   }
 
+  /** Ends a member's linger once it has nothing more to wait for (enough commits queued, or no slice left to ask). */
+  const wakeIfReady = (m: Member): void => {
+    if (m.wake !== undefined && transactionLinger(m.queue.length, m.slices.size, o) === 0) m.wake();
+  };
+
   async function drain(m: Member): Promise<void> {
     if (m.draining) return;
     m.draining = true;
@@ -362,7 +367,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
       if (n <= 0) m.slices.delete(sliceKey);
       else m.slices.set(sliceKey, n);
       // One fewer slice may join: a linger waiting for it ends.
-      if (m.wake !== undefined && transactionLinger(m.queue.length, m.slices.size, o) === 0) m.wake();
+      wakeIfReady(m);
     },
     alive(binding) {
       const m = members[binding.index];
@@ -389,7 +394,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         );
       return new Promise((resolve, reject) => {
         m.queue.push({ commit, generation: binding.generation, resolve, reject });
-        if (m.wake !== undefined && transactionLinger(m.queue.length, m.slices.size, o) === 0) m.wake();
+        wakeIfReady(m);
         void drain(m);
       });
     },
