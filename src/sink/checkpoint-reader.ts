@@ -5,15 +5,16 @@
  * The end of a recovery read is one past a probe record appended now, NOT the partition's last stable offset:
  * another slice's transaction left open on the checkpoint partition (a worker killed mid-commit leaves one until the
  * broker times it out) holds the LSO below this slice's newest committed checkpoint, and a read up to the LSO then
- * finds an older checkpoint (the chaos test's duplicates). Batches emptied by read_committed filtering never reach
- * kafkajs' `eachBatch`: progress is tracked on END_BATCH_PROCESS.
+ * finds an older checkpoint (the chaos test's duplicates). The read itself is `readPartitionRange`
+ * (read-partition-range.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { Partitioners } from './kafkajs-loader.js';
-import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from 'kafkajs';
 import { ServiceError } from '../errors.js';
 import { retryRetriable } from './retry-retriable.js';
 import { installReadCommittedFilter } from './read-committed-filter.js';
+import { readPartitionRange } from './read-partition-range.js';
 
 /**
  * Key of the probe record `readCommitted` writes to the checkpoint partition (a tombstone: the compacted topic keeps
@@ -198,71 +199,32 @@ export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointRe
     from: bigint,
     end: bigint,
   ): Promise<SliceCheckpoint<S> | null> {
-    const groupId = `${o.groupIdPrefix}.recover.${randomUUID()}`;
-    const consumer: Consumer = o.kafka.consumer({
-      groupId,
-      readUncommitted: false,
-      maxWaitTimeInMs: 50,
-      retry: { retries: 3 },
-    });
     let last: SliceCheckpoint<S> | null = null;
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topic: o.checkpointTopic, fromBeginning: true });
-      await new Promise<void>((resolve, reject) => {
-        let timer: NodeJS.Timeout | undefined;
-        const arm = (): void => {
-          if (timer) clearTimeout(timer);
-          timer = setTimeout(
-            () =>
-              reject(
-                new ServiceError(
-                  `the recovery read of slice ${sliceKey} made no progress for ${o.recoveryTimeoutMs} ms (offset < ${end})`,
-                  'kafka',
-                  { retriable: true },
-                ),
-              ),
-            o.recoveryTimeoutMs,
-          );
-        };
-        arm();
-        const progress = (lastOffset: string): void => {
-          arm();
-          if (BigInt(lastOffset) + 1n >= end) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
-          if (e.payload.topic === o.checkpointTopic && e.payload.partition === partition)
-            progress(e.payload.lastOffset);
-        });
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatch: async ({ batch }) => {
-              if (batch.partition !== partition) return;
-              for (const m of batch.messages) {
-                if (BigInt(m.offset) >= end) break;
-                if (m.key?.toString() !== sliceKey || m.value === null) continue;
-                const v = JSON.parse(m.value.toString()) as { seq: number; state: S };
-                last = { sliceKey, seq: v.seq, state: v.state, partition, offset: m.offset };
-              }
-              await Promise.resolve();
-            },
-          })
-          .catch(reject);
-        // After run() was called (kafkajs wants that), before its first fetch.
-        consumer.seek({ topic: o.checkpointTopic, partition, offset: from.toString() });
-      });
-    } finally {
-      await consumer.disconnect().catch(() => undefined);
-      // One-off groups would otherwise pile up in the group coordinator.
-      await admin
-        .get()
-        .then((a) => a.deleteGroups([groupId]))
-        .catch(() => undefined);
-    }
+    await readPartitionRange(
+      {
+        kafka: o.kafka,
+        topic: o.checkpointTopic,
+        partition,
+        from,
+        to: end,
+        groupId: `${o.groupIdPrefix}.recover.${randomUUID()}`,
+        idleTimeoutMs: o.recoveryTimeoutMs,
+        stalled: () =>
+          new ServiceError(
+            `the recovery read of slice ${sliceKey} made no progress for ${o.recoveryTimeoutMs} ms (offset < ${end})`,
+            'kafka',
+            { retriable: true },
+          ),
+        deleteGroup: async (groupId) => (await admin.get()).deleteGroups([groupId]),
+        maxWaitTimeInMs: 50,
+        retries: 3,
+      },
+      (m) => {
+        if (m.key?.toString() !== sliceKey || m.value === null) return;
+        const v = JSON.parse(m.value.toString()) as { seq: number; state: S };
+        last = { sliceKey, seq: v.seq, state: v.state, partition, offset: m.offset };
+      },
+    );
     return last;
   }
 

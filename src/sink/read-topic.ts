@@ -4,6 +4,8 @@
  * up to the last stable offset (`fetchTopicOffsets().high` is the LSO in kafkajs), records of aborted or open
  * transactions skipped. A batch that filtering emptied (only commit markers or aborted records, which is how a
  * partition ends after a transaction) never reaches `eachBatch`, so progress is tracked on END_BATCH_PROCESS.
+ * `recordOffsets` reads one partition's range through `readPartitionRange` (read-partition-range.ts), as the
+ * checkpoint recovery read does.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
@@ -11,6 +13,7 @@ import { securityFailure } from '../config/security-failure.js';
 import { createKafkaClient, resolveKafkaOptions, toKafkaError } from './kafka-sink.js';
 import { ServiceError } from '../errors.js';
 import { installReadCommittedFilter } from './read-committed-filter.js';
+import { readPartitionRange } from './read-partition-range.js';
 
 export interface TopicMessage {
   partition: number;
@@ -215,64 +218,35 @@ export interface RecordOffsetsOptions {
  */
 export async function recordOffsets(options: RecordOffsetsOptions): Promise<number[]> {
   if (options.to <= options.from) return [];
-  installReadCommittedFilter();
   const kafka = createKafkaClient(
     resolveKafkaOptions({ clientId: 'gamedata-offsets', brokers: options.brokers }),
   );
   const admin = kafka.admin();
-  const groupId = `gamedata-offsets-${randomUUID()}`;
-  const consumer = kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
   const found: number[] = [];
   const idleMs = options.idleTimeoutMs ?? 30_000;
   try {
     await admin.connect();
-    await consumer.connect();
-    await consumer.subscribe({ topic: options.topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      let idle: NodeJS.Timeout | undefined;
-      const arm = (): void => {
-        if (idle) clearTimeout(idle);
-        idle = setTimeout(
-          () =>
-            reject(
-              new ServiceError(
-                `reading ${options.topic}[${options.partition}] ${options.from}..${options.to} made no progress for ${idleMs} ms`,
-                'kafka',
-                { retriable: true },
-              ),
-            ),
-          idleMs,
-        );
-      };
-      arm();
-      consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
-        if (e.payload.topic !== options.topic || e.payload.partition !== options.partition) return;
-        arm();
-        if (BigInt(e.payload.lastOffset) + 1n >= BigInt(options.to)) {
-          if (idle) clearTimeout(idle);
-          resolve();
-        }
-      });
-      consumer
-        .run({
-          autoCommit: false,
-          eachBatch: async ({ batch }) => {
-            if (batch.partition !== options.partition) return;
-            for (const m of batch.messages) {
-              const offset = Number(m.offset);
-              // Offsets only grow within a read: one fetched again (the group joined again) is not a second record.
-              if (offset >= options.from && offset < options.to && offset > (found.at(-1) ?? -1))
-                found.push(offset);
-            }
-            await Promise.resolve();
-          },
-        })
-        .catch(reject);
-      consumer.seek({ topic: options.topic, partition: options.partition, offset: String(options.from) });
-    });
+    await readPartitionRange(
+      {
+        kafka,
+        topic: options.topic,
+        partition: options.partition,
+        from: BigInt(options.from),
+        to: BigInt(options.to),
+        groupId: `gamedata-offsets-${randomUUID()}`,
+        idleTimeoutMs: idleMs,
+        stalled: () =>
+          new ServiceError(
+            `reading ${options.topic}[${options.partition}] ${options.from}..${options.to} made no progress for ${idleMs} ms`,
+            'kafka',
+            { retriable: true },
+          ),
+        deleteGroup: (groupId) => admin.deleteGroups([groupId]),
+        maxWaitTimeInMs: 100,
+      },
+      (m) => found.push(Number(m.offset)),
+    );
   } finally {
-    await consumer.disconnect().catch(() => undefined);
-    await admin.deleteGroups([groupId]).catch(() => undefined);
     await admin.disconnect().catch(() => undefined);
   }
   return found;
