@@ -1,6 +1,6 @@
 /**
- * Reads one partition's offsets `[from, to)` as a read_committed consumer (or read_uncommitted), through a throw-away
- * kafkajs consumer group that is deleted afterwards: the one range reader of the checkpoint recovery read
+ * Reads one partition's offsets `[from, to)` as a read_committed consumer, through a throw-away kafkajs consumer
+ * group that is deleted afterwards: the one range reader of the checkpoint recovery read
  * (`checkpoint-reader.ts`) and of `recordOffsets` (`read-topic.ts`).
  *
  * - Progress is tracked on END_BATCH_PROCESS, not in `eachBatch`: a batch that read_committed filtering emptied (only
@@ -30,8 +30,6 @@ export interface PartitionRangeOptions {
   deleteGroup: (groupId: string) => Promise<unknown>;
   /** How long a fetch from a broker with nothing more to give waits (the read's end waits for it). */
   maxWaitTimeInMs: number;
-  /** @default false */
-  readUncommitted?: boolean;
   /** The consumer's retries. @default kafkajs' */
   retries?: number;
 }
@@ -46,7 +44,7 @@ export async function readPartitionRange(
   installReadCommittedFilter();
   const consumer: Consumer = o.kafka.consumer({
     groupId: o.groupId,
-    readUncommitted: o.readUncommitted ?? false,
+    readUncommitted: false,
     maxWaitTimeInMs: o.maxWaitTimeInMs,
     ...(o.retries === undefined ? {} : { retry: { retries: o.retries } }),
   });
