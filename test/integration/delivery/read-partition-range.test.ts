@@ -21,6 +21,16 @@ async function write(send: () => Promise<{ baseOffset?: string }[]>, keys: strin
   keys.forEach((k, i) => offsetOf.set(k, base + BigInt(i)));
 }
 
+/** Waits until the partition's last stable offset is past `offset`: the marker of the transaction holding it is written. */
+async function stablePast(offset: bigint): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const [part] = await admin.fetchTopicOffsets(topic);
+    if (part !== undefined && BigInt(part.high) > offset) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${topic}'s last stable offset did not pass ${offset}`);
+}
+
 beforeAll(async () => {
   admin = await services.admin();
   await admin.createTopics({
@@ -46,20 +56,20 @@ beforeAll(async () => {
     const ta = await aborting.transaction();
     await write(() => ta.send({ topic, acks: -1, messages: msgs(['a1', 'a2']) }), ['a1', 'a2']);
     await ta.abort();
+    // EndTxn answers before the coordinator writes the markers: the next records must come after the abort marker.
+    await stablePast(offsetOf.get('a2')!);
     const tc = await committing.transaction();
     await write(() => tc.send({ topic, acks: -1, messages: msgs(['c1', 'c2']) }), ['c1', 'c2']);
     await tc.commit();
+    await stablePast(offsetOf.get('c2')!);
     await write(() => plain.send({ topic, acks: -1, messages: msgs(['p5']) }), ['p5']);
   } finally {
     await Promise.all([plain, aborting, committing].map((x) => x.disconnect().catch(() => undefined)));
   }
-  // The markers sit at a2 + 1 and c2 + 1; p5 is the last record: the partition's last stable offset passes it.
-  expect(offsetOf.get('a2')! + 1n).toBeLessThan(offsetOf.get('c1')!);
-  for (let i = 0; i < 100; i++) {
-    const [part] = await admin.fetchTopicOffsets(topic);
-    if (part !== undefined && BigInt(part.high) > offsetOf.get('p5')!) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // The layout the cases below rely on: the abort marker at a2 + 1, c1 after it, the commit marker at c2 + 1, then p5.
+  expect(offsetOf.get('c1')).toBe(offsetOf.get('a2')! + 2n);
+  expect(offsetOf.get('p5')).toBe(offsetOf.get('c2')! + 2n);
+  await stablePast(offsetOf.get('p5')!);
 }, 60_000);
 
 afterAll(() => services.cleanup());
