@@ -18,9 +18,11 @@ export interface RateLimitSettings {
 }
 
 /**
- * Response-time model (all 0 by default). Modelled on the real service: a batch takes ~0.6-1.7 s whatever its
- * size; unfiltered transaction-feed pages get slower with depth (0.24 s at the head, ~2.3 s at 24 h deep);
- * filtered pages ~0.27 s at any depth. Calls in one batch run concurrently, so a batch costs its slowest call.
+ * Response-time model (all 0 by default), the real service's cost (upstream-facts.md, "What a call costs the
+ * service"): a request takes ~0.6 s whatever its size; filtered listing pages ~0.27 s at any depth, side by side (50
+ * in one request ~1.3 s); pages of the UNFILTERED transaction feed 0.24 s at the head plus 0.09 s per hour of depth,
+ * SERIALISED per key (`feed-lane.ts`): a feed call waits for every earlier feed call of its key, in its request or
+ * any other, and an abandoned request's calls still occupy the lane.
  */
 export interface LatencySettings {
   /** Added to every HTTP request. @default 0 */
@@ -33,6 +35,11 @@ export interface LatencySettings {
   feedPerHourMs: number;
   /** Any filtered listing page. @default 0 */
   filteredMs: number;
+  /**
+   * Filtered pages of one request start this far apart (the service's dispatch; 50 filtered pages in one request
+   * come back in ~1.3 s, not 0.87). @default 0
+   */
+  filteredPerCallMs: number;
 }
 
 /** Seeded fault injection. Rates are probabilities per request (or per call, or per record). */
@@ -110,7 +117,14 @@ export const DEFAULT_RUNTIME_SETTINGS: RuntimeSettings = {
   apiKeys: undefined,
   rateLimit: { enabled: true, keyed: 500, anonymous: 100, windowMs: 60_000 },
   window72h: true,
-  latency: { requestMs: 0, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 },
+  latency: {
+    requestMs: 0,
+    procedureMs: 0,
+    feedHeadMs: 0,
+    feedPerHourMs: 0,
+    filteredMs: 0,
+    filteredPerCallMs: 0,
+  },
   faults: { seed: 7, http5xx: 0, batch5xx: 0, reset: 0, hang: 0, badJson: 0, malformed: 0 },
   thinUserListing: true,
   countArticleViews: true,
@@ -123,6 +137,7 @@ export const REALISTIC_LATENCY: LatencySettings = {
   feedHeadMs: 240,
   feedPerHourMs: 90,
   filteredMs: 270,
+  filteredPerCallMs: 9,
 };
 
 export const DEFAULT_LIVE_RATES: LiveRates & { speed: number } = {
@@ -273,7 +288,7 @@ export function parseFaultSpec(spec: string): Partial<FaultSettings> {
 }
 
 /**
- * Parses a CLI latency spec: `realistic`, `0`/`off`, or `request=600,procedure=0,feedHead=240,feedPerHour=90,filtered=270`.
+ * Parses a CLI latency spec: `realistic`, `0`/`off`, or `request=600,procedure=0,feedHead=240,feedPerHour=90,filtered=270,filteredPerCall=9`.
  * @throws ConfigError on an unknown key or a bad value.
  */
 export function parseLatencySpec(spec: string): LatencySettings {
@@ -287,6 +302,7 @@ export function parseLatencySpec(spec: string): LatencySettings {
     feedhead: 'feedHeadMs',
     feedperhour: 'feedPerHourMs',
     filtered: 'filteredMs',
+    filteredpercall: 'filteredPerCallMs',
   };
   const out: LatencySettings = { ...DEFAULT_RUNTIME_SETTINGS.latency };
   for (const part of trimmed.split(',').filter((p) => p !== '')) {

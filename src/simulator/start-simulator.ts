@@ -21,6 +21,7 @@ import {
 import { createRateLimiter } from './rate-limiter.js';
 import { createSimulatorRouter, type SimContext } from './router.js';
 import { createStatsRecorder, type SimulatorStats } from './stats.js';
+import { createFeedLanes } from './feed-lane.js';
 import { createWorld, SIMULATOR_RESOURCES, type SimulatorResource, type World } from './world.js';
 
 /** Most procedures one batch may carry (upstream answers 413 above). */
@@ -89,6 +90,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const world = createWorld(resolved.world);
   let settings = resolved.runtime;
   const stats = createStatsRecorder();
+  const lanes = createFeedLanes();
+  const snapshot = (): SimulatorStats => ({ ...stats.snapshot(), feedLane: lanes.snapshot() });
+  const resetStats = (): void => {
+    stats.reset();
+    lanes.reset();
+  };
   const limiter = createRateLimiter();
   const faultRng = createRng(settings.faults.seed);
   /** Applies a patch; a patch that names `faults.seed` restarts the fault stream (reproducible sequences). */
@@ -124,11 +131,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   function handleSim(req: http.IncomingMessage, res: http.ServerResponse, path: string): void {
     if (req.method === 'GET' && path === '/__sim/stats') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats.snapshot()));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(snapshot()));
       return;
     }
     if (req.method === 'POST' && path === '/__sim/reset-stats') {
-      stats.reset();
+      resetStats();
       res.writeHead(204).end();
       return;
     }
@@ -180,6 +187,23 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       .end(JSON.stringify({ error: 'unknown /__sim route' }));
   }
 
+  /**
+   * Counts a request whose client went away (timed out, aborted) before the service answered it: the service still
+   * works it through (its feed calls occupy the lane), and the answer goes nowhere.
+   */
+  function countAnswersAfterClientGone(res: http.ServerResponse): void {
+    const arrived = performance.now();
+    let gone = false;
+    res.on('close', () => {
+      if (!res.writableFinished) gone = true;
+    });
+    const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      if (gone || res.destroyed) stats.answeredAfterClientGone(performance.now() - arrived);
+      return end(...args);
+    }) as typeof res.end;
+  }
+
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://simulator');
     const path = url.pathname;
@@ -196,6 +220,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const batchSize = isBatch ? procedures.length : 1;
     stats.request(batchSize);
     res.on('finish', () => stats.status(res.statusCode));
+    countAnswersAfterClientGone(res);
 
     const rawKey = req.headers['x-api-key'];
     const apiKey = (Array.isArray(rawKey) ? rawKey[0] : rawKey)?.trim() || undefined;
@@ -257,7 +282,21 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
     if (current.latency.requestMs > 0) await new Promise((r) => setTimeout(r, current.latency.requestMs));
     tick();
-    contexts.set(req, { apiKey, settings: current, failingSlots, countCall: (p) => stats.call(p) });
+    // The feed's lane is the key's (anonymous callers: their address's), as the service's limit is.
+    const lane = apiKey ?? `address:${req.socket.remoteAddress ?? 'unknown'}`;
+    let filteredCalls = 0;
+    contexts.set(req, {
+      apiKey,
+      settings: current,
+      failingSlots,
+      countCall: (p) => stats.call(p),
+      feedCall: (costMs) => lanes.occupy(lane, costMs),
+      filteredCall: (costMs) => {
+        const stagger = current.latency.filteredPerCallMs * filteredCalls++;
+        const ms = costMs + stagger;
+        return ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
+      },
+    });
     trpc(req, res);
   }
 
@@ -298,8 +337,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   return {
     url: `http://${host}:${port}/trpc`,
-    stats: () => stats.snapshot(),
-    resetStats: () => stats.reset(),
+    stats: snapshot,
+    resetStats,
     truth(resource) {
       tick();
       return world.truth(resource);

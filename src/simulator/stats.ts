@@ -1,3 +1,5 @@
+import type { FeedLaneStats } from './feed-lane.js';
+
 /** Request counters of a running simulator (what tests assert on: batching, retries, rate limiting). */
 
 export interface SimulatorStats {
@@ -13,6 +15,13 @@ export interface SimulatorStats {
   rateLimited: number;
   /** Faults injected, by kind. */
   faults: { http5xx: number; batch5xx: number; reset: number; hang: number; badJson: number };
+  /** The per-key lanes of the unfiltered feed (`feed-lane.ts`): calls, serialised busy time, longest wait. */
+  feedLane: FeedLaneStats;
+  /**
+   * Requests the service finished working after their client had gone (timed out or aborted): the key paid for
+   * them and nobody read the answer. `slowestMs`: the longest of them, from arrival to answer.
+   */
+  answeredAfterClientGone: { requests: number; slowestMs: number };
 }
 
 export interface StatsRecorder {
@@ -23,6 +32,7 @@ export interface StatsRecorder {
   status(status: number): void;
   rateLimited(): void;
   fault(kind: keyof SimulatorStats['faults']): void;
+  answeredAfterClientGone(ms: number): void;
 }
 
 const bump = (map: Record<string, number>, key: string, by = 1): void => {
@@ -37,6 +47,8 @@ function empty(): SimulatorStats {
     byStatus: {},
     rateLimited: 0,
     faults: { http5xx: 0, batch5xx: 0, reset: 0, hang: 0, badJson: 0 },
+    feedLane: { calls: 0, busyMs: 0, maxWaitMs: 0 },
+    answeredAfterClientGone: { requests: 0, slowestMs: 0 },
   };
 }
 
@@ -61,6 +73,13 @@ export function createStatsRecorder(): StatsRecorder {
     },
     fault: (kind) => {
       stats.faults[kind]++;
+    },
+    answeredAfterClientGone: (ms) => {
+      stats.answeredAfterClientGone.requests++;
+      stats.answeredAfterClientGone.slowestMs = Math.max(
+        stats.answeredAfterClientGone.slowestMs,
+        Math.round(ms),
+      );
     },
   };
 }

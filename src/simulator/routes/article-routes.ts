@@ -3,7 +3,7 @@ import { indexView, tableView, type RowView } from '../ordered-table.js';
 import type { World } from '../world.js';
 import { ROUTE_INPUTS } from './inputs.js';
 import { emptyView, HOUR, type Paging } from './paging.js';
-import { baseProcedure, notFound, sleep, t } from './procedure.js';
+import { baseProcedure, notFound, t } from './procedure.js';
 
 export function createArticleRoutes(world: World, paging: Paging) {
   return t.router({
@@ -74,7 +74,7 @@ export function createArticleRoutes(world: World, paging: Paging) {
                   (minScore === undefined || meta.score >= minScore)
                 );
               };
-        await sleep(ctx.settings.latency.filteredMs);
+        await ctx.filteredCall(ctx.settings.latency.filteredMs);
         return paging.page({
           resource: 'articles',
           view,

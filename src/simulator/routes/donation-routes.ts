@@ -3,7 +3,7 @@ import { indexView, tableView, type RowView } from '../ordered-table.js';
 import type { World } from '../world.js';
 import { ROUTE_INPUTS } from './inputs.js';
 import { emptyView, type Paging } from './paging.js';
-import { baseProcedure, sleep, t } from './procedure.js';
+import { baseProcedure, t } from './procedure.js';
 
 /** Index families of the donations table, by target kind (0 mu, 1 country, 2 party). */
 const FAMILIES = ['mu', 'country', 'party'] as const;
@@ -36,7 +36,7 @@ export function createDonationRoutes(world: World, paging: Paging) {
   return t.router({
     getManyPaginated: baseProcedure.input(ROUTE_INPUTS.donations).query(async ({ input = {}, ctx }) => {
       const view = donationView(input);
-      await sleep(ctx.settings.latency.filteredMs);
+      await ctx.filteredCall(ctx.settings.latency.filteredMs);
       return paging.page({
         resource: 'donations',
         view,

@@ -7,6 +7,6 @@ export function createElectionRoutes(paging: Paging) {
   return t.router({
     getElections: baseProcedure
       .input(ROUTE_INPUTS.elections)
-      .query(({ input = {}, ctx }) => paging.countryFilteredPage('elections', input, ctx.settings)),
+      .query(({ input = {}, ctx }) => paging.countryFilteredPage('elections', input, ctx)),
   });
 }

@@ -11,7 +11,7 @@ import { indexView, listRows, tableView, type RowView } from '../ordered-table.j
 import type { RuntimeSettings } from '../options.js';
 import type { ApiRecord, RecordVariant } from '../records/record-variant.js';
 import type { SimulatorResource, World } from '../world.js';
-import { sleep } from './procedure.js';
+import type { SimContext } from './procedure.js';
 
 export const HOUR = 3_600_000;
 
@@ -47,7 +47,7 @@ export interface Paging {
   countryFilteredPage(
     resource: 'parties' | 'elections',
     input: { countryId?: string | undefined; limit?: number | undefined; cursor?: string | null | undefined },
-    settings: RuntimeSettings,
+    ctx: SimContext,
   ): Promise<Page>;
   /** Identity of a user / party id; undefined when unknown. */
   userIdent(userId: string): number | undefined;
@@ -131,15 +131,15 @@ export function createPaging(world: World): Paging {
   return {
     serve,
     page,
-    async countryFilteredPage(resource, input, settings) {
+    async countryFilteredPage(resource, input, ctx) {
       const table = world.store(resource).table;
       let view = tableView(table);
       if (input.countryId !== undefined) {
         const c = world.countryIndex(input.countryId);
         view = c === undefined ? emptyView : indexView(table, 'country', c);
       }
-      await sleep(settings.latency.filteredMs);
-      return page({ resource, view, limit: input.limit ?? 20, cursor: input.cursor, settings });
+      await ctx.filteredCall(ctx.settings.latency.filteredMs);
+      return page({ resource, view, limit: input.limit ?? 20, cursor: input.cursor, settings: ctx.settings });
     },
     userIdent(userId) {
       const users = world.store('users').table;

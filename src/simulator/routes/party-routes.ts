@@ -13,6 +13,6 @@ export function createPartyRoutes(world: World, paging: Paging) {
     }),
     getManyPaginated: baseProcedure
       .input(ROUTE_INPUTS.partiesPaginated)
-      .query(({ input = {}, ctx }) => paging.countryFilteredPage('parties', input, ctx.settings)),
+      .query(({ input = {}, ctx }) => paging.countryFilteredPage('parties', input, ctx)),
   });
 }

@@ -15,6 +15,10 @@ export interface SimContext {
   failingSlots: ReadonlySet<number>;
   /** Counts one procedure call (stats). */
   countCall(path: string): void;
+  /** Waits out one unfiltered feed call of `costMs` on the key's serialised lane (`feed-lane.ts`). */
+  feedCall(costMs: number): Promise<void>;
+  /** Waits out one filtered listing page of `costMs`, side by side with the request's others (staggered). */
+  filteredCall(costMs: number): Promise<void>;
 }
 
 // isDev false: no stack traces in error envelopes, as a production service. Plain JSON (no transformer), as upstream.

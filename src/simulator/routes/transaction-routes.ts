@@ -6,7 +6,7 @@ import { ITEM_CODES, TRANSACTION_TYPES } from '../vocab.js';
 import type { World } from '../world.js';
 import { ROUTE_INPUTS } from './inputs.js';
 import { emptyView, HOUR, shortest, type Paging } from './paging.js';
-import { baseProcedure, sleep, t } from './procedure.js';
+import { baseProcedure, t } from './procedure.js';
 
 export function createTransactionRoutes(world: World, paging: Paging) {
   return t.router({
@@ -96,7 +96,9 @@ export function createTransactionRoutes(world: World, paging: Paging) {
         } catch {
           boundMs = undefined;
         }
-        await sleep(paging.delayFor(ctx.settings, entityFilter, boundMs));
+        const cost = paging.delayFor(ctx.settings, entityFilter, boundMs);
+        // Filtered pages run side by side; the unfiltered feed's are serialised per key (feed-lane.ts).
+        await (entityFilter ? ctx.filteredCall(cost) : ctx.feedCall(cost));
         return paging.page({
           resource: 'transactions',
           view,

@@ -3,7 +3,7 @@ import { indexView } from '../ordered-table.js';
 import type { World } from '../world.js';
 import { ROUTE_INPUTS } from './inputs.js';
 import { emptyView, type Paging } from './paging.js';
-import { baseProcedure, notFound, sleep, t } from './procedure.js';
+import { baseProcedure, notFound, t } from './procedure.js';
 
 export function createUserRoutes(world: World, paging: Paging) {
   return t.router({
@@ -20,7 +20,7 @@ export function createUserRoutes(world: World, paging: Paging) {
     getUsersByCountry: baseProcedure.input(ROUTE_INPUTS.usersByCountry).query(async ({ input, ctx }) => {
       const table = world.store('users').table;
       const c = world.countryIndex(input.countryId);
-      await sleep(ctx.settings.latency.filteredMs);
+      await ctx.filteredCall(ctx.settings.latency.filteredMs);
       return paging.page({
         resource: 'users',
         view: c === undefined ? emptyView : indexView(table, 'country', c),
