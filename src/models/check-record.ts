@@ -95,7 +95,8 @@ function checkField(
         return;
       }
       for (const k in value) {
-        if (Object.hasOwn(value, k)) checkField(type.of, (value as Record<string, unknown>)[k], path, k, issues);
+        if (Object.hasOwn(value, k))
+          checkField(type.of, (value as Record<string, unknown>)[k], path, k, issues);
       }
       return;
     }

@@ -17,8 +17,13 @@ export interface PartitionSummary {
   key: string;
   /** Walks of the partition (one per value of the key). */
   walks: number;
-  /** The proof's range, epoch ms, half-open: the feed and the walks were read over it. */
+  /**
+   * The proof's range, epoch ms, half-open: the feed and the walks were read over it. The newest hours the proof's
+   * feed budget reached (`provePartition`'s `feedBudgetMs`), at most the feed's 72 h less a margin.
+   */
   window: { start: number; end: number };
+  /** The estimated serialised feed time the proof spent on the key (s; `models/call-cost.ts`). */
+  feedSeconds?: number;
   /** Types whose every feed row lay in exactly one walk: read by the partition walks. Sorted. */
   provenTypes: string[];
   /** The other known types (and any seen type not proven): read per user, as before. Sorted. */

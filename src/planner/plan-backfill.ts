@@ -110,9 +110,15 @@ export interface PlanBackfillOptions {
   partition?: 'off' | 'countryId';
   /**
    * The proof's window, ending at the run's `until`: the feed's 72 h less a margin, so its oldest rows are still in
-   * the feed while it is read (the upstream's now runs on during planning). @default 71 h
+   * the feed while it is read (the upstream's now runs on during planning). The proof reads only the newest part of it
+   * that `proofFeedBudgetMs` reaches. @default 71 h
    */
   proofWindowMs?: number;
+  /**
+   * The most serialised feed time the proof may spend on the key (ms; deep feed pages cost seconds each and the
+   * service serialises them): the proof's window is the newest hours it reaches. @default 15 000
+   */
+  proofFeedBudgetMs?: number;
   /** Types the upstream may emit (see {@link KNOWN_TRANSACTION_TYPES}). @default KNOWN_TRANSACTION_TYPES */
   knownTypes?: readonly string[];
   /** A partition walk whose window holds this many rows or more has its older part probed and cut. @default 5000 */
@@ -130,6 +136,7 @@ export const DEFAULT_PLAN_BACKFILL_OPTIONS = {
   maxProbeRounds: 3,
   partition: 'off',
   proofWindowMs: 71 * 3_600_000,
+  proofFeedBudgetMs: 15_000,
   knownTypes: KNOWN_TRANSACTION_TYPES,
   historyProbeAbove: 5000,
 } as const;
@@ -277,6 +284,7 @@ export async function planBackfill(
     const values = await source.countryIds();
     const proof = await provePartition(read, values, window, {
       key: o.partition,
+      feedBudgetMs: o.proofFeedBudgetMs,
       knownTypes: o.knownTypes,
       pageSize: o.pageSize,
     });

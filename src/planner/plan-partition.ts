@@ -31,6 +31,9 @@ export interface PlannedSlice extends TimeRange {
  */
 export const UNSPLIT_DEPTH = 1000;
 
+/** The window `historyProbeAbove` counts its rows over (the proof's former whole window, 71 h). */
+const RATE_WINDOW_MS = 71 * 3_600_000;
+
 /** One partition walk: its filters and its slices, newest first. */
 export interface PartitionWalk {
   filters: WalkFilters;
@@ -48,7 +51,11 @@ export interface PlanPartitionWalksOptions {
   rowsPerEstimatedSlice?: number;
   /** Most slices of one walk. @default 1000 */
   maxSlicesPerWalk?: number;
-  /** A walk whose window holds this many rows or more is cut (window exactly, older part probed); a quieter one is one slice. @default 5000 */
+  /**
+   * A walk whose window holds this many rows or more, counted at the rate of a 71 h window (the proof's window may be
+   * narrower: its rows are scaled up), is cut (window exactly, older part probed); a quieter one is one slice.
+   * @default 5000
+   */
   historyProbeAbove?: number;
   /** Probe rounds at most for an older part. @default 3 */
   maxProbeRounds?: number;
@@ -85,6 +92,9 @@ export async function planPartitionWalks(
   const o = { ...DEFAULT_PLAN_PARTITION_WALKS_OPTIONS, ...options };
   const wanted = o.types === undefined ? undefined : new Set(o.types);
   const windowStart = Math.min(range.end, Math.max(range.start, proof.window.start));
+  // A narrow window's rows, scaled to a 71 h window's: quiet or busy is a walk's rate, whatever the proof's width.
+  const windowMs = Math.max(1, proof.window.end - proof.window.start);
+  const rateScale = Math.max(1, RATE_WINDOW_MS / windowMs);
   let probePages = 0;
   let probeRounds = 0;
   const walks = await Promise.all(
@@ -97,7 +107,7 @@ export async function planPartitionWalks(
         .map((r) => r.time)
         .sort((a, b) => b - a);
       // A quiet walk: one slice (its pages are all it needs; its first page goes out with every other walk's).
-      if (times.length < o.historyProbeAbove || o.probe === undefined)
+      if (times.length * rateScale < o.historyProbeAbove || o.probe === undefined)
         return { filters, slices: [{ ...range, unsplit: true }] };
       const slices: PlannedSlice[] = [];
       if (windowStart < range.end) {

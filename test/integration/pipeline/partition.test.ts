@@ -85,13 +85,21 @@ describe('full-history transactions by a proven partition (real Kafka, registry,
     const truth = h.sim.truth('transactions');
     const until = h.sim.now();
     const keyless = truth.filter((t) => t['transactionType'] === 'wage' && !('countryId' in t));
-    const keylessInWindow = keyless.filter((t) => Date.parse(String(t['createdAt'])) >= until - WINDOW_MS);
-    expect(keylessInWindow.length).toBeGreaterThan(0);
-    // Most of them lie beyond the window, where no other walk than their users' returns them.
-    expect(keyless.length).toBeGreaterThan(keylessInWindow.length);
+    expect(
+      keyless.filter((t) => Date.parse(String(t['createdAt'])) >= until - WINDOW_MS).length,
+    ).toBeGreaterThan(0);
 
     const planned = await backfill(h);
     const p = planned.run.partition;
+    // The proof read the newest hours its feed budget (15 s of the key's serial feed time) reached, not the 71 h.
+    expect(p?.window.end).toBe(until);
+    expect(p?.window.start).toBeGreaterThan(until - WINDOW_MS);
+    expect(p?.feedSeconds).toBeLessThanOrEqual(15);
+    const start = p?.window.start ?? until;
+    const keylessInWindow = keyless.filter((t) => Date.parse(String(t['createdAt'])) >= start);
+    expect(keylessInWindow.length).toBeGreaterThan(0);
+    // Most of them lie beyond the window, where no other walk than their users' returns them.
+    expect(keyless.length).toBeGreaterThan(keylessInWindow.length);
     expect(p?.unprovenTypes).toEqual(['wage']);
     expect(p?.provenTypes).not.toContain('wage');
     expect(p?.provenTypes.length).toBe(9);
