@@ -1,5 +1,13 @@
 /**
- * Pure decision of how many slices a worker runs at once while the key's budget binds (issue 23).
+ * Pure decision of how many slices a worker runs at once (issues 23 and 32).
+ *
+ * Issue 32: a slice is a chain (its next page's cursor is in the current page), so the calls in flight are at most the
+ * slices running, and by Little's law the key is spent only when requests a second x seconds a request x calls a
+ * request chains run at once: 500 a minute x ~1.2 s x 50 = ~500 across the deployment at the real service's latency.
+ * With 32 slots a worker used ~12 % of the key at scale medium (918 requests in 900 s), and the slots grew only
+ * while the key already bound, which at those latencies it never did. So the slots also grow when the key does NOT
+ * bind but slices wait for a slot ({@link BudgetDemand.queued}) and the fetcher's batches leave short: the key has
+ * requests to spare and the work to fill them. (`DEFAULT_MAX_CONCURRENCY`, 512, bounds one worker.)
  *
  * A full batch needs 50 calls waiting at the fetcher at once, and a slice has at most one call waiting (its next
  * page's cursor is in the current page, so it reads one page ahead at most). With 4 workers x 8 slots at most 32 calls
@@ -25,6 +33,11 @@ export interface BudgetDemand {
   maxBatch: number;
   /** The batch went early for a tail call (it says nothing of how many calls could wait). */
   tail: boolean;
+  /**
+   * Slices queued across the deployment that wait for a worker slot when the batch was sent (BullMQ's waiting,
+   * prioritized and delayed less the running ones); absent when the fetcher could not count them.
+   */
+  queued?: number | undefined;
 }
 
 export interface ConcurrencyInput {
@@ -52,7 +65,9 @@ export type ConcurrencyReason =
   /** The key binds and batches leave full (or went early for a tail, or the last growth has not shown yet): kept. */
   | 'kept'
   /** The key binds and the last batch left short of a full one: grown. */
-  | 'short';
+  | 'short'
+  /** The key has requests to spare, slices wait for a slot and the last batch left short: grown (Little's law). */
+  | 'spare';
 
 export interface ConcurrencyDecision {
   concurrency: number;
@@ -74,7 +89,8 @@ export function isShortBatch(demand: BudgetDemand): boolean {
 }
 
 /**
- * - no demand, or the key does not bind: `base`;
+ * - no demand, or the key does not bind and no slice waits for a slot: `base`;
+ * - the key does not bind, slices wait for a slot and the last batch left short: grown as below (`spare`);
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
  *   (within `[base, max]`);
  * - the key binds and the last batch left short: `current x maxBatch / calls x SLOT_HEADROOM` (the slots that would
@@ -85,12 +101,17 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   const max = Math.max(base, Math.floor(input.max));
   const current = Math.min(max, Math.max(base, Math.floor(input.current)));
   const { demand } = input;
-  if (demand === undefined || !demand.binds) return { concurrency: base, reason: 'free' };
-  if (!isShortBatch(demand) || demand.at < input.changedAt + input.settleMs)
-    return { concurrency: current, reason: 'kept' };
+  if (demand === undefined) return { concurrency: base, reason: 'free' };
+  // The key does not bind: grow while slices wait for a slot and batches leave short; with no slice waiting, the
+  // configured concurrency (slots beyond it would stand idle).
+  const spare = !demand.binds && (demand.queued ?? 0) > 0;
+  if (!demand.binds && !spare) return { concurrency: base, reason: 'free' };
+  const short = demand.calls < demand.maxBatch && !demand.tail;
+  if (!short || demand.at < input.changedAt + input.settleMs) return { concurrency: current, reason: 'kept' };
   const target = Math.ceil((current * demand.maxBatch * SLOT_HEADROOM) / Math.max(1, demand.calls));
   const grown = Math.min(max, 2 * current, Math.max(current + 1, target));
-  return { concurrency: grown, reason: grown > current ? 'short' : 'kept' };
+  if (grown <= current) return { concurrency: current, reason: 'kept' };
+  return { concurrency: grown, reason: spare ? 'spare' : 'short' };
 }
 
 /** The Redis form of a {@link BudgetDemand}. */
@@ -118,5 +139,6 @@ export function parseBudgetDemand(raw: string | null | undefined): BudgetDemand 
     calls: o['calls'],
     maxBatch: o['maxBatch'],
     tail: o['tail'] === true,
+    ...(finite(o['queued']) ? { queued: o['queued'] } : {}),
   };
 }

@@ -448,7 +448,8 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
         const binds = limiter.bindsAhead(maxInFlight);
         // And as full as the work asks: everything at once when the calls waiting and coming fit in the tokens,
         // full batches when they need more than the key grants (see `workFill`).
-        const work = binds ? await options.work?.estimate() : undefined;
+        // The work is counted whether or not the key binds: the workers size their slots by the slices waiting.
+        const work = await options.work?.estimate();
         const minFill = binds
           ? workFill({
               waiting,
@@ -488,7 +489,14 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           // At the start of a binding stretch the hold itself says the calls are short: the workers grow now, not
           // after the batch.
           if (growing && urgent === 0 && now() - demandKeptAt >= 500)
-            publishDemand({ at: now(), binds: true, calls: waiting, maxBatch, tail: false });
+            publishDemand({
+              at: now(),
+              binds: true,
+              calls: waiting,
+              maxBatch,
+              tail: false,
+              queued: work?.queued,
+            });
           await waitBell(Math.min(decision.waitMs, 50));
           continue;
         }
@@ -499,6 +507,7 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           calls: decision.size,
           maxBatch,
           tail: urgent > 0,
+          queued: work?.queued,
         });
         const batchKey = keys.batch(id, batchSeq++);
         const taken = (await redis.eval(

@@ -48,6 +48,8 @@ export interface WorkEstimate {
   coming: number;
   /** Slices running now across the deployment. */
   running: number;
+  /** Slices queued and not running (waiting for a worker slot) across the deployment. */
+  queued: number;
 }
 
 export interface WorkEstimator {
@@ -63,7 +65,7 @@ export interface WorkEstimator {
  * @throws ConfigError when `callsPerSlice` is not a number >= 0 or `refreshMs` not >= 0.
  * @example
  * const work = createWorkEstimator({ source: { countSlices: async () => ({ pending: 120, running: 32 }) } });
- * await work.estimate(); // { coming: 240, running: 32 }
+ * await work.estimate(); // { coming: 240, running: 32, queued: 88 }
  */
 export function createWorkEstimator(options: WorkEstimatorOptions): WorkEstimator {
   const d = DEFAULT_WORK_ESTIMATOR_OPTIONS;
@@ -86,7 +88,11 @@ export function createWorkEstimator(options: WorkEstimatorOptions): WorkEstimato
         sample !== undefined && sample.slices > 0 && sample.known <= sample.slices && sample.calls >= 0
           ? (sample.calls + (sample.slices - sample.known) * callsPerSlice) / sample.slices
           : callsPerSlice;
-      return { coming: Math.ceil(Math.max(0, pending) * perSlice), running: Math.max(0, running) };
+      return {
+        coming: Math.ceil(Math.max(0, pending) * perSlice),
+        running: Math.max(0, running),
+        queued: Math.max(0, pending - running),
+      };
     } catch {
       return undefined;
     }

@@ -46,7 +46,8 @@ export interface PipelineWorkerOptions {
    * Most slices at once while the key's budget binds and its fetcher's batches leave short of 50 calls
    * (`decideConcurrency`; needs `deps.budget`). A slice waits at the fetcher only part of its time (claims, encoding,
    * commits), so one process alone keeping a full batch waiting needs more than 50 slots. `concurrency` (or less)
-   * turns the growth off. @default max(concurrency, 64)
+   * turns the growth off. Also while the key has requests to spare and slices wait for a slot (issue 32).
+   * @default max(concurrency, 512)
    */
   maxConcurrency?: number;
   /** How often the worker reads the fetcher's demand to size its slots, ms. @default 500 */
@@ -99,8 +100,12 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
   settleMs: 2000,
 } as const;
 
-/** Slots a worker may grow to while the key binds, when `maxConcurrency` is not set: `max(concurrency, this)`. */
-export const DEFAULT_MAX_CONCURRENCY = 64;
+/**
+ * Slots a worker may grow to (while the key binds and batches leave short, or while slices wait and the key has
+ * requests to spare), when `maxConcurrency` is not set: `max(concurrency, this)`. By Little's law the key's 500
+ * requests a minute at ~1.2 s a request and 50 calls each need ~500 chains in flight across the deployment (issue 32).
+ */
+export const DEFAULT_MAX_CONCURRENCY = 512;
 
 export interface PipelineWorkerDeps extends ProcessSliceDeps {
   counters: ProcessSliceDeps['counters'] &

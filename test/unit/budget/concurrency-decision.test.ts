@@ -16,6 +16,7 @@ const demand = fc.record({
   calls: fc.integer({ min: 1, max: 50 }),
   maxBatch: fc.constant(50),
   tail: fc.boolean(),
+  queued: fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: undefined }),
 });
 
 const input = fc
@@ -50,10 +51,10 @@ describe('decideConcurrency', () => {
     );
   });
 
-  it('is the configured concurrency whenever the key does not bind or nothing was sent lately', () => {
+  it('is the configured concurrency whenever the key does not bind and no slice waits, or nothing was sent lately', () => {
     fc.assert(
       fc.property(input, (i) => {
-        if (i.demand !== undefined && i.demand.binds) return;
+        if (i.demand !== undefined && (i.demand.binds || (i.demand.queued ?? 0) > 0)) return;
         expect(decideConcurrency(i)).toEqual({ concurrency: i.base, reason: 'free' });
       }),
     );
@@ -65,8 +66,11 @@ describe('decideConcurrency', () => {
         const current = Math.min(i.max, Math.max(i.base, i.current));
         const next = decideConcurrency(i);
         if (next.concurrency > current) {
-          expect(next.reason).toBe('short');
-          expect(i.demand !== undefined && isShortBatch(i.demand)).toBe(true);
+          expect(next.reason).toBe(i.demand?.binds === true ? 'short' : 'spare');
+          if (next.reason === 'spare') expect(i.demand?.queued).toBeGreaterThan(0);
+          expect(i.demand !== undefined && (isShortBatch(i.demand) || next.reason === 'spare')).toBe(true);
+          expect(i.demand!.calls).toBeLessThan(i.demand!.maxBatch);
+          expect(i.demand!.tail).toBe(false);
           expect(i.demand!.at).toBeGreaterThanOrEqual(i.changedAt + i.settleMs);
           expect(next.concurrency).toBeLessThanOrEqual(2 * current);
         }
@@ -93,6 +97,42 @@ describe('decideConcurrency', () => {
         else expect(next).toEqual({ concurrency: i.max, reason: 'kept' });
       }),
     );
+  });
+
+  it("a key with requests to spare and slices waiting for a slot: short batches grow the slots until max (Little's law), none waiting gives base", () => {
+    fc.assert(
+      fc.property(input, demand, fc.integer({ min: 1, max: 10_000 }), (i, d, queued) => {
+        const current = Math.min(i.max, Math.max(i.base, i.current));
+        const spare = {
+          ...d,
+          binds: false,
+          tail: false,
+          calls: Math.min(d.calls, 49),
+          at: i.changedAt + i.settleMs,
+          queued,
+        };
+        const next = decideConcurrency({ ...i, demand: spare });
+        if (current < i.max) expect(next.reason).toBe('spare');
+        if (current < i.max) expect(next.concurrency).toBeGreaterThan(current);
+        else expect(next).toEqual({ concurrency: i.max, reason: 'kept' });
+        expect(decideConcurrency({ ...i, demand: { ...spare, queued: 0 } })).toEqual({
+          concurrency: i.base,
+          reason: 'free',
+        });
+      }),
+    );
+  });
+
+  it('the issue-32 run: 32 slots, realistic latency, 20 k users queued, POSTs of 20 calls: 32 -> 64 -> 128 -> 256 -> 512', () => {
+    const o = { base: 32, max: 512, settleMs: 2000, changedAt: 0 };
+    const d = starved({ binds: false, calls: 20, queued: 19_968 });
+    const seen: number[] = [];
+    let current = 32;
+    for (let i = 0; i < 5; i++) {
+      current = decideConcurrency({ ...o, current, demand: d }).concurrency;
+      seen.push(current);
+    }
+    expect(seen).toEqual([64, 128, 256, 512, 512]);
   });
 
   it('4 workers x 8 slots: POSTs of 32 calls grow each worker to 16 (proportional 13, with headroom 19, at most x2), then on to the cap of 64', () => {
@@ -133,6 +173,11 @@ describe('decideConcurrency', () => {
       reason: 'free',
     });
     expect(decideConcurrency({ ...base, demand: undefined })).toEqual({ concurrency: 8, reason: 'free' });
+    // A full batch on a spare key keeps the slots while slices wait.
+    expect(decideConcurrency({ ...base, demand: starved({ binds: false, calls: 50, queued: 10 }) })).toEqual({
+      concurrency: 26,
+      reason: 'kept',
+    });
   });
 });
 

@@ -35,12 +35,12 @@ describe('createWorkEstimator', () => {
       { pending: 4, running: 4 },
     ]);
     const work = createWorkEstimator({ source: s.source, callsPerSlice: 3, refreshMs: 100, now: () => t });
-    expect(await work.estimate()).toEqual({ coming: 30, running: 8 });
+    expect(await work.estimate()).toEqual({ coming: 30, running: 8, queued: 2 });
     t = 99;
-    expect(await work.estimate()).toEqual({ coming: 30, running: 8 });
+    expect(await work.estimate()).toEqual({ coming: 30, running: 8, queued: 2 });
     expect(s.reads()).toBe(1);
     t = 100;
-    expect(await work.estimate()).toEqual({ coming: 12, running: 4 });
+    expect(await work.estimate()).toEqual({ coming: 12, running: 4, queued: 0 });
     expect(s.reads()).toBe(2);
   });
 
@@ -48,11 +48,12 @@ describe('createWorkEstimator', () => {
     // 10 sampled: 4 plans of 50 calls in all, 6 unknown at 2 each: 25 calls per slice over 100 pending slices.
     const s = countingSource([{ pending: 100, running: 10, sample: { slices: 10, known: 4, calls: 200 } }]);
     const work = createWorkEstimator({ source: s.source, now: () => 0 });
-    expect(await work.estimate()).toEqual({ coming: 2120, running: 10 });
+    expect(await work.estimate()).toEqual({ coming: 2120, running: 10, queued: 90 });
     const empty = countingSource([{ pending: 3, running: 0, sample: { slices: 0, known: 0, calls: 0 } }]);
     expect(await createWorkEstimator({ source: empty.source, now: () => 0 }).estimate()).toEqual({
       coming: 6,
       running: 0,
+      queued: 3,
     });
   });
 
@@ -76,7 +77,7 @@ describe('createWorkEstimator', () => {
     t = 10;
     expect(await work.estimate()).toBeUndefined();
     t = 20;
-    expect(await work.estimate()).toEqual({ coming: 14, running: 2 });
+    expect(await work.estimate()).toEqual({ coming: 14, running: 2, queued: 5 });
   });
 
   it('close closes the source; bad options throw naming the option', async () => {

@@ -1,0 +1,168 @@
+/**
+ * Issue 32, "Full history at the real service's cost": a full-history transactions backfill through the whole
+ * pipeline, as a user runs it (`gamedata worker`, then `gamedata backfill transactions --full-history --until <now>
+ * --wait`), against the simulator with the real service's cost model (`--latency realistic`: 0.6 s a request, filtered
+ * pages 0.27 s side by side, unfiltered feed pages 0.24 s + 0.09 s per hour of depth SERIALISED per key; see
+ * src/simulator/feed-lane.ts), once per plan the CLI offers, each into fresh topics, queues and Redis keys, each on a
+ * fresh simulator. Prints per plan: wall time, requests, transaction calls, the key's serial feed seconds, requests
+ * answered after their client had gone, the key's floors (requests at 500 a minute; serial feed seconds) and `verify`
+ * (record by record against the simulator's truth).
+ *
+ *   npx tsx bench/full-history.ts [--scale small] [--seed 7] [--latency realistic] [--plans countryId,off]
+ *     [--concurrency 32] [--no-verify]
+ *
+ * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone on the
+ * machine: it measures wall time.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startSimulator, type Simulator } from '../src/simulator/index.js';
+import { parseLatencySpec } from '../src/simulator/options.js';
+import { describeMachine } from './machine.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const flag = (name: string, def: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? (args[i + 1] ?? def) : def;
+};
+const scale = flag('scale', 'small') as 'small' | 'medium';
+const seed = Number(flag('seed', '7'));
+const latency = parseLatencySpec(flag('latency', 'realistic'));
+const plans = flag('plans', 'countryId,off').split(',');
+const concurrency = flag('concurrency', '32');
+const verify = !args.includes('--no-verify');
+const KEY = 'bench-key';
+const KEY_LIMIT_PER_MIN = 500;
+
+interface Outcome {
+  plan: string;
+  wallS: number;
+  requests: number;
+  txCalls: number;
+  feedS: number;
+  abandoned: number;
+  slowestAbandonedS: number;
+  verify: string;
+  line: string;
+}
+
+function cli(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; done: Promise<{ code: number | null; out: string }> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...argv], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const done = new Promise<{ code: number | null; out: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, out })),
+  );
+  return { child, done };
+}
+
+async function must(argv: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const { code, out } = await cli(argv, env).done;
+  if (code !== 0) throw new Error(`gamedata ${argv.join(' ')} exited ${code}:\n${out}`);
+  return out;
+}
+
+async function runPlan(plan: string, index: number): Promise<Outcome> {
+  const sim: Simulator = await startSimulator({
+    scale,
+    seed,
+    latency,
+    apiKeys: [KEY],
+  });
+  const tag = `fh${Date.now().toString(36)}${index}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GAMEDATA_API_URL: sim.url,
+    GAMEDATA_API_KEY: KEY,
+    GAMEDATA_TOPIC_PREFIX: tag,
+    GAMEDATA_QUEUE_PREFIX: tag,
+    GAMEDATA_REDIS_PREFIX: tag,
+    GAMEDATA_LOG_LEVEL: 'warn',
+  };
+  await must(['schemas', 'register'], env);
+  await must(['topics', 'create'], env);
+  const worker = cli(['worker', '--concurrency', concurrency], env);
+  try {
+    const until = new Date(sim.now()).toISOString();
+    sim.resetStats();
+    const started = performance.now();
+    const out = await must(
+      ['backfill', 'transactions', '--full-history', '--until', until, '--partition', plan, '--wait'],
+      env,
+    );
+    const wallS = (performance.now() - started) / 1000;
+    const stats = sim.stats();
+    let verdict = 'not verified';
+    if (verify) {
+      const dir = mkdtempSync(join(tmpdir(), 'fh-truth-'));
+      try {
+        const truth = sim.truth('transactions');
+        writeFileSync(join(dir, 'transactions.ndjson'), truth.map((r) => JSON.stringify(r)).join('\n'));
+        const report = JSON.parse(
+          await must(['verify', 'transactions', '--truth', dir, '--json'], env),
+        ) as Array<{ matched: number; missing: number; duplicates: number; unexpected: number }>;
+        const r = report[0];
+        verdict =
+          r === undefined
+            ? 'no report'
+            : `${r.matched}/${truth.length} matched, missing ${r.missing}, duplicates ${r.duplicates}, unexpected ${r.unexpected}`;
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    return {
+      plan,
+      wallS,
+      requests: stats.httpRequests,
+      txCalls: stats.procedureCalls.byProcedure['transaction.getPaginatedTransactions'] ?? 0,
+      feedS: stats.feedLane.busyMs / 1000,
+      abandoned: stats.answeredAfterClientGone.requests,
+      slowestAbandonedS: stats.answeredAfterClientGone.slowestMs / 1000,
+      verify: verdict,
+      line: out.trim().split('\n').filter((l) => l.startsWith('run ')).pop() ?? '',
+    };
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.done;
+    await sim.close();
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`machine: ${describeMachine()}; date ${new Date().toISOString()}`);
+  console.log(
+    `scale ${scale}, seed ${seed}, latency ${JSON.stringify(latency)}, one worker x ${concurrency}, plans ${plans.join(', ')}`,
+  );
+  const outcomes: Outcome[] = [];
+  for (const [i, plan] of plans.entries()) {
+    const o = await runPlan(plan, i);
+    outcomes.push(o);
+    console.log(`${plan}: ${o.line}`);
+  }
+  const fastest = Math.min(...outcomes.map((o) => o.wallS));
+  console.log(
+    '\n| plan | wall s | x fastest | requests | request floor s (500/min) | tx calls | serial feed s | answered after client gone (slowest s) | verify |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const o of outcomes)
+    console.log(
+      `| ${o.plan} | ${o.wallS.toFixed(1)} | ${(o.wallS / fastest).toFixed(2)} | ${o.requests} | ${((o.requests / KEY_LIMIT_PER_MIN) * 60).toFixed(1)} | ${o.txCalls} | ${o.feedS.toFixed(1)} | ${o.abandoned} (${o.slowestAbandonedS.toFixed(1)}) | ${o.verify} |`,
+    );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
