@@ -4,15 +4,22 @@
  */
 
 /**
- * TAKE: KEYS = queues (4), batch key, batches hash; ARGV = max, fetcher id, alive prefix.
+ * TAKE: KEYS = queues (4), batch key, batches hash; ARGV = max, fetcher id, alive prefix, serial budget (ms),
+ * serial work in flight ('1' or '0').
  * Pops up to `max` items highest priority first (FIFO within one), drops items whose caller process is gone,
- * and files the rest under the batch key (so a new fetcher can re-queue them if this one dies).
+ * and files the rest under the batch key (so a new fetcher can re-queue them if this one dies). An item's serial
+ * feed cost (`s`, ms) counts against the budget: an item that would pass it is put back at the front of its queue in
+ * its order (issue 32), except the first serial item when none is in flight; at most 200 are passed over per queue.
  */
 export const TAKE = `
 local max = tonumber(ARGV[1])
+local budget = tonumber(ARGV[4])
+local inFlight = ARGV[5] == '1'
+local serial = 0
 local out = {}
 local alive = {}
 for qi = 1, 4 do
+  local passed = {}
   while #out < max do
     local item = redis.call('LPOP', KEYS[qi])
     if not item then break end
@@ -20,9 +27,19 @@ for qi = 1, 4 do
     if ok and type(obj) == 'table' then
       local r = tostring(obj['r'])
       if alive[r] == nil then alive[r] = redis.call('EXISTS', ARGV[3] .. r) == 1 end
-      if alive[r] then out[#out + 1] = item end
+      if alive[r] then
+        local s = tonumber(obj['s']) or 0
+        if budget ~= nil and s > 0 and serial + s > budget and (serial > 0 or inFlight) then
+          passed[#passed + 1] = item
+          if #passed >= 200 then break end
+        else
+          serial = serial + s
+          out[#out + 1] = item
+        end
+      end
     end
   end
+  for j = #passed, 1, -1 do redis.call('LPUSH', KEYS[qi], passed[j]) end
 end
 if #out > 0 then
   redis.call('RPUSH', KEYS[5], unpack(out))

@@ -59,6 +59,14 @@ export interface SharedBudgetOptions {
    */
   maxInFlight?: number | undefined;
   /**
+   * The most serial feed work (estimated ms, the calls' `serialMs`) in flight on the key at once (issue 32): the
+   * service serialises unfiltered feed pages per key, seconds each when deep, so a batch takes feed calls only while
+   * its requests' and the ones in flight stay within this (the first one when none is in flight); the feed calls left
+   * keep their place in the queue. Each request's timeout grows with the serial work ahead of it and its own.
+   * @default 20 000
+   */
+  maxSerialMs?: number | undefined;
+  /**
    * Longest hold of a partial batch while the budget binds, ms. Calls trickle in as slices publish and come back
    * for their next page, so a short hold sends half-empty POSTs: on the issue's four-worker run 1 s gave 3.36x
    * ceil(P/50) requests, 3 s 1.95x. Tail calls are never held. @default 3000
@@ -122,6 +130,7 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   defaultPriority: 'backfill',
   maxBatchSize: UPSTREAM_MAX_BATCH,
   maxInFlight: 16,
+  maxSerialMs: 20_000,
   maxHoldMs: 3000,
   gatherShare: 0.25,
   tailShare: 0.05,
@@ -171,6 +180,8 @@ interface Item {
   p: number;
   m: string;
   i: unknown;
+  /** Serial feed ms the call is expected to cost (absent: none). */
+  s?: number;
 }
 
 interface Pending {
@@ -216,6 +227,9 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   const defaultRank = priorityRank(options.defaultPriority ?? d.defaultPriority);
   const maxBatch = positive('maxBatchSize', options.maxBatchSize ?? d.maxBatchSize, true, UPSTREAM_MAX_BATCH);
   const maxInFlight = positive('maxInFlight', options.maxInFlight ?? d.maxInFlight, true);
+  const maxSerialMs = positive('maxSerialMs', options.maxSerialMs ?? d.maxSerialMs, false);
+  /** Serial feed work (estimated ms) of this fetcher's requests in flight: the key's lane as it sees it. */
+  let serialInFlight = 0;
   const maxHoldMs = options.maxHoldMs ?? d.maxHoldMs;
   if (!(maxHoldMs >= 0)) throw new ConfigError(`maxHoldMs must be >= 0, got ${maxHoldMs}`, ['maxHoldMs']);
   const gatherShare = options.gatherShare ?? d.gatherShare;
@@ -298,7 +312,14 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     if (signal.aborted) return Promise.reject(new AbortedError('aborted', { cause: signal.reason }));
     const rank = priorityRank(currentPriority() ?? CALL_PRIORITIES[defaultRank] ?? 'backfill');
     const callId = `${id}:${seq++}`;
-    const item: Item = { id: callId, r: id, p: rank, m: call.procedure, i: call.input };
+    const item: Item = {
+      id: callId,
+      r: id,
+      p: rank,
+      m: call.procedure,
+      i: call.input,
+      ...(call.serialMs !== undefined && call.serialMs > 0 ? { s: Math.ceil(call.serialMs) } : {}),
+    };
     return new Promise<SlotResult>((resolve, reject) => {
       const entry: Pending = { resolve, reject, item: JSON.stringify(item), rank, queued: false };
       const onAbort = (): void => {
@@ -519,8 +540,14 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
           String(decision.size),
           id,
           keys.alivePrefix,
+          String(Math.max(0, maxSerialMs - serialInFlight)),
+          serialInFlight > 0 ? '1' : '0',
         )) as string[];
-        if (taken.length === 0) continue;
+        if (taken.length === 0) {
+          // Every call waiting is a feed call the lane has no room for: wait for a request to come back.
+          if (serialInFlight > 0 && active > 0) await new Promise<void>((resolve) => slotFreed.push(resolve));
+          continue;
+        }
         active++;
         const run = runBatch(taken, batchKey, binds && minFill >= maxBatch).finally(() => {
           active--;
@@ -557,6 +584,25 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   async function runBatch(taken: string[], batchKey: string, binds: boolean): Promise<void> {
     const items = taken.map((raw) => JSON.parse(raw) as Item);
     const { unique, slotOf } = groupIdentical(items, (c) => `${c.m}\u0000${JSON.stringify(c.i)}`);
+    // The lane's serial work ahead of this request, and its own (identical calls share one slot).
+    const serialAhead = serialInFlight;
+    const serialOwn = unique.reduce((sum, c) => sum + (c.s ?? 0), 0);
+    serialInFlight += serialOwn;
+    try {
+      await sendBatch(items, unique, slotOf, binds, batchKey, serialAhead + serialOwn);
+    } finally {
+      serialInFlight -= serialOwn;
+    }
+  }
+
+  async function sendBatch(
+    items: Item[],
+    unique: Item[],
+    slotOf: number[],
+    binds: boolean,
+    batchKey: string,
+    serialMs: number,
+  ): Promise<void> {
     const byPriority = CALL_PRIORITIES.map(() => 0);
     for (const c of items) byPriority[c.p] = (byPriority[c.p] ?? 0) + 1;
     options.onBatch?.({ calls: items.length, slots: unique.length, byPriority, binds });
@@ -580,7 +626,11 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
     let replies: string[];
     try {
       if (!transport) throw new GamedataError('budget: no transport attached');
-      const results = await transport.send(unique.map((c) => ({ procedure: c.m, input: c.i })));
+      const results = await transport.send(
+        unique.map((c) => ({ procedure: c.m, input: c.i })),
+        undefined,
+        { serialMs },
+      );
       replies = items.map((c, i) => {
         const slot = slotOf[i] ?? -1;
         const r = results[slot];

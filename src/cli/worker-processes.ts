@@ -171,7 +171,8 @@ export function childExecArgv(
 ): string[] {
   const flags = [...execArgv, nodeOptions ?? ''].join(' ');
   const maxOldSpaceMb = options.maxOldSpaceMb ?? DEFAULT_WORKER_PROCESSES_OPTIONS.maxOldSpaceMb;
-  const heapGrowingPercent = options.heapGrowingPercent ?? DEFAULT_WORKER_PROCESSES_OPTIONS.heapGrowingPercent;
+  const heapGrowingPercent =
+    options.heapGrowingPercent ?? DEFAULT_WORKER_PROCESSES_OPTIONS.heapGrowingPercent;
   return [
     ...execArgv,
     ...(/--max-old-space-size/.test(flags) ? [] : [`--max-old-space-size=${maxOldSpaceMb}`]),

@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import { AbortedError, ConfigError, GamedataError, MissingResultError } from '../errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { ProcedureCall, SlotResult, Transport } from './transport.js';
+import { createCallCostEstimator, type CallCostEstimator } from './call-cost.js';
 
 /**
  * Where a loader hands each call when a shared budget governs the key (see `src/budget`): it resolves with the
@@ -47,6 +48,18 @@ export interface BatchLoaderOptions {
    * calls in flight are still shared. @default undefined (batch in process)
    */
   router?: CallRouter | undefined;
+  /**
+   * Prices each call's serial feed work (`call-cost.ts`; the calls handed to a router carry it as `serialMs`).
+   * @default a new estimator on the default cost model
+   */
+  cost?: CallCostEstimator | undefined;
+  /**
+   * The most serial feed work (estimated ms) in flight at once from this loader, its requests' own and the ones
+   * ahead of them on the key's lane (issue 32: the service serialises unfiltered feed pages per key, seconds each
+   * when deep; a request carrying more waits minutes and times out). A feed call that would pass it waits for the
+   * next request, except the first one when nothing serial is in flight. @default 20 000
+   */
+  maxSerialMs?: number | undefined;
 }
 
 export const DEFAULT_BATCH_LOADER_OPTIONS = {
@@ -54,6 +67,7 @@ export const DEFAULT_BATCH_LOADER_OPTIONS = {
   windowMs: 0,
   maxInFlight: 8,
   maxHoldMs: 1000,
+  maxSerialMs: 20_000,
 } as const;
 /** The upstream's hard limit of procedures per batch. */
 export const UPSTREAM_MAX_BATCH = 50;
@@ -103,6 +117,11 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
   if (!(maxHoldMs >= 0)) throw new ConfigError(`maxHoldMs must be >= 0, got ${maxHoldMs}`);
   let active = 0;
   let holdTimer: NodeJS.Timeout | undefined;
+  const cost = options.cost ?? createCallCostEstimator();
+  const maxSerialMs = options.maxSerialMs ?? DEFAULT_BATCH_LOADER_OPTIONS.maxSerialMs;
+  if (!(maxSerialMs > 0)) throw new ConfigError(`maxSerialMs must be > 0, got ${maxSerialMs}`);
+  /** Serial feed work (estimated ms) of the requests in flight. */
+  let serialInFlight = 0;
 
   const limit = pLimit(maxInFlight);
   const inFlight = new Map<string, Entry>();
@@ -138,9 +157,12 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
         return;
       }
     }
-    const chunk = queue.splice(0, maxBatchSize);
-    if (queue.length > 0) schedule();
+    const { chunk, serialMs } = takeChunk();
+    // Nothing taken while calls wait: feed calls held by the serial work in flight; its answer schedules again.
     if (chunk.length === 0) return;
+    if (queue.length > 0) schedule();
+    const serialAhead = serialInFlight;
+    serialInFlight += serialMs;
     active++;
     const controller = new AbortController();
     for (const e of chunk) {
@@ -151,9 +173,11 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
       const results = await transport.send(
         chunk.map((e) => e.call),
         controller.signal,
+        { serialMs: serialAhead + serialMs },
       );
       chunk.forEach((entry, i) => {
         const r = results[i];
+        if (r?.ok === true) cost.observeAnswer(entry.call, r.data);
         if (r === undefined)
           settle(entry, (w) =>
             w.reject(
@@ -168,9 +192,35 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
       for (const entry of chunk) settle(entry, (w) => w.reject(e));
     } finally {
       active--;
+      serialInFlight -= serialMs;
       // Held partial batches may go now (or fill up with the calls this answer triggers).
       if (queue.length > 0) schedule();
     }
+  }
+
+  /**
+   * The next request's calls: up to `maxBatchSize` in queue order, feed calls only while the serial work in flight
+   * stays within `maxSerialMs` (the first one always when nothing serial is in flight); the feed calls left wait.
+   */
+  function takeChunk(): { chunk: Entry[]; serialMs: number } {
+    const chunk: Entry[] = [];
+    const left: Entry[] = [];
+    let serialMs = 0;
+    for (const e of queue) {
+      if (chunk.length >= maxBatchSize) {
+        left.push(e);
+        continue;
+      }
+      const s = e.call.serialMs ?? 0;
+      if (s > 0 && serialInFlight + serialMs + s > maxSerialMs && serialInFlight + serialMs > 0) {
+        left.push(e);
+        continue;
+      }
+      serialMs += s;
+      chunk.push(e);
+    }
+    queue = left;
+    return { chunk, serialMs };
   }
 
   function schedule(): void {
@@ -202,9 +252,12 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
     const key = `${procedure}\u0000${JSON.stringify(input)}`;
     let entry = inFlight.get(key);
     if (!entry) {
+      const call: ProcedureCall = { procedure, input };
+      const serialMs = cost.serialMs(call);
+      if (serialMs > 0) call.serialMs = serialMs;
       entry = {
         key,
-        call: { procedure, input },
+        call,
         waiters: new Set(),
         sent: false,
         settled: false,

@@ -17,12 +17,27 @@ import type { RateLimiter } from './rate-limiter.js';
 import { parseRetryAfter } from './rate-limiter.js';
 import type { RetryPolicy } from './retry.js';
 import { withRetry } from './retry.js';
+import { requestTimeoutMs } from './call-cost.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 export interface ProcedureCall {
   procedure: string;
   input: unknown;
+  /**
+   * The serial (feed lane) ms the call is expected to cost the key (`call-cost.ts`), when the caller priced it: batches
+   * are composed and timeouts set by it. Never sent.
+   */
+  serialMs?: number | undefined;
+}
+
+/** Per-request options of {@link Transport.send}. */
+export interface SendOptions {
+  /**
+   * The serial feed work this request waits for (the lane's backlog ahead of it plus its own feed calls), ms: the
+   * timeout grows by 1.5x this (`requestTimeoutMs`), so a request is not abandoned while the key still works it.
+   */
+  serialMs?: number | undefined;
 }
 
 export type SlotResult = { ok: true; data: unknown } | { ok: false; error: UpstreamError };
@@ -44,7 +59,7 @@ export interface TransportOptions {
 
 export interface Transport {
   /** Sends the calls in one HTTP request; resolves with one result per call, in order. */
-  send(calls: readonly ProcedureCall[], signal?: AbortSignal): Promise<SlotResult[]>;
+  send(calls: readonly ProcedureCall[], signal?: AbortSignal, options?: SendOptions): Promise<SlotResult[]>;
 }
 
 /** Strips `null`/`undefined` keys (the wire contract drops them) without reordering the rest. */
@@ -102,6 +117,7 @@ export function createTransport(options: TransportOptions): Transport {
   async function attempt(
     calls: readonly ProcedureCall[],
     signal: AbortSignal | undefined,
+    timeoutMs: number,
   ): Promise<SlotResult[]> {
     const batch = calls.length > 1;
     const procedures = calls.map((c) => c.procedure).join(',');
@@ -119,7 +135,7 @@ export function createTransport(options: TransportOptions): Transport {
       init.method = 'GET';
     }
     await options.limiter.acquire(signal);
-    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs);
     init.signal = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const started = performance.now();
     let response: Response;
@@ -132,7 +148,7 @@ export function createTransport(options: TransportOptions): Transport {
       options.onRequest?.({ procedures: calls.length, status: undefined, ms: performance.now() - started });
       if (signal?.aborted) throw new AbortedError('aborted', { cause: signal.reason });
       const reason = timeout.aborted
-        ? `timed out after ${options.timeoutMs} ms`
+        ? `timed out after ${timeoutMs} ms`
         : cause instanceof Error
           ? describeCause(cause)
           : String(cause);
@@ -193,8 +209,9 @@ export function createTransport(options: TransportOptions): Transport {
   }
 
   return {
-    send(calls, signal) {
-      return withRetry(() => attempt(calls, signal), options.retry, { signal });
+    send(calls, signal, sendOptions) {
+      const timeoutMs = requestTimeoutMs(options.timeoutMs, 0, sendOptions?.serialMs ?? 0);
+      return withRetry(() => attempt(calls, signal, timeoutMs), options.retry, { signal });
     },
   };
 }

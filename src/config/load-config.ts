@@ -470,7 +470,8 @@ function readConfigFile(path: string, issues: string[]): Partial<Record<Key, unk
 
 // The security settings out of the parsed values (defaults applied).
 function securityOf(values: Partial<Record<Key, unknown>>): SecuritySettings {
-  const pick = <K extends keyof SecuritySettings>(key: K): SecuritySettings[K] => values[key] as SecuritySettings[K];
+  const pick = <K extends keyof SecuritySettings>(key: K): SecuritySettings[K] =>
+    values[key] as SecuritySettings[K];
   return {
     kafkaSecurityProtocol: pick('kafkaSecurityProtocol') ?? DEFAULT_SECURITY_SETTINGS.kafkaSecurityProtocol,
     kafkaSaslMechanism: pick('kafkaSaslMechanism'),

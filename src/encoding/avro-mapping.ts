@@ -58,9 +58,13 @@ function fieldToAvro(type: FieldType, value: unknown, parent: string, key: strin
     case 'datetime': {
       const ms = typeof value === 'string' ? parseDateTime(value) : undefined;
       if (ms === undefined) {
-        throw new EncodingError(`expected a date-time string, got ${JSON.stringify(value)}`, join(parent, key), {
-          reason: 'invalid-date',
-        });
+        throw new EncodingError(
+          `expected a date-time string, got ${JSON.stringify(value)}`,
+          join(parent, key),
+          {
+            reason: 'invalid-date',
+          },
+        );
       }
       return new Date(ms);
     }
@@ -86,7 +90,8 @@ function mapToAvro(of: FieldType, value: unknown, path: string): Obj {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new EncodingError('expected object', path, { reason: 'wrong-type' });
   const out: Obj = {};
-  for (const [key, element] of Object.entries(value as Obj)) put(out, key, fieldToAvro(of, element, path, key));
+  for (const [key, element] of Object.entries(value as Obj))
+    put(out, key, fieldToAvro(of, element, path, key));
   return out;
 }
 

@@ -91,12 +91,21 @@ export function createRegistryClient(options: RegistryClientOptions): Client {
     createAxiosDefaults: {
       timeout: resolved.timeoutMs,
       // A static bearer token as a header (the library's bearer support wants Confluent Cloud's logical cluster).
-      ...(security.bearerToken === undefined ? {} : { headers: { Authorization: `Bearer ${security.bearerToken}` } }),
-      ...(security.ca === undefined ? {} : { httpsAgent: new HttpsAgent({ ca: security.ca, keepAlive: true }) }),
+      ...(security.bearerToken === undefined
+        ? {}
+        : { headers: { Authorization: `Bearer ${security.bearerToken}` } }),
+      ...(security.ca === undefined
+        ? {}
+        : { httpsAgent: new HttpsAgent({ ca: security.ca, keepAlive: true }) }),
     },
     ...(security.basicAuthUserInfo === undefined
       ? {}
-      : { basicAuthCredentials: { credentialsSource: 'USER_INFO' as const, userInfo: security.basicAuthUserInfo } }),
+      : {
+          basicAuthCredentials: {
+            credentialsSource: 'USER_INFO' as const,
+            userInfo: security.basicAuthUserInfo,
+          },
+        }),
   });
   const policy = resolveRetryPolicy({
     maxAttempts: resolved.maxRetries + 1,
@@ -164,10 +173,14 @@ export function toRegistryError(error: unknown, url: string, action: string): Se
   // Wrong credentials or certificates: one line naming what failed, not retriable (never the credentials).
   const security = securityFailure(error, REGISTRY_SECURITY_HINTS);
   if (security !== undefined)
-    return new ServiceError(`schema registry at ${addressOf(url)}: ${security.summary} (while ${action})`, 'schema-registry', {
-      cause: error,
-      retriable: false,
-    });
+    return new ServiceError(
+      `schema registry at ${addressOf(url)}: ${security.summary} (while ${action})`,
+      'schema-registry',
+      {
+        cause: error,
+        retriable: false,
+      },
+    );
   if (status === undefined) {
     return new ServiceError(
       `schema registry unreachable at ${url} while ${action}: ${detail}`,

@@ -28,10 +28,13 @@ export const DEFAULT_CALL_COST: Readonly<CallCostModel> = {
 };
 
 const HOUR = 3_600_000;
+/** The feed holds 72 h; a bound below it reads an empty page, priced as the window's deepest (the simulator too). */
+export const FEED_DEPTH_CAP_MS = 72 * HOUR;
 
 /** The serialised cost of one unfiltered feed page whose bound lies `depthMs` below the head. */
 export function feedPageMs(depthMs: number, model: CallCostModel = DEFAULT_CALL_COST): number {
-  return model.feedHeadMs + (model.feedPerHourMs * Math.max(0, depthMs)) / HOUR;
+  const depth = Math.min(FEED_DEPTH_CAP_MS, Math.max(0, depthMs));
+  return model.feedHeadMs + (model.feedPerHourMs * depth) / HOUR;
 }
 
 /**

@@ -30,6 +30,12 @@ import { planPartitionWalks, UNSPLIT_DEPTH, type PlannedSlice } from './plan-par
 export const UNFILTERED_TRANSACTION_WINDOW_MS = 72 * 3_600_000;
 
 /**
+ * A transactions range reaching deeper than this below `until` is read per country when the partition proof holds
+ * (its feed pages would cost 0.33 s and more each, serialised on the key; see `models/call-cost.ts`).
+ */
+const DEEP_FEED_MS = 3_600_000;
+
+/**
  * Transaction types the upstream is seen to emit (upstream-facts.md): the partition proof's known types. A known type
  * absent from the proof's window is not proven (walked per user); a type outside this list and outside the window is
  * the proof's one blind spot when some types are unproven (the partition walks then read only the proven ones).
@@ -279,8 +285,9 @@ export async function planBackfill(
   const planPartition = async (
     read: ReadListingPages,
     range: TimeRange,
+    fallback?: () => Promise<{ walks: Walk[]; rounds: number }>,
   ): Promise<{ walks: Walk[]; rounds: number }> => {
-    const window = { start: Math.max(0, until - o.proofWindowMs), end: until };
+    const window = { start: Math.max(0, range.start, until - o.proofWindowMs), end: until };
     const values = await source.countryIds();
     const proof = await provePartition(read, values, window, {
       key: o.partition,
@@ -291,6 +298,12 @@ export async function planBackfill(
     partition = summarizePartition(proof);
     planning.proofPages = partition.pages;
     const { provenTypes, unprovenTypes } = proof.proof;
+    // A range of the feed's window (not a full history): the partition only when it holds for every type; else the
+    // feed as before (per-user walks would need the users listed, for a range the feed reads whole).
+    if (fallback !== undefined && unprovenTypes.length > 0) {
+      partition = { ...partition, used: false };
+      return fallback();
+    }
     // The users are listed only when some type is walked per user (at the real volume the listing is ~1,240 pages).
     let listed: Promise<UserListing> | undefined;
     const listOnce = (): Promise<UserListing> => (listed ??= listUsers());
@@ -366,7 +379,20 @@ export async function planBackfill(
         rounds: 0,
       };
     }
-    // One probed walk.
+    // Transactions over the unfiltered feed's window, deeper than an hour: the feed's deep pages cost seconds of the
+    // key's serialised time each (~21 h for the real 72 h), the per-country walks a fraction of a second side by side.
+    // So, when the partition proof holds for every type, the window is read per country (issue 32).
+    const feedWindow = resource === 'transactions' && !fullHistory && Object.keys(filters).length === 0;
+    if (feedWindow && o.partition !== 'off' && source.readPages !== undefined) {
+      const start = request.since ?? until - UNFILTERED_TRANSACTION_WINDOW_MS;
+      if (start < until - DEEP_FEED_MS)
+        return planPartition(source.readPages, { start, end: until }, () => planWalk(resource));
+    }
+    return planWalk(resource);
+  };
+  /** One probed walk of a listing (the unfiltered feed of transactions, or any other resource). */
+  const planWalk = async (resource: ResourceName): Promise<{ walks: Walk[]; rounds: number }> => {
+    const since = request.since ?? 0;
     const probe = source.probe(resource, filters);
     let start: number;
     if (request.since !== undefined) start = request.since;

@@ -24,7 +24,7 @@ import {
 } from '../../src/jobs/index.js';
 import type { PipelineSettings } from '../../src/config/index.js';
 import type { RunResult } from '../../src/planner/index.js';
-import type { BackfillRequest } from '../../src/planner/index.js';
+import type { BackfillRequest, PlanBackfillOptions } from '../../src/planner/index.js';
 import type { ResourceName } from '../../src/models/resources.js';
 import { verifyResource, type VerifyReport } from '../../src/verify/index.js';
 
@@ -40,7 +40,11 @@ export interface Harness {
     timeoutMs?: number,
   ): Promise<RunResult>;
   /** Enqueues only (workers run elsewhere). */
-  enqueue(request: Omit<BackfillRequest, 'until'> & { until?: number }): Promise<string>;
+  /** `plan`: the planner's options (e.g. `{ partition: 'countryId' }`, the CLI's default). */
+  enqueue(
+    request: Omit<BackfillRequest, 'until'> & { until?: number },
+    plan?: PlanBackfillOptions,
+  ): Promise<string>;
   wait(runId: string, timeoutMs?: number): Promise<RunResult>;
   verify(resource: ResourceName): Promise<VerifyReport>;
   cleanup(): Promise<void>;
@@ -115,7 +119,7 @@ export async function createHarness(label: string, simOptions: SimulatorOptions 
       workers.push(w);
       return w;
     },
-    async enqueue(request) {
+    async enqueue(request, plan) {
       const rt = runtimes[0] ?? (await h.runtime());
       const planned = await startBackfill(
         { ...request, until: request.until ?? sim.now() },
@@ -125,6 +129,7 @@ export async function createHarness(label: string, simOptions: SimulatorOptions 
           planner: rt.planner,
           counters: rt.counters,
           users: rt.users,
+          ...(plan === undefined ? {} : { plan }),
         },
       );
       return planned.run.runId;

@@ -105,7 +105,11 @@ export function register(program: Command): void {
         console.log(
           JSON.stringify(
             // the config as Connect holds it, secrets masked (passwords, JAAS, keys)
-            list.map(({ config, ...rest }) => ({ ...rest, topics: config['topics'], config: maskConnectorConfig(config) })),
+            list.map(({ config, ...rest }) => ({
+              ...rest,
+              topics: config['topics'],
+              config: maskConnectorConfig(config),
+            })),
             null,
             2,
           ),

@@ -119,7 +119,7 @@ export function register(program: Command): void {
     .option('--stalled-interval <ms>', 'how often orphaned slices are looked for', '15000')
     .option(
       '--liveness-timeout <ms>',
-      "a worker whose heartbeat stops this long (killed) loses its slices to the others at once, before their locks expire (0 = off)",
+      'a worker whose heartbeat stops this long (killed) loses its slices to the others at once, before their locks expire (0 = off)',
       '10000',
     )
     .option(

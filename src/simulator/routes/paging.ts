@@ -154,7 +154,9 @@ export function createPaging(world: World): Paging {
     delayFor(settings, filtered, boundMs) {
       const l = settings.latency;
       if (filtered) return l.filteredMs;
-      const depthHours = boundMs === undefined ? 0 : Math.max(0, (world.nowMs - boundMs) / HOUR);
+      // Below the feed's 72 h an empty page, priced as the window's deepest (models/call-cost.ts does the same).
+      const depthHours =
+        boundMs === undefined ? 0 : Math.min(72, Math.max(0, (world.nowMs - boundMs) / HOUR));
       return l.feedHeadMs + l.feedPerHourMs * depthHours;
     },
   };
