@@ -8,7 +8,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Redis } from 'ioredis';
-import type { ClusterProbe } from '../sink/cluster-probe.js';
+import type { ClusterProbe } from '../sink/admin/cluster-probe.js';
 import { processSecurity } from '../config/process-security.js';
 import { securityFailure, type SecurityFailureKind } from '../config/security-failure.js';
 import { ServiceError } from '../errors.js';
@@ -54,7 +54,7 @@ export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOpti
     async check() {
       try {
         // Loaded on first use: commands that check only Redis (status) do not load kafkajs.
-        const { createClusterProbe } = await import('../sink/cluster-probe.js');
+        const { createClusterProbe } = await import('../sink/admin/cluster-probe.js');
         // Closed while it loaded: no client made after close() (nobody would close it).
         if (closed) throw new Error('the Kafka probe is closed');
         probe ??= createClusterProbe(brokers, timeoutMs);
