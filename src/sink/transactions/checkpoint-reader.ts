@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { loadKafkajs } from '../kafkajs-loader.js';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { ServiceError } from '../../errors.js';
-import { retryRetriable } from '../admin/retry-retriable.js';
+import { fetchTopicOffsets, retryRetriable } from '../admin/retry-retriable.js';
 import { readPartitionRange } from '../readers/read-partition-range.js';
 
 /**
@@ -140,7 +140,7 @@ export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointRe
       const entry = {
         at: now,
         // `high` from ListOffsets(read_committed) is the last stable offset.
-        offsets: retryRetriable(async () => (await admin.get()).fetchTopicOffsets(o.checkpointTopic)).then(
+        offsets: retryRetriable(async () => fetchTopicOffsets(await admin.get(), o.checkpointTopic)).then(
           (list) => new Map(list.map((x) => [x.partition, x.high])),
         ),
       };
@@ -178,9 +178,7 @@ export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointRe
 
   async function readCommitted<S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null> {
     const partition = await partitionOf(sliceKey);
-    const offsets = await retryRetriable(async () =>
-      (await admin.get()).fetchTopicOffsets(o.checkpointTopic),
-    );
+    const offsets = await retryRetriable(async () => fetchTopicOffsets(await admin.get(), o.checkpointTopic));
     const p = offsets.find((x) => x.partition === partition);
     if (p === undefined) return null;
     const low = BigInt(p.low);
