@@ -34,13 +34,14 @@ function put(target: Obj, key: string, value: unknown): void {
 }
 
 function stringifyJson(value: unknown, path: string): string {
+  let text: string | undefined;
   try {
-    const text = JSON.stringify(value);
-    if (text === undefined) throw new Error('not representable as JSON');
-    return text;
+    text = JSON.stringify(value);
   } catch (error) {
     throw new EncodingError(`cannot write as JSON: ${(error as Error).message}`, path, { cause: error });
   }
+  if (text === undefined) throw new EncodingError('cannot write as JSON: not representable as JSON', path);
+  return text;
 }
 
 /**
@@ -58,9 +59,13 @@ function fieldToAvro(type: FieldType, value: unknown, parent: string, key: strin
     case 'datetime': {
       const ms = typeof value === 'string' ? parseDateTime(value) : undefined;
       if (ms === undefined) {
-        throw new EncodingError(`expected a date-time string, got ${JSON.stringify(value)}`, join(parent, key), {
-          reason: 'invalid-date',
-        });
+        throw new EncodingError(
+          `expected a date-time string, got ${JSON.stringify(value)}`,
+          join(parent, key),
+          {
+            reason: 'invalid-date',
+          },
+        );
       }
       return new Date(ms);
     }
@@ -86,7 +91,8 @@ function mapToAvro(of: FieldType, value: unknown, path: string): Obj {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new EncodingError('expected object', path, { reason: 'wrong-type' });
   const out: Obj = {};
-  for (const [key, element] of Object.entries(value as Obj)) put(out, key, fieldToAvro(of, element, path, key));
+  for (const [key, element] of Object.entries(value as Obj))
+    put(out, key, fieldToAvro(of, element, path, key));
   return out;
 }
 

@@ -6,6 +6,7 @@
 import type { Admin } from 'kafkajs';
 import { createKafkaClient } from '../kafka-client.js';
 import { resolveKafkaOptions } from '../kafka-options.js';
+import { ClosedError } from '../../errors.js';
 
 export interface ClusterProbe {
   /** Connects if needed and asks for the cluster's metadata. @throws the client's error (the connection is dropped) */
@@ -23,7 +24,7 @@ export function createClusterProbe(brokers: readonly string[], timeoutMs: number
   };
   return {
     async check() {
-      if (closed) throw new Error('the Kafka probe is closed');
+      if (closed) throw new ClosedError('the Kafka probe is closed');
       const a = (admin ??= createKafkaClient(
         resolveKafkaOptions({
           clientId: 'gamedata-probe',
@@ -46,7 +47,7 @@ export function createClusterProbe(brokers: readonly string[], timeoutMs: number
       // connect then opens): close it now, or its socket keeps a closed worker alive.
       if (admin !== a) {
         await a.disconnect().catch(() => undefined);
-        if (closed) throw new Error('the Kafka probe is closed');
+        if (closed) throw new ClosedError('the Kafka probe is closed');
       }
     },
     async close() {
