@@ -16,7 +16,7 @@
  * [--delivery both|exactly-once|at-least-once] [--rounds 1] [--partition countryId] [--warmup]` (`--processes 1`: the one-process
  * run only; `--partition`: full-history transactions planned from the partition proof, issue 23; `--delivery
  * both`, the default, runs every end-to-end run once per delivery mode, alternating, `--rounds` times);
- * prints Markdown for docs/BENCHMARKS.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
+ * prints Markdown for docs/benchmarks/diary.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
  * (`node --cpu-prof`) into DIR when it exits (open it in Chrome DevTools or speedscope).
  */
 import { execFile, spawn } from 'node:child_process';

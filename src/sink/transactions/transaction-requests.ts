@@ -37,7 +37,7 @@ export interface TransactionRequest {
  * producer epoch, the same page in two batches of one transaction, sequences 5-10 and 11-16, 24 ms apart). With one
  * partition per request no other produce of the call is in flight when kafkajs retries, and a retry reuses its
  * sequence numbers, which the broker deduplicates. Several partitions per request measured 6 % faster on the medium
- * workload and was not taken (docs/BENCHMARKS.md, 2026-11-26 midday): even with every in-flight request awaited
+ * workload and was not taken (docs/benchmarks/diary.md, 2026-11-26 midday): even with every in-flight request awaited
  * before a retry, kafkajs keeps answers per broker, so a partition that succeeded on its old leader and moved goes to
  * its new leader again with the next sequence numbers.
  */

@@ -94,7 +94,7 @@ export interface TransactionalSlicePublisherOptions extends KafkaSinkOptions {
    * A shared transaction waits up to this long for more of its producer's slices' commits before it starts; it
    * starts at once when `lingerCommits` are queued or every slice bound to the producer has asked (a lone slice never
    * waits). 0: it starts with what queued while the previous one was on its way. 25 ms took the medium chaos
-   * workload from 165-167 s to 133-150 s and the brokers' CPU by 15-30 % (docs/BENCHMARKS.md). @default 25
+   * workload from 165-167 s to 133-150 s and the brokers' CPU by 15-30 % (docs/benchmarks/diary.md). @default 25
    */
   lingerMs?: number;
   /** Commits queued that start a transaction without lingering. @default 8 */
