@@ -41,33 +41,30 @@ describe('connectWithRetry', () => {
     ]);
   });
 
-  it('throws at once what is not a retriable ServiceError, normalised to a GamedataError', async () => {
+  /** Connects with every attempt failing with `failure()`; what it threw, and how many attempts it made. */
+  async function failingConnect(failure: () => Error, giveUpAfterMs: number) {
     let attempts = 0;
     const error = await connectWithRetry({
       signal: new AbortController().signal,
       waitUntilReady: () => Promise.resolve(true),
       connect: () => {
         attempts += 1;
-        return Promise.reject(new Error('schema mismatch'));
+        return Promise.reject(failure());
       },
-      giveUpAfterMs: 60_000,
+      giveUpAfterMs,
     }).catch((e: unknown) => e);
+    return { error, attempts };
+  }
+
+  it('throws at once what is not a retriable ServiceError, normalised to a GamedataError', async () => {
+    const { error, attempts } = await failingConnect(() => new Error('schema mismatch'), 60_000);
     expect(attempts).toBe(1);
     expect(error).toBeInstanceOf(GamedataError);
     expect((error as Error).message).toBe('schema mismatch');
   });
 
   it('gives up with the last failure once giveUpAfterMs passed since the first failure', async () => {
-    let attempts = 0;
-    const error = await connectWithRetry({
-      signal: new AbortController().signal,
-      waitUntilReady: () => Promise.resolve(true),
-      connect: () => {
-        attempts += 1;
-        return Promise.reject(brokerStarting());
-      },
-      giveUpAfterMs: 0,
-    }).catch((e: unknown) => e);
+    const { error, attempts } = await failingConnect(brokerStarting, 0);
     expect(attempts).toBe(1);
     expect(error).toBeInstanceOf(ServiceError);
   });

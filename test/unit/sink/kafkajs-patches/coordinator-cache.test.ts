@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { freshKafkajsModule } from '../../../helpers/fresh-kafkajs-module.js';
 import { cachingCoordinators } from '../../../../src/sink/kafkajs-patches/coordinator-cache.js';
 import type { FindMetadata } from '../../../../src/sink/kafkajs-patches/coordinator-cache.js';
 
@@ -10,14 +10,7 @@ const GROUP = 0;
 function freshCluster(): {
   prototype: { findGroupCoordinator: (this: unknown, args: object) => Promise<unknown> };
 } {
-  const require = createRequire(import.meta.url);
-  const path = require.resolve('kafkajs/src/cluster/index.js');
-  const cached = require.cache[path];
-  delete require.cache[path];
-  const Cluster = require(path) as ReturnType<typeof freshCluster>;
-  if (cached === undefined) delete require.cache[path];
-  else require.cache[path] = cached;
-  return Cluster;
+  return freshKafkajsModule('kafkajs/src/cluster/index.js');
 }
 
 /** A recording stand-in for kafkajs' FindCoordinator round trip: one call per request that reached the broker. */

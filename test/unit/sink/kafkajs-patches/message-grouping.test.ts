@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { freshKafkajsModule } from '../../../helpers/fresh-kafkajs-module.js';
 import { groupMessagesPerPartition } from '../../../../src/sink/kafkajs-patches/message-grouping.js';
 import type { GroupingInput } from '../../../../src/sink/kafkajs-patches/message-grouping.js';
 import { createKafkaClient } from '../../../../src/sink/kafka-client.js';
@@ -11,12 +12,7 @@ const path = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js'
 
 /** kafkajs' own grouping, from a fresh copy of its module (whatever this process installed). */
 function kafkajsGrouping(): (input: GroupingInput) => Record<number, unknown[]> {
-  const cached = require.cache[path];
-  delete require.cache[path];
-  const fresh = require(path) as (input: GroupingInput) => Record<number, unknown[]>;
-  if (cached === undefined) delete require.cache[path];
-  else require.cache[path] = cached;
-  return fresh;
+  return freshKafkajsModule('kafkajs/src/producer/groupMessagesPerPartition.js');
 }
 
 describe('message grouping per partition', () => {

@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { freshKafkajsModule } from '../../../helpers/fresh-kafkajs-module.js';
 import { encodeKafkaRecord, encodingRecords } from '../../../../src/sink/kafkajs-patches/record-encoding.js';
 import type {
   EncodedRecord,
@@ -9,14 +9,7 @@ import type {
 
 /** kafkajs' own record encoder, from a fresh copy of its module (whatever this process installed). */
 function kafkajsRecord(): (input: KafkaRecordInput) => { buffer: Buffer } {
-  const require = createRequire(import.meta.url);
-  const path = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js');
-  const cached = require.cache[path];
-  delete require.cache[path];
-  const fresh = require(path) as (input: KafkaRecordInput) => { buffer: Buffer };
-  if (cached === undefined) delete require.cache[path];
-  else require.cache[path] = cached;
-  return fresh;
+  return freshKafkajsModule('kafkajs/src/protocol/recordBatch/record/v0/index.js');
 }
 
 const bytesOrText = fc.oneof(

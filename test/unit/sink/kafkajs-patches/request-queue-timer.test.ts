@@ -1,19 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { createRequire } from 'node:module';
+import { freshKafkajsModule } from '../../../helpers/fresh-kafkajs-module.js';
 import { schedulingOnlyWhenPending } from '../../../../src/sink/kafkajs-patches/request-queue-timer.js';
 
 describe("kafkajs' request queue timer", () => {
   it('kafkajs 2.2.4 sets a timer with nothing pending (the bug the patch is for)', () => {
-    // A fresh copy of kafkajs' module, unpatched whatever this process installed; the cached one is put back.
-    const require = createRequire(import.meta.url);
-    const path = require.resolve('kafkajs/src/network/requestQueue/index.js');
-    const cached = require.cache[path];
-    delete require.cache[path];
-    const RequestQueue = require(path) as {
+    // A fresh copy of kafkajs' module, unpatched whatever this process installed.
+    const RequestQueue = freshKafkajsModule<{
       prototype: { scheduleCheckPendingRequests: (this: unknown) => void };
-    };
-    if (cached === undefined) delete require.cache[path];
-    else require.cache[path] = cached;
+    }>('kafkajs/src/network/requestQueue/index.js');
     const queue = { pending: [], throttledUntil: -1, throttleCheckTimeoutId: null as unknown };
     RequestQueue.prototype.scheduleCheckPendingRequests.call(queue);
     expect(queue.throttleCheckTimeoutId).not.toBeNull();
