@@ -15,15 +15,26 @@
  * Transactions of one member run one at a time; commits queued meanwhile go into the next one, which lingers a
  * little for the member's other slices ({@link transactionLinger}). One partition per produce request
  * (`transaction-requests.ts`), the checkpoints last.
+ *
+ * The parts: a member's producer life in `pool-member.ts`, a transaction's produce requests in
+ * `produce-transaction.ts`; here the binding of slices to members, the queue, the linger and the EndTxn.
  */
-import type { Kafka, Producer, Transaction } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { ClosedError, PoolCommitError, ProducerReplacedError, ServiceError } from '../../errors.js';
 import type { TransactionPartitions } from '../kafkajs-patches/transaction-partitions.js';
-import { givenPartitioner } from '../producer/partitioner.js';
-import { toWire } from '../producer/wire-format.js';
 import type { SinkMessage } from '../producer/wire-format.js';
-import { transactionRequests } from './transaction-requests.js';
-import type { CheckpointMessage, TransactionalPage } from './transaction-requests.js';
+import {
+  endFailedTransaction,
+  memberTransaction,
+  newMember,
+  renewMember,
+  replaceMember,
+} from './pool-member.js';
+import type { Member, Queued } from './pool-member.js';
+import { produceTransaction } from './produce-transaction.js';
+import type { SliceCommit } from './transaction-requests.js';
+
+export type { SliceCommit } from './transaction-requests.js';
 
 export interface ProducerPoolOptions {
   /** The one kafkajs client of the publisher (`createKafkaClient`). */
@@ -68,14 +79,6 @@ export interface PoolBinding {
   readonly generation: number;
 }
 
-/** One slice's commit: its pages and its checkpoint, for the member's next transaction. */
-export interface SliceCommit {
-  sliceKey: string;
-  seq: number;
-  pages: readonly TransactionalPage[];
-  checkpoint: CheckpointMessage;
-}
-
 export interface ProducerPool {
   /** Binds a slice to the member with the fewest slices. */
   bind(sliceKey: string): PoolBinding;
@@ -112,246 +115,127 @@ export function transactionLinger(
   return o.lingerMs > 0 && queued < Math.min(o.lingerCommits, boundSlices) ? o.lingerMs : 0;
 }
 
-interface Queued {
-  commit: SliceCommit;
-  generation: number;
-  resolve: (at: { partition: number; offset: string }) => void;
-  reject: (error: Error) => void;
+/** The pool's state, shared by its parts below. */
+interface PoolState {
+  o: ProducerPoolOptions;
+  members: Member[];
+  stats: { producers: number; transactions: number; commits: number };
+  closed: boolean;
 }
 
-interface Member {
-  index: number;
-  transactionalId: string;
-  generation: number;
-  alive: boolean;
-  initialized: boolean;
-  producer: Producer | undefined;
-  connecting: Promise<Producer> | undefined;
-  txn: Promise<Transaction> | undefined;
-  slices: Map<string, number>;
-  queue: Queued[];
-  draining: boolean;
-  /** Ends the linger before the member's next transaction (set while it lingers). */
-  wake: (() => void) | undefined;
+/** Member `index`, made on first use. */
+function memberAt(pool: PoolState, index: number): Member {
+  let m = pool.members[index];
+  if (m === undefined) {
+    m = newMember(index, pool.o.transactionalId(index));
+    pool.members[index] = m;
+  }
+  return m;
+}
+
+/** One shared transaction of `batch` on member `m`: produce, EndTxn, each commit told its checkpoint's offset. */
+async function runTransaction(pool: PoolState, m: Member, batch: Queued[]): Promise<void> {
+  const { o, stats } = pool;
+  const generation = m.generation;
+  const transactionalId = m.transactionalId;
+  try {
+    const txn = await memberTransaction(m, o, stats);
+    const offsets = await produceTransaction(
+      txn,
+      transactionalId,
+      batch.map((q) => q.commit),
+      o,
+    );
+    if (o.beforeEndTxn !== undefined)
+      for (const q of batch) await o.beforeEndTxn(q.commit.sliceKey, q.commit.seq);
+    await txn.commit();
+    m.txn = undefined;
+    stats.transactions += 1;
+    stats.commits += batch.length;
+    for (const q of batch)
+      q.resolve(
+        offsets.get(q.commit.checkpoint.message) ?? {
+          partition: q.commit.checkpoint.partition,
+          offset: '0',
+        },
+      );
+  } catch (error) {
+    const fenced = o.isFenced(error);
+    await endFailedTransaction(m, generation, fenced);
+    const e = new PoolCommitError(o.toError(error, 'committing a transaction'), fenced);
+    for (const q of batch) q.reject(e);
+  } finally {
+    o.transactionPartitions.forget(transactionalId);
+  }
+}
+
+/** Ends a member's linger once it has nothing more to wait for (enough commits queued, or no slice left to ask). */
+function wakeIfReady(pool: PoolState, m: Member): void {
+  if (m.wake !== undefined && transactionLinger(m.queue.length, m.slices.size, pool.o) === 0) m.wake();
+}
+
+/** Waits up to `ms` for the member's `wake()`. */
+function linger(m: Member, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => m.wake?.(), ms);
+    m.wake = () => {
+      clearTimeout(timer);
+      m.wake = undefined;
+      resolve();
+    };
+  });
+}
+
+/** Runs the member's queued commits, one transaction at a time, each taking everything queued meanwhile. */
+async function drainMember(pool: PoolState, m: Member): Promise<void> {
+  if (m.draining) return;
+  m.draining = true;
+  try {
+    while (m.queue.length > 0) {
+      // Linger for the commits of the other slices bound here; woken early once enough have come.
+      const ms = transactionLinger(m.queue.length, m.slices.size, pool.o);
+      if (ms > 0 && !pool.closed) await linger(m, ms);
+      const batch: Queued[] = [];
+      for (const q of m.queue.splice(0)) {
+        // Commits of a generation that ended (fenced, replaced) never go through its successor.
+        if (m.alive && q.generation === m.generation) batch.push(q);
+        else q.reject(new PoolCommitError(new ProducerReplacedError(m.transactionalId), true));
+      }
+      if (batch.length > 0) await runTransaction(pool, m, batch);
+    }
+  } finally {
+    m.draining = false;
+  }
+}
+
+/** The member of `binding` while its generation stands. */
+function boundMember(pool: PoolState, binding: PoolBinding): Member | undefined {
+  const m = pool.members[binding.index];
+  return m !== undefined && m.alive && m.generation === binding.generation ? m : undefined;
 }
 
 export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
-  const members: Member[] = [];
-  const stats = { producers: 0, transactions: 0, commits: 0 };
-  let closed = false;
-
-  const member = (index: number): Member => {
-    let m = members[index];
-    if (m === undefined) {
-      m = {
-        index,
-        transactionalId: o.transactionalId(index),
-        generation: 0,
-        alive: true,
-        initialized: false,
-        producer: undefined,
-        connecting: undefined,
-        txn: undefined,
-        slices: new Map(),
-        queue: [],
-        draining: false,
-        wake: undefined,
-      };
-      members[index] = m;
-    }
-    return m;
+  const pool: PoolState = {
+    o,
+    members: [],
+    stats: { producers: 0, transactions: 0, commits: 0 },
+    closed: false,
   };
-
-  const connect = (m: Member): Promise<Producer> => {
-    m.connecting ??= (async () => {
-      const producer = o.kafka.producer({
-        transactionalId: m.transactionalId,
-        transactionTimeout: o.transactionTimeoutMs,
-        idempotent: true,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-        createPartitioner: givenPartitioner,
-        retry: o.retry,
-      });
-      try {
-        await producer.connect();
-      } catch (error) {
-        m.connecting = undefined;
-        await producer.disconnect().catch(() => undefined);
-        throw error;
-      }
-      stats.producers += 1;
-      m.producer = producer;
-      return producer;
-    })();
-    return m.connecting;
-  };
-
-  /** The member's current transaction, begun once (InitProducerId on the generation's first). */
-  const transaction = (m: Member): Promise<Transaction> => {
-    m.txn ??= (async () => {
-      const producer = m.producer ?? (await connect(m));
-      const txn = await producer.transaction();
-      m.initialized = true;
-      return txn;
-    })().catch((error: unknown) => {
-      m.txn = undefined;
-      throw error;
-    });
-    return m.txn;
-  };
-
-  /** Ends the member's generation: the producer goes; the next use makes a new one under the label in force. */
-  const replace = async (m: Member): Promise<void> => {
-    const producer = m.producer;
-    const connecting = m.connecting;
-    m.alive = false;
-    m.initialized = false;
-    m.producer = undefined;
-    m.connecting = undefined;
-    m.txn = undefined;
-    if (producer !== undefined) await producer.disconnect().catch(() => undefined);
-    else await (await connecting?.catch(() => undefined))?.disconnect().catch(() => undefined);
-  };
-
-  const renew = (m: Member): void => {
-    if (m.alive || closed) return;
-    m.generation += 1;
-    m.alive = true;
-    m.transactionalId = o.transactionalId(m.index);
-  };
-
-  async function run(m: Member, batch: Queued[]): Promise<void> {
-    const generation = m.generation;
-    const transactionalId = m.transactionalId;
-    try {
-      const txn = await transaction(m);
-      const pages = batch.flatMap((q) => q.commit.pages);
-      const counts = new Map<string, number>();
-      for (const page of pages)
-        for (const topic of [page.topic, page.dlqTopic])
-          if (topic !== '' && !counts.has(topic)) counts.set(topic, await o.partitionsOf(topic));
-      const requests = transactionRequests(
-        pages,
-        batch.map((q) => q.commit.checkpoint),
-        (topic, message) => o.partitionFor(topic, message, counts.get(topic) ?? 1),
-        o.maxBatchBytes,
-      );
-      // Every partition of the transaction added with its first send's AddPartitionsToTxn (transaction-partitions.ts).
-      o.transactionPartitions.announce(transactionalId, requests);
-      const offsets = new Map<SinkMessage, { partition: number; offset: string }>();
-      const checkpointTopic = batch[0]?.commit.checkpoint.topic;
-      const wire = toWire();
-      for (const r of requests) {
-        const answers = await txn.sendBatch({
-          acks: -1,
-          timeout: o.requestTimeoutMs,
-          topicMessages: [{ topic: r.topic, messages: r.messages.map((m) => wire(m, r.partition)) }],
-        });
-        // kafkajs 2.2.4 can resolve a send that skipped a partition whose leader moved to a broker that had already
-        // answered (see kafka-sink.ts); committing then would lose its records, so the transaction aborts instead.
-        const answer = answers.find((a) => a.topicName === r.topic && a.partition === r.partition);
-        if (answer === undefined)
-          throw new ServiceError(
-            `Kafka did not acknowledge ${r.topic}#${r.partition} (a leader moved during the send)`,
-            'kafka',
-            { retriable: true },
-          );
-        // The checkpoints' offsets (a later recovery read may start there): the request's base offset plus the
-        // checkpoint's place in it.
-        if (answer.baseOffset !== undefined && r.topic === checkpointTopic) {
-          const base = BigInt(answer.baseOffset);
-          r.messages.forEach((m, i) =>
-            offsets.set(m, { partition: r.partition, offset: (base + BigInt(i)).toString() }),
-          );
-        }
-      }
-      if (o.beforeEndTxn !== undefined)
-        for (const q of batch) await o.beforeEndTxn(q.commit.sliceKey, q.commit.seq);
-      await txn.commit();
-      m.txn = undefined;
-      stats.transactions += 1;
-      stats.commits += batch.length;
-      for (const q of batch)
-        q.resolve(
-          offsets.get(q.commit.checkpoint.message) ?? {
-            partition: q.commit.checkpoint.partition,
-            offset: '0',
-          },
-        );
-    } catch (error) {
-      const fenced = o.isFenced(error);
-      if (fenced) {
-        await replace(m);
-      } else if (m.generation === generation && m.alive) {
-        // Kafka failed mid-transaction: abort; when the abort is not confirmed the producer is replaced (the new
-        // generation's InitProducerId ends the transaction).
-        const txn = await m.txn?.catch(() => undefined);
-        const aborted =
-          txn === undefined
-            ? false
-            : await txn.abort().then(
-                () => true,
-                () => false,
-              );
-        m.txn = undefined;
-        if (!aborted) await replace(m);
-      }
-      const e = new PoolCommitError(o.toError(error, 'committing a transaction'), fenced);
-      for (const q of batch) q.reject(e);
-    } finally {
-      o.transactionPartitions.forget(transactionalId);
-    }
-  }
-
-  /** Ends a member's linger once it has nothing more to wait for (enough commits queued, or no slice left to ask). */
-  const wakeIfReady = (m: Member): void => {
-    if (m.wake !== undefined && transactionLinger(m.queue.length, m.slices.size, o) === 0) m.wake();
-  };
-
-  async function drain(m: Member): Promise<void> {
-    if (m.draining) return;
-    m.draining = true;
-    try {
-      while (m.queue.length > 0) {
-        // Linger for the commits of the other slices bound here; woken early once enough have come.
-        const linger = transactionLinger(m.queue.length, m.slices.size, o);
-        if (linger > 0 && !closed)
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => m.wake?.(), linger);
-            m.wake = () => {
-              clearTimeout(timer);
-              m.wake = undefined;
-              resolve();
-            };
-          });
-        const batch: Queued[] = [];
-        for (const q of m.queue.splice(0)) {
-          // Commits of a generation that ended (fenced, replaced) never go through its successor.
-          if (m.alive && q.generation === m.generation) batch.push(q);
-          else q.reject(new PoolCommitError(new ProducerReplacedError(m.transactionalId), true));
-        }
-        if (batch.length > 0) await run(m, batch);
-      }
-    } finally {
-      m.draining = false;
-    }
-  }
-
+  const { members } = pool;
   return {
     bind(sliceKey) {
-      if (closed) throw new ClosedError('the producer pool is closed');
+      if (pool.closed) throw new ClosedError('the producer pool is closed');
       // The member with the fewest slices among those without a session of this slice: a second session of one
       // slice in this process (BullMQ gave a stalled job to the worker that still runs it) must not share the id
       // of the first, or opening it would not fence the first. None free: one more member (its own id).
       let best: Member | undefined;
       for (let i = 0; i < Math.max(o.size, members.length); i++) {
-        const m = member(i);
+        const m = memberAt(pool, i);
         if (m.slices.has(sliceKey)) continue;
         if (best === undefined || m.slices.size < best.slices.size) best = m;
       }
-      best ??= member(members.length);
-      renew(best);
+      best ??= memberAt(pool, members.length);
+      if (!pool.closed) renewMember(best, o.transactionalId);
       best.slices.set(sliceKey, (best.slices.get(sliceKey) ?? 0) + 1);
       return { index: best.index, transactionalId: best.transactionalId, generation: best.generation };
     },
@@ -362,33 +246,30 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
       if (n <= 0) m.slices.delete(sliceKey);
       else m.slices.set(sliceKey, n);
       // One fewer slice may join: a linger waiting for it ends.
-      wakeIfReady(m);
+      wakeIfReady(pool, m);
     },
-    alive(binding) {
-      const m = members[binding.index];
-      return m !== undefined && m.alive && m.generation === binding.generation;
-    },
+    alive: (binding) => boundMember(pool, binding) !== undefined,
     async ready(binding) {
-      const m = members[binding.index];
-      if (m === undefined || !m.alive || m.generation !== binding.generation)
+      const m = boundMember(pool, binding);
+      if (m === undefined)
         throw new PoolCommitError(new ProducerReplacedError(binding.transactionalId), true);
       if (m.initialized) return;
       try {
-        await transaction(m);
+        await memberTransaction(m, o, pool.stats);
       } catch (error) {
         const fenced = o.isFenced(error);
-        if (fenced) await replace(m);
+        if (fenced) await replaceMember(m);
         throw new PoolCommitError(o.toError(error, `initialising producer ${m.transactionalId}`), fenced);
       }
     },
     commit(binding, commit) {
-      const m = members[binding.index];
-      if (m === undefined || !m.alive || m.generation !== binding.generation)
+      const m = boundMember(pool, binding);
+      if (m === undefined)
         return Promise.reject(new PoolCommitError(new ProducerReplacedError(binding.transactionalId), true));
       return new Promise((resolve, reject) => {
         m.queue.push({ commit, generation: binding.generation, resolve, reject });
-        wakeIfReady(m);
-        void drain(m);
+        wakeIfReady(pool, m);
+        void drainMember(pool, m);
       });
     },
     find(transactionalId, sliceKey) {
@@ -398,16 +279,16 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         : { alive: m.alive && m.initialized, hasSlice: m.slices.has(sliceKey) };
     },
     get stats() {
-      return { ...stats };
+      return { ...pool.stats };
     },
     async close() {
-      closed = true;
+      pool.closed = true;
       for (const m of members) m.wake?.();
       // Commits still queued fail (nothing of them was sent); a transaction on its way ends with its producer.
       for (const m of members)
         for (const q of m.queue.splice(0))
           q.reject(new PoolCommitError(new ServiceError('the producer pool was closed', 'kafka'), false));
-      await Promise.all(members.map((m) => replace(m)));
+      await Promise.all(members.map((m) => replaceMember(m)));
     },
   };
 }

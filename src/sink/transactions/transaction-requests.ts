@@ -20,6 +20,14 @@ export interface CheckpointMessage {
   message: SinkMessage;
 }
 
+/** One slice's commit: its pages and its checkpoint, for a producer's next transaction. */
+export interface SliceCommit {
+  sliceKey: string;
+  seq: number;
+  pages: readonly TransactionalPage[];
+  checkpoint: CheckpointMessage;
+}
+
 /** One produce request of a transaction: ONE partition's messages. */
 export interface TransactionRequest {
   topic: string;
