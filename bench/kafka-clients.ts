@@ -47,7 +47,8 @@ const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
 
 /**
  * kafkajs as the pipeline runs it (`patched`: the client from `createKafkaClient`, the kafkajs loaded through
- * `kafkajs-loader.ts`, the transaction's partitions announced as the producer pool does: every patch of `src/sink/`),
+ * `kafkajs-loader.ts` after `installKafkajsPatches()`, the transaction's partitions announced as the producer pool does:
+ * every patch of `src/sink/kafkajs-patches/`),
  * or kafkajs as published (`--child kafkajs-plain`).
  */
 async function runKafkajs(topic: string, patched: boolean): Promise<number> {

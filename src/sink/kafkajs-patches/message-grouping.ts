@@ -8,7 +8,8 @@
  * `groupMessagesPerPartition` returns the same object (partition -> its messages, in order) in one pass.
  * `installMessageGrouping()` puts it in the module cache in place of kafkajs' before kafkajs' producer loads (it
  * takes the function when `producer/sendMessages.js` is first required, i.e. when kafkajs itself is); it must run
- * before `require('kafkajs')`, which is why the project loads kafkajs through `kafkajs-loader.ts`.
+ * before `require('kafkajs')`, which is why `createKafkaClient` installs the patches (`index.ts`) before it
+ * loads kafkajs (`loadKafkajs`, the one module that does).
  */
 import { replaceKafkajsModule } from './patch-kafkajs.js';
 

@@ -27,6 +27,71 @@ export interface KafkaSink {
   disconnect(): Promise<void>;
 }
 
+/** Partition counts of topics, each read once through one admin connection made on first use. */
+function topicPartitionCounts(kafka: SinkKafkaClient): {
+  partitionsOf(topic: string): Promise<number>;
+  close(): Promise<void>;
+} {
+  let admin: Promise<Admin> | undefined;
+  const counts = new Map<string, number>();
+  return {
+    async partitionsOf(topic) {
+      const known = counts.get(topic);
+      if (known !== undefined) return known;
+      admin ??= (async () => {
+        const a = kafka.admin();
+        await a.connect();
+        return a;
+      })().catch((error: unknown) => {
+        admin = undefined;
+        throw error;
+      });
+      const meta = await (await admin).fetchTopicMetadata({ topics: [topic] });
+      const n = meta.topics[0]?.partitions.length ?? 0;
+      if (n === 0)
+        throw new ServiceError(`topic ${topic} has no partitions (run \`gamedata topics create\`)`, 'kafka', {
+          retriable: false,
+        });
+      counts.set(topic, n);
+      return n;
+    },
+    async close() {
+      const a = admin;
+      admin = undefined;
+      if (a !== undefined) await (await a.catch(() => undefined))?.disconnect();
+    },
+  };
+}
+
+/**
+ * Sends one partition's messages in requests under `maxBatchBytes`, one after the other: each resolves after its
+ * acks, so the whole call does too.
+ */
+async function sendPartition(
+  p: Producer,
+  topic: string,
+  partition: number,
+  list: readonly SinkMessage[],
+  wire: ReturnType<typeof toWire>,
+  o: { maxBatchBytes: number; requestTimeoutMs: number },
+): Promise<void> {
+  for (const chunk of chunkBySize(list, o.maxBatchBytes)) {
+    const answers = await p.send({
+      topic,
+      acks: -1,
+      timeout: o.requestTimeoutMs,
+      messages: chunk.map((m) => wire(m, partition)),
+    });
+    // Belt and braces: an answer for the partition is the ack; none means nothing was written.
+    if (!answers.some((a) => a.topicName === topic && a.partition === partition))
+      throw new ServiceError(
+        `Kafka did not acknowledge ${chunk.length} message(s) to ${topic}[${partition}]`,
+        'kafka',
+        { retriable: true },
+      );
+  }
+}
+
 /**
  * A producer behind our interface: idempotent (no duplicates from its own retries), acks=all, one request in
  * flight (what kafkajs's idempotence requires to keep order).
@@ -44,31 +109,8 @@ export function createKafkaSink(
   const kafka: SinkKafkaClient = seams.kafka ?? createKafkaClient(resolved);
   let producer: Producer | undefined;
   let connected = false;
-  let admin: Promise<Admin> | undefined;
-  const partitionCounts = new Map<string, number>();
+  const partitions = topicPartitionCounts(kafka);
   let keyless = 0;
-
-  /** The topic's partition count, read once through an admin connection. */
-  const partitionsOf = async (topic: string): Promise<number> => {
-    const known = partitionCounts.get(topic);
-    if (known !== undefined) return known;
-    admin ??= (async () => {
-      const a = kafka.admin();
-      await a.connect();
-      return a;
-    })().catch((error: unknown) => {
-      admin = undefined;
-      throw error;
-    });
-    const meta = await (await admin).fetchTopicMetadata({ topics: [topic] });
-    const n = meta.topics[0]?.partitions.length ?? 0;
-    if (n === 0)
-      throw new ServiceError(`topic ${topic} has no partitions (run \`gamedata topics create\`)`, 'kafka', {
-        retriable: false,
-      });
-    partitionCounts.set(topic, n);
-    return n;
-  };
 
   return {
     async connect() {
@@ -102,7 +144,7 @@ export function createKafkaSink(
         // retry always goes to the partition's current leader. Partitions are chosen here, with the producer's
         // own murmur2 rule, so keys land where they always did; order is kept per partition.
         const wire = toWire();
-        const n = await partitionsOf(topic);
+        const n = await partitions.partitionsOf(topic);
         const byPartition = new Map<number, SinkMessage[]>();
         for (const m of messages) {
           const partition = partitionForKey(m.key, n, m.key === null ? keyless++ : 0);
@@ -111,33 +153,16 @@ export function createKafkaSink(
           byPartition.set(partition, list);
         }
         await Promise.all(
-          [...byPartition].map(async ([partition, list]) => {
-            // Sequential within a partition: each request resolves after its acks, so the whole call does too.
-            for (const chunk of chunkBySize(list, resolved.maxBatchBytes)) {
-              const answers = await p.send({
-                topic,
-                acks: -1,
-                timeout: resolved.requestTimeoutMs,
-                messages: chunk.map((m) => wire(m, partition)),
-              });
-              // Belt and braces: an answer for the partition is the ack; none means nothing was written.
-              if (!answers.some((a) => a.topicName === topic && a.partition === partition))
-                throw new ServiceError(
-                  `Kafka did not acknowledge ${chunk.length} message(s) to ${topic}[${partition}]`,
-                  'kafka',
-                  { retriable: true },
-                );
-            }
-          }),
+          [...byPartition].map(([partition, list]) =>
+            sendPartition(p, topic, partition, list, wire, resolved),
+          ),
         );
       } catch (error) {
         throw toKafkaError(error, resolved.brokers, `sending ${messages.length} message(s) to ${topic}`);
       }
     },
     async disconnect() {
-      const a = admin;
-      admin = undefined;
-      if (a !== undefined) await (await a.catch(() => undefined))?.disconnect();
+      await partitions.close();
       if (producer === undefined) return;
       const p = producer;
       producer = undefined;
