@@ -8,7 +8,7 @@
  * checkpoint recovery read does.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import { securityFailure } from '../../config/security-failure.js';
 import { createKafkaClient } from '../kafka-client.js';
 import { resolveKafkaOptions } from '../kafka-options.js';
@@ -54,6 +54,22 @@ export interface ReadTopicStats {
 }
 
 /** The record batch fields kafkajs decodes but does not type. */
+/** A fetched record as {@link TopicMessage}: header values as strings, the producer from its batch. */
+function topicMessage(partition: number, m: KafkaMessage): TopicMessage {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
+  return {
+    partition,
+    offset: m.offset,
+    key: m.key,
+    value: m.value,
+    headers,
+    timestamp: m.timestamp,
+    producerId: batchContext(m)?.producerId ?? '-1',
+    producerEpoch: batchContext(m)?.producerEpoch ?? -1,
+  };
+}
+
 function batchContext(m: object): { producerId?: string; producerEpoch?: number } | undefined {
   return (m as { batchContext?: { producerId?: string; producerEpoch?: number } }).batchContext;
 }
@@ -73,6 +89,88 @@ async function assertNotForbidden(kafka: Kafka, options: ReadTopicOptions): Prom
   } finally {
     await probe.disconnect();
   }
+}
+
+/**
+ * Runs `consumer` (subscribed to nothing yet) over the topic until every partition in `remaining` reached its end
+ * offset, calling `onMessage` once per record; returns how many.
+ * @throws ServiceError when the read makes no progress for `idleTimeoutMs`
+ */
+async function consumeToEnd(
+  consumer: Consumer,
+  options: ReadTopicOptions,
+  remaining: Map<number, bigint>,
+  onMessage: (m: TopicMessage) => void | Promise<void>,
+): Promise<number> {
+  let count = 0;
+  // The offset after the last message delivered, per partition. kafkajs starts a partition again from the group's
+  // committed offset whenever the group is joined again (a rebalance), and a medium chaos run's verification once
+  // read 648 k of 1 M transactions twice that way (its "duplicates", and minutes): so progress is committed as the
+  // read goes (the group is thrown away afterwards) and a message below this mark is never delivered twice.
+  const delivered = new Map<number, bigint>();
+  await consumer.connect();
+  await consumer.subscribe({ topic: options.topic, fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    let idle: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      if (idle) clearTimeout(idle);
+      idle = setTimeout(
+        () =>
+          reject(
+            new ServiceError(
+              `reading ${options.topic} made no progress for ${options.idleTimeoutMs ?? 60_000} ms`,
+              'kafka',
+            ),
+          ),
+        options.idleTimeoutMs ?? 60_000,
+      );
+    };
+    arm();
+    const reached = (partition: number, lastOffset: string): void => {
+      const high = remaining.get(partition);
+      if (high === undefined || BigInt(lastOffset) + 1n < high) return;
+      remaining.delete(partition);
+      if (remaining.size === 0) {
+        if (idle) clearTimeout(idle);
+        resolve();
+      }
+    };
+    let joins = 0;
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      joins += 1;
+      if (joins > 1 && options.stats) options.stats.rejoins += 1;
+    });
+    consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
+      if (e.payload.topic !== options.topic) return;
+      arm();
+      reached(e.payload.partition, e.payload.lastOffset);
+    });
+    consumer
+      .run({
+        autoCommit: true,
+        eachBatchAutoResolve: true,
+        eachBatch: async ({ batch }) => {
+          const high = remaining.get(batch.partition);
+          if (high === undefined) return;
+          for (const m of batch.messages) {
+            const offset = BigInt(m.offset);
+            if (offset >= high) break;
+            if (offset < (delivered.get(batch.partition) ?? 0n)) {
+              if (options.stats) options.stats.refetched += 1;
+              continue;
+            }
+            delivered.set(batch.partition, offset + 1n);
+            await onMessage(topicMessage(batch.partition, m));
+            count += 1;
+          }
+          arm();
+          const last = batch.messages[batch.messages.length - 1];
+          if (last !== undefined) reached(batch.partition, last.offset);
+        },
+      })
+      .catch(reject);
+  });
+  return count;
 }
 
 /**
@@ -109,92 +207,12 @@ export async function readTopic(
       // A fetch to a broker with nothing more to give waits this long; the read's end waits for it.
       maxWaitTimeInMs: 200,
     });
-    let count = 0;
-    // The offset after the last message delivered, per partition. kafkajs starts a partition again from the group's
-    // committed offset whenever the group is joined again (a rebalance), and a medium chaos run's verification once
-    // read 648 k of 1 M transactions twice that way (its "duplicates", and minutes): so progress is committed as the
-    // read goes (the group is thrown away afterwards) and a message below this mark is never delivered twice.
-    const delivered = new Map<number, bigint>();
     try {
-      await consumer.connect();
-      await consumer.subscribe({ topic: options.topic, fromBeginning: true });
-      await new Promise<void>((resolve, reject) => {
-        let idle: NodeJS.Timeout | undefined;
-        const arm = (): void => {
-          if (idle) clearTimeout(idle);
-          idle = setTimeout(
-            () =>
-              reject(
-                new ServiceError(
-                  `reading ${options.topic} made no progress for ${options.idleTimeoutMs ?? 60_000} ms`,
-                  'kafka',
-                ),
-              ),
-            options.idleTimeoutMs ?? 60_000,
-          );
-        };
-        arm();
-        const reached = (partition: number, lastOffset: string): void => {
-          const high = remaining.get(partition);
-          if (high === undefined || BigInt(lastOffset) + 1n < high) return;
-          remaining.delete(partition);
-          if (remaining.size === 0) {
-            if (idle) clearTimeout(idle);
-            resolve();
-          }
-        };
-        let joins = 0;
-        consumer.on(consumer.events.GROUP_JOIN, () => {
-          joins += 1;
-          if (joins > 1 && options.stats) options.stats.rejoins += 1;
-        });
-        consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
-          if (e.payload.topic !== options.topic) return;
-          arm();
-          reached(e.payload.partition, e.payload.lastOffset);
-        });
-        consumer
-          .run({
-            autoCommit: true,
-            eachBatchAutoResolve: true,
-            eachBatch: async ({ batch }) => {
-              const high = remaining.get(batch.partition);
-              if (high === undefined) return;
-              for (const m of batch.messages) {
-                const offset = BigInt(m.offset);
-                if (offset >= high) break;
-                if (offset < (delivered.get(batch.partition) ?? 0n)) {
-                  if (options.stats) options.stats.refetched += 1;
-                  continue;
-                }
-                delivered.set(batch.partition, offset + 1n);
-                const headers: Record<string, string> = {};
-                for (const [k, v] of Object.entries(m.headers ?? {}))
-                  if (v !== undefined) headers[k] = v.toString();
-                await onMessage({
-                  partition: batch.partition,
-                  offset: m.offset,
-                  key: m.key,
-                  value: m.value,
-                  headers,
-                  timestamp: m.timestamp,
-                  producerId: batchContext(m)?.producerId ?? '-1',
-                  producerEpoch: batchContext(m)?.producerEpoch ?? -1,
-                });
-                count += 1;
-              }
-              arm();
-              const last = batch.messages[batch.messages.length - 1];
-              if (last !== undefined) reached(batch.partition, last.offset);
-            },
-          })
-          .catch(reject);
-      });
+      return await consumeToEnd(consumer, options, remaining, onMessage);
     } finally {
       await consumer.disconnect().catch(() => undefined);
       await admin.deleteGroups([groupId]).catch(() => undefined);
     }
-    return count;
   } finally {
     await admin.disconnect();
   }

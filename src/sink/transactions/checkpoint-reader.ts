@@ -93,6 +93,103 @@ export interface CheckpointReader {
   close(): Promise<void>;
 }
 
+/**
+ * The last stable offsets of the checkpoint partitions, read at most every `lsoMaxAgeMs`: an older one is still a
+ * safe start for a slice that has not committed yet (its first checkpoint lands above the LSO of now, which is above
+ * any earlier one), and a slice open no longer costs a ListOffsets (+ Metadata) round trip.
+ */
+function lastStableOffsets(
+  o: CheckpointReaderOptions,
+  admin: { get(): Promise<Admin> },
+  partitionOf: (sliceKey: string) => Promise<number>,
+): (sliceKey: string) => Promise<string> {
+  let lso: { at: number; offsets: Promise<Map<number, string>> } | undefined;
+  return async (sliceKey) => {
+    const partition = await partitionOf(sliceKey);
+    const now = Date.now();
+    if (lso === undefined || now - lso.at >= o.lsoMaxAgeMs) {
+      const entry = {
+        at: now,
+        // `high` from ListOffsets(read_committed) is the last stable offset.
+        offsets: retryRetriable(async () => fetchTopicOffsets(await admin.get(), o.checkpointTopic)).then(
+          (list) => new Map(list.map((x) => [x.partition, x.high])),
+        ),
+      };
+      entry.offsets.catch(() => {
+        if (lso === entry) lso = undefined;
+      });
+      lso = entry;
+    }
+    return (await lso.offsets).get(partition) ?? '0';
+  };
+}
+
+/**
+ * One past a probe record (a tombstone under {@link CHECKPOINT_PROBE_KEY}) appended now: every checkpoint of a
+ * slice fenced before the call lies below it. The read_committed reader passes the probe only once every
+ * transaction that began before it has ended (milliseconds, up to a dead owner's transaction timeout).
+ */
+async function probeEnd(
+  o: CheckpointReaderOptions,
+  probeProducer: { get(): Promise<Producer> },
+  partition: number,
+): Promise<bigint> {
+  const answers = await retryRetriable(async () =>
+    (await probeProducer.get()).send({
+      topic: o.checkpointTopic,
+      acks: -1,
+      timeout: o.requestTimeoutMs,
+      messages: [{ key: CHECKPOINT_PROBE_KEY, value: null, partition }],
+    }),
+  );
+  const answer = answers.find((a) => a.topicName === o.checkpointTopic && a.partition === partition);
+  if (answer?.baseOffset === undefined)
+    throw new ServiceError(
+      `Kafka did not acknowledge the end probe of ${o.checkpointTopic}[${partition}]`,
+      'kafka',
+      { retriable: true },
+    );
+  return BigInt(answer.baseOffset) + 1n;
+}
+
+/** The slice's last checkpoint in `[from, end)` of its partition (read_committed, one throw-away group). */
+async function readRange<S>(
+  o: CheckpointReaderOptions,
+  admin: { get(): Promise<Admin> },
+  sliceKey: string,
+  partition: number,
+  from: bigint,
+  end: bigint,
+): Promise<SliceCheckpoint<S> | null> {
+  let last: SliceCheckpoint<S> | null = null;
+  await readPartitionRange(
+    {
+      kafka: o.kafka,
+      topic: o.checkpointTopic,
+      partition,
+      from,
+      to: end,
+      groupId: `${o.groupIdPrefix}.recover.${randomUUID()}`,
+      idleTimeoutMs: o.recoveryTimeoutMs,
+      stalled: () =>
+        new ServiceError(
+          `the recovery read of slice ${sliceKey} made no progress for ${o.recoveryTimeoutMs} ms (offset < ${end})`,
+          'kafka',
+          { retriable: true },
+        ),
+      deleteGroup: async (groupId) => (await admin.get()).deleteGroups([groupId]),
+      maxWaitTimeInMs: 50,
+      retries: 3,
+    },
+    (m) => {
+      if (m.key?.toString() !== sliceKey || m.value === null) return;
+      const v = JSON.parse(m.value.toString()) as { seq: number; state: S };
+      last = { sliceKey, seq: v.seq, state: v.state, partition, offset: m.offset };
+    },
+  );
+  return last;
+}
+
 export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointReader {
   const admin = lazyConnected<Admin>(() => o.kafka.admin(), "the checkpoint reader's admin client");
   // A plain producer for the end probes of recovery reads (acks all, not transactional).
@@ -129,52 +226,7 @@ export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointRe
     });
   }
 
-  // The last stable offsets of the checkpoint partitions, read at most every `lsoMaxAgeMs`: an older one is still
-  // a safe start for a slice that has not committed yet (its first checkpoint lands above the LSO of now, which is
-  // above any earlier one), and a slice open no longer costs a ListOffsets (+ Metadata) round trip.
-  let lso: { at: number; offsets: Promise<Map<number, string>> } | undefined;
-  async function lastStableOffset(sliceKey: string): Promise<string> {
-    const partition = await partitionOf(sliceKey);
-    const now = Date.now();
-    if (lso === undefined || now - lso.at >= o.lsoMaxAgeMs) {
-      const entry = {
-        at: now,
-        // `high` from ListOffsets(read_committed) is the last stable offset.
-        offsets: retryRetriable(async () => fetchTopicOffsets(await admin.get(), o.checkpointTopic)).then(
-          (list) => new Map(list.map((x) => [x.partition, x.high])),
-        ),
-      };
-      entry.offsets.catch(() => {
-        if (lso === entry) lso = undefined;
-      });
-      lso = entry;
-    }
-    return (await lso.offsets).get(partition) ?? '0';
-  }
-
-  /**
-   * One past a probe record (a tombstone under {@link CHECKPOINT_PROBE_KEY}) appended now: every checkpoint of a
-   * slice fenced before the call lies below it. The read_committed reader passes the probe only once every
-   * transaction that began before it has ended (milliseconds, up to a dead owner's transaction timeout).
-   */
-  async function probeEnd(partition: number): Promise<bigint> {
-    const answers = await retryRetriable(async () =>
-      (await probeProducer.get()).send({
-        topic: o.checkpointTopic,
-        acks: -1,
-        timeout: o.requestTimeoutMs,
-        messages: [{ key: CHECKPOINT_PROBE_KEY, value: null, partition }],
-      }),
-    );
-    const answer = answers.find((a) => a.topicName === o.checkpointTopic && a.partition === partition);
-    if (answer?.baseOffset === undefined)
-      throw new ServiceError(
-        `Kafka did not acknowledge the end probe of ${o.checkpointTopic}[${partition}]`,
-        'kafka',
-        { retriable: true },
-      );
-    return BigInt(answer.baseOffset) + 1n;
-  }
+  const lastStableOffset = lastStableOffsets(o, admin, partitionOf);
 
   async function readCommitted<S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null> {
     const partition = await partitionOf(sliceKey);
@@ -183,44 +235,9 @@ export function createCheckpointReader(o: CheckpointReaderOptions): CheckpointRe
     if (p === undefined) return null;
     const low = BigInt(p.low);
     const from = readFrom === undefined ? low : BigInt(readFrom) > low ? BigInt(readFrom) : low;
-    const end = await probeEnd(partition);
+    const end = await probeEnd(o, probeProducer, partition);
     if (from >= end) return null;
-    return readRange<S>(sliceKey, partition, from, end);
-  }
-
-  async function readRange<S>(
-    sliceKey: string,
-    partition: number,
-    from: bigint,
-    end: bigint,
-  ): Promise<SliceCheckpoint<S> | null> {
-    let last: SliceCheckpoint<S> | null = null;
-    await readPartitionRange(
-      {
-        kafka: o.kafka,
-        topic: o.checkpointTopic,
-        partition,
-        from,
-        to: end,
-        groupId: `${o.groupIdPrefix}.recover.${randomUUID()}`,
-        idleTimeoutMs: o.recoveryTimeoutMs,
-        stalled: () =>
-          new ServiceError(
-            `the recovery read of slice ${sliceKey} made no progress for ${o.recoveryTimeoutMs} ms (offset < ${end})`,
-            'kafka',
-            { retriable: true },
-          ),
-        deleteGroup: async (groupId) => (await admin.get()).deleteGroups([groupId]),
-        maxWaitTimeInMs: 50,
-        retries: 3,
-      },
-      (m) => {
-        if (m.key?.toString() !== sliceKey || m.value === null) return;
-        const v = JSON.parse(m.value.toString()) as { seq: number; state: S };
-        last = { sliceKey, seq: v.seq, state: v.state, partition, offset: m.offset };
-      },
-    );
-    return last;
+    return readRange<S>(o, admin, sliceKey, partition, from, end);
   }
 
   return {
