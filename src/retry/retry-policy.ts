@@ -59,7 +59,7 @@ export function resolveRetryPolicy(partial: Partial<RetryPolicy> = {}): RetryPol
   if (!(policy.retries === Infinity || (Number.isInteger(policy.retries) && policy.retries >= 0)))
     throw bad('retries', 'an integer >= 0 or Infinity', policy.retries);
   if (!(policy.initialMs >= 0)) throw bad('initialMs', '>= 0', policy.initialMs);
-  if (!(policy.maxMs >= policy.initialMs)) throw bad('maxMs', '>= initialMs', policy.maxMs);
+  if (!(policy.maxMs >= 0)) throw bad('maxMs', '>= 0', policy.maxMs);
   if (!(policy.factor >= 1)) throw bad('factor', '>= 1', policy.factor);
   if (!(policy.jitter >= 0 && policy.jitter <= 1)) throw bad('jitter', 'in [0, 1]', policy.jitter);
   if (!(policy.maxElapsedMs >= 0)) throw bad('maxElapsedMs', '>= 0', policy.maxElapsedMs);

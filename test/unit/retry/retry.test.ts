@@ -210,9 +210,9 @@ describe('retry (the one loop)', () => {
       'retry.retries must be an integer >= 0 or Infinity, got -1',
     );
     expect(() => resolveRetryPolicy({ jitter: 2 })).toThrow('retry.jitter must be in [0, 1], got 2');
-    expect(() => resolveRetryPolicy({ initialMs: 10, maxMs: 5 })).toThrow(
-      'retry.maxMs must be >= initialMs, got 5',
-    );
+    expect(() => resolveRetryPolicy({ maxMs: -5 })).toThrow('retry.maxMs must be >= 0, got -5');
+    // maxMs below initialMs caps every pause at maxMs
+    expect(backoffDelay({ ...DEFAULT_RETRY_POLICY, initialMs: 10, maxMs: 5, jitter: 0 }, 1)).toBe(5);
     expect(() => resolveRetryPolicy({ factor: 0.5 })).toThrow('retry.factor must be >= 1, got 0.5');
   });
 });
