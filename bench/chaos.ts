@@ -40,9 +40,10 @@ import {
   createTopics,
   deleteTopics,
   replicationForBrokers,
-} from '../src/sink/create-topics.js';
-import { createKafkaClient, resolveKafkaOptions } from '../src/sink/kafka-sink.js';
-import type { ReadTopicStats } from '../src/sink/read-topic.js';
+} from '../src/sink/admin/create-topics.js';
+import { createKafkaClient } from '../src/sink/kafka-client.js';
+import { resolveKafkaOptions } from '../src/sink/kafka-options.js';
+import type { ReadTopicStats } from '../src/sink/readers/read-topic.js';
 import { connectRedis, createPipelineRuntime, getRunStatus, startBackfill } from '../src/jobs/index.js';
 import { QUEUE_NAMES } from '../src/planner/queue-names.js';
 import { Queue } from 'bullmq';
@@ -50,7 +51,7 @@ import { loadConfig, type PipelineSettings } from '../src/config/index.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../src/models/resources.js';
 import { verifyResource } from '../src/verify/index.js';
 import { versionKey } from '../src/verify/compare-records.js';
-import { readTopic } from '../src/sink/read-topic.js';
+import { readTopic } from '../src/sink/readers/read-topic.js';
 import { dlqTopicName, topicName } from '../src/models/topic-names.js';
 import type { RecordDecoder } from '../src/encoding/record-decoder.js';
 

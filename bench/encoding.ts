@@ -9,7 +9,7 @@
  * Registry: SCHEMA_REGISTRY_URL when set (subjects under a throwaway prefix, deleted afterwards), else the
  * library's in-memory MockClient (the serializer caches the latest schema either way, so steady-state numbers match).
  *
- * Run: `npm run bench:encoding` (prints a Markdown table for docs/BENCHMARKS.md).
+ * Run: `npm run bench:encoding` (prints a Markdown table for docs/benchmarks/diary.md).
  */
 import { cpus, loadavg, totalmem } from 'node:os';
 import avro from 'avsc';

@@ -47,13 +47,19 @@ const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
 
 /**
  * kafkajs as the pipeline runs it (`patched`: the client from `createKafkaClient`, the kafkajs loaded through
- * `kafkajs-loader.ts`, the transaction's partitions announced as the producer pool does: every patch of `src/sink/`),
+ * `kafkajs-loader.ts` after `installKafkajsPatches()`, the transaction's partitions announced as the producer pool does:
+ * every patch of `src/sink/kafkajs-patches/`),
  * or kafkajs as published (`--child kafkajs-plain`).
  */
 async function runKafkajs(topic: string, patched: boolean): Promise<number> {
-  const sink = await import('../src/sink/kafka-sink.js');
-  const partitions = await import('../src/sink/transaction-partitions.js');
-  if (patched) partitions.installTransactionPartitionsAhead();
+  const sink = {
+    ...(await import('../src/sink/kafka-client.js')),
+    ...(await import('../src/sink/kafka-options.js')),
+    ...(await import('../src/sink/producer/partitioner.js')),
+    ...(await import('../src/sink/producer/wire-format.js')),
+  };
+  const { installKafkajsPatches } = await import('../src/sink/kafkajs-patches/index.js');
+  const partitions = installKafkajsPatches().transactionPartitions;
   const kafka = patched
     ? sink.createKafkaClient(sink.resolveKafkaOptions({ brokers }), { clientId: 'bench-kafkajs' })
     : new Kafka({ clientId: 'bench-kafkajs', brokers, logLevel: logLevel.NOTHING });
@@ -79,7 +85,7 @@ async function runKafkajs(topic: string, patched: boolean): Promise<number> {
       else list.push(m);
     }
     if (patched)
-      partitions.announceTransactionPartitions(
+      partitions.announce(
         transactionalId,
         [...byPartition.keys()].map((partition) => ({ topic, partition })),
       );
@@ -91,7 +97,7 @@ async function runKafkajs(topic: string, patched: boolean): Promise<number> {
         topicMessages: [{ topic, messages: ms.map((m) => wire(m, partition)) }],
       });
     await txn.commit();
-    if (patched) partitions.forgetTransactionPartitions(transactionalId);
+    if (patched) partitions.forget(transactionalId);
   }
   const used = cpuMs(process.cpuUsage(c0));
   await producer.disconnect();
@@ -163,7 +169,11 @@ async function main(): Promise<void> {
     `| client | records | value B | headers | records per transaction | CPU ms | CPU us / record | load |\n|---|---:|---:|---:|---:|---:|---:|---|\n`,
   );
   for (let r = 0; r < rounds; r++) {
-    for (const which of ['kafkajs-plain', 'kafkajs', ...(platformatic === undefined ? [] : ['platformatic'])]) {
+    for (const which of [
+      'kafkajs-plain',
+      'kafkajs',
+      ...(platformatic === undefined ? [] : ['platformatic']),
+    ]) {
       const out = spawnSync(
         process.execPath,
         [

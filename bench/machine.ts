@@ -1,4 +1,4 @@
-/** One line describing the machine a benchmark ran on (CPU, cores, memory, Node, load), for docs/BENCHMARKS.md. */
+/** One line describing the machine a benchmark ran on (CPU, cores, memory, Node, load), for docs/benchmarks/diary.md. */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 

@@ -16,7 +16,7 @@
  * [--delivery both|exactly-once|at-least-once] [--rounds 1] [--partition countryId] [--warmup]` (`--processes 1`: the one-process
  * run only; `--partition`: full-history transactions planned from the partition proof, issue 23; `--delivery
  * both`, the default, runs every end-to-end run once per delivery mode, alternating, `--rounds` times);
- * prints Markdown for docs/BENCHMARKS.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
+ * prints Markdown for docs/benchmarks/diary.md. `--worker-cpu-prof DIR` writes the worker process's V8 CPU profile
  * (`node --cpu-prof`) into DIR when it exits (open it in Chrome DevTools or speedscope).
  */
 import { execFile, spawn } from 'node:child_process';
@@ -34,7 +34,7 @@ import { createRecordEncoder } from '../src/encoding/record-encoder.js';
 import { readSchemaFiles } from '../src/encoding/schema-files.js';
 import { deleteSubjects, registerSchemas } from '../src/encoding/schema-registration.js';
 import type { AvroRecordSchema } from '../src/encoding/avro-schema.js';
-import { createTopics, deleteTopics } from '../src/sink/create-topics.js';
+import { createTopics, deleteTopics } from '../src/sink/admin/create-topics.js';
 import {
   connectRedis,
   createClientPlannerSource,

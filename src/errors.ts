@@ -156,6 +156,47 @@ export class SliceFencedError extends GamedataError {
   }
 }
 
+/**
+ * The installed kafkajs lacks what one of the project's patches replaces (a release other than the one the patches
+ * were written for, `KAFKAJS_PATCHED_VERSION` in `sink/kafkajs-patches/`). Never retriable.
+ */
+export class KafkajsPatchError extends GamedataError {
+  override name = 'KafkajsPatchError';
+}
+
+/** An object was used after its `close()` (a probe, a producer pool). Never retriable. */
+export class ClosedError extends GamedataError {
+  override name = 'ClosedError';
+}
+
+/**
+ * A transactional producer of the pool was replaced (fenced, or its transaction's end unknown): every commit of its
+ * old generation fails with this. Not retriable in-process (the slice is taken again).
+ */
+export class ProducerReplacedError extends GamedataError {
+  override name = 'ProducerReplacedError';
+  constructor(
+    readonly transactionalId: string,
+    options: GamedataErrorOptions = {},
+  ) {
+    super(`producer ${transactionalId} was replaced`, options);
+  }
+}
+
+/**
+ * A commit of the producer pool failed: `error` is what to tell the slice, `fenced` whether the member producer was
+ * fenced or replaced (the slice then fails as fenced). `retriable` as `error`'s.
+ */
+export class PoolCommitError extends GamedataError {
+  override name = 'PoolCommitError';
+  constructor(
+    readonly error: Error,
+    readonly fenced: boolean,
+  ) {
+    super(error.message, { cause: error, retriable: error instanceof GamedataError && error.retriable });
+  }
+}
+
 /** HTTP statuses worth another try: 408, 409, 425, 429 and every 5xx. */
 export function isRetriableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;

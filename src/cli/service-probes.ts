@@ -8,12 +8,12 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Redis } from 'ioredis';
-import type { ClusterProbe } from '../sink/cluster-probe.js';
+import type { ClusterProbe } from '../sink/admin/cluster-probe.js';
 import { processSecurity } from '../config/process-security.js';
 import { securityFailure, type SecurityFailureKind } from '../config/security-failure.js';
-import { ServiceError } from '../errors.js';
+import { ClosedError, ServiceError } from '../errors.js';
 import { redisTlsOptions } from '../jobs/connect-redis.js';
-import type { ServiceProbe } from './service-monitor.js';
+import type { MonitoredService, ServiceProbe } from './service-monitor.js';
 
 export interface ServiceProbeOptions {
   /** Longest wait for one answer. @default 3_000 */
@@ -30,10 +30,18 @@ export function addressOf(url: string): string {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+  service: MonitoredService,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer to ${what} within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => reject(new ServiceError(`no answer to ${what} within ${ms} ms`, service, { retriable: true })),
+      ms,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -54,11 +62,11 @@ export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOpti
     async check() {
       try {
         // Loaded on first use: commands that check only Redis (status) do not load kafkajs.
-        const { createClusterProbe } = await import('../sink/cluster-probe.js');
+        const { createClusterProbe } = await import('../sink/admin/cluster-probe.js');
         // Closed while it loaded: no client made after close() (nobody would close it).
-        if (closed) throw new Error('the Kafka probe is closed');
+        if (closed) throw new ClosedError('the Kafka probe is closed');
         probe ??= createClusterProbe(brokers, timeoutMs);
-        await withTimeout(probe.check(), timeoutMs * 2, 'a metadata request');
+        await withTimeout(probe.check(), timeoutMs * 2, 'a metadata request', 'kafka');
       } catch (error) {
         await drop();
         throw error;
@@ -80,9 +88,12 @@ export function registryProbe(url: string, options: ServiceProbeOptions = {}): S
     address: addressOf(base),
     async check() {
       const status = await httpStatusOf(`${base}/subjects`, timeoutMs, registryRequestOptions());
-      if (status >= 500) throw new Error(`HTTP ${status}`);
-      // wrong or missing credentials: not "down", and waiting will not help
-      if (status === 401 || status === 403) throw Object.assign(new Error(`HTTP ${status}`), { status });
+      if (status >= 500) throw new ServiceError(`HTTP ${status}`, 'schema-registry', { retriable: true });
+      // wrong or missing credentials: not "down", and waiting will not help (probeSecurityFailure reads `status`)
+      if (status === 401 || status === 403)
+        throw Object.assign(new ServiceError(`HTTP ${status}`, 'schema-registry', { retriable: true }), {
+          status,
+        });
     },
   });
 }
@@ -129,9 +140,12 @@ export function redisProbe(url: string, options: ServiceProbeOptions = {}): Serv
       }
       if (r.status !== 'ready') {
         const code = (lastError as NodeJS.ErrnoException | undefined)?.code;
-        throw new Error(code ?? lastError?.message ?? `connection ${r.status}`, { cause: lastError });
+        throw new ServiceError(code ?? lastError?.message ?? `connection ${r.status}`, 'redis', {
+          cause: lastError,
+          retriable: true,
+        });
       }
-      await withTimeout(r.ping(), timeoutMs, 'PING');
+      await withTimeout(r.ping(), timeoutMs, 'PING', 'redis');
     },
     close() {
       redis?.disconnect();
@@ -282,9 +296,15 @@ function httpStatusOf(url: string, timeoutMs: number, options: HttpProbeOptions)
         resolve(res.statusCode ?? 0);
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('timeout', () =>
+      req.destroy(
+        new ServiceError(`no answer within ${timeoutMs} ms`, 'schema-registry', { retriable: true }),
+      ),
+    );
     req.on('error', (error: NodeJS.ErrnoException) =>
-      reject(new Error(error.code ?? error.message, { cause: error })),
+      reject(
+        new ServiceError(error.code ?? error.message, 'schema-registry', { cause: error, retriable: true }),
+      ),
     );
     req.end();
   });

@@ -45,7 +45,7 @@ export interface WorkerProcessesOptions {
    * set one. Under a limit below 2 GB V8 lets the old space grow only 1.3-1.4x its live size before the next major
    * GC; the worker's live heap is small (~30-40 MB) and its garbage short-lived, so at that factor a quarter of its
    * CPU was major GC. 200 (3x) keeps the limit and takes most of that back: 95-108 -> 63-76 µs of worker CPU per
-   * record at scale small (docs/BENCHMARKS.md "The worker's heap"). @default 200
+   * record at scale small (docs/benchmarks/diary.md "The worker's heap"). @default 200
    */
   heapGrowingPercent?: number;
 }

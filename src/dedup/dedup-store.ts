@@ -15,7 +15,11 @@ import { encodeVersion, parseObjectId, versionCovered, versionReplaces } from '.
 /** The minimal record shape dedup reads. */
 export type DedupRecord = Record<string, unknown> & { _id?: unknown };
 
-function hasId(record: DedupRecord): boolean {
+/**
+ * Whether the record has an `_id` the seen-set can key (a non-empty string or a number); records without one are
+ * never deduplicated, marked or locked. The one rule of the dedup store, the pending marks and the slices.
+ */
+export function hasDedupId(record: DedupRecord): boolean {
   return (typeof record._id === 'string' && record._id !== '') || typeof record._id === 'number';
 }
 
@@ -170,7 +174,7 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
       // A record without an `_id` cannot be recognised again: it always passes (it will be dead-lettered).
       const anonymous: T[] = [];
       for (const rec of records) {
-        if (!hasId(rec)) {
+        if (!hasDedupId(rec)) {
           anonymous.push(rec);
           continue;
         }
@@ -257,7 +261,7 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
       await backend.add(
         setsFor(resource, o),
         RESOURCE_INFO[resource].dedup === 'version',
-        records.filter(hasId).map((r) => seenEntry(resource, r)),
+        records.filter(hasDedupId).map((r) => seenEntry(resource, r)),
       );
     },
     async reset(resource, scopes = []) {

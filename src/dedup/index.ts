@@ -6,6 +6,7 @@ export {
   createDedupStore,
   createMemorySeenSet,
   dedupKey,
+  hasDedupId,
   seenEntry,
   DEFAULT_DEDUP_STORE_OPTIONS,
 } from './dedup-store.js';

@@ -23,7 +23,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, GamedataError, ServiceError } from '../errors.js';
 import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
-import { seenEntry, type DedupRecord } from './dedup-store.js';
+import { hasDedupId, seenEntry, type DedupRecord } from './dedup-store.js';
 import type { SeenEntry } from './redis-seen-set.js';
 import { encodeVersion, versionReplaces } from './seen-encoding.js';
 
@@ -172,10 +172,6 @@ export function parsePageKey(pageKey: string): { sliceKey: string; seq: number; 
     : { sliceKey: m[1]!, seq: Number(m[2]), writer: m[3] };
 }
 
-function hasId(record: DedupRecord): boolean {
-  return (typeof record._id === 'string' && record._id !== '') || typeof record._id === 'number';
-}
-
 /** Whether a later occurrence of an entity in one page replaces the earlier one (the latest version wins). */
 function laterWins(current: string, incoming: string): boolean {
   const [c, i] = [encodeVersion(current), encodeVersion(incoming)];
@@ -250,7 +246,7 @@ export function createPendingMarks(
       const fresh = new Set<number>();
       records.forEach((rec, index) => {
         // A record without an `_id` cannot be recognised again: it always passes (it will be dead-lettered).
-        if (!hasId(rec)) return void fresh.add(index);
+        if (!hasDedupId(rec)) return void fresh.add(index);
         const entry = seenEntry(resource, rec);
         const current = byId.get(entry.id);
         if (current === undefined || (versioned && laterWins(current.entry.version, entry.version)))

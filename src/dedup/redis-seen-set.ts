@@ -18,11 +18,9 @@ import type { Redis } from 'ioredis';
 import { ConfigError } from '../errors.js';
 import { recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
 
-/** One record for the seen-set: its `_id` and its version text ('' for immutable resources). */
-export interface SeenEntry {
-  id: string;
-  version: string;
-}
+import type { SeenEntry } from './seen-encoding.js';
+
+export type { SeenEntry } from './seen-encoding.js';
 
 /** One key of a claim (see {@link SeenSetBackend.claimLocks}). */
 export type LockClaim = 'seen' | 'locked' | 'busy';

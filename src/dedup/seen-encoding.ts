@@ -15,6 +15,12 @@
  * Both paths are exact: no record is ever taken for another.
  */
 
+/** One record for the seen-set: its `_id` and its version text ('' for immutable resources). */
+export interface SeenEntry {
+  id: string;
+  version: string;
+}
+
 /** Width of an immutable record's entry (see {@link idEntry}). */
 export const ID_ENTRY_BYTES = 8;
 /** Width of a changing entity's entry: the id entry plus a 5-byte version code. */

@@ -34,13 +34,14 @@ function put(target: Obj, key: string, value: unknown): void {
 }
 
 function stringifyJson(value: unknown, path: string): string {
+  let text: string | undefined;
   try {
-    const text = JSON.stringify(value);
-    if (text === undefined) throw new Error('not representable as JSON');
-    return text;
+    text = JSON.stringify(value);
   } catch (error) {
     throw new EncodingError(`cannot write as JSON: ${(error as Error).message}`, path, { cause: error });
   }
+  if (text === undefined) throw new EncodingError('cannot write as JSON: not representable as JSON', path);
+  return text;
 }
 
 /**

@@ -17,7 +17,7 @@ import { checkRecord } from '../models/check-record.js';
 import type { RecordIssue } from '../models/check-record.js';
 import { RESOURCE_INFO } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
-import { ConfigError, EncodingError, ServiceError } from '../errors.js';
+import { ConfigError, EncodingError, GamedataError, ServiceError } from '../errors.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../models/topic-names.js';
 import { toAvroValue } from './avro-mapping.js';
 import { AVRO_TYPE_OPTIONS } from './avro-types.js';
@@ -54,7 +54,7 @@ export interface RecordEncoder {
 /** One {@link EncodingError} for every issue of a record: the first names the path and reason, all are listed. */
 export function issuesToError(issues: readonly RecordIssue[]): EncodingError {
   const first = issues[0];
-  if (first === undefined) throw new Error('issuesToError needs at least one issue');
+  if (first === undefined) throw new GamedataError('issuesToError needs at least one issue');
   const all = issues
     .slice(0, 5)
     .map((i) => `${i.path === '' ? '(record)' : i.path}: ${i.message}`)

@@ -14,8 +14,8 @@ import { processSecurity } from '../config/process-security.js';
 import { securityFailure } from '../config/security-failure.js';
 import type { RegistryClientSecurity } from '../config/security-settings.js';
 import { ConfigError, GamedataError, ServiceError } from '../errors.js';
-import { resolveRetryPolicy, withRetry } from '../client/retry.js';
-import type { RetryPolicy } from '../client/retry.js';
+import { resolveRetryPolicy, retry } from '../retry/index.js';
+import type { RetryPolicy } from '../retry/index.js';
 
 export interface RegistryClientOptions {
   /** Base URL of the Confluent-compatible API, e.g. `http://127.0.0.1:18081/apis/ccompat/v7`. Required. */
@@ -24,7 +24,8 @@ export interface RegistryClientOptions {
   timeoutMs?: number;
   /**
    * Retries of a call that failed retriably (no answer, timeout, 408, 429 or 5xx), with exponential backoff and full
-   * jitter from `retryDelayMs` up to `retryMaxDelayMs` (the project's `withRetry`). Deletes are not retried.
+   * jitter from `retryDelayMs` up to `retryMaxDelayMs` (the project's one retry loop, `src/retry/`). Deletes are not
+   * retried.
    * @default 2
    */
   maxRetries?: number;
@@ -108,15 +109,16 @@ export function createRegistryClient(options: RegistryClientOptions): Client {
         }),
   });
   const policy = resolveRetryPolicy({
-    maxAttempts: resolved.maxRetries + 1,
-    initialDelayMs: resolved.retryDelayMs,
-    maxDelayMs: resolved.retryMaxDelayMs,
+    retries: resolved.maxRetries,
+    initialMs: resolved.retryDelayMs,
+    maxMs: resolved.retryMaxDelayMs,
+    jitter: 1,
   });
   return withRegistryRetries(client, url, policy);
 }
 
 /**
- * `client` with every registry call (all methods but {@link LOCAL_METHODS} and deletes) run through `withRetry`.
+ * `client` with every registry call (all methods but {@link LOCAL_METHODS} and deletes) run through `retry`.
  * Internal calls of the library (one client method calling another) are not retried twice.
  */
 export function withRegistryRetries(client: Client, url: string, policy: RetryPolicy): Client {
@@ -129,7 +131,7 @@ export function withRegistryRetries(client: Client, url: string, policy: RetryPo
       return async (...args: unknown[]): Promise<unknown> => {
         let last: unknown;
         try {
-          return await withRetry(async () => {
+          return await retry(async () => {
             try {
               return await method.apply(target, args);
             } catch (error) {

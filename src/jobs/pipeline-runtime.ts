@@ -24,7 +24,7 @@ import { createDedupStore, createRedisSeenSet, type DedupRecord, type DedupStore
 import { createRecordEncoder } from '../encoding/record-encoder.js';
 import { createRegistryClient } from '../encoding/registry-client.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
-import { createKafkaSink, type KafkaSink } from '../sink/kafka-sink.js';
+import { createKafkaSink, type KafkaSink } from '../sink/producer/kafka-sink.js';
 import { createCoalescingSink, createPagePublisher, type PagePublisher } from '../publish/index.js';
 import { createPageEncoder } from '../publish/index.js';
 import { checkpointTopicName, createTransactionalSlicePublisher } from '../sink/index.js';

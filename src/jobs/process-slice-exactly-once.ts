@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { SliceInterruptedError } from '../errors.js';
 import type { DedupRecord, PendingPage } from '../dedup/index.js';
-import { pageKeyOf, parsePageKey } from '../dedup/index.js';
+import { hasDedupId, pageKeyOf, parsePageKey } from '../dedup/index.js';
 import type { SliceCheckpoint } from '../sink/index.js';
 import type { RunCounterValues, SliceEosData, SliceJobData, SliceResult } from '../planner/job-types.js';
 import { childSlices } from './child-slices.js';
@@ -231,7 +231,7 @@ export async function processSliceExactlyOnce(
             // the same malformed record read by two slices (a trade under its buyer and its seller) is dead-lettered once.
             const originals = new Map<DedupRecord, DedupRecord>();
             const claimed = items.map((item) => {
-              if (hasUsableId(item)) return item;
+              if (hasDedupId(item)) return item;
               const stand = { ...item, _id: anonymousId(item) };
               originals.set(stand, item);
               return stand;
@@ -315,10 +315,6 @@ export async function processSliceExactlyOnce(
     await prefetch?.discard();
     await session.close();
   }
-}
-
-function hasUsableId(record: DedupRecord): boolean {
-  return (typeof record._id === 'string' && record._id !== '') || typeof record._id === 'number';
 }
 
 /**

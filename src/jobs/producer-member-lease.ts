@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { ServiceError } from '../errors.js';
 
 const RENEW = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -46,7 +47,10 @@ export async function leaseProducerMember(
     for (let n = 0; n < maxSlots; n++) {
       if ((await redis.set(key(n), token, 'PX', leaseMs, 'NX')) === 'OK') return n;
     }
-    throw new Error(`no free producer member slot among ${maxSlots} under ${prefix}:eos:member:`);
+    throw new ServiceError(
+      `no free producer member slot among ${maxSlots} under ${prefix}:eos:member:`,
+      'redis',
+    );
   };
   let slot = await take();
   let closed = false;

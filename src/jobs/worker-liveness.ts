@@ -18,6 +18,7 @@
  * fails after that many, as before.
  */
 import type { Job, Worker } from 'bullmq';
+import { GamedataError } from '../errors.js';
 
 /** The Redis calls liveness needs (an ioredis client: BullMQ's own). */
 export interface LivenessRedis {
@@ -160,7 +161,7 @@ export function startWorkerLiveness(
         if (sweep && moved === undefined) sweepFrom = Date.now() + o.timeoutMs;
       } catch (error) {
         sweepFrom = Date.now() + o.timeoutMs;
-        onError(error instanceof Error ? error : new Error(String(error)));
+        onError(error instanceof Error ? error : GamedataError.from(error));
       }
     })().finally(() => {
       running = undefined;
@@ -179,7 +180,7 @@ export function startWorkerLiveness(
       await running;
       await redis
         .eval(`return redis.call('ZREM', KEYS[1], ARGV[1])`, 1, key, worker.id)
-        .catch((error: unknown) => onError(error instanceof Error ? error : new Error(String(error))));
+        .catch((error: unknown) => onError(error instanceof Error ? error : GamedataError.from(error)));
     },
   };
 }

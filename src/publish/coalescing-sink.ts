@@ -4,7 +4,8 @@
  * many slices publishing at once this turns a queue of small requests into a few large ones. Each caller still
  * resolves only after its own messages were acknowledged (they are in the merged request).
  */
-import type { KafkaSink, SinkMessage } from '../sink/kafka-sink.js';
+import type { KafkaSink } from '../sink/producer/kafka-sink.js';
+import type { SinkMessage } from '../sink/producer/wire-format.js';
 
 export interface CoalescingSinkOptions {
   /** Most messages merged into one send. @default 5000 */

@@ -9,7 +9,7 @@ import { buildDeadLetter, lineageHeaders } from './dead-letter.js';
 import type { DeadLetterOptions, Lineage, OutgoingMessage } from './dead-letter.js';
 import type { RecordEncoder } from '../encoding/record-encoder.js';
 import type { EncodingFailureReason } from '../errors.js';
-import type { KafkaSink } from '../sink/kafka-sink.js';
+import type { KafkaSink } from '../sink/producer/kafka-sink.js';
 import { dlqTopicName } from '../models/topic-names.js';
 
 export interface PagePublisherOptions {

@@ -1,19 +1,25 @@
 /**
- * The project's kafkajs: the one module that loads it (every other file of `sink/` takes kafkajs' values from here
- * and only its types from 'kafkajs'). Some of the project's patches replace a kafkajs module that kafkajs binds when
- * it is itself first loaded (`message-grouping.ts`), so they go into the module cache here, before `require('kafkajs')`.
- * A process that loaded kafkajs before this module (a test helper importing it directly) keeps kafkajs' own code there:
- * the same results, slower.
+ * The project's kafkajs: the one module that loads it (every other file of `sink/` takes kafkajs' values from
+ * {@link loadKafkajs} and only its types from 'kafkajs'). It loads kafkajs when first asked, not on import: two of the
+ * project's patches replace kafkajs modules that kafkajs binds when it is itself first loaded
+ * (`kafkajs-patches/message-grouping.ts`), so `createKafkaClient` installs the patches and only then asks for kafkajs.
+ * A process that loaded kafkajs before (a test helper importing it directly) keeps kafkajs' own code there: the same
+ * results, slower.
  */
 import { createRequire } from 'node:module';
 import type * as KafkaJs from 'kafkajs';
-import { installMessageGrouping } from './message-grouping.js';
 
-installMessageGrouping();
-
-const kafkajs = createRequire(import.meta.url)('kafkajs') as typeof KafkaJs;
-
-export const Kafka: typeof KafkaJs.Kafka = kafkajs.Kafka;
 export type Kafka = KafkaJs.Kafka;
-export const Partitioners: typeof KafkaJs.Partitioners = kafkajs.Partitioners;
-export const logLevel: typeof KafkaJs.logLevel = kafkajs.logLevel;
+
+/** kafkajs' values the project uses. */
+export interface KafkajsValues {
+  Kafka: typeof KafkaJs.Kafka;
+  Partitioners: typeof KafkaJs.Partitioners;
+  logLevel: typeof KafkaJs.logLevel;
+}
+
+/** kafkajs, loaded on the first call (Node's module cache keeps it). */
+export function loadKafkajs(): KafkajsValues {
+  const kafkajs = createRequire(import.meta.url)('kafkajs') as typeof KafkaJs;
+  return { Kafka: kafkajs.Kafka, Partitioners: kafkajs.Partitioners, logLevel: kafkajs.logLevel };
+}

@@ -10,7 +10,7 @@ import type { RecordDecoder } from '../encoding/record-decoder.js';
 import type { ResourceName } from '../models/resources.js';
 import { dlqTopicName, topicName } from '../models/topic-names.js';
 import { compareRecords, versionKey, type CompareReport } from './compare-records.js';
-import { readTopic, type ReadTopicStats } from '../sink/read-topic.js';
+import { readTopic, type ReadTopicStats } from '../sink/readers/read-topic.js';
 
 export interface VerifyResourceOptions {
   resource: ResourceName;

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import type { ResourceName } from '../models/resources.js';
 import { topicName } from '../models/topic-names.js';
-import { readTopic } from '../sink/read-topic.js';
+import { readTopic } from '../sink/readers/read-topic.js';
 import type { ConnectClient } from './connect-client.js';
 import { createSinkConnectors } from './create-sink-connectors.js';
 import type { ConnectorSecurity } from './sink-connector-config.js';

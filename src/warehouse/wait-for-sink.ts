@@ -8,8 +8,8 @@
  * never gets, so a gap counts as done when the records a read_committed reader finds in it are all in the DLQ.
  */
 import { AbortedError, ServiceError } from '../errors.js';
-import { readTopic, recordOffsets } from '../sink/read-topic.js';
-import { createTopicOffsets } from '../sink/topic-offsets.js';
+import { readTopic, recordOffsets } from '../sink/readers/read-topic.js';
+import { createTopicOffsets } from '../sink/admin/topic-offsets.js';
 import type { ConnectClient } from './connect-client.js';
 import { connectDlqTopicName } from './sink-connector-config.js';
 

@@ -12,7 +12,7 @@ import { createRecordDecoder } from '../../src/encoding/record-decoder.js';
 import { readSchemaFiles } from '../../src/encoding/schema-files.js';
 import { deleteSubjects, registerSchemas } from '../../src/encoding/schema-registration.js';
 import type { AvroRecordSchema } from '../../src/encoding/avro-schema.js';
-import { createTopics, deleteTopics } from '../../src/sink/create-topics.js';
+import { createTopics, deleteTopics } from '../../src/sink/admin/create-topics.js';
 import {
   connectRedis,
   createPipelineRuntime,

@@ -22,7 +22,7 @@ import { readSchemaFiles } from '../../src/encoding/schema-files.js';
 import type { ModelDef } from '../../src/models/field.js';
 import { RESOURCES, RESOURCE_INFO, type ResourceName } from '../../src/models/resources.js';
 import { topicName } from '../../src/models/topic-names.js';
-import { readTopic } from '../../src/sink/read-topic.js';
+import { readTopic } from '../../src/sink/readers/read-topic.js';
 import {
   connectDlqTopicName,
   createConnectClient,

@@ -23,7 +23,7 @@ import { readPipelineSettings, type PipelineSettings } from '../../config/index.
 import { commandRedisLines } from '../connection-lines.js';
 import { addressOf, requireReachable } from '../service-probes.js';
 import { RESOURCES, type ResourceName } from '../../models/resources.js';
-import { createTopics } from '../../sink/create-topics.js';
+import { createTopics } from '../../sink/admin/create-topics.js';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import { parseFaultSpec, parseLatencySpec } from '../../simulator/options.js';
 import { verifyResource, type VerifyReport } from '../../verify/index.js';

@@ -4,8 +4,8 @@
  */
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { clusterReplication, createTopics, planTopics } from '../../sink/create-topics.js';
-import type { CleanupPolicy } from '../../sink/create-topics.js';
+import { clusterReplication, createTopics, planTopics } from '../../sink/admin/create-topics.js';
+import type { CleanupPolicy } from '../../sink/admin/create-topics.js';
 import { readServiceEnv } from '../../config/index.js';
 import { isResourceName } from '../../models/resources.js';
 import type { ResourceName } from '../../models/resources.js';

@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { SeenEntry } from '../redis-seen-set.js';
 import { encodeVersion, MAX_PROCESS_INDEX, MIN_LEVEL, parseObjectId } from '../seen-encoding.js';
+import type { SeenEntry } from '../seen-encoding.js';
 
 /** Helpers and the `seen_in` / `add_to` functions; every script of the compact layout starts with it. */
 export const SEEN_SET_LUA = `

@@ -30,7 +30,7 @@ import {
 } from '../../../src/schedules/index.js';
 import { dlqTopicName, topicName } from '../../../src/models/topic-names.js';
 import { collectStatus, createWorkerOperations, type WorkerOperations } from '../../../src/status/index.js';
-import { readTopic } from '../../../src/sink/read-topic.js';
+import { readTopic } from '../../../src/sink/readers/read-topic.js';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
 
 const EVERY_MS = 15_000;

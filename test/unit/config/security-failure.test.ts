@@ -5,7 +5,7 @@ import {
 } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { securityFailure } from '../../../src/config/security-failure.js';
-import { toKafkaError } from '../../../src/sink/kafka-sink.js';
+import { toKafkaError } from '../../../src/sink/kafka-error.js';
 import { toRegistryError } from '../../../src/encoding/registry-client.js';
 import { probeSecurityFailure } from '../../../src/cli/service-probes.js';
 

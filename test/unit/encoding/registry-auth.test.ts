@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistryClient, toRegistryError } from '../../../src/encoding/registry-client.js';
-import { resolveKafkaOptions } from '../../../src/sink/kafka-sink.js';
+import { resolveKafkaOptions } from '../../../src/sink/kafka-options.js';
 import { ServiceError } from '../../../src/errors.js';
 
 const CANARY = 'canary-Registry-6d1c';

@@ -2,7 +2,7 @@
 // and deletes are not; the caller gets the library's own error of the last attempt. A recording fake client.
 import type { Client } from '@confluentinc/schemaregistry';
 import { describe, expect, it } from 'vitest';
-import { resolveRetryPolicy } from '../../../src/client/retry.js';
+import { resolveRetryPolicy } from '../../../src/retry/index.js';
 import { withRegistryRetries } from '../../../src/encoding/registry-client.js';
 
 const timeout = Object.assign(new Error('timeout of 10000ms exceeded'), {
@@ -34,7 +34,7 @@ function fake(failures: Error[]): { client: Client; calls: Record<string, number
   return { client, calls };
 }
 
-const policy = resolveRetryPolicy({ maxAttempts: 3, initialDelayMs: 0, maxDelayMs: 0 });
+const policy = resolveRetryPolicy({ retries: 2, initialMs: 0, maxMs: 0 });
 
 describe('withRegistryRetries', () => {
   it('retries timeouts and 5xx until an attempt answers', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCoalescingSink } from '../../../src/publish/coalescing-sink.js';
-import type { KafkaSink, SinkMessage } from '../../../src/sink/kafka-sink.js';
+import type { KafkaSink } from '../../../src/sink/producer/kafka-sink.js';
+import type { SinkMessage } from '../../../src/sink/producer/wire-format.js';
 
 function slowSink(failOn?: string): KafkaSink & { calls: { topic: string; keys: (string | null)[] }[] } {
   const calls: { topic: string; keys: (string | null)[] }[] = [];

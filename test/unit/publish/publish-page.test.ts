@@ -1,7 +1,8 @@
 import { MockClient } from '@confluentinc/schemaregistry';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createPagePublisher } from '../../../src/publish/publish-page.js';
-import type { KafkaSink, SinkMessage } from '../../../src/sink/kafka-sink.js';
+import type { KafkaSink } from '../../../src/sink/producer/kafka-sink.js';
+import type { SinkMessage } from '../../../src/sink/producer/wire-format.js';
 import { createRecordEncoder } from '../../../src/encoding/record-encoder.js';
 import { registerSchemas } from '../../../src/encoding/schema-registration.js';
 import { generateResourceSchemas } from '../../../src/encoding/avro-schema.js';

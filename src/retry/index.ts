@@ -1,0 +1,9 @@
+/**
+ * Retry: the one retry policy (`RetryPolicy`: retries, initialMs, maxMs, factor, jitter, isRetriable, maxElapsedMs)
+ * and the one loop (`retry`). A foundation: importable from every folder, imports only `errors.ts`.
+ */
+export { retry } from './retry.js';
+export type { RetryContext, RetryOptions } from './retry.js';
+export { DEFAULT_RETRY_POLICY, backoffDelay, isRetriableError, resolveRetryPolicy } from './retry-policy.js';
+export type { RetryPolicy } from './retry-policy.js';
+export { sleep } from './sleep.js';

@@ -1,0 +1,103 @@
+/**
+ * Fencing by recorded owners (the KIP-618 part of exactly-once, per slice): the transactional.ids that may hold a
+ * slice's records are recorded (`slice-owners.ts`); fencing one is an InitProducerId with it, which aborts (or
+ * completes) whatever it left open and bumps its epoch, so its producer's next request fails as fenced.
+ */
+import type { Kafka, Producer } from 'kafkajs';
+import type { ProducerPool } from './producer-pool.js';
+import type { SliceOwners } from './slice-owners.js';
+
+/** What kafkajs says when a newer producer of the transactional.id fenced this one (type or message). */
+const FENCED = /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|old epoch|INVALID_PRODUCER_ID_MAPPING|fenced/i;
+
+export function errorText(error: unknown): string {
+  const e = error as { name?: string; message?: string; type?: string; cause?: { message?: string } } | null;
+  return `${e?.name ?? ''} ${e?.type ?? ''} ${e?.message ?? String(error)} ${e?.cause?.message ?? ''}`;
+}
+
+/** Whether a kafkajs error says another producer of the transactional.id fenced this one. */
+export function isFencingError(error: unknown): boolean {
+  return FENCED.test(errorText(error));
+}
+
+export interface SliceFencingDeps {
+  kafka: Kafka;
+  transactionTimeoutMs: number;
+  retry: { initialRetryTime: number; retries: number; maxRetryTime: number };
+  /** This process's pool: a member of it that cannot commit the slice's records is not fenced. */
+  pool: Pick<ProducerPool, 'find'>;
+  owners: SliceOwners;
+  /** A failure as the error to throw (`toKafkaError`, fencing errors kept). */
+  kafkaError: (error: unknown, action: string) => Error;
+}
+
+export interface SliceFencing {
+  /**
+   * Fences the recorded owners of a slice other than `self`, then forgets them (a fenced epoch commits nothing more).
+   * A member of this pool that is initialised in its current generation and has no session of this slice is skipped:
+   * nothing of it can commit this slice's records (a session's commits end before it closes).
+   */
+  fenceOwners: (sliceKey: string, ids: readonly string[], self?: string) => Promise<void>;
+  /** Fences `writer` when it is still recorded as an owner of the slice. */
+  fenceWriter: (sliceKey: string, writer: string) => Promise<void>;
+  /** Fences every recorded owner of the slice. */
+  fence: (sliceKey: string) => Promise<void>;
+  /** Fences sent. */
+  fences: () => number;
+}
+
+export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
+  let fences = 0;
+
+  /** InitProducerId with `transactionalId`; the transaction begun is local (nothing added): no EndTxn. */
+  async function fenceId(transactionalId: string): Promise<void> {
+    const producer: Producer = d.kafka.producer({
+      transactionalId,
+      transactionTimeout: d.transactionTimeoutMs,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      retry: d.retry,
+    });
+    try {
+      await producer.connect();
+      const txn = await producer.transaction();
+      fences += 1;
+      await txn.abort();
+    } catch (error) {
+      throw d.kafkaError(error, `fencing ${transactionalId}`);
+    } finally {
+      await producer.disconnect().catch(() => undefined);
+    }
+  }
+
+  async function fenceOwners(sliceKey: string, ids: readonly string[], self?: string): Promise<void> {
+    const fenced: string[] = [];
+    for (const id of ids) {
+      if (id === self) continue;
+      const mine = d.pool.find(id, sliceKey);
+      if (mine === undefined || !mine.alive || mine.hasSlice) await fenceId(id);
+      fenced.push(id);
+    }
+    if (fenced.length > 0) await d.owners.leave(sliceKey, fenced);
+  }
+
+  return {
+    fenceOwners,
+    fenceWriter: async (sliceKey, writer) => {
+      try {
+        if ((await d.owners.list(sliceKey)).includes(writer)) await fenceOwners(sliceKey, [writer]);
+      } catch (error) {
+        throw d.kafkaError(error, `fencing ${writer} of slice ${sliceKey}`);
+      }
+    },
+    fence: async (sliceKey) => {
+      try {
+        await fenceOwners(sliceKey, await d.owners.list(sliceKey));
+      } catch (error) {
+        throw d.kafkaError(error, `fencing slice ${sliceKey}`);
+      }
+    },
+    fences: () => fences,
+  };
+}

@@ -1,0 +1,42 @@
+// src/jobs/slot-sizing.ts wakes BullMQ's main loop through the Worker's private `mainLoopQueue` (an AsyncFifoQueue:
+// adding a settled promise makes the loop fetch again, as BullMQ's own resume() does). A private field may change
+// in any release, so bullmq is pinned exactly, and this fails loudly when what is installed is not what the hook
+// was written for.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { AsyncFifoQueue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+
+/** The bullmq release `wakeMainLoop` (src/jobs/slot-sizing.ts) was written for. */
+const BULLMQ_HOOKS_WRITTEN_FOR = '6.7.0';
+
+describe("bullmq's private main-loop queue (slot-sizing's wake)", () => {
+  it('bullmq is pinned exactly to the release the hook was written for, and that release is installed', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(pkg.dependencies.bullmq).toBe(BULLMQ_HOOKS_WRITTEN_FOR);
+    const installed = createRequire(import.meta.url)('bullmq/package.json') as { version: string };
+    expect(installed.version).toBe(BULLMQ_HOOKS_WRITTEN_FOR);
+  });
+
+  it('a Worker has the field (null until its main loop runs), and the main loop puts an AsyncFifoQueue there', async () => {
+    // Never connects: lazyConnect, and the worker does not run.
+    const connection = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: null });
+    connection.on('error', () => undefined);
+    const worker = new Worker('hooks', () => Promise.resolve(), { connection, autorun: false });
+    worker.on('error', () => undefined);
+    try {
+      expect(Object.prototype.hasOwnProperty.call(worker, 'mainLoopQueue')).toBe(true);
+      expect((worker as unknown as { mainLoopQueue: unknown }).mainLoopQueue).toBeNull();
+      const source = (Worker.prototype as unknown as { mainLoop: () => unknown }).mainLoop.toString();
+      expect(source).toMatch(/this\.mainLoopQueue = asyncFifoQueue/);
+      expect(source).toMatch(/new \w+\.AsyncFifoQueue\(\)|new AsyncFifoQueue\(\)/);
+      expect(typeof AsyncFifoQueue.prototype.add).toBe('function');
+    } finally {
+      await worker.close(true);
+      connection.disconnect();
+    }
+  });
+});
