@@ -74,3 +74,5 @@ export {
 export type { PartitionWalk, PlannedSlice, PlanPartitionWalksOptions } from './plan-partition.js';
 export { readRangeRows, DEFAULT_READ_RANGE_ROWS_OPTIONS } from './read-range-rows.js';
 export type { RangePage, RangeRows, ReadRangePages, ReadRangeRowsOptions } from './read-range-rows.js';
+export { estimatePlanCost, formatPlanCost } from './plan-cost.js';
+export type { PlanCost, PlanCostOptions, ResourceCost } from './plan-cost.js';

@@ -11,7 +11,13 @@ import { readPipelineSettings } from '../../config/index.js';
 import { commandRedisLines } from '../connection-lines.js';
 import { addressOf, requireReachable } from '../service-probes.js';
 import { waitForRunWithProgress } from '../../status/index.js';
-import { parseFilters, parseResources } from '../../planner/index.js';
+import {
+  estimatePlanCost,
+  formatPlanCost,
+  parseFilters,
+  parseResources,
+  planBackfill,
+} from '../../planner/index.js';
 
 interface BackfillFlags {
   since?: string;
@@ -24,6 +30,7 @@ interface BackfillFlags {
   runId?: string;
   priority: string;
   partition: string;
+  dryRun?: boolean;
 }
 
 function parseTime(flag: string, value: string | undefined): number | undefined {
@@ -59,6 +66,10 @@ export function register(program: Command): void {
     )
     .option('--replay', 'publish records earlier runs already published (still once within this run)')
     .option('--wait', 'follow the run until it completes; exit 1 if it fails')
+    .option(
+      '--dry-run',
+      "plan only: print per resource the slices, pages, requests and serial feed seconds the run would cost the key, and its time on one key (planning's own probes and proof are spent); enqueue nothing",
+    )
     .option('--target-rows <n>', 'rows per planned slice', '5000')
     .option('--run-id <id>', 'fix the run id (default: derived from resources and time)')
     .option(
@@ -85,6 +96,27 @@ export function register(program: Command): void {
       try {
         const since = parseTime('--since', flags.since);
         const until = parseTime('--until', flags.until);
+        if (flags.dryRun === true) {
+          const dry = await planBackfill(
+            {
+              resources,
+              filters: parseFilters(flags.filter),
+              fullHistory: flags.fullHistory === true,
+              replay: flags.replay === true,
+              ...(since === undefined ? {} : { since }),
+              ...(until === undefined ? {} : { until }),
+            },
+            rt.planner,
+            { targetRows, partition },
+          );
+          const p = dry.run.partition;
+          if (p !== undefined)
+            console.log(
+              `partition by ${p.key}: ${p.provenTypes.length} types proven on ${((p.window.end - p.window.start) / 3_600_000).toFixed(1)} h, ${p.unprovenTypes.length} walked per user${p.used === false ? ' (not used: the plan falls back)' : ''}`,
+            );
+          console.log(formatPlanCost(estimatePlanCost(dry)));
+          return;
+        }
         const planned = await startBackfill(
           {
             resources,

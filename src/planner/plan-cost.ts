@@ -1,0 +1,119 @@
+/**
+ * What a planned run will cost the key, said before it is spent (`gamedata backfill --dry-run`; issue 32): per
+ * resource the slices, the pages they are expected to read, the requests those make, the serialised feed seconds,
+ * and the time on one key, which is the larger of the requests at the key's rate and the serial feed time (the
+ * service works feed pages one at a time per key whatever the requests). Pure: every figure comes from the plan and
+ * the cost model (`models/call-cost.ts`), each with the assumption behind it.
+ */
+import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../models/call-cost.js';
+import type { ResourceName } from '../models/resources.js';
+import type { PlannedRun } from './plan-backfill.js';
+
+export interface PlanCostOptions {
+  /** Calls a slice without a page estimate is taken to make (the budget's `callsPerSlice`). @default 2 */
+  callsPerSlice?: number;
+  /** Calls one request carries (the upstream's most). @default 50 */
+  callsPerRequest?: number;
+  /** The key's requests a minute. @default 500 */
+  requestsPerMinute?: number;
+  /** @default DEFAULT_CALL_COST */
+  cost?: CallCostModel;
+}
+
+/** The estimate of one resource's part of a run. */
+export interface ResourceCost {
+  resource: ResourceName;
+  slices: number;
+  /** Slices whose plan says its pages (the rest count `callsPerSlice` each). */
+  slicesPlanned: number;
+  pages: number;
+  requests: number;
+  /** Serialised feed seconds: its unfiltered feed slices' pages, priced by their depth. */
+  feedSeconds: number;
+}
+
+export interface PlanCost {
+  resources: ResourceCost[];
+  /** The planning's own cost: the partition proof's serial feed seconds and pages (already spent when printed). */
+  planning: { proofFeedSeconds: number; proofPages: number; probePages: number };
+  pages: number;
+  requests: number;
+  feedSeconds: number;
+  /** Minutes on one key: max(requests at the key's rate, serial feed time). */
+  minutesOnOneKey: number;
+  assumptions: string[];
+}
+
+const ENTITY_FILTERS = ['userId', 'itemCode', 'countryId', 'muId', 'partyId'];
+
+/** Estimates what `planned` will cost the key. */
+export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions = {}): PlanCost {
+  const callsPerSlice = options.callsPerSlice ?? 2;
+  const perRequest = options.callsPerRequest ?? 50;
+  const rpm = options.requestsPerMinute ?? 500;
+  const model = options.cost ?? DEFAULT_CALL_COST;
+  const until = planned.run.until;
+  const byResource = new Map<ResourceName, ResourceCost>();
+  for (const s of planned.slices) {
+    const r = byResource.get(s.resource) ?? {
+      resource: s.resource,
+      slices: 0,
+      slicesPlanned: 0,
+      pages: 0,
+      requests: 0,
+      feedSeconds: 0,
+    };
+    r.slices++;
+    const pages = s.expectedPages ?? callsPerSlice;
+    if (s.expectedPages !== undefined) r.slicesPlanned++;
+    // A users page also fetches each row's profile (one call per row).
+    r.pages += s.resource === 'users' && s.expectedPages !== undefined ? pages * 101 : pages;
+    const feed = s.resource === 'transactions' && !ENTITY_FILTERS.some((k) => s.filters[k] !== undefined);
+    if (feed) {
+      // Its pages lie between its end and its start: priced at the middle's depth.
+      const mid = until - (Math.min(s.end, until) + Math.max(s.start, until - 72 * 3_600_000)) / 2;
+      r.feedSeconds += (pages * feedPageMs(mid, model)) / 1000;
+    }
+    byResource.set(s.resource, r);
+  }
+  for (const r of byResource.values()) r.requests = Math.ceil(r.pages / perRequest);
+  const resources = [...byResource.values()];
+  const proofFeedSeconds = planned.run.partition?.feedSeconds ?? 0;
+  const pages = resources.reduce((n, r) => n + r.pages, 0);
+  const requests = Math.ceil(pages / perRequest);
+  const feedSeconds = resources.reduce((n, r) => n + r.feedSeconds, 0);
+  return {
+    resources,
+    planning: {
+      proofFeedSeconds,
+      proofPages: planned.planning.proofPages ?? 0,
+      probePages: planned.planning.probePages,
+    },
+    pages,
+    requests,
+    feedSeconds,
+    minutesOnOneKey: Math.max(requests / rpm, feedSeconds / 60),
+    assumptions: [
+      `pages: each slice's plan where it says (density or row probes), ${callsPerSlice} per slice otherwise (per-user and quiet walks: their head page and the page that ends them; a busy one splits and reads more)`,
+      `requests: ${perRequest} calls each (full batches; a run that does not bind the key sends fuller or emptier ones)`,
+      `serial feed: unfiltered transaction pages at ${model.feedHeadMs} ms + ${model.feedPerHourMs} ms per hour of depth, one at a time per key`,
+      `time on one key: the larger of the requests at ${rpm} a minute and the serial feed time (latency and the box not counted)`,
+    ],
+  };
+}
+
+/** The estimate as lines for a terminal. */
+export function formatPlanCost(c: PlanCost): string {
+  const lines = ['resource       slices  planned    pages  requests  feed s'];
+  for (const r of c.resources)
+    lines.push(
+      `${r.resource.padEnd(13)} ${String(r.slices).padStart(7)} ${String(r.slicesPlanned).padStart(8)} ${String(r.pages).padStart(8)} ${String(r.requests).padStart(9)} ${r.feedSeconds.toFixed(0).padStart(7)}`,
+    );
+  lines.push(
+    `total: ${c.pages} pages, ${c.requests} requests, ${c.feedSeconds.toFixed(0)} s of serial feed: about ${c.minutesOnOneKey.toFixed(1)} min on one key`,
+    `planning spent: ${c.planning.proofPages} proof pages (${c.planning.proofFeedSeconds.toFixed(1)} s of serial feed), ${c.planning.probePages} probe pages`,
+    'assumptions:',
+    ...c.assumptions.map((a) => `  - ${a}`),
+  );
+  return lines.join('\n');
+}

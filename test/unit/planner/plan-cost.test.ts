@@ -1,0 +1,85 @@
+/** The dry run's estimate (issue 32): pages from the plan, requests of 50, serial feed priced by depth, time on a key. */
+import { describe, expect, it } from 'vitest';
+import {
+  estimatePlanCost,
+  formatPlanCost,
+  type PlannedRun,
+  type SliceJobData,
+} from '../../../src/planner/index.js';
+
+const HOUR = 3_600_000;
+const UNTIL = 1_000 * HOUR;
+
+function slice(over: Partial<SliceJobData>): SliceJobData {
+  return {
+    runId: 'r',
+    sliceId: `s${Math.random()}`,
+    resource: 'transactions',
+    filters: {},
+    start: UNTIL - HOUR,
+    end: UNTIL,
+    replay: false,
+    depth: 0,
+    ...over,
+  };
+}
+
+function run(slices: SliceJobData[], feedSeconds?: number): PlannedRun {
+  return {
+    run: {
+      runId: 'r',
+      resources: ['transactions'],
+      since: 0,
+      until: UNTIL,
+      filters: {},
+      fullHistory: true,
+      replay: false,
+      createdAt: UNTIL,
+      slices: slices.length,
+      ...(feedSeconds === undefined
+        ? {}
+        : {
+            partition: {
+              key: 'countryId',
+              walks: 1,
+              window: { start: UNTIL - HOUR, end: UNTIL },
+              feedSeconds,
+              provenTypes: [],
+              unprovenTypes: [],
+              rows: { covered: 0, uncovered: 0, repeated: 0, foreign: 0 },
+              byType: {},
+              pages: 12,
+              unidentified: 0,
+            },
+          }),
+    },
+    slices,
+    planning: { plan: 'rounds', probeRounds: 0, probePages: 3, emptyWalks: 0, proofPages: 12 },
+  };
+}
+
+describe('estimatePlanCost', () => {
+  it('filtered walks cost requests only: planned pages where known, 2 per slice otherwise, 50 calls a request', () => {
+    const slices = [
+      ...Array.from({ length: 100 }, (_, i) => slice({ filters: { userId: `u${i}` } })),
+      slice({ filters: { countryId: 'c' }, expectedPages: 300 }),
+    ];
+    const c = estimatePlanCost(run(slices, 14.5), { requestsPerMinute: 500 });
+    expect(c.pages).toBe(500);
+    expect(c.requests).toBe(10);
+    expect(c.feedSeconds).toBe(0);
+    expect(c.minutesOnOneKey).toBeCloseTo(10 / 500);
+    expect(c.planning).toEqual({ proofFeedSeconds: 14.5, proofPages: 12, probePages: 3 });
+    expect(c.resources[0]).toMatchObject({ slices: 101, slicesPlanned: 1 });
+  });
+
+  it('unfiltered feed slices cost serial seconds by depth, and the serial time bounds the run when larger', () => {
+    // 1 000 pages a day deep: 0.24 + 0.09 x 24 = 2.4 s each, 2 400 s of serial feed, 20 requests.
+    const deep = slice({ start: UNTIL - 25 * HOUR, end: UNTIL - 23 * HOUR, expectedPages: 1000 });
+    const c = estimatePlanCost(run([deep]));
+    expect(c.feedSeconds).toBeCloseTo(2400, 0);
+    expect(c.requests).toBe(20);
+    expect(c.minutesOnOneKey).toBeCloseTo(40, 0);
+    expect(formatPlanCost(c)).toContain('about 40.0 min on one key');
+  });
+});
