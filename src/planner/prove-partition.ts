@@ -18,7 +18,7 @@ import type { TimeRange } from '../slicing/index.js';
 import type { PartitionSummary, WalkFilters } from './job-types.js';
 import { proveCoverage, type CoverageProof, type ProofRow } from './prove-coverage.js';
 import { readRangeRows, type RangePage, type ReadRangeRowsOptions } from './read-range-rows.js';
-import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../models/call-cost.js';
+import { DEFAULT_CALL_COST, feedPageMs, feedWalkMs, type CallCostModel } from '../models/call-cost.js';
 
 /** Reads the pages of one listing over a range (the planner source's `readPages`). */
 export type ReadListingPages = (
@@ -99,18 +99,18 @@ export async function provePartition(
     pagesPerPart: options.pagesPerPart ?? 8,
   };
   const unidentified = { n: 0 };
-  const head = await readFeedHead(read, window, options.feedBudgetMs ?? 15_000, options.cost, (item) =>
-    keepRow(item, unidentified),
-  );
-  const proven = head.window;
-  const rowsOf = (filters: WalkFilters) =>
-    readRangeRows(
-      (range, cursor) => read('transactions', filters, range, cursor),
-      proven,
-      (item) => keepRow(item, unidentified),
-      rangeOptions,
-    );
-  const walks = proven.start < proven.end ? await Promise.all(values.map((v) => rowsOf({ [key]: v }))) : [];
+  const keep = (item: Record<string, unknown>): KeptRow | undefined => keepRow(item, unidentified);
+  const rowsOf = (filters: WalkFilters, range: TimeRange) =>
+    readRangeRows((r, cursor) => read('transactions', filters, r, cursor), range, keep, rangeOptions);
+  // The feed's head page says how deep the budget reaches; then the rest of the feed and the walks at once.
+  const planned = await planFeedWindow(read, window, options.feedBudgetMs ?? 15_000, options.cost, keep);
+  const proven = planned.window;
+  const [head, walks] = await Promise.all([
+    planned.rest(),
+    proven.start < proven.end
+      ? Promise.all(values.map((v) => rowsOf({ [key]: v }, proven)))
+      : Promise.resolve([]),
+  ]);
   const proof = proveCoverage(
     head.rows,
     walks.map((w) => w.rows),
@@ -132,46 +132,75 @@ export async function provePartition(
 /** The feed's newest rows within a serial-time budget, and the window they cover completely. */
 interface FeedHead {
   rows: KeptRow[];
-  window: TimeRange;
   pages: number;
   feedMs: number;
 }
 
 /**
- * Reads the unfiltered feed over `window` newest first, one page at a time, while the next page's estimated serial
- * cost keeps the total within `budgetMs`. Stopped early, the window proven starts 1 ms above the oldest row read (rows
- * of that millisecond may continue on the next page: they are left out, from the feed's side and the walks' alike).
+ * Reads the unfiltered feed's head page over `window`, and from its rows' rate plans how deep `budgetMs` of serial
+ * feed time reaches (pages at 0.24 s + 0.09 s per hour of depth, `models/call-cost.ts`): the window proven is the
+ * newest part of `window` that many pages cover. `rest()` reads the feed below the head page over that window, one
+ * page after the other (the walks read the window meanwhile), rows at the head page's oldest millisecond read again
+ * and kept once. The estimate holds while the rate holds: a denser past
+ * reads more pages than planned (the pages read are priced in `feedMs`).
  */
-async function readFeedHead(
+async function planFeedWindow(
   read: ReadListingPages,
   window: TimeRange,
   budgetMs: number,
   cost: CallCostModel = DEFAULT_CALL_COST,
   keep: (item: Record<string, unknown>) => KeptRow | undefined,
-): Promise<FeedHead> {
-  const rows: KeptRow[] = [];
-  let pages = 0;
-  let feedMs = 0;
-  let oldest = window.end; // the bound the next page starts below
-  let start = window.start;
+): Promise<{ window: TimeRange; rest: () => Promise<FeedHead> }> {
+  let first: RangePage | undefined;
   for await (const page of read('transactions', {}, window)) {
-    pages++;
-    feedMs += feedPageMs(window.end - oldest, cost);
-    for (const item of page.items) {
-      const row = keep(item);
-      if (row !== undefined) rows.push(row);
-      const created = item['createdAt'];
-      const t = typeof created === 'string' ? Date.parse(created) : Number.NaN;
-      if (Number.isFinite(t)) oldest = Math.min(oldest, t);
-    }
-    if (page.cursor === null || page.cursor === undefined) break; // the window is read whole
-    if (feedMs + feedPageMs(window.end - oldest, cost) > budgetMs) {
-      start = Math.min(window.end, Math.max(window.start, oldest + 1));
-      break;
-    }
+    first = page;
+    break;
   }
-  const kept = start === window.start ? rows : rows.filter((r) => !(r.time < start));
-  return { rows: kept, window: { start, end: window.end }, pages, feedMs };
+  const items = first?.items ?? [];
+  const headRows = items.map(keep).filter((r): r is KeptRow => r !== undefined);
+  const headMs = feedPageMs(0, cost);
+  const times = items
+    .map((i) => (typeof i['createdAt'] === 'string' ? Date.parse(i['createdAt']) : Number.NaN))
+    .filter(Number.isFinite);
+  const whole = first?.cursor === null || first?.cursor === undefined || times.length === 0;
+  if (whole)
+    return { window, rest: () => Promise.resolve({ rows: headRows, pages: first ? 1 : 0, feedMs: headMs }) };
+  const oldest = Math.min(...times);
+  const msPerPage = Math.max(1, window.end - oldest) * (100 / Math.max(1, items.length));
+  // Pages below the head page the budget pays for, until the window's start.
+  let pages = 0;
+  while (
+    oldest - pages * msPerPage > window.start &&
+    headMs + feedWalkMs(pages + 1, window.end - oldest, msPerPage, cost) <= budgetMs
+  )
+    pages++;
+  // No page more: the head page's own span, less its oldest millisecond (its ties may continue below).
+  const start =
+    pages === 0
+      ? Math.min(window.end, oldest + 1)
+      : Math.max(window.start, Math.floor(oldest - pages * msPerPage));
+  return {
+    window: { start, end: window.end },
+    rest: async () => {
+      if (pages === 0 || start > oldest)
+        return { rows: headRows.filter((r) => !(r.time < start)), pages: 1, feedMs: headMs };
+      const below = await readRangeRows(
+        (r, cursor) => read('transactions', {}, r, cursor),
+        { start, end: oldest + 1 },
+        keep,
+        // One chain: parts read at once would each end on a partial page of their own, more serial pages for the
+        // same rows; the chain's requests overlap the walks', which run meanwhile.
+        { pagesPerPart: Number.POSITIVE_INFINITY },
+      );
+      const seen = new Set(headRows.map((r) => r.id));
+      const rows = [...headRows, ...below.rows.filter((r) => !seen.has(r.id))];
+      return {
+        rows,
+        pages: 1 + below.pages,
+        feedMs: headMs + feedWalkMs(below.pages, window.end - oldest, msPerPage, cost),
+      };
+    },
+  };
 }
 
 /** The run data's summary of a proof. */

@@ -115,7 +115,9 @@ export function startScheduleWorker(
         planner: deps.planner,
         counters: deps.counters,
         ...(deps.users === undefined ? {} : { users: deps.users }),
-        plan: { targetRows: o.targetRows },
+        // A transactions catch-up deeper than an hour (a tail after an outage) reads per country when the proof holds
+        // for every type, not through the feed's deep pages, which the service serialises per key (issue 32).
+        plan: { targetRows: o.targetRows, partition: 'countryId' },
         priority: request.priority,
       });
       return { slices: planned.slices.length };
