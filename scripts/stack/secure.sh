@@ -21,7 +21,12 @@ SEC_SECRETS="$STACK/secrets"
 KAFKA_MTLS_PORT="${STACK_KAFKA_MTLS_PORT:-29095}"
 REGISTRY_PUBLIC_PORT="${STACK_REGISTRY_PUBLIC_PORT:-28082}"
 NGINX_DIR="$STACK/nginx"
-PLAIN_STACK="$ROOT/.stack"
+# where the plaintext stack's downloads are reused from (a test starting a throwaway secure stack points it elsewhere)
+PLAIN_STACK="${STACK_PLAIN_DIR:-$ROOT/.stack}"
+# nginx's workers (user nobody when the master runs as root) read the password file and write temp files; when they
+# cannot reach $NGINX_DIR (a checkout in a private folder, as `mktemp -d` makes), both live here instead, a path that
+# still names the stack folder (like PostgreSQL's data in scripts/stack/warehouse.sh)
+NGINX_ALT_DIR="/tmp/gamedata-nginx$STACK"
 
 secure_paths() {
   KAFKA_URL="$HOST:$KAFKA_PORT"
@@ -278,29 +283,51 @@ install_nginx() {
     || die "nginx: could not install nginx-light"
 }
 
+# The folder nginx's workers read and write (the password file, temp files). As root, the workers run as `nobody`:
+# when that user cannot traverse to $NGINX_DIR, the folder is $NGINX_ALT_DIR, reachable by nobody's group only.
+nginx_worker_dir() {
+  if [[ "$(id -u)" == 0 ]] && ! runuser -u nobody -- test -x "$NGINX_DIR" 2>/dev/null; then
+    local d="$NGINX_ALT_DIR"
+    mkdir -p "$d"
+    chmod 755 /tmp/gamedata-nginx
+    # every folder between /tmp/gamedata-nginx and the alt dir: traversable, not listable
+    while [[ "$d" != /tmp/gamedata-nginx && "$d" != / ]]; do chmod 711 "$d"; d="$(dirname "$d")"; done
+    chgrp "$(id -gn nobody)" "$NGINX_ALT_DIR" && chmod 750 "$NGINX_ALT_DIR"
+    printf '%s' "$NGINX_ALT_DIR"; return
+  fi
+  printf '%s' "$NGINX_DIR"
+}
+
 write_nginx_config() {
-  local pw hash
+  local pw hash wdir user_line=""
   pw="$(secret registry-gamedata)"
-  mkdir -p "$NGINX_DIR/tmp"
-  chmod 1777 "$NGINX_DIR/tmp"
+  mkdir -p "$NGINX_DIR"
+  wdir="$(nginx_worker_dir)"
+  [[ "$wdir" == "$NGINX_DIR" ]] || log "nginx: its workers (user nobody) cannot reach $NGINX_DIR; password file and temp files in $wdir"
+  mkdir -p "$wdir/tmp"
   hash="$(openssl passwd -apr1 "$pw")"
-  (umask 077; printf 'gamedata:%s\n' "$hash" >"$NGINX_DIR/htpasswd")
-  # workers run as nobody when the master is root: they read the password file
-  chmod 644 "$NGINX_DIR/htpasswd"
+  (umask 077; printf 'gamedata:%s\n' "$hash" >"$wdir/htpasswd")
+  if [[ "$(id -u)" == 0 ]]; then
+    # workers run as nobody: the password file (a hash) is readable by nobody's group only, the temp folder theirs
+    user_line="user nobody $(id -gn nobody);"
+    chgrp "$(id -gn nobody)" "$wdir/htpasswd" && chmod 640 "$wdir/htpasswd"
+    chown nobody: "$wdir/tmp" && chmod 700 "$wdir/tmp"
+  fi
   cat >"$NGINX_DIR/nginx.conf" <<EOF
 # Written by scripts/stack.sh --secure: TLS + basic auth in front of the registry (loopback only).
 daemon off;
+$user_line
 worker_processes 1;
 pid $RUN_DIR/nginx.ngx.pid;
 error_log $NGINX_DIR/error.log warn;
 events { worker_connections 256; }
 http {
   access_log off;
-  client_body_temp_path $NGINX_DIR/tmp/body;
-  proxy_temp_path $NGINX_DIR/tmp/proxy;
-  fastcgi_temp_path $NGINX_DIR/tmp/fastcgi;
-  uwsgi_temp_path $NGINX_DIR/tmp/uwsgi;
-  scgi_temp_path $NGINX_DIR/tmp/scgi;
+  client_body_temp_path $wdir/tmp/body;
+  proxy_temp_path $wdir/tmp/proxy;
+  fastcgi_temp_path $wdir/tmp/fastcgi;
+  uwsgi_temp_path $wdir/tmp/uwsgi;
+  scgi_temp_path $wdir/tmp/scgi;
   client_max_body_size 16m;
   server {
     listen $HOST:$REGISTRY_PUBLIC_PORT ssl;
@@ -309,7 +336,7 @@ http {
     ssl_certificate $SEC_TLS/server.pem;
     ssl_certificate_key $SEC_TLS/server.key;
     auth_basic "schema registry";
-    auth_basic_user_file $NGINX_DIR/htpasswd;
+    auth_basic_user_file $wdir/htpasswd;
     location / {
       proxy_pass http://$HOST:$REGISTRY_PORT;
       proxy_set_header Authorization "";
@@ -398,8 +425,32 @@ print_secure_env() {
   fi
 }
 
+# What this `up` started (or found starting from an earlier, interrupted one): stopped again when it fails, so a failed
+# `up --secure` (a CI job's) leaves no Kafka, registry, Redis, nginx, Connect or PostgreSQL behind. Services that were
+# already answering (reused) are left alone.
+UP_STARTED=()
+
+# EXIT trap of secure_up. On failure: stop, newest first, every service of UP_STARTED.
+stop_started_on_failure() {
+  local rc=$? name pid i
+  trap - EXIT INT TERM
+  ((rc != 0)) || return 0
+  ((${#UP_STARTED[@]} > 0)) || exit "$rc"
+  log "up failed (exit $rc): stopping what it started: ${UP_STARTED[*]}"
+  for ((i = ${#UP_STARTED[@]} - 1; i >= 0; i--)); do
+    name="${UP_STARTED[$i]}"
+    pid="$(owned_pid "$name")" || continue
+    [[ "$name" != postgres ]] || kill -INT "$pid" 2>/dev/null || true   # fast shutdown
+    (stop_pid "$name" "$pid") || true
+  done
+  exit "$rc"
+}
+
 secure_up() {
   lock
+  trap stop_started_on_failure EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   local t0=$SECONDS kafka registry proxy redis
   need java "install a JDK 17 (apt-get install -y openjdk-17-jre-headless)"
   need curl "apt-get install -y curl"
@@ -407,13 +458,17 @@ secure_up() {
   make_certificates
   reuse_downloads
   kafka="$(plan_service kafka secure_kafka_answers "$KAFKA_PORT" kafka "$KAFKA_URL")"
+  [[ "$kafka" == reuse ]] || UP_STARTED+=(kafka)
   if [[ "$kafka" == start ]]; then install_kafka; write_secure_kafka_properties; start_secure_kafka; fi
   registry="$(plan_service registry registry_answers "$REGISTRY_PORT" registry "$REGISTRY_ROOT")"
+  [[ "$registry" == reuse ]] || UP_STARTED+=(registry)
   [[ "$registry" != start ]] || { install_registry; start_secure_registry; }
   redis="$(plan_service redis secure_redis_answers "$REDIS_PORT" redis "$HOST:$REDIS_PORT")"
+  [[ "$redis" == reuse ]] || UP_STARTED+=(redis)
   [[ "$redis" != start ]] || { install_redis; start_secure_redis; }
   install_nginx
   proxy="$(plan_service nginx secure_registry_answers_or_backend_down "$REGISTRY_PUBLIC_PORT" nginx "$REGISTRY_PUBLIC_ROOT")"
+  [[ "$proxy" == reuse ]] || UP_STARTED+=(nginx)
   [[ "$proxy" != start ]] || start_nginx
 
   [[ "$redis" == reuse ]] || wait_until redis "$REDIS_WAIT_S" secure_redis_answers "$REDIS_DIR/redis.log" redis
@@ -426,6 +481,7 @@ secure_up() {
   wait_until "registry proxy" 30 secure_registry_answers "$NGINX_DIR/error.log" nginx
   [[ -z "$WITH_WAREHOUSE" ]] || warehouse_up
   log "secure stack up in $((SECONDS - t0))s"
+  trap - EXIT INT TERM
   print_secure_env
 }
 
@@ -461,5 +517,5 @@ secure_status() {
 secure_reset() {
   secure_down
   log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data $POSTGRES_DIR/data"
-  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data" "$POSTGRES_ALT_DIR/data"
+  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data" "$POSTGRES_ALT_DIR/data" "$NGINX_ALT_DIR"
 }
