@@ -14,20 +14,13 @@ import { securityFailure, type SecurityFailureKind } from '../config/security-fa
 import { ServiceError } from '../errors.js';
 import { redisTlsOptions } from '../jobs/connect-redis.js';
 import type { ServiceProbe } from './service-monitor.js';
+import { addressOf } from '../config/address-of.js';
+
+export { addressOf } from '../config/address-of.js';
 
 export interface ServiceProbeOptions {
   /** Longest wait for one answer. @default 3_000 */
   timeoutMs?: number;
-}
-
-/** `host:port` of a URL (no user, password, path or query). */
-export function addressOf(url: string): string {
-  try {
-    const u = new URL(url);
-    return u.port === '' ? u.hostname : `${u.hostname}:${u.port}`;
-  } catch {
-    return '(invalid address)';
-  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

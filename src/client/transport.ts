@@ -17,6 +17,7 @@ import type { RateLimiter } from './rate-limiter.js';
 import { parseRetryAfter } from './rate-limiter.js';
 import type { RetryPolicy } from './retry.js';
 import { withRetry } from './retry.js';
+import { withoutCredentials } from '../config/address-of.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -136,9 +137,10 @@ export function createTransport(options: TransportOptions): Transport {
         : cause instanceof Error
           ? describeCause(cause)
           : String(cause);
+      // the address without credentials: an API URL may carry `user:password@`
       throw new NetworkError(
-        `${init.method} ${base}/${procedures.length > 80 ? `${procedures.slice(0, 80)}…` : procedures}: ${reason}`,
-        base,
+        `${init.method} ${withoutCredentials(base)}/${procedures.length > 80 ? `${procedures.slice(0, 80)}…` : procedures}: ${reason}`,
+        withoutCredentials(base),
         { cause },
       );
     }

@@ -5,6 +5,8 @@
  * status throws a ServiceError carrying Connect's own message.
  */
 import { processSecurity } from '../config/process-security.js';
+import { addressOf } from '../config/address-of.js';
+import { maskWith, NO_SECRETS } from '../config/secret-values.js';
 import { GamedataError, ServiceError, isRetriableStatus } from '../errors.js';
 import { DEFAULT_RETRY_POLICY, withRetry, type RetryPolicy } from '../client/retry.js';
 
@@ -71,13 +73,8 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
       : (options.basicAuthUserInfo ?? processSecurity().connectBasicAuthUserInfo);
   const auth: Record<string, string> =
     userInfo === undefined ? {} : { authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` };
-  let address = base;
-  try {
-    const u = new URL(base);
-    address = u.port === '' ? u.hostname : `${u.hostname}:${u.port}`;
-  } catch {
-    // shown as given
-  }
+  // errors name the address, never the URL (it may carry `user:password@`)
+  const address = addressOf(base);
 
   /** One request with retries; resolves to [status, parsed body] for 2xx and for the statuses in `accept`. */
   async function request(
@@ -98,7 +95,7 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
         });
       } catch (error) {
         throw new ServiceError(
-          `Kafka Connect at ${base} did not answer ${method} ${path}: ${GamedataError.from(error).message}`,
+          `Kafka Connect at ${address} did not answer ${method} ${path}: ${maskWith(GamedataError.from(error).message, NO_SECRETS)}`,
           'kafka-connect',
           { cause: error, retriable: true },
         );
@@ -118,7 +115,7 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
           ? String(parsed.message)
           : text.slice(0, 500);
       throw new ServiceError(
-        `Kafka Connect ${method} ${path} answered ${response.status}: ${message}`,
+        `Kafka Connect at ${address}: ${method} ${path} answered ${response.status}: ${maskWith(message, NO_SECRETS)}`,
         'kafka-connect',
         { retriable: isRetriableStatus(response.status) },
       );

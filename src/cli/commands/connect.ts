@@ -22,6 +22,7 @@ import {
   waitForSink,
 } from '../../warehouse/index.js';
 import { topicName } from '../../models/topic-names.js';
+import { maskSecrets, maskSecretsDeep } from '../mask-secrets.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -102,21 +103,23 @@ export function register(program: Command): void {
       const s = readConnectSettings({ warehouse: false }, undefined);
       const list = await s.connect.listConnectors();
       if (flags.json === true) {
-        console.log(
-          JSON.stringify(
-            // the config as Connect holds it, secrets masked (passwords, JAAS, keys)
-            list.map(({ config, ...rest }) => ({ ...rest, topics: config['topics'], config: maskConnectorConfig(config) })),
-            null,
-            2,
-          ),
-        );
+        // the config as Connect holds it, secrets masked: by key (passwords, JAAS, keys), then every value holding a
+        // secret of this deployment (a JDBC URL with a password, a task's trace quoting one)
+        const listed = list.map(({ config, ...rest }) => ({
+          ...rest,
+          topics: config['topics'],
+          config: maskConnectorConfig(config),
+        }));
+        console.log(maskSecrets(JSON.stringify(maskSecretsDeep(listed), null, 2)));
         return;
       }
       if (list.length === 0) console.log('no connectors');
       for (const c of list) {
         const tasks = c.tasks.map((t) => `${t.id}:${t.state}`).join(' ') || 'no tasks';
         console.log(
-          `${c.name}: ${c.state} (tasks ${tasks}) ${c.config['topics'] ?? ''} -> ${c.config['collection.name.format'] ?? ''}`,
+          maskSecrets(
+            `${c.name}: ${c.state} (tasks ${tasks}) ${c.config['topics'] ?? ''} -> ${c.config['collection.name.format'] ?? ''}`,
+          ),
         );
       }
     });

@@ -12,6 +12,7 @@ import { readPipelineSettings } from '../../config/pipeline-settings.js';
 import { parseDuration } from '../../config/duration.js';
 import { formatStatus } from '../../status/format-status.js';
 import { commandRedisLines } from '../connection-lines.js';
+import { maskSecrets, maskSecretsDeep } from '../mask-secrets.js';
 
 export function register(program: Command): void {
   program
@@ -46,12 +47,17 @@ export function register(program: Command): void {
             recentRuns,
             scrape: flags.scrape,
           });
-          // Unknown figures print as null (not left out), so scripts see every key.
+          // What Redis holds may carry a secret (a reason stored by an older worker, another deployment's): masked
+          // here again, every string field and the printed text. Unknown figures print as null (not left out), so
+          // scripts see every key.
+          const masked = maskSecretsDeep(report);
           if (flags.json === true)
-            console.log(JSON.stringify(report, (_k, v: unknown) => (v === undefined ? null : v), 2));
+            console.log(
+              maskSecrets(JSON.stringify(masked, (_k, v: unknown) => (v === undefined ? null : v), 2)),
+            );
           else {
             if (watchMs !== undefined && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
-            console.log(formatStatus(report));
+            console.log(maskSecrets(formatStatus(masked)));
           }
           if (watchMs === undefined) break;
           await new Promise((r) => setTimeout(r, watchMs));
