@@ -123,6 +123,11 @@ status.storage.partitions=1
 offset.flush.interval.ms=2000
 plugin.path=$CONNECT_DIR/plugins
 plugin.discovery=hybrid_warn
+# connectors' secrets through config providers, never inline: \${file:<path>:<key>} (GAMEDATA_CONNECT_SECRETS_FILE,
+# written by \`gamedata connect secrets-file\`) or \${env:<NAME>}
+config.providers=file,env
+config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
+config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
 connector.client.config.override.policy=All
 key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.storage.StringConverter
@@ -422,6 +427,8 @@ print_secure_env() {
   if [[ -n "$WITH_WAREHOUSE" ]]; then
     print_warehouse_env
     printf 'export GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO=gamedata:%s\n' "$(secret connect-gamedata)"
+    # the connectors' secrets file as the worker reads it (written by `gamedata connect secrets-file --output` it)
+    printf 'export GAMEDATA_CONNECT_SECRETS_FILE=%s\n' "$CONNECT_DIR/connector-secrets.properties"
   fi
 }
 

@@ -202,6 +202,11 @@ plugin.path=$CONNECT_DIR/plugins
 # the Apicurio converter jar has no ServiceLoader manifest
 plugin.discovery=hybrid_warn
 # connectors may set consumer.override.* (isolation.level=read_committed)
+# connectors' secrets through config providers, never inline: \${file:<path>:<key>} (GAMEDATA_CONNECT_SECRETS_FILE,
+# written by \`gamedata connect secrets-file\`) or \${env:<NAME>}
+config.providers=file,env
+config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
+config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
 connector.client.config.override.policy=All
 key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=io.apicurio.registry.utils.converter.AvroConverter

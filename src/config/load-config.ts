@@ -140,6 +140,8 @@ export interface ConfigInput {
   schemaRegistrySslCaLocation?: string | undefined;
   redisTlsCaLocation?: string | undefined;
   connectBasicAuthUserInfo?: string | undefined;
+  connectSecretsFile?: string | undefined;
+  connectSslCaLocation?: string | undefined;
 }
 
 export interface LoadConfigOptions<N extends ConfigNeed = never> {
@@ -470,7 +472,8 @@ function readConfigFile(path: string, issues: string[]): Partial<Record<Key, unk
 
 // The security settings out of the parsed values (defaults applied).
 function securityOf(values: Partial<Record<Key, unknown>>): SecuritySettings {
-  const pick = <K extends keyof SecuritySettings>(key: K): SecuritySettings[K] => values[key] as SecuritySettings[K];
+  const pick = <K extends keyof SecuritySettings>(key: K): SecuritySettings[K] =>
+    values[key] as SecuritySettings[K];
   return {
     kafkaSecurityProtocol: pick('kafkaSecurityProtocol') ?? DEFAULT_SECURITY_SETTINGS.kafkaSecurityProtocol,
     kafkaSaslMechanism: pick('kafkaSaslMechanism'),
@@ -485,6 +488,8 @@ function securityOf(values: Partial<Record<Key, unknown>>): SecuritySettings {
     schemaRegistrySslCaLocation: pick('schemaRegistrySslCaLocation'),
     redisTlsCaLocation: pick('redisTlsCaLocation'),
     connectBasicAuthUserInfo: pick('connectBasicAuthUserInfo'),
+    connectSecretsFile: pick('connectSecretsFile'),
+    connectSslCaLocation: pick('connectSslCaLocation'),
   };
 }
 

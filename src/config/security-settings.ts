@@ -45,6 +45,15 @@ export interface SecuritySettings {
   redisTlsCaLocation: string | undefined;
   /** `GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO`: `user:password` for the Kafka Connect REST API; a secret. */
   connectBasicAuthUserInfo: string | undefined;
+  /**
+   * `GAMEDATA_CONNECT_SECRETS_FILE`: path, as the Connect worker sees it, of the properties file holding the sink
+   * connectors' secrets (written by `gamedata connect secrets-file`). The connector configs then carry
+   * `${file:<path>:<key>}` references that the worker's `FileConfigProvider` resolves (`config.providers=file`),
+   * never the secrets. Not checked here: the file lives on the worker. @default none: secrets inline (warned)
+   */
+  connectSecretsFile: string | undefined;
+  /** `GAMEDATA_CONNECT_SSL_CA_LOCATION`: PEM CA file for an `https://` Kafka Connect REST API. @default the system CAs */
+  connectSslCaLocation: string | undefined;
 }
 
 /** Each security setting's environment variable. */
@@ -62,6 +71,8 @@ export const SECURITY_ENV_NAMES = {
   schemaRegistrySslCaLocation: 'GAMEDATA_SCHEMA_REGISTRY_SSL_CA_LOCATION',
   redisTlsCaLocation: 'GAMEDATA_REDIS_TLS_CA_LOCATION',
   connectBasicAuthUserInfo: 'GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO',
+  connectSecretsFile: 'GAMEDATA_CONNECT_SECRETS_FILE',
+  connectSslCaLocation: 'GAMEDATA_CONNECT_SSL_CA_LOCATION',
 } as const satisfies Record<keyof SecuritySettings, string>;
 
 export const DEFAULT_SECURITY_SETTINGS = {
@@ -117,6 +128,12 @@ export const SECURITY_FIELD_SCHEMAS = {
   schemaRegistrySslCaLocation: filePath,
   redisTlsCaLocation: filePath,
   connectBasicAuthUserInfo: userInfo,
+  connectSecretsFile: z
+    .string()
+    .trim()
+    .refine((v) => v.startsWith('/'), 'must be an absolute path (as the Connect worker sees it)')
+    .refine((v) => !/[}:]/.test(v), 'must not contain ":" or "}" (it goes inside ${file:<path>:<key>})'),
+  connectSslCaLocation: filePath,
 } satisfies Record<keyof SecuritySettings, z.ZodType>;
 
 const FILE_KEYS = [
@@ -125,6 +142,7 @@ const FILE_KEYS = [
   'kafkaSslKeyLocation',
   'schemaRegistrySslCaLocation',
   'redisTlsCaLocation',
+  'connectSslCaLocation',
 ] as const satisfies readonly (keyof SecuritySettings)[];
 
 /** What the checks across settings need besides the security settings. */
@@ -185,6 +203,8 @@ export function checkSecuritySettings(s: Partial<SecuritySettings>, context: Sec
     );
   if (s.schemaRegistrySslCaLocation !== undefined && context.schemaRegistryUrl?.startsWith('https:') !== true)
     issues.push(`${n.schemaRegistrySslCaLocation} is set but SCHEMA_REGISTRY_URL is not an https:// URL`);
+  if (s.connectSslCaLocation !== undefined && context.connectUrl?.startsWith('https:') !== true)
+    issues.push(`${n.connectSslCaLocation} is set but CONNECT_URL is not an https:// URL`);
   if (s.redisTlsCaLocation !== undefined && context.redisUrl?.startsWith('rediss:') !== true)
     issues.push(`${n.redisTlsCaLocation} is set but REDIS_URL is not a rediss:// URL (TLS)`);
   return issues;
@@ -235,6 +255,8 @@ export interface ClientSecurity {
   redis: RedisClientSecurity;
   /** `user:password` for the Kafka Connect REST API. */
   connectBasicAuthUserInfo?: string;
+  /** PEM contents of the Kafka Connect REST API's CA. */
+  connectCa?: string;
   /** The settings as configured (file paths, not contents): the sink connectors' config is built from these. */
   settings: Partial<SecuritySettings>;
 }
@@ -274,6 +296,7 @@ export function resolveClientSecurity(s: Partial<SecuritySettings>): ClientSecur
   }
   const registryCa = read(s.schemaRegistrySslCaLocation);
   const redisCa = read(s.redisTlsCaLocation);
+  const connectCa = read(s.connectSslCaLocation);
   return {
     kafka,
     registry: {
@@ -287,6 +310,7 @@ export function resolveClientSecurity(s: Partial<SecuritySettings>): ClientSecur
     ...(s.connectBasicAuthUserInfo === undefined
       ? {}
       : { connectBasicAuthUserInfo: s.connectBasicAuthUserInfo }),
+    ...(connectCa === undefined ? {} : { connectCa }),
     settings: s,
   };
 }

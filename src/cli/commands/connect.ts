@@ -12,7 +12,10 @@ import { processSecurity } from '../../config/process-security.js';
 import { ConfigError } from '../../errors.js';
 import { RESOURCES } from '../../models/resources.js';
 import { parseResources } from '../../planner/index.js';
+import { chmodSync, writeFileSync } from 'node:fs';
 import {
+  buildSinkConnectorConfig,
+  connectorSecretsProperties,
   createConnectClient,
   createSinkConnectors,
   formatWarehouseReport,
@@ -45,7 +48,11 @@ function readConnectSettings(need: { warehouse: boolean }, prefix: string | unde
       issues,
     );
   return {
-    connect: createConnectClient({ url: config.connectUrl as string }),
+    connect: createConnectClient({
+      url: config.connectUrl as string,
+      onWarning: (line) => console.error(maskSecrets(`gamedata: warning: ${line}`)),
+    }),
+    secretsFile: processSecurity().settings.connectSecretsFile,
     warehouseUrl: config.warehouseUrl ?? '',
     connectWarehouseUrl: config.connectWarehouseUrl,
     topicPrefix: prefix ?? config.topicPrefix,
@@ -77,7 +84,13 @@ export function register(program: Command): void {
         connectWarehouseUrl: s.connectWarehouseUrl,
         tasksMax: flags.tasks,
         security: s.security,
+        secretsFile: s.secretsFile,
       });
+      const inline = [...new Set(results.flatMap((r) => r.inlineSecrets))];
+      if (inline.length > 0)
+        console.error(
+          `gamedata: warning: the connectors carry secrets inline (${inline.join(', ')}): Connect keeps them in its config topic and returns them from its REST API; set GAMEDATA_CONNECT_SECRETS_FILE and write that file with \`gamedata connect secrets-file\` (docs/configuration.md, Security)`,
+        );
       for (const r of results)
         console.log(
           `${r.name}: ${r.created ? 'created' : 'updated'} (${topicName(s.topicPrefix, r.resource)} -> ${r.table})`,
@@ -94,6 +107,31 @@ export function register(program: Command): void {
         });
         console.log(`${r.name}: caught up`);
       }
+    });
+  connect
+    .command('secrets-file')
+    .description(
+      "write the connectors' secrets file (GAMEDATA_CONNECT_SECRETS_FILE on the Connect worker), mode 600",
+    )
+    .requiredOption(
+      '--output <path>',
+      'where to write it (then copy it to the worker, at GAMEDATA_CONNECT_SECRETS_FILE)',
+    )
+    .action((flags: { output: string }) => {
+      const s = readConnectSettings({ warehouse: true }, undefined);
+      const secrets = new Map<string, string>();
+      // the same build as `connect create`: exactly the keys its references name
+      buildSinkConnectorConfig({
+        resource: RESOURCES[0],
+        topicPrefix: s.topicPrefix,
+        warehouseUrl: s.connectWarehouseUrl ?? s.warehouseUrl,
+        security: s.security,
+        secretsFile: s.secretsFile ?? '/unused',
+        collectSecrets: secrets,
+      });
+      writeFileSync(flags.output, connectorSecretsProperties(secrets), { mode: 0o600 });
+      chmodSync(flags.output, 0o600); // an existing file keeps its mode on write
+      console.log(`${flags.output}: ${secrets.size} secrets (${[...secrets.keys()].join(', ')})`);
     });
   connect
     .command('list')

@@ -1,4 +1,10 @@
 /** Connect client errors name the address, never the credentials of the URL or those an answer quotes. */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/client/retry.js';
 import { createConnectClient } from '../../../src/warehouse/index.js';
@@ -56,5 +62,83 @@ describe('dead letters', () => {
     });
     expect(Object.values(dlq.headers).join(' ')).not.toContain('k3y-s3cret');
     expect(Object.values(dlq.headers).join(' ')).toContain('[REDACTED]');
+  });
+});
+
+describe('Connect client transport security', () => {
+  it('warns once when credentials would go over plain http://, not over https://', () => {
+    const warnings: string[] = [];
+    const fetch = (() => Promise.resolve(new Response('[]'))) as typeof globalThis.fetch;
+    createConnectClient({
+      url: 'http://connect.example:8083',
+      fetch,
+      basicAuthUserInfo: 'u:secret-pw-1',
+      onWarning: (l) => warnings.push(l),
+    });
+    createConnectClient({
+      url: 'http://u:secret-pw-1@connect.example:8083',
+      fetch,
+      basicAuthUserInfo: false,
+      onWarning: (l) => warnings.push(l),
+    });
+    createConnectClient({
+      url: 'https://connect.example:8083',
+      fetch,
+      basicAuthUserInfo: 'u:secret-pw-1',
+      onWarning: (l) => warnings.push(l),
+    });
+    createConnectClient({
+      url: 'http://connect.example:8083',
+      fetch,
+      basicAuthUserInfo: false,
+      onWarning: (l) => warnings.push(l),
+    });
+    expect(warnings).toHaveLength(2);
+    for (const w of warnings) {
+      expect(w).toMatch(/^Kafka Connect at connect\.example:8083: credentials go over plain http:\/\//);
+      expect(w).not.toContain('secret-pw-1');
+    }
+  });
+
+  it('trusts the CA it is given for an https:// worker', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'connect-ca-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const server = createServer({ cert, key: readFileSync(join(dir, 'key.pem'), 'utf8') }, (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(req.url?.startsWith('/connectors') ? '{}' : '[]');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const url = `https://127.0.0.1:${port}`;
+      const trusted = createConnectClient({ url, ca: cert, retry: fastRetry, basicAuthUserInfo: false });
+      expect(await trusted.listConnectors()).toEqual([]);
+      const untrusted = createConnectClient({ url, retry: fastRetry, basicAuthUserInfo: false });
+      await expect(untrusted.listConnectors()).rejects.toThrow(/did not answer/);
+    } finally {
+      await new Promise((r) => server.close(r));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
