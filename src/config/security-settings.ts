@@ -165,7 +165,7 @@ export function checkSecuritySettings(s: Partial<SecuritySettings>, context: Sec
   for (const key of FILE_KEYS) {
     const path = s[key];
     if (path === undefined) continue;
-    const problem = unreadableFile(path);
+    const problem = unreadableFile(path) ?? notPem(path);
     if (problem !== undefined) issues.push(`${n[key]}: ${problem}: ${path}`);
   }
   const protocol = s.kafkaSecurityProtocol ?? DEFAULT_SECURITY_SETTINGS.kafkaSecurityProtocol;
@@ -201,13 +201,27 @@ export function checkSecuritySettings(s: Partial<SecuritySettings>, context: Sec
     issues.push(
       `${n.schemaRegistryBasicAuthUserInfo} and ${n.schemaRegistryBearerToken} are both set (use one)`,
     );
-  if (s.schemaRegistrySslCaLocation !== undefined && context.schemaRegistryUrl?.startsWith('https:') !== true)
+  if (s.schemaRegistrySslCaLocation !== undefined && !/^https:/i.test(context.schemaRegistryUrl ?? ''))
     issues.push(`${n.schemaRegistrySslCaLocation} is set but SCHEMA_REGISTRY_URL is not an https:// URL`);
-  if (s.connectSslCaLocation !== undefined && context.connectUrl?.startsWith('https:') !== true)
+  if (s.connectSslCaLocation !== undefined && !/^https:/i.test(context.connectUrl ?? ''))
     issues.push(`${n.connectSslCaLocation} is set but CONNECT_URL is not an https:// URL`);
-  if (s.redisTlsCaLocation !== undefined && context.redisUrl?.startsWith('rediss:') !== true)
+  if (s.redisTlsCaLocation !== undefined && !/^rediss:/i.test(context.redisUrl ?? ''))
     issues.push(`${n.redisTlsCaLocation} is set but REDIS_URL is not a rediss:// URL (TLS)`);
   return issues;
+}
+
+/**
+ * Certificates and keys are PEM: a file without a PEM block (a DER key, a JKS store, the wrong file) is one config
+ * line at start instead of a TLS failure, retried, at the first connection.
+ */
+function notPem(path: string): string | undefined {
+  try {
+    return /-----BEGIN [A-Z0-9 ]+-----/.test(readFileSync(path, 'latin1'))
+      ? undefined
+      : 'not a PEM file (no -----BEGIN ... ----- block)';
+  } catch {
+    return undefined; // reported by unreadableFile
+  }
 }
 
 function unreadableFile(path: string): string | undefined {
