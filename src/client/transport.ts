@@ -18,6 +18,7 @@ import { parseRetryAfter } from './rate-limiter.js';
 import type { RetryPolicy } from './retry.js';
 import { withRetry } from './retry.js';
 import { withoutCredentials } from '../config/address-of.js';
+import { fetchSameOrigin } from './internal/fetch-same-origin.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -126,7 +127,7 @@ export function createTransport(options: TransportOptions): Transport {
     let response: Response;
     let text: string;
     try {
-      response = await options.fetch(url, init);
+      response = await fetchSameOrigin(options.fetch, url, init); // no x-api-key to another origin
       text = await response.text();
     } catch (cause) {
       options.limiter.complete(undefined, undefined);
