@@ -210,6 +210,61 @@ export function checkSecuritySettings(s: Partial<SecuritySettings>, context: Sec
   return issues;
 }
 
+/** Whether a host name is loopback (traffic that never leaves the machine). */
+function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/**
+ * Credentials that would cross the network in plain text: SASL PLAIN over SASL_PLAINTEXT (the password itself is
+ * sent), a registry user or token over `http://`, a Redis password over `redis://`. One line each (no value), for the
+ * CLI to print as warnings; loopback addresses are left out (nothing leaves the machine).
+ */
+export function plaintextCredentialWarnings(
+  s: Partial<SecuritySettings>,
+  context: {
+    kafkaBrokers: readonly string[];
+    schemaRegistryUrl: string | undefined;
+    redisUrl: string | undefined;
+  },
+): string[] {
+  const out: string[] = [];
+  const hostOf = (url: string): string => {
+    try {
+      return new URL(url).hostname;
+    } catch {
+      return '';
+    }
+  };
+  const remoteBroker = context.kafkaBrokers.some((b) => !isLoopback(b.replace(/:\d+$/, '')));
+  if (s.kafkaSecurityProtocol === 'SASL_PLAINTEXT' && s.kafkaSaslMechanism === 'PLAIN' && remoteBroker)
+    out.push(
+      'GAMEDATA_KAFKA_SASL_MECHANISM=PLAIN over SASL_PLAINTEXT sends the Kafka password in plain text: use SASL_SSL (or SCRAM)',
+    );
+  const registry = context.schemaRegistryUrl ?? '';
+  if (
+    /^http:/i.test(registry) &&
+    !isLoopback(hostOf(registry)) &&
+    (s.schemaRegistryBasicAuthUserInfo !== undefined ||
+      s.schemaRegistryBearerToken !== undefined ||
+      /^http:\/\/[^/]*@/i.test(registry))
+  )
+    out.push('the schema registry credentials go over plain http:// (SCHEMA_REGISTRY_URL): use https://');
+  const redis = context.redisUrl ?? '';
+  if (/^redis:/i.test(redis) && !isLoopback(hostOf(redis))) {
+    let password = '';
+    try {
+      password = new URL(redis).password;
+    } catch {
+      // an invalid URL is reported by loadConfig
+    }
+    if (password !== '')
+      out.push('the Redis password goes over plain redis:// (REDIS_URL): use rediss:// (TLS)');
+  }
+  return out;
+}
+
 /**
  * Certificates and keys are PEM: a file without a PEM block (a DER key, a JKS store, the wrong file) is one config
  * line at start instead of a TLS failure, retried, at the first connection.

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load-config.js';
+import { plaintextCredentialWarnings } from '../../../src/config/security-settings.js';
 import { redisTlsOptions } from '../../../src/jobs/connect-redis.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'config-hygiene-'));
@@ -61,5 +62,56 @@ describe('config hygiene', () => {
     expect(configError({ REDIS_URL: 'REDISS://h:6380', GAMEDATA_REDIS_TLS_CA_LOCATION: ca })).toBe(
       'no error',
     );
+  });
+});
+
+describe('plaintext credential warnings', () => {
+  const none = { kafkaBrokers: ['broker.example:9092'], schemaRegistryUrl: undefined, redisUrl: undefined };
+  it('SASL PLAIN over SASL_PLAINTEXT, registry credentials over http://, a Redis password over redis://', () => {
+    const lines = plaintextCredentialWarnings(
+      {
+        kafkaSecurityProtocol: 'SASL_PLAINTEXT',
+        kafkaSaslMechanism: 'PLAIN',
+        schemaRegistryBasicAuthUserInfo: 'u:reg-pw-canary',
+      },
+      {
+        kafkaBrokers: ['broker.example:9092'],
+        schemaRegistryUrl: 'http://registry.example:8081',
+        redisUrl: 'redis://:redis-pw-canary@redis.example:6379',
+      },
+    );
+    expect(lines).toHaveLength(3);
+    expect(lines.join('\n')).not.toMatch(/canary/);
+  });
+  it('nothing for TLS, SCRAM, no credentials, or loopback addresses', () => {
+    expect(
+      plaintextCredentialWarnings(
+        { kafkaSecurityProtocol: 'SASL_PLAINTEXT', kafkaSaslMechanism: 'SCRAM-SHA-512' },
+        none,
+      ),
+    ).toEqual([]);
+    expect(
+      plaintextCredentialWarnings({ kafkaSecurityProtocol: 'SASL_SSL', kafkaSaslMechanism: 'PLAIN' }, none),
+    ).toEqual([]);
+    expect(
+      plaintextCredentialWarnings(
+        {},
+        { ...none, schemaRegistryUrl: 'http://registry.example', redisUrl: 'redis://redis.example' },
+      ),
+    ).toEqual([]);
+    expect(
+      plaintextCredentialWarnings(
+        {
+          kafkaSecurityProtocol: 'SASL_PLAINTEXT',
+          kafkaSaslMechanism: 'PLAIN',
+          schemaRegistryBearerToken: 'tok-123',
+        },
+        {
+          kafkaBrokers: ['127.0.0.1:9092'],
+          schemaRegistryUrl: 'http://localhost:8081',
+          redisUrl: 'redis://:pw12@127.0.0.1:6379',
+        },
+      ),
+    ).toEqual([]);
   });
 });
