@@ -157,7 +157,9 @@ PROPS
 
 # The REST API wants the stack's credentials.
 connect_answers() {
-  curl -fsS -m 3 -o /dev/null -u "gamedata:$(secret connect-gamedata)" "$CONNECT_URL/connectors" 2>/dev/null
+  # the credentials through curl's config on stdin, not its argv (readable by every user in /proc)
+  printf 'user = "gamedata:%s"\n' "$(secret connect-gamedata)" |
+    curl -fsS -m 3 -o /dev/null -K - "$CONNECT_URL/connectors" 2>/dev/null
 }
 
 start_connect() {
@@ -175,7 +177,9 @@ start_connect() {
 write_secure_kafka_properties() {
   local admin_pw app_pw t="$SEC_TLS"
   admin_pw="$(secret kafka-admin)"
-  cat >"$KAFKA_DIR/server.properties" <<EOF
+  # made private before the password is written into it (umask), not after
+  rm -f "$KAFKA_DIR/server.properties"
+  (umask 077; cat >"$KAFKA_DIR/server.properties") <<EOF
 # Written by scripts/stack.sh --secure (regenerated on every up). Contains the broker's own SCRAM password.
 process.roles=broker,controller
 node.id=1
@@ -310,7 +314,7 @@ write_nginx_config() {
   wdir="$(nginx_worker_dir)"
   [[ "$wdir" == "$NGINX_DIR" ]] || log "nginx: its workers (user nobody) cannot reach $NGINX_DIR; password file and temp files in $wdir"
   mkdir -p "$wdir/tmp"
-  hash="$(openssl passwd -apr1 "$pw")"
+  hash="$(printf '%s' "$pw" | openssl passwd -apr1 -stdin)"   # not in argv
   (umask 077; printf 'gamedata:%s\n' "$hash" >"$wdir/htpasswd")
   if [[ "$(id -u)" == 0 ]]; then
     # workers run as nobody: the password file (a hash) is readable by nobody's group only, the temp folder theirs
@@ -360,7 +364,8 @@ start_nginx() {
 }
 
 secure_registry_answers() {
-  curl -fsS -m 3 -o /dev/null --cacert "$SEC_TLS/ca.pem" -u "gamedata:$(secret registry-gamedata)" \
+  printf 'user = "gamedata:%s"\n' "$(secret registry-gamedata)" |
+    curl -fsS -m 3 -o /dev/null --cacert "$SEC_TLS/ca.pem" -K - \
     "$REGISTRY_PUBLIC_ROOT/apis/ccompat/v7/subjects" 2>/dev/null
 }
 
