@@ -141,6 +141,7 @@ export interface ConfigInput {
   redisTlsCaLocation?: string | undefined;
   connectBasicAuthUserInfo?: string | undefined;
   connectSecretsFile?: string | undefined;
+  kafkaSaslOauthbearerTokenFile?: string | undefined;
   connectSslCaLocation?: string | undefined;
 }
 
@@ -479,6 +480,7 @@ function securityOf(values: Partial<Record<Key, unknown>>): SecuritySettings {
     kafkaSecurityProtocol: pick('kafkaSecurityProtocol') ?? DEFAULT_SECURITY_SETTINGS.kafkaSecurityProtocol,
     kafkaSaslMechanism: pick('kafkaSaslMechanism'),
     kafkaSaslUsername: pick('kafkaSaslUsername'),
+    kafkaSaslOauthbearerTokenFile: pick('kafkaSaslOauthbearerTokenFile'),
     kafkaSaslPassword: pick('kafkaSaslPassword'),
     kafkaSslCaLocation: pick('kafkaSslCaLocation'),
     kafkaSslCertificateLocation: pick('kafkaSslCertificateLocation'),

@@ -11,11 +11,12 @@
  */
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
+import { ConfigError } from '../errors.js';
 
 /** `security.protocol` of a Kafka client. */
 export type KafkaSecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
 /** `sasl.mechanism` of a Kafka client. */
-export type KafkaSaslMechanism = 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+export type KafkaSaslMechanism = 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512' | 'OAUTHBEARER';
 
 /** The security settings as `loadConfig()` returns them (part of `GamedataConfig`). */
 export interface SecuritySettings {
@@ -25,6 +26,11 @@ export interface SecuritySettings {
   kafkaSaslMechanism: KafkaSaslMechanism | undefined;
   /** `GAMEDATA_KAFKA_SASL_USERNAME`. */
   kafkaSaslUsername: string | undefined;
+  /**
+   * `GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE`: with `OAUTHBEARER`, a file holding the access token (a JWT); read
+   * again at each (re)authentication, so a token refreshed in place by a sidecar is picked up. The token is a secret.
+   */
+  kafkaSaslOauthbearerTokenFile: string | undefined;
   /** `GAMEDATA_KAFKA_SASL_PASSWORD`: a secret (masked everywhere). */
   kafkaSaslPassword: string | undefined;
   /** `GAMEDATA_KAFKA_SSL_CA_LOCATION`: PEM file of the CA(s) that signed the brokers' certificates. @default the system CAs */
@@ -61,6 +67,7 @@ export const SECURITY_ENV_NAMES = {
   kafkaSecurityProtocol: 'GAMEDATA_KAFKA_SECURITY_PROTOCOL',
   kafkaSaslMechanism: 'GAMEDATA_KAFKA_SASL_MECHANISM',
   kafkaSaslUsername: 'GAMEDATA_KAFKA_SASL_USERNAME',
+  kafkaSaslOauthbearerTokenFile: 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE',
   kafkaSaslPassword: 'GAMEDATA_KAFKA_SASL_PASSWORD',
   kafkaSslCaLocation: 'GAMEDATA_KAFKA_SSL_CA_LOCATION',
   kafkaSslCertificateLocation: 'GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION',
@@ -116,8 +123,9 @@ export const SECURITY_FIELD_SCHEMAS = {
     .string()
     .trim()
     .transform((v) => v.toUpperCase())
-    .pipe(z.enum(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'])),
+    .pipe(z.enum(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'])),
   kafkaSaslUsername: z.string().trim().min(1, 'must not be empty'),
+  kafkaSaslOauthbearerTokenFile: filePath,
   kafkaSaslPassword: secret,
   kafkaSslCaLocation: filePath,
   kafkaSslCertificateLocation: filePath,
@@ -140,6 +148,7 @@ const FILE_KEYS = [
   'kafkaSslCaLocation',
   'kafkaSslCertificateLocation',
   'kafkaSslKeyLocation',
+  'kafkaSaslOauthbearerTokenFile',
   'schemaRegistrySslCaLocation',
   'redisTlsCaLocation',
   'connectSslCaLocation',
@@ -165,19 +174,36 @@ export function checkSecuritySettings(s: Partial<SecuritySettings>, context: Sec
   for (const key of FILE_KEYS) {
     const path = s[key];
     if (path === undefined) continue;
-    const problem = unreadableFile(path) ?? notPem(path);
+    const problem =
+      unreadableFile(path) ?? (key === 'kafkaSaslOauthbearerTokenFile' ? undefined : notPem(path));
     if (problem !== undefined) issues.push(`${n[key]}: ${problem}: ${path}`);
   }
   const protocol = s.kafkaSecurityProtocol ?? DEFAULT_SECURITY_SETTINGS.kafkaSecurityProtocol;
   const sasl = protocol.startsWith('SASL_');
   const tls = protocol === 'SSL' || protocol === 'SASL_SSL';
   const p = n.kafkaSecurityProtocol;
+  const oauth = s.kafkaSaslMechanism === 'OAUTHBEARER';
   if (sasl) {
-    for (const key of ['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword'] as const)
+    // OAUTHBEARER authenticates with a token (its file), the other mechanisms with a user and a password
+    const needed = oauth
+      ? (['kafkaSaslMechanism', 'kafkaSaslOauthbearerTokenFile'] as const)
+      : (['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword'] as const);
+    for (const key of needed)
       if (s[key] === undefined && context.given?.has(key) !== true)
-        issues.push(`${n[key]} is not set (${p}=${protocol} needs it)`);
+        issues.push(`${n[key]} is not set (${p}=${protocol}${oauth ? ' with OAUTHBEARER' : ''} needs it)`);
+    if (oauth && (s.kafkaSaslUsername !== undefined || s.kafkaSaslPassword !== undefined))
+      issues.push(
+        `${n.kafkaSaslUsername} / ${n.kafkaSaslPassword} are set but ${n.kafkaSaslMechanism} is OAUTHBEARER (it sends a token: ${n.kafkaSaslOauthbearerTokenFile})`,
+      );
+    if (!oauth && s.kafkaSaslOauthbearerTokenFile !== undefined)
+      issues.push(`${n.kafkaSaslOauthbearerTokenFile} is set but ${n.kafkaSaslMechanism} is not OAUTHBEARER`);
   } else {
-    for (const key of ['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword'] as const)
+    for (const key of [
+      'kafkaSaslMechanism',
+      'kafkaSaslUsername',
+      'kafkaSaslPassword',
+      'kafkaSaslOauthbearerTokenFile',
+    ] as const)
       if (s[key] !== undefined)
         issues.push(`${n[key]} is set but ${p} is ${protocol} (SASL needs SASL_SSL or SASL_PLAINTEXT)`);
   }
@@ -266,6 +292,24 @@ export function plaintextCredentialWarnings(
 }
 
 /**
+ * The OAUTHBEARER token of `path`, read at each (re)authentication (a token refreshed in place is picked up).
+ * @throws ConfigError when the file is empty or unreadable (names the setting, never the token).
+ */
+export async function readTokenFile(path: string): Promise<{ value: string }> {
+  const { readFile } = await import('node:fs/promises');
+  let value: string;
+  try {
+    value = (await readFile(path, 'utf8')).trim();
+  } catch (error) {
+    throw new ConfigError(
+      `GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  if (value === '') throw new ConfigError(`GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE: ${path} is empty`);
+  return { value };
+}
+
+/**
  * Certificates and keys are PEM: a file without a PEM block (a DER key, a JKS store, the wrong file) is one config
  * line at start instead of a TLS failure, retried, at the first connection.
  */
@@ -299,7 +343,9 @@ export interface KafkaClientSecurity {
   /** `true` = TLS with the system CAs; an object = TLS with these PEM contents. Undefined = plaintext. */
   ssl?:
     true | { ca?: string; cert?: string; key?: string; passphrase?: string; rejectUnauthorized?: boolean };
-  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
+  sasl?:
+    | { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string }
+    | { mechanism: 'oauthbearer'; oauthBearerProvider: () => Promise<{ value: string }> };
 }
 
 /** The registry client's authentication and TLS. */
@@ -351,9 +397,13 @@ export function resolveClientSecurity(s: Partial<SecuritySettings>): ClientSecur
     };
     kafka.ssl = Object.keys(tls).length === 0 ? true : tls;
   }
-  if (
+  const tokenFile = s.kafkaSaslOauthbearerTokenFile;
+  if (protocol.startsWith('SASL_') && s.kafkaSaslMechanism === 'OAUTHBEARER' && tokenFile !== undefined) {
+    kafka.sasl = { mechanism: 'oauthbearer', oauthBearerProvider: () => readTokenFile(tokenFile) };
+  } else if (
     protocol.startsWith('SASL_') &&
     s.kafkaSaslMechanism !== undefined &&
+    s.kafkaSaslMechanism !== 'OAUTHBEARER' &&
     s.kafkaSaslUsername !== undefined &&
     s.kafkaSaslPassword !== undefined
   ) {

@@ -218,6 +218,12 @@ export function kafkaClientSecurityConfig(
   const protocol = s.kafkaSecurityProtocol ?? 'PLAINTEXT';
   if (protocol === 'PLAINTEXT') return {};
   const out: Record<string, string> = { 'security.protocol': protocol };
+  if (s.kafkaSaslMechanism === 'OAUTHBEARER')
+    // Java's clients fetch their own tokens (sasl.oauthbearer.token.endpoint.url, a login callback handler): a token
+    // file of this process is nothing a connector could use
+    throw new ConfigError(
+      'gamedata connect create with GAMEDATA_KAFKA_SASL_MECHANISM=OAUTHBEARER: the connectors cannot use a token file; give the Connect worker its own OAuth settings and create the connectors with another mechanism',
+    );
   if (protocol.startsWith('SASL_') && s.kafkaSaslMechanism !== undefined) {
     const module =
       s.kafkaSaslMechanism === 'PLAIN'
