@@ -2,7 +2,8 @@
 # The secured local stack (`scripts/stack.sh up|down|status|env|reset --secure`), sourced by scripts/stack.sh.
 # Its own directory (.stack-secure/, or STACK_DIR) and its own ports, so it runs beside the plaintext stack:
 #
-#   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted, and PLAIN), ACLs:
+#   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted, PLAIN, and
+#                            OAUTHBEARER with unsigned test tokens), ACLs:
 #                            users gamedata and CN=gamedata-client may do everything, user outsider nothing
 #           127.0.0.1:29095  SSL with client certificates required (mutual TLS)
 #           127.0.0.1:29093  the KRaft controller (PLAINTEXT, loopback, broker-internal)
@@ -189,7 +190,10 @@ advertised.listeners=SASL_SSL://$HOST:$KAFKA_PORT,MTLS://$HOST:$KAFKA_MTLS_PORT
 inter.broker.listener.name=SASL_SSL
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL
-sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER
+# OAUTHBEARER with Kafka's default (unsecured) validator: an unsigned JWT ({"alg":"none"}) whose "sub" is the
+# principal is accepted; tests of GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE (a real deployment validates signatures)
+listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="admin";
 sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="$admin_pw" user_admin="$admin_pw" user_gamedata="$(secret kafka-gamedata)";
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="$admin_pw";
