@@ -130,7 +130,9 @@ export function maskWith(text: string, secrets: Secrets): string {
     out = out.split(`:${secret}@`).join(`:${MASK}@`);
     out = out.split(`:${encodeURIComponent(secret)}@`).join(`:${MASK}@`);
   }
-  out = out.replace(URL_CREDENTIALS, (_m, head: string, pw: string) => (pw === MASK ? _m : `${head}:${MASK}@`));
+  out = out.replace(URL_CREDENTIALS, (_m, head: string, pw: string) =>
+    pw === MASK ? _m : `${head}:${MASK}@`,
+  );
   for (const secret of secrets.short) {
     const forms = [...new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)])];
     const alt = forms.map(escapeRegExp).join('|');

@@ -7,7 +7,7 @@ import { request } from 'node:https';
 
 /** A fetch whose https:// requests trust only `ca` (PEM); other URLs go to `fallback`. */
 export function fetchTrusting(ca: string, fallback: typeof fetch = globalThis.fetch): typeof fetch {
-  return ((input: string | URL | Request, init: RequestInit = {}) => {
+  return (input: string | URL | Request, init: RequestInit = {}) => {
     const url = input instanceof Request ? input.url : input.toString();
     if (!url.startsWith('https:')) return fallback(input, init);
     return new Promise<Response>((resolve, reject) => {
@@ -29,5 +29,5 @@ export function fetchTrusting(ca: string, fallback: typeof fetch = globalThis.fe
       req.on('error', reject);
       req.end(typeof init.body === 'string' ? init.body : undefined);
     });
-  });
+  };
 }

@@ -35,7 +35,9 @@ function stack(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: numbe
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`stack.sh ${args.join(' ')} --secure: no exit within ${timeoutMs} ms; output:\n${out}`));
+      reject(
+        new Error(`stack.sh ${args.join(' ')} --secure: no exit within ${timeoutMs} ms; output:\n${out}`),
+      );
     }, timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -62,7 +64,7 @@ function processesNaming(dir: string): string[] {
   const found: string[] = [];
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    let cmdline = '';
+    let cmdline: string;
     try {
       cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
     } catch {
@@ -82,7 +84,12 @@ function portAnswers(port: number): Promise<boolean> {
 }
 
 /** A private folder (0700) holding the stack folder, and an environment with free ports for every service. */
-async function throwawayStack(): Promise<{ dir: string; stackDir: string; env: NodeJS.ProcessEnv; ports: number[] }> {
+async function throwawayStack(): Promise<{
+  dir: string;
+  stackDir: string;
+  env: NodeJS.ProcessEnv;
+  ports: number[];
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'secure-stack-'));
   const stackDir = join(dir, 'checkout', '.stack-secure');
   const names = [
