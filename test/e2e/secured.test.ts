@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -352,6 +352,7 @@ describe('secured stack', () => {
     const b64 = (o: object): string => Buffer.from(JSON.stringify(o)).toString('base64url');
     const now = Math.floor(Date.now() / 1000);
     const dir = mkdtempSync(join(tmpdir(), 'oauth-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const tokenFile = join(dir, 'token');
     const oauth = {
       ...env,
@@ -382,7 +383,6 @@ describe('secured stack', () => {
         .split('\n')
         .filter((l) => !l.startsWith('gamedata: warning: ')),
     ).toHaveLength(1);
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const wrong: { name: string; args: string[]; env: () => NodeJS.ProcessEnv; line: RegExp }[] = [
