@@ -122,7 +122,7 @@ describe('scripts/stack.sh up --secure', () => {
     cleanups.push(async () => {
       await stack(['down'], env, 120_000);
       rmSync(dir, { recursive: true, force: true });
-      rmSync(`/tmp/gamedata-nginx${stackDir}`, { recursive: true, force: true });
+      rmSync(`/tmp/gamedata-nginx${dir}`, { recursive: true, force: true });
     });
     expect(statSync(dir).mode & 0o777).toBe(0o700);
 
@@ -145,7 +145,7 @@ describe('scripts/stack.sh up --secure', () => {
     cleanups.push(async () => {
       await stack(['down'], env, 120_000);
       rmSync(dir, { recursive: true, force: true });
-      rmSync(`/tmp/gamedata-nginx${stackDir}`, { recursive: true, force: true });
+      rmSync(`/tmp/gamedata-nginx${dir}`, { recursive: true, force: true });
     });
     // every service is started before the first wait; Kafka cannot answer within one second
     env['STACK_KAFKA_WAIT_S'] = '1';
