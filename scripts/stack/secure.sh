@@ -2,7 +2,8 @@
 # The secured local stack (`scripts/stack.sh up|down|status|env|reset --secure`), sourced by scripts/stack.sh.
 # Its own directory (.stack-secure/, or STACK_DIR) and its own ports, so it runs beside the plaintext stack:
 #
-#   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted, and PLAIN), ACLs:
+#   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted, PLAIN, and
+#                            OAUTHBEARER with unsigned test tokens), ACLs:
 #                            users gamedata and CN=gamedata-client may do everything, user outsider nothing
 #           127.0.0.1:29095  SSL with client certificates required (mutual TLS)
 #           127.0.0.1:29093  the KRaft controller (PLAINTEXT, loopback, broker-internal)
@@ -21,7 +22,12 @@ SEC_SECRETS="$STACK/secrets"
 KAFKA_MTLS_PORT="${STACK_KAFKA_MTLS_PORT:-29095}"
 REGISTRY_PUBLIC_PORT="${STACK_REGISTRY_PUBLIC_PORT:-28082}"
 NGINX_DIR="$STACK/nginx"
-PLAIN_STACK="$ROOT/.stack"
+# where the plaintext stack's downloads are reused from (a test starting a throwaway secure stack points it elsewhere)
+PLAIN_STACK="${STACK_PLAIN_DIR:-$ROOT/.stack}"
+# nginx's workers (user nobody when the master runs as root) read the password file and write temp files; when they
+# cannot reach $NGINX_DIR (a checkout in a private folder, as `mktemp -d` makes), both live here instead, a path that
+# still names the stack folder (like PostgreSQL's data in scripts/stack/warehouse.sh)
+NGINX_ALT_DIR="/tmp/gamedata-nginx$STACK"
 
 secure_paths() {
   KAFKA_URL="$HOST:$KAFKA_PORT"
@@ -118,6 +124,11 @@ status.storage.partitions=1
 offset.flush.interval.ms=2000
 plugin.path=$CONNECT_DIR/plugins
 plugin.discovery=hybrid_warn
+# connectors' secrets through config providers, never inline: \${file:<path>:<key>} (GAMEDATA_CONNECT_SECRETS_FILE,
+# written by \`gamedata connect secrets-file\`) or \${env:<NAME>}
+config.providers=file,env
+config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
+config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
 connector.client.config.override.policy=All
 key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.storage.StringConverter
@@ -147,7 +158,9 @@ PROPS
 
 # The REST API wants the stack's credentials.
 connect_answers() {
-  curl -fsS -m 3 -o /dev/null -u "gamedata:$(secret connect-gamedata)" "$CONNECT_URL/connectors" 2>/dev/null
+  # the credentials through curl's config on stdin, not its argv (readable by every user in /proc)
+  printf 'user = "gamedata:%s"\n' "$(secret connect-gamedata)" |
+    curl -fsS -m 3 -o /dev/null -K - "$CONNECT_URL/connectors" 2>/dev/null
 }
 
 start_connect() {
@@ -165,7 +178,9 @@ start_connect() {
 write_secure_kafka_properties() {
   local admin_pw app_pw t="$SEC_TLS"
   admin_pw="$(secret kafka-admin)"
-  cat >"$KAFKA_DIR/server.properties" <<EOF
+  # made private before the password is written into it (umask), not after
+  rm -f "$KAFKA_DIR/server.properties"
+  (umask 077; cat >"$KAFKA_DIR/server.properties") <<EOF
 # Written by scripts/stack.sh --secure (regenerated on every up). Contains the broker's own SCRAM password.
 process.roles=broker,controller
 node.id=1
@@ -175,7 +190,10 @@ advertised.listeners=SASL_SSL://$HOST:$KAFKA_PORT,MTLS://$HOST:$KAFKA_MTLS_PORT
 inter.broker.listener.name=SASL_SSL
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL
-sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER
+# OAUTHBEARER with Kafka's default (unsecured) validator: an unsigned JWT ({"alg":"none"}) whose "sub" is the
+# principal is accepted; tests of GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE (a real deployment validates signatures)
+listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="admin";
 sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="$admin_pw" user_admin="$admin_pw" user_gamedata="$(secret kafka-gamedata)";
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="$admin_pw";
@@ -278,29 +296,51 @@ install_nginx() {
     || die "nginx: could not install nginx-light"
 }
 
+# The folder nginx's workers read and write (the password file, temp files). As root, the workers run as `nobody`:
+# when that user cannot traverse to $NGINX_DIR, the folder is $NGINX_ALT_DIR, reachable by nobody's group only.
+nginx_worker_dir() {
+  if [[ "$(id -u)" == 0 ]] && ! runuser -u nobody -- test -x "$NGINX_DIR" 2>/dev/null; then
+    local d="$NGINX_ALT_DIR"
+    mkdir -p "$d"
+    chmod 755 /tmp/gamedata-nginx
+    # every folder between /tmp/gamedata-nginx and the alt dir: traversable, not listable
+    while [[ "$d" != /tmp/gamedata-nginx && "$d" != / ]]; do chmod 711 "$d"; d="$(dirname "$d")"; done
+    chgrp "$(id -gn nobody)" "$NGINX_ALT_DIR" && chmod 750 "$NGINX_ALT_DIR"
+    printf '%s' "$NGINX_ALT_DIR"; return
+  fi
+  printf '%s' "$NGINX_DIR"
+}
+
 write_nginx_config() {
-  local pw hash
+  local pw hash wdir user_line=""
   pw="$(secret registry-gamedata)"
-  mkdir -p "$NGINX_DIR/tmp"
-  chmod 1777 "$NGINX_DIR/tmp"
-  hash="$(openssl passwd -apr1 "$pw")"
-  (umask 077; printf 'gamedata:%s\n' "$hash" >"$NGINX_DIR/htpasswd")
-  # workers run as nobody when the master is root: they read the password file
-  chmod 644 "$NGINX_DIR/htpasswd"
+  mkdir -p "$NGINX_DIR"
+  wdir="$(nginx_worker_dir)"
+  [[ "$wdir" == "$NGINX_DIR" ]] || log "nginx: its workers (user nobody) cannot reach $NGINX_DIR; password file and temp files in $wdir"
+  mkdir -p "$wdir/tmp"
+  hash="$(printf '%s' "$pw" | openssl passwd -apr1 -stdin)"   # not in argv
+  (umask 077; printf 'gamedata:%s\n' "$hash" >"$wdir/htpasswd")
+  if [[ "$(id -u)" == 0 ]]; then
+    # workers run as nobody: the password file (a hash) is readable by nobody's group only, the temp folder theirs
+    user_line="user nobody $(id -gn nobody);"
+    chgrp "$(id -gn nobody)" "$wdir/htpasswd" && chmod 640 "$wdir/htpasswd"
+    chown nobody: "$wdir/tmp" && chmod 700 "$wdir/tmp"
+  fi
   cat >"$NGINX_DIR/nginx.conf" <<EOF
 # Written by scripts/stack.sh --secure: TLS + basic auth in front of the registry (loopback only).
 daemon off;
+$user_line
 worker_processes 1;
 pid $RUN_DIR/nginx.ngx.pid;
 error_log $NGINX_DIR/error.log warn;
 events { worker_connections 256; }
 http {
   access_log off;
-  client_body_temp_path $NGINX_DIR/tmp/body;
-  proxy_temp_path $NGINX_DIR/tmp/proxy;
-  fastcgi_temp_path $NGINX_DIR/tmp/fastcgi;
-  uwsgi_temp_path $NGINX_DIR/tmp/uwsgi;
-  scgi_temp_path $NGINX_DIR/tmp/scgi;
+  client_body_temp_path $wdir/tmp/body;
+  proxy_temp_path $wdir/tmp/proxy;
+  fastcgi_temp_path $wdir/tmp/fastcgi;
+  uwsgi_temp_path $wdir/tmp/uwsgi;
+  scgi_temp_path $wdir/tmp/scgi;
   client_max_body_size 16m;
   server {
     listen $HOST:$REGISTRY_PUBLIC_PORT ssl;
@@ -309,7 +349,7 @@ http {
     ssl_certificate $SEC_TLS/server.pem;
     ssl_certificate_key $SEC_TLS/server.key;
     auth_basic "schema registry";
-    auth_basic_user_file $NGINX_DIR/htpasswd;
+    auth_basic_user_file $wdir/htpasswd;
     location / {
       proxy_pass http://$HOST:$REGISTRY_PORT;
       proxy_set_header Authorization "";
@@ -328,7 +368,8 @@ start_nginx() {
 }
 
 secure_registry_answers() {
-  curl -fsS -m 3 -o /dev/null --cacert "$SEC_TLS/ca.pem" -u "gamedata:$(secret registry-gamedata)" \
+  printf 'user = "gamedata:%s"\n' "$(secret registry-gamedata)" |
+    curl -fsS -m 3 -o /dev/null --cacert "$SEC_TLS/ca.pem" -K - \
     "$REGISTRY_PUBLIC_ROOT/apis/ccompat/v7/subjects" 2>/dev/null
 }
 
@@ -395,11 +436,37 @@ print_secure_env() {
   if [[ -n "$WITH_WAREHOUSE" ]]; then
     print_warehouse_env
     printf 'export GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO=gamedata:%s\n' "$(secret connect-gamedata)"
+    # the connectors' secrets file as the worker reads it (written by `gamedata connect secrets-file --output` it)
+    printf 'export GAMEDATA_CONNECT_SECRETS_FILE=%s\n' "$CONNECT_DIR/connector-secrets.properties"
   fi
+}
+
+# What this `up` started (or found starting from an earlier, interrupted one): stopped again when it fails, so a failed
+# `up --secure` (a CI job's) leaves no Kafka, registry, Redis, nginx, Connect or PostgreSQL behind. Services that were
+# already answering (reused) are left alone.
+UP_STARTED=()
+
+# EXIT trap of secure_up. On failure: stop, newest first, every service of UP_STARTED.
+stop_started_on_failure() {
+  local rc=$? name pid i
+  trap - EXIT INT TERM
+  ((rc != 0)) || return 0
+  ((${#UP_STARTED[@]} > 0)) || exit "$rc"
+  log "up failed (exit $rc): stopping what it started: ${UP_STARTED[*]}"
+  for ((i = ${#UP_STARTED[@]} - 1; i >= 0; i--)); do
+    name="${UP_STARTED[$i]}"
+    pid="$(owned_pid "$name")" || continue
+    [[ "$name" != postgres ]] || kill -INT "$pid" 2>/dev/null || true   # fast shutdown
+    (stop_pid "$name" "$pid") || true
+  done
+  exit "$rc"
 }
 
 secure_up() {
   lock
+  trap stop_started_on_failure EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   local t0=$SECONDS kafka registry proxy redis
   need java "install a JDK 17 (apt-get install -y openjdk-17-jre-headless)"
   need curl "apt-get install -y curl"
@@ -407,13 +474,17 @@ secure_up() {
   make_certificates
   reuse_downloads
   kafka="$(plan_service kafka secure_kafka_answers "$KAFKA_PORT" kafka "$KAFKA_URL")"
+  [[ "$kafka" == reuse ]] || UP_STARTED+=(kafka)
   if [[ "$kafka" == start ]]; then install_kafka; write_secure_kafka_properties; start_secure_kafka; fi
   registry="$(plan_service registry registry_answers "$REGISTRY_PORT" registry "$REGISTRY_ROOT")"
+  [[ "$registry" == reuse ]] || UP_STARTED+=(registry)
   [[ "$registry" != start ]] || { install_registry; start_secure_registry; }
   redis="$(plan_service redis secure_redis_answers "$REDIS_PORT" redis "$HOST:$REDIS_PORT")"
+  [[ "$redis" == reuse ]] || UP_STARTED+=(redis)
   [[ "$redis" != start ]] || { install_redis; start_secure_redis; }
   install_nginx
   proxy="$(plan_service nginx secure_registry_answers_or_backend_down "$REGISTRY_PUBLIC_PORT" nginx "$REGISTRY_PUBLIC_ROOT")"
+  [[ "$proxy" == reuse ]] || UP_STARTED+=(nginx)
   [[ "$proxy" != start ]] || start_nginx
 
   [[ "$redis" == reuse ]] || wait_until redis "$REDIS_WAIT_S" secure_redis_answers "$REDIS_DIR/redis.log" redis
@@ -426,6 +497,7 @@ secure_up() {
   wait_until "registry proxy" 30 secure_registry_answers "$NGINX_DIR/error.log" nginx
   [[ -z "$WITH_WAREHOUSE" ]] || warehouse_up
   log "secure stack up in $((SECONDS - t0))s"
+  trap - EXIT INT TERM
   print_secure_env
 }
 
@@ -461,5 +533,5 @@ secure_status() {
 secure_reset() {
   secure_down
   log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data $POSTGRES_DIR/data"
-  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data" "$POSTGRES_ALT_DIR/data"
+  rm -rf "$KAFKA_DIR/data" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data" "$POSTGRES_ALT_DIR/data" "$NGINX_ALT_DIR"
 }

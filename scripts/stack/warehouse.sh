@@ -202,6 +202,11 @@ plugin.path=$CONNECT_DIR/plugins
 # the Apicurio converter jar has no ServiceLoader manifest
 plugin.discovery=hybrid_warn
 # connectors may set consumer.override.* (isolation.level=read_committed)
+# connectors' secrets through config providers, never inline: \${file:<path>:<key>} (GAMEDATA_CONNECT_SECRETS_FILE,
+# written by \`gamedata connect secrets-file\`) or \${env:<NAME>}
+config.providers=file,env
+config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
+config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
 connector.client.config.override.policy=All
 key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=io.apicurio.registry.utils.converter.AvroConverter
@@ -242,8 +247,10 @@ warehouse_up() {
   local connect postgres
   install_postgres   # no-op when Debian's postgresql (server and psql) is there; the probe below needs psql
   postgres="$(plan_service postgres postgres_answers "$POSTGRES_PORT" postgres "$HOST:$POSTGRES_PORT")"
+  [[ "$postgres" == reuse ]] || UP_STARTED+=(postgres)   # stopped again if `up --secure` fails (scripts/stack/secure.sh)
   [[ "$postgres" != start ]] || { install_postgres; start_postgres; }
   connect="$(plan_service connect connect_answers "$CONNECT_PORT" connect "$CONNECT_URL")"
+  [[ "$connect" == reuse ]] || UP_STARTED+=(connect)
   [[ "$connect" != start ]] || { install_connect; start_connect; }
   [[ "$postgres" == reuse ]] || { postgres_setup; wait_until postgres "$POSTGRES_WAIT_S" postgres_answers "$(postgres_log)" postgres; }
   [[ "$connect" == reuse ]] || wait_until connect "$CONNECT_WAIT_S" connect_answers "$CONNECT_DIR/connect.out" connect

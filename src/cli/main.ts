@@ -9,6 +9,8 @@ import { GamedataError, ConfigError } from '../errors.js';
 import { buildProgram } from './command-table.js';
 import { maskSecrets } from './mask-secrets.js';
 import { dropKafkajsNegativeTimeoutWarning } from './quiet-warnings.js';
+import { loadConfig } from '../config/load-config.js';
+import { plaintextCredentialWarnings } from '../config/security-settings.js';
 
 /** Prints `error` as one line (a ConfigError's issues below it) and makes the process exit 1 soon after. */
 function fail(error: unknown): void {
@@ -32,12 +34,25 @@ function exitSoon(): void {
   setTimeout(() => process.exit(), 500).unref();
 }
 
+/** One warning line per credential that would cross the network in plain text (never its value). */
+function warnPlaintextCredentials(): void {
+  let config;
+  try {
+    config = loadConfig();
+  } catch {
+    return; // an invalid configuration is the command's own one line
+  }
+  for (const line of plaintextCredentialWarnings(config, config))
+    console.error(maskSecrets(`gamedata: warning: ${line}`));
+}
+
 async function main(argv: string[]): Promise<void> {
   // A failure outside the command's own promise chain (an event handler, a timer) is one line too, never a trace.
   process.on('uncaughtException', fail);
   process.on('unhandledRejection', fail);
   // Node 24: kafkajs' harmless negative setTimeout would print a warning line per process.
   dropKafkajsNegativeTimeoutWarning();
+  warnPlaintextCredentials();
   try {
     await (await buildProgram(argv.slice(2))).parseAsync(argv);
   } catch (error) {

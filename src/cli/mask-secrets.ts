@@ -5,21 +5,21 @@
  * them: a short password such as `gamedata` is also an ordinary word). Loggers mask the same list; this is for the
  * lines the CLI writes itself (the fatal line, the worker's lines, `status`, `connect list`).
  */
-import { collectSecrets, maskWith, type Secrets } from '../config/secret-values.js';
+import { collectSecrets, maskDeep, maskWith, ownSecrets, type Secrets } from '../config/secret-values.js';
 
 export type { Secrets } from '../config/secret-values.js';
 
-let cached: Secrets | undefined;
-
-/** The secrets of this process's settings (env, config file); values under 4 characters are left out. */
+/** The secrets of this process's settings (env, config file); values under 4 characters go to `short`. */
 export function secretValues(env: NodeJS.ProcessEnv = process.env): Secrets {
-  if (env === process.env && cached !== undefined) return cached;
-  const secrets = collectSecrets(env);
-  if (env === process.env) cached = secrets;
-  return secrets;
+  return env === process.env ? ownSecrets() : collectSecrets(env);
 }
 
-/** `text` with the secrets, and URL passwords inside URLs, replaced by `[REDACTED]`. */
+/** `text` with the secrets (each form), and any URL's credentials, replaced by `[REDACTED]`. */
 export function maskSecrets(text: string, secrets: Secrets = secretValues()): string {
   return maskWith(text, secrets);
+}
+
+/** A copy of a report or config (`status --json`, `connect list`) with every secret masked, whole fields too. */
+export function maskSecretsDeep<T>(value: T, secrets: Secrets = secretValues()): T {
+  return maskDeep(value, secrets);
 }

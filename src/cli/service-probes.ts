@@ -10,24 +10,24 @@ import { request as httpsRequest } from 'node:https';
 import { Redis } from 'ioredis';
 import type { ClusterProbe } from '../sink/admin/cluster-probe.js';
 import { processSecurity } from '../config/process-security.js';
-import { securityFailure, type SecurityFailureKind } from '../config/security-failure.js';
+import {
+  FIRST_CONNECT_TLS_RESETS,
+  handshakeResetFailure,
+  isTlsHandshakeReset,
+  securityFailure,
+  type SecurityFailureKind,
+} from '../config/security-failure.js';
 import { ClosedError, ServiceError } from '../errors.js';
 import { redisTlsOptions } from '../jobs/connect-redis.js';
 import type { MonitoredService, ServiceProbe } from './service-monitor.js';
 
+import { addressOf } from '../config/address-of.js';
+
+export { addressOf };
+
 export interface ServiceProbeOptions {
   /** Longest wait for one answer. @default 3_000 */
   timeoutMs?: number;
-}
-
-/** `host:port` of a URL (no user, password, path or query). */
-export function addressOf(url: string): string {
-  try {
-    const u = new URL(url);
-    return u.port === '' ? u.hostname : `${u.hostname}:${u.port}`;
-  } catch {
-    return '(invalid address)';
-  }
 }
 
 function withTimeout<T>(
@@ -155,6 +155,9 @@ export function redisProbe(url: string, options: ServiceProbeOptions = {}): Serv
   });
 }
 
+/** Pause between two probes after a TLS handshake reset (`requireReachable`). */
+const HANDSHAKE_RESET_PAUSE_MS = 300;
+
 /** The worker's three probes. */
 export function workerServiceProbes(
   settings: { kafkaBrokers: readonly string[]; schemaRegistryUrl: string; redisUrl: string },
@@ -187,8 +190,16 @@ export async function requireReachable(
   const failures = await Promise.all(
     probes.map(async (probe) => {
       try {
-        await probe.check();
-        return undefined;
+        // a TLS handshake reset may be a restart: tried again until it is judged a plaintext port (failingOnSecurity)
+        for (let attempt = 1; ; attempt += 1) {
+          try {
+            await probe.check();
+            return undefined;
+          } catch (error) {
+            if (!isTlsHandshakeReset(error) || attempt >= FIRST_CONNECT_TLS_RESETS) throw error;
+            await new Promise((r) => setTimeout(r, HANDSHAKE_RESET_PAUSE_MS));
+          }
+        }
       } catch (error) {
         // wrong credentials or certificates: the probe's own non-retriable line
         if (error instanceof ServiceError && !error.retriable) return error;
@@ -209,15 +220,40 @@ export async function requireReachable(
   if (failure !== undefined) throw failure;
 }
 
-/** `probe` whose check throws a non-retriable ServiceError (see {@link probeSecurityFailure}) for a security failure. */
+/**
+ * `probe` whose check throws a non-retriable ServiceError (see {@link probeSecurityFailure}) for a security failure,
+ * and for TLS handshake resets that go on, in a row, before the service's first answer ({@link handshakeResetFailure}:
+ * a plaintext port; once it answered, resets are restarts and stay retriable).
+ */
 function failingOnSecurity(probe: ServiceProbe): ServiceProbe {
+  let connectedOnce = false;
+  let resets = 0;
   return {
     ...probe,
     async check() {
       try {
         await probe.check();
+        connectedOnce = true;
+        resets = 0;
       } catch (error) {
-        throw probeSecurityFailure(probe.service, probe.label, probe.address, error) ?? error;
+        const security = probeSecurityFailure(probe.service, probe.label, probe.address, error);
+        if (security !== undefined) throw security;
+        if (!isTlsHandshakeReset(error)) {
+          resets = 0;
+          throw error;
+        }
+        resets += 1;
+        const failure = handshakeResetFailure(
+          resets,
+          connectedOnce,
+          SECURITY_HINTS[probe.service]?.['TLS handshake'],
+        );
+        if (failure === undefined) throw error;
+        const name = probe.label.charAt(0).toUpperCase() + probe.label.slice(1);
+        throw new ServiceError(`${name} at ${probe.address}: ${failure.summary}`, probe.service, {
+          cause: error,
+          retriable: false,
+        });
       }
     },
   };

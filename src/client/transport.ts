@@ -18,6 +18,8 @@ import { parseRetryAfter } from './rate-limiter.js';
 import type { RetryPolicy } from './retry.js';
 import { withRetry } from './retry.js';
 import { requestTimeoutMs } from './call-cost.js';
+import { withoutCredentials } from '../config/address-of.js';
+import { fetchSameOrigin } from './internal/fetch-same-origin.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -141,7 +143,7 @@ export function createTransport(options: TransportOptions): Transport {
     let response: Response;
     let text: string;
     try {
-      response = await options.fetch(url, init);
+      response = await fetchSameOrigin(options.fetch, url, init); // no x-api-key to another origin
       text = await response.text();
     } catch (cause) {
       options.limiter.complete(undefined, undefined);
@@ -152,9 +154,10 @@ export function createTransport(options: TransportOptions): Transport {
         : cause instanceof Error
           ? describeCause(cause)
           : String(cause);
+      // the address without credentials: an API URL may carry `user:password@`
       throw new NetworkError(
-        `${init.method} ${base}/${procedures.length > 80 ? `${procedures.slice(0, 80)}…` : procedures}: ${reason}`,
-        base,
+        `${init.method} ${withoutCredentials(base)}/${procedures.length > 80 ? `${procedures.slice(0, 80)}…` : procedures}: ${reason}`,
+        withoutCredentials(base),
         { cause },
       );
     }

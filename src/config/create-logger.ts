@@ -47,6 +47,8 @@ const NAME_PATTERN = /^[a-z0-9][a-z0-9._:-]*$/;
 const secrets = new Set<string>();
 // URL passwords of this process's settings (masked inside URLs only), set when the shared root is made
 let urlPasswords: string[] = [];
+// short secret values of this process's settings (masked where they stand whole)
+let shortSecrets: string[] = [];
 let root: Logger | undefined;
 
 /**
@@ -89,6 +91,7 @@ function createRoot(options: LoggerOptions): Logger {
     const own: Secrets = secretsOf(config as unknown as Record<string, unknown>);
     for (const value of own.values) registerSecret(value);
     urlPasswords = own.passwords;
+    shortSecrets = own.short;
   }
   if (!LEVELS.includes(level)) {
     throw new ConfigError(
@@ -96,11 +99,13 @@ function createRoot(options: LoggerOptions): Logger {
     );
   }
   const own = new Set(options.secrets ?? []);
-  const mask = (text: string): string => {
-    let out = text;
-    for (const secret of [...secrets, ...own]) if (secret.length >= 4) out = out.split(secret).join(REDACTED);
-    return urlPasswords.length === 0 ? out : maskWith(out, { values: [], passwords: urlPasswords });
-  };
+  // each secret raw, JSON-escaped (a line is JSON), URL-encoded and in base64; any URL's credentials
+  const mask = (text: string): string =>
+    maskWith(text, {
+      values: [...secrets, ...own].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length),
+      passwords: urlPasswords,
+      short: shortSecrets,
+    });
   return pino(
     {
       level,

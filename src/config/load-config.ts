@@ -140,6 +140,9 @@ export interface ConfigInput {
   schemaRegistrySslCaLocation?: string | undefined;
   redisTlsCaLocation?: string | undefined;
   connectBasicAuthUserInfo?: string | undefined;
+  connectSecretsFile?: string | undefined;
+  kafkaSaslOauthbearerTokenFile?: string | undefined;
+  connectSslCaLocation?: string | undefined;
 }
 
 export interface LoadConfigOptions<N extends ConfigNeed = never> {
@@ -452,7 +455,8 @@ function readConfigFile(path: string, issues: string[]): Partial<Record<Key, unk
   try {
     data = JSON.parse(text);
   } catch (error) {
-    issues.push(`GAMEDATA_CONFIG: config file ${path} is not valid JSON: ${(error as Error).message}`);
+    // V8's message quotes the text around the error (a password with it): say where, never what
+    issues.push(`GAMEDATA_CONFIG: config file ${path} is not valid JSON (${jsonErrorPlace(error, text)})`);
     return {};
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
@@ -476,6 +480,7 @@ function securityOf(values: Partial<Record<Key, unknown>>): SecuritySettings {
     kafkaSecurityProtocol: pick('kafkaSecurityProtocol') ?? DEFAULT_SECURITY_SETTINGS.kafkaSecurityProtocol,
     kafkaSaslMechanism: pick('kafkaSaslMechanism'),
     kafkaSaslUsername: pick('kafkaSaslUsername'),
+    kafkaSaslOauthbearerTokenFile: pick('kafkaSaslOauthbearerTokenFile'),
     kafkaSaslPassword: pick('kafkaSaslPassword'),
     kafkaSslCaLocation: pick('kafkaSslCaLocation'),
     kafkaSslCertificateLocation: pick('kafkaSslCertificateLocation'),
@@ -486,7 +491,19 @@ function securityOf(values: Partial<Record<Key, unknown>>): SecuritySettings {
     schemaRegistrySslCaLocation: pick('schemaRegistrySslCaLocation'),
     redisTlsCaLocation: pick('redisTlsCaLocation'),
     connectBasicAuthUserInfo: pick('connectBasicAuthUserInfo'),
+    connectSecretsFile: pick('connectSecretsFile'),
+    connectSslCaLocation: pick('connectSslCaLocation'),
   };
+}
+
+/** Where JSON.parse failed, as `line L, column C` (from V8's `position N`), without quoting the text. */
+function jsonErrorPlace(error: unknown, text: string): string {
+  const message = error instanceof Error ? error.message : '';
+  const position = /position (\d+)/.exec(message)?.[1];
+  if (position === undefined)
+    return /end of JSON input/i.test(message) ? 'it ends too early' : 'a syntax error';
+  const before = text.slice(0, Number(position)).split('\n');
+  return `a syntax error at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
 }
 
 /** `value` (a URL) with its password replaced by `[REDACTED]`; a value that is no URL is returned as is. */

@@ -3,6 +3,18 @@
  * mismatched certificate, TLS spoken to a plaintext port — in what the Kafka (kafkajs), Redis (ioredis) and HTTP
  * (registry, Connect) clients throw. Such a failure does not heal by retrying: callers turn it into one
  * non-retriable line that names the service and what failed (never the secret: see `maskSecrets`).
+ *
+ * TLS failures are told apart by meaning, from the codes Node gives (kafkajs keeps them on its connection errors):
+ * - permanent: a certificate the client does not trust (`CERT_*`, `*_SELF_SIGNED_*`, ...), a name mismatch
+ *   (`ERR_TLS_CERT_ALTNAME_INVALID`), a TLS alert from the server about the client's certificate
+ *   (`ERR_SSL_*_ALERT_*`), a plaintext answer to a TLS hello (`ERR_SSL_WRONG_VERSION_NUMBER`,
+ *   `ERR_SSL_PACKET_LENGTH_TOO_LONG`, `ERR_SSL_HTTP_REQUEST`), an unreadable client key (`ERR_OSSL_*`);
+ * - retriable: a connection reset during the handshake (`ECONNRESET`, Node's "disconnected before secure TLS
+ *   connection was established") and a bare `EPROTO` (no alert): a broker restarting mid-handshake looks exactly
+ *   so. Only on a service's first connection, after {@link FIRST_CONNECT_TLS_RESETS} resets in a row, is it taken
+ *   for a plaintext port ({@link handshakeResetFailure}): a broker that never once completed a handshake.
+ * Message text decides only where no code says more: a bare `EPROTO` (the OpenSSL alert is in its text) and errors
+ * that carry no code at all (kafkajs's `Failed to connect: ...` when a socket cannot even be made).
  */
 
 /** What failed. */
@@ -99,30 +111,25 @@ export function securityFailure(
       'certificate',
       `certificate not trusted: ${firstMatch(text, /(self[- ]signed certificate[^|]*|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate has expired|certificate is not yet valid)/i) ?? certCode ?? 'certificate error'}`,
     );
-  if (/bad decrypt|bad password read|PEM routines|no start line/i.test(text))
+  if (
+    codes.some((c) => KEY_CODES.has(c)) ||
+    /bad decrypt|bad password read|PEM routines|no start line/i.test(text)
+  )
     return make(
       'certificate',
       'the client key could not be read: wrong key password, or not a PEM key',
       'GAMEDATA_KAFKA_SSL_KEY_PASSWORD, GAMEDATA_KAFKA_SSL_KEY_LOCATION',
     );
-  if (
-    /alert (bad certificate|certificate required|unknown ca|certificate unknown|handshake failure)/i.test(
-      text,
-    )
-  )
-    return make(
-      'certificate',
-      `the server refused the TLS handshake (${firstMatch(text, /alert [a-z ]+/i) ?? 'alert'}): client certificate missing or not trusted`,
-    );
-  if (
-    /wrong version number|packet length too long|EPROTO|disconnected before secure TLS connection/i.test(
-      text,
-    ) ||
-    codes.includes('EPROTO')
-  )
+  const tls = tlsVerdict(codes, text);
+  if (tls === 'plaintext port')
     return make(
       'TLS handshake',
       'TLS handshake failed: is the port a TLS port, and the protocol setting right?',
+    );
+  if (tls === 'alert')
+    return make(
+      'certificate',
+      `the server refused the TLS handshake (${firstMatch(text, /alert [a-z ]+/i) ?? alertOf(codes) ?? 'alert'}): client certificate missing or not trusted`,
     );
   if (
     names.includes('KafkaJSSASLAuthenticationError') ||
@@ -149,6 +156,88 @@ export function securityFailure(
       ),
     );
   return undefined;
+}
+
+/** Codes of a client key that cannot be read (OpenSSL 3 through Node). */
+const KEY_CODES = new Set([
+  'ERR_OSSL_BAD_DECRYPT',
+  'ERR_OSSL_PEM_BAD_PASSWORD_READ',
+  'ERR_OSSL_PEM_NO_START_LINE',
+  'ERR_OSSL_UNSUPPORTED',
+  'ERR_OSSL_DECODER_UNSUPPORTED',
+]);
+
+/** A TLS hello answered in plaintext (or by something that is no TLS server): the port or the protocol is wrong. */
+const PLAINTEXT_PORT_CODES = new Set([
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'ERR_SSL_PACKET_LENGTH_TOO_LONG',
+  'ERR_SSL_HTTP_REQUEST',
+  'ERR_SSL_UNKNOWN_PROTOCOL',
+  'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION',
+]);
+
+/** Resets during a TLS handshake: retriable (see the header); `EPROTO` only when no alert says more. */
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'EPROTO']);
+
+type TlsVerdict = 'plaintext port' | 'alert' | 'reset' | undefined;
+
+/** The meaning of a TLS failure from its codes; the text only for a bare `EPROTO` or an error without a code. */
+function tlsVerdict(codes: readonly string[], text: string): TlsVerdict {
+  if (codes.some((c) => PLAINTEXT_PORT_CODES.has(c))) return 'plaintext port';
+  if (codes.some((c) => /^ERR_SSL_(SSLV3|TLSV1|TLSV13)_ALERT_/.test(c))) return 'alert';
+  const textSays = (): TlsVerdict =>
+    /wrong version number|packet length too long|http request/i.test(text)
+      ? 'plaintext port'
+      : /alert (bad certificate|certificate required|unknown ca|certificate unknown|handshake failure)/i.test(
+            text,
+          )
+        ? 'alert'
+        : undefined;
+  if (codes.includes('EPROTO')) return textSays() ?? 'reset';
+  if (codes.some((c) => RESET_CODES.has(c))) return 'reset';
+  if (codes.length === 0) return textSays();
+  return undefined;
+}
+
+function alertOf(codes: readonly string[]): string | undefined {
+  const code = codes.find((c) => c.includes('_ALERT_'));
+  return code === undefined
+    ? undefined
+    : `alert ${code
+        .replace(/^.*_ALERT_/, '')
+        .replaceAll('_', ' ')
+        .toLowerCase()}`;
+}
+
+/**
+ * Whether `error` is a connection reset during a TLS handshake (a broker restarting, or a plaintext port: see the
+ * header), decided from codes. Retriable; {@link handshakeResetFailure} says when it stops being so.
+ */
+export function isTlsHandshakeReset(error: unknown): boolean {
+  const { codes, messages } = chain(error);
+  return tlsVerdict(codes, messages.join(' | ')) === 'reset';
+}
+
+/**
+ * Resets in a row, before a service's first completed connection, after which a TLS handshake reset is taken for a
+ * plaintext port (permanent). A service that connected once is never judged so: its resets are restarts.
+ */
+export const FIRST_CONNECT_TLS_RESETS = 3;
+
+/**
+ * The permanent failure that `resets` handshake resets in a row mean, or undefined while they may still be a
+ * restart: only before the first connection (`connectedOnce` false) and from {@link FIRST_CONNECT_TLS_RESETS} on.
+ */
+export function handshakeResetFailure(
+  resets: number,
+  connectedOnce: boolean,
+  hint?: string,
+): SecurityFailure | undefined {
+  if (connectedOnce || resets < FIRST_CONNECT_TLS_RESETS) return undefined;
+  return {
+    kind: 'TLS handshake',
+    summary: `TLS handshake failed: the connection was reset ${resets} times in a row before any handshake completed; is the port a TLS port, and the protocol setting right?${hint === undefined ? '' : ` (check ${hint})`}`,
+  };
 }
 
 function firstMatch(text: string, pattern: RegExp): string | undefined {

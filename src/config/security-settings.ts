@@ -11,11 +11,12 @@
  */
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
+import { ConfigError } from '../errors.js';
 
 /** `security.protocol` of a Kafka client. */
 export type KafkaSecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
 /** `sasl.mechanism` of a Kafka client. */
-export type KafkaSaslMechanism = 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+export type KafkaSaslMechanism = 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512' | 'OAUTHBEARER';
 
 /** The security settings as `loadConfig()` returns them (part of `GamedataConfig`). */
 export interface SecuritySettings {
@@ -25,6 +26,11 @@ export interface SecuritySettings {
   kafkaSaslMechanism: KafkaSaslMechanism | undefined;
   /** `GAMEDATA_KAFKA_SASL_USERNAME`. */
   kafkaSaslUsername: string | undefined;
+  /**
+   * `GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE`: with `OAUTHBEARER`, a file holding the access token (a JWT); read
+   * again at each (re)authentication, so a token refreshed in place by a sidecar is picked up. The token is a secret.
+   */
+  kafkaSaslOauthbearerTokenFile: string | undefined;
   /** `GAMEDATA_KAFKA_SASL_PASSWORD`: a secret (masked everywhere). */
   kafkaSaslPassword: string | undefined;
   /** `GAMEDATA_KAFKA_SSL_CA_LOCATION`: PEM file of the CA(s) that signed the brokers' certificates. @default the system CAs */
@@ -45,6 +51,15 @@ export interface SecuritySettings {
   redisTlsCaLocation: string | undefined;
   /** `GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO`: `user:password` for the Kafka Connect REST API; a secret. */
   connectBasicAuthUserInfo: string | undefined;
+  /**
+   * `GAMEDATA_CONNECT_SECRETS_FILE`: path, as the Connect worker sees it, of the properties file holding the sink
+   * connectors' secrets (written by `gamedata connect secrets-file`). The connector configs then carry
+   * `${file:<path>:<key>}` references that the worker's `FileConfigProvider` resolves (`config.providers=file`),
+   * never the secrets. Not checked here: the file lives on the worker. @default none: secrets inline (warned)
+   */
+  connectSecretsFile: string | undefined;
+  /** `GAMEDATA_CONNECT_SSL_CA_LOCATION`: PEM CA file for an `https://` Kafka Connect REST API. @default the system CAs */
+  connectSslCaLocation: string | undefined;
 }
 
 /** Each security setting's environment variable. */
@@ -52,6 +67,7 @@ export const SECURITY_ENV_NAMES = {
   kafkaSecurityProtocol: 'GAMEDATA_KAFKA_SECURITY_PROTOCOL',
   kafkaSaslMechanism: 'GAMEDATA_KAFKA_SASL_MECHANISM',
   kafkaSaslUsername: 'GAMEDATA_KAFKA_SASL_USERNAME',
+  kafkaSaslOauthbearerTokenFile: 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE',
   kafkaSaslPassword: 'GAMEDATA_KAFKA_SASL_PASSWORD',
   kafkaSslCaLocation: 'GAMEDATA_KAFKA_SSL_CA_LOCATION',
   kafkaSslCertificateLocation: 'GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION',
@@ -62,6 +78,8 @@ export const SECURITY_ENV_NAMES = {
   schemaRegistrySslCaLocation: 'GAMEDATA_SCHEMA_REGISTRY_SSL_CA_LOCATION',
   redisTlsCaLocation: 'GAMEDATA_REDIS_TLS_CA_LOCATION',
   connectBasicAuthUserInfo: 'GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO',
+  connectSecretsFile: 'GAMEDATA_CONNECT_SECRETS_FILE',
+  connectSslCaLocation: 'GAMEDATA_CONNECT_SSL_CA_LOCATION',
 } as const satisfies Record<keyof SecuritySettings, string>;
 
 export const DEFAULT_SECURITY_SETTINGS = {
@@ -105,8 +123,9 @@ export const SECURITY_FIELD_SCHEMAS = {
     .string()
     .trim()
     .transform((v) => v.toUpperCase())
-    .pipe(z.enum(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'])),
+    .pipe(z.enum(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'])),
   kafkaSaslUsername: z.string().trim().min(1, 'must not be empty'),
+  kafkaSaslOauthbearerTokenFile: filePath,
   kafkaSaslPassword: secret,
   kafkaSslCaLocation: filePath,
   kafkaSslCertificateLocation: filePath,
@@ -117,14 +136,22 @@ export const SECURITY_FIELD_SCHEMAS = {
   schemaRegistrySslCaLocation: filePath,
   redisTlsCaLocation: filePath,
   connectBasicAuthUserInfo: userInfo,
+  connectSecretsFile: z
+    .string()
+    .trim()
+    .refine((v) => v.startsWith('/'), 'must be an absolute path (as the Connect worker sees it)')
+    .refine((v) => !/[}:]/.test(v), 'must not contain ":" or "}" (it goes inside ${file:<path>:<key>})'),
+  connectSslCaLocation: filePath,
 } satisfies Record<keyof SecuritySettings, z.ZodType>;
 
 const FILE_KEYS = [
   'kafkaSslCaLocation',
   'kafkaSslCertificateLocation',
   'kafkaSslKeyLocation',
+  'kafkaSaslOauthbearerTokenFile',
   'schemaRegistrySslCaLocation',
   'redisTlsCaLocation',
+  'connectSslCaLocation',
 ] as const satisfies readonly (keyof SecuritySettings)[];
 
 /** What the checks across settings need besides the security settings. */
@@ -147,19 +174,36 @@ export function checkSecuritySettings(s: Partial<SecuritySettings>, context: Sec
   for (const key of FILE_KEYS) {
     const path = s[key];
     if (path === undefined) continue;
-    const problem = unreadableFile(path);
+    const problem =
+      unreadableFile(path) ?? (key === 'kafkaSaslOauthbearerTokenFile' ? undefined : notPem(path));
     if (problem !== undefined) issues.push(`${n[key]}: ${problem}: ${path}`);
   }
   const protocol = s.kafkaSecurityProtocol ?? DEFAULT_SECURITY_SETTINGS.kafkaSecurityProtocol;
   const sasl = protocol.startsWith('SASL_');
   const tls = protocol === 'SSL' || protocol === 'SASL_SSL';
   const p = n.kafkaSecurityProtocol;
+  const oauth = s.kafkaSaslMechanism === 'OAUTHBEARER';
   if (sasl) {
-    for (const key of ['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword'] as const)
+    // OAUTHBEARER authenticates with a token (its file), the other mechanisms with a user and a password
+    const needed = oauth
+      ? (['kafkaSaslMechanism', 'kafkaSaslOauthbearerTokenFile'] as const)
+      : (['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword'] as const);
+    for (const key of needed)
       if (s[key] === undefined && context.given?.has(key) !== true)
-        issues.push(`${n[key]} is not set (${p}=${protocol} needs it)`);
+        issues.push(`${n[key]} is not set (${p}=${protocol}${oauth ? ' with OAUTHBEARER' : ''} needs it)`);
+    if (oauth && (s.kafkaSaslUsername !== undefined || s.kafkaSaslPassword !== undefined))
+      issues.push(
+        `${n.kafkaSaslUsername} / ${n.kafkaSaslPassword} are set but ${n.kafkaSaslMechanism} is OAUTHBEARER (it sends a token: ${n.kafkaSaslOauthbearerTokenFile})`,
+      );
+    if (!oauth && s.kafkaSaslOauthbearerTokenFile !== undefined)
+      issues.push(`${n.kafkaSaslOauthbearerTokenFile} is set but ${n.kafkaSaslMechanism} is not OAUTHBEARER`);
   } else {
-    for (const key of ['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword'] as const)
+    for (const key of [
+      'kafkaSaslMechanism',
+      'kafkaSaslUsername',
+      'kafkaSaslPassword',
+      'kafkaSaslOauthbearerTokenFile',
+    ] as const)
       if (s[key] !== undefined)
         issues.push(`${n[key]} is set but ${p} is ${protocol} (SASL needs SASL_SSL or SASL_PLAINTEXT)`);
   }
@@ -183,11 +227,100 @@ export function checkSecuritySettings(s: Partial<SecuritySettings>, context: Sec
     issues.push(
       `${n.schemaRegistryBasicAuthUserInfo} and ${n.schemaRegistryBearerToken} are both set (use one)`,
     );
-  if (s.schemaRegistrySslCaLocation !== undefined && context.schemaRegistryUrl?.startsWith('https:') !== true)
+  if (s.schemaRegistrySslCaLocation !== undefined && !/^https:/i.test(context.schemaRegistryUrl ?? ''))
     issues.push(`${n.schemaRegistrySslCaLocation} is set but SCHEMA_REGISTRY_URL is not an https:// URL`);
-  if (s.redisTlsCaLocation !== undefined && context.redisUrl?.startsWith('rediss:') !== true)
+  if (s.connectSslCaLocation !== undefined && !/^https:/i.test(context.connectUrl ?? ''))
+    issues.push(`${n.connectSslCaLocation} is set but CONNECT_URL is not an https:// URL`);
+  if (s.redisTlsCaLocation !== undefined && !/^rediss:/i.test(context.redisUrl ?? ''))
     issues.push(`${n.redisTlsCaLocation} is set but REDIS_URL is not a rediss:// URL (TLS)`);
   return issues;
+}
+
+/** Whether a host name is loopback (traffic that never leaves the machine). */
+function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/**
+ * Credentials that would cross the network in plain text: SASL PLAIN over SASL_PLAINTEXT (the password itself is
+ * sent), a registry user or token over `http://`, a Redis password over `redis://`. One line each (no value), for the
+ * CLI to print as warnings; loopback addresses are left out (nothing leaves the machine).
+ */
+export function plaintextCredentialWarnings(
+  s: Partial<SecuritySettings>,
+  context: {
+    kafkaBrokers: readonly string[];
+    schemaRegistryUrl: string | undefined;
+    redisUrl: string | undefined;
+  },
+): string[] {
+  const out: string[] = [];
+  const hostOf = (url: string): string => {
+    try {
+      return new URL(url).hostname;
+    } catch {
+      return '';
+    }
+  };
+  const remoteBroker = context.kafkaBrokers.some((b) => !isLoopback(b.replace(/:\d+$/, '')));
+  if (s.kafkaSecurityProtocol === 'SASL_PLAINTEXT' && s.kafkaSaslMechanism === 'PLAIN' && remoteBroker)
+    out.push(
+      'GAMEDATA_KAFKA_SASL_MECHANISM=PLAIN over SASL_PLAINTEXT sends the Kafka password in plain text: use SASL_SSL (or SCRAM)',
+    );
+  const registry = context.schemaRegistryUrl ?? '';
+  if (
+    /^http:/i.test(registry) &&
+    !isLoopback(hostOf(registry)) &&
+    (s.schemaRegistryBasicAuthUserInfo !== undefined ||
+      s.schemaRegistryBearerToken !== undefined ||
+      /^http:\/\/[^/]*@/i.test(registry))
+  )
+    out.push('the schema registry credentials go over plain http:// (SCHEMA_REGISTRY_URL): use https://');
+  const redis = context.redisUrl ?? '';
+  if (/^redis:/i.test(redis) && !isLoopback(hostOf(redis))) {
+    let password = '';
+    try {
+      password = new URL(redis).password;
+    } catch {
+      // an invalid URL is reported by loadConfig
+    }
+    if (password !== '')
+      out.push('the Redis password goes over plain redis:// (REDIS_URL): use rediss:// (TLS)');
+  }
+  return out;
+}
+
+/**
+ * The OAUTHBEARER token of `path`, read at each (re)authentication (a token refreshed in place is picked up).
+ * @throws ConfigError when the file is empty or unreadable (names the setting, never the token).
+ */
+export async function readTokenFile(path: string): Promise<{ value: string }> {
+  const { readFile } = await import('node:fs/promises');
+  let value: string;
+  try {
+    value = (await readFile(path, 'utf8')).trim();
+  } catch (error) {
+    throw new ConfigError(
+      `GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  if (value === '') throw new ConfigError(`GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE: ${path} is empty`);
+  return { value };
+}
+
+/**
+ * Certificates and keys are PEM: a file without a PEM block (a DER key, a JKS store, the wrong file) is one config
+ * line at start instead of a TLS failure, retried, at the first connection.
+ */
+function notPem(path: string): string | undefined {
+  try {
+    return /-----BEGIN [A-Z0-9 ]+-----/.test(readFileSync(path, 'latin1'))
+      ? undefined
+      : 'not a PEM file (no -----BEGIN ... ----- block)';
+  } catch {
+    return undefined; // reported by unreadableFile
+  }
 }
 
 function unreadableFile(path: string): string | undefined {
@@ -210,7 +343,9 @@ export interface KafkaClientSecurity {
   /** `true` = TLS with the system CAs; an object = TLS with these PEM contents. Undefined = plaintext. */
   ssl?:
     true | { ca?: string; cert?: string; key?: string; passphrase?: string; rejectUnauthorized?: boolean };
-  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
+  sasl?:
+    | { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string }
+    | { mechanism: 'oauthbearer'; oauthBearerProvider: () => Promise<{ value: string }> };
 }
 
 /** The registry client's authentication and TLS. */
@@ -235,6 +370,8 @@ export interface ClientSecurity {
   redis: RedisClientSecurity;
   /** `user:password` for the Kafka Connect REST API. */
   connectBasicAuthUserInfo?: string;
+  /** PEM contents of the Kafka Connect REST API's CA. */
+  connectCa?: string;
   /** The settings as configured (file paths, not contents): the sink connectors' config is built from these. */
   settings: Partial<SecuritySettings>;
 }
@@ -260,9 +397,13 @@ export function resolveClientSecurity(s: Partial<SecuritySettings>): ClientSecur
     };
     kafka.ssl = Object.keys(tls).length === 0 ? true : tls;
   }
-  if (
+  const tokenFile = s.kafkaSaslOauthbearerTokenFile;
+  if (protocol.startsWith('SASL_') && s.kafkaSaslMechanism === 'OAUTHBEARER' && tokenFile !== undefined) {
+    kafka.sasl = { mechanism: 'oauthbearer', oauthBearerProvider: () => readTokenFile(tokenFile) };
+  } else if (
     protocol.startsWith('SASL_') &&
     s.kafkaSaslMechanism !== undefined &&
+    s.kafkaSaslMechanism !== 'OAUTHBEARER' &&
     s.kafkaSaslUsername !== undefined &&
     s.kafkaSaslPassword !== undefined
   ) {
@@ -274,6 +415,7 @@ export function resolveClientSecurity(s: Partial<SecuritySettings>): ClientSecur
   }
   const registryCa = read(s.schemaRegistrySslCaLocation);
   const redisCa = read(s.redisTlsCaLocation);
+  const connectCa = read(s.connectSslCaLocation);
   return {
     kafka,
     registry: {
@@ -287,6 +429,7 @@ export function resolveClientSecurity(s: Partial<SecuritySettings>): ClientSecur
     ...(s.connectBasicAuthUserInfo === undefined
       ? {}
       : { connectBasicAuthUserInfo: s.connectBasicAuthUserInfo }),
+    ...(connectCa === undefined ? {} : { connectCa }),
     settings: s,
   };
 }

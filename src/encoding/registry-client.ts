@@ -12,6 +12,8 @@ import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-cl
 import { Agent as HttpsAgent } from 'node:https';
 import { processSecurity } from '../config/process-security.js';
 import { securityFailure } from '../config/security-failure.js';
+import { addressOf } from '../config/address-of.js';
+import { maskWith, NO_SECRETS } from '../config/secret-values.js';
 import type { RegistryClientSecurity } from '../config/security-settings.js';
 import { ConfigError, GamedataError, ServiceError } from '../errors.js';
 import { resolveRetryPolicy, retry } from '../retry/index.js';
@@ -73,10 +75,14 @@ export function createRegistryClient(options: RegistryClientOptions): Client {
   try {
     parsed = new URL(options.url);
   } catch {
-    throw new ConfigError(`schema registry url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+    throw new ConfigError(
+      `schema registry url must be an http(s) URL, got ${maskWith(JSON.stringify(options.url), NO_SECRETS)}`,
+    );
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new ConfigError(`schema registry url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+    throw new ConfigError(
+      `schema registry url must be an http(s) URL, got ${maskWith(JSON.stringify(options.url), NO_SECRETS)}`,
+    );
   }
   const resolved = { ...DEFAULT_REGISTRY_CLIENT_OPTIONS, ...options };
   if (!Number.isInteger(resolved.maxRetries) || resolved.maxRetries < 0)
@@ -171,7 +177,8 @@ export function isRegistryFailure(error: unknown): boolean {
 export function toRegistryError(error: unknown, url: string, action: string): ServiceError {
   if (error instanceof ServiceError) return error;
   const status = registryStatus(error);
-  const detail = error instanceof Error ? error.message : String(error);
+  // the library's text may quote the URL it called (with the credentials of a `user:password@` URL)
+  const detail = maskWith(error instanceof Error ? error.message : String(error), NO_SECRETS);
   // Wrong credentials or certificates: one line naming what failed, not retriable (never the credentials).
   const security = securityFailure(error, REGISTRY_SECURITY_HINTS);
   if (security !== undefined)
@@ -185,7 +192,7 @@ export function toRegistryError(error: unknown, url: string, action: string): Se
     );
   if (status === undefined) {
     return new ServiceError(
-      `schema registry unreachable at ${url} while ${action}: ${detail}`,
+      `schema registry unreachable at ${addressOf(url)} while ${action}: ${detail}`,
       'schema-registry',
       {
         cause: error,
@@ -211,16 +218,6 @@ const REGISTRY_SECURITY_HINTS = {
   'host name': "that SCHEMA_REGISTRY_URL uses a name in the registry's certificate",
   'TLS handshake': 'https:// against a TLS port',
 } as const;
-
-/** `host:port` of a URL, without credentials, path or query. */
-function addressOf(url: string): string {
-  try {
-    const u = new URL(url);
-    return u.port === '' ? u.hostname : `${u.hostname}:${u.port}`;
-  } catch {
-    return '(invalid URL)';
-  }
-}
 
 /** Whether a registry failure means "no such subject" (Confluent error codes 40401 / 40402, or plain 404). */
 export function isSubjectNotFound(error: unknown): boolean {

@@ -32,6 +32,7 @@ export function redisTlsOptions(
   url: string,
   security: RedisClientSecurity = processSecurity().redis,
 ): { tls?: ConnectionOptions } {
-  if (!url.startsWith('rediss:')) return {};
+  // the scheme is case-insensitive (`REDISS://` is TLS to ioredis too): its CA must not be dropped
+  if (!/^rediss:/i.test(url)) return {};
   return security.ca === undefined ? { tls: {} } : { tls: { ca: security.ca } };
 }

@@ -6,6 +6,7 @@ import { setMaxListeners } from 'node:events';
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { SharedBudget } from '../budget/shared-budget.js';
 import { ConfigError, GamedataError, SliceFencedError, SliceInterruptedError } from '../errors.js';
+import { maskError, maskWith, ownSecrets, type Secrets } from '../config/secret-values.js';
 import type {
   RunCounterValues,
   RunJobData,
@@ -82,6 +83,11 @@ export interface PipelineWorkerOptions {
   runs?: boolean;
   /** Called for worker errors (the `error` event) and failed jobs. */
   onError?: (error: Error, context: string) => void;
+  /**
+   * Masked in every error before BullMQ stores it (`failedReason`, `stacktrace`) and in a run's stored reason.
+   * @default the secrets of this process's settings (`ownSecrets()`)
+   */
+  secrets?: Secrets;
   /** Called after each slice and run completes. */
   onProgress?: (event: { kind: 'slice' | 'run'; id: string; result: SliceResult | RunResult }) => void;
   /** Called when the slices run at once change (the key's budget began or stopped binding with short batches). */
@@ -150,6 +156,17 @@ export function startPipelineWorkers(
       `option livenessTimeoutMs must be a non-negative integer, got ${String(o.livenessTimeoutMs)}`,
     );
   const onError = o.onError ?? (() => undefined);
+  const secrets = o.secrets ?? ownSecrets();
+  // A processor whose errors are masked before BullMQ stores them (`failedReason`, `stacktrace`).
+  const masking =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await fn(...args);
+      } catch (error) {
+        throw maskError(error, secrets);
+      }
+    };
   const stop = new AbortController();
   // Every running slice (and each of its page reads) listens on this one signal.
   setMaxListeners(0, stop.signal);
@@ -176,7 +193,7 @@ export function startPipelineWorkers(
 
   const slices = new Worker<SliceJobData, SliceResult>(
     QUEUE_NAMES.slices,
-    async (job: Job<SliceJobData, SliceResult>, token?: string) => {
+    masking(async (job: Job<SliceJobData, SliceResult>, token?: string) => {
       // The slice's priority on the shared budget: its own, else its run's (runs record who started them).
       let priority: CallPriority | undefined = job.data.priority;
       if (priority === undefined && job.parent?.id !== undefined)
@@ -238,13 +255,14 @@ export function startPipelineWorkers(
           await job.moveToDelayed(Date.now() + 1_000, token).catch(() => undefined);
           throw new DelayedError();
         }
-        const e = GamedataError.from(error);
+        // BullMQ stores the message and the stack in Redis: masked first (a URL with credentials, an upstream's text)
+        const e = maskError(GamedataError.from(error), secrets);
         if (!isRetriableSliceError(error)) {
           throw new UnrecoverableError(`slice ${job.id ?? '?'} cannot be read: ${e.name}: ${e.message}`);
         }
         throw e;
       }
-    },
+    }),
     {
       connection: o.connection,
       prefix: o.prefix,
@@ -297,7 +315,7 @@ export function startPipelineWorkers(
   if (o.runs) {
     runs = new Worker<RunJobData, RunResult>(
       QUEUE_NAMES.runs,
-      async (job) => {
+      masking(async (job: Job<RunJobData, RunResult>) => {
         // Runs only once every slice completed (BullMQ flow); a failed slice fails the run instead.
         const counters: RunCounterValues = await deps.counters.get(job.data.runId);
         const users =
@@ -321,14 +339,16 @@ export function startPipelineWorkers(
         });
         o.onProgress?.({ kind: 'run', id: job.data.runId, result });
         return result;
-      },
+      }),
       { connection: o.connection, prefix: o.prefix, concurrency: 1 },
     );
     runs.on('error', (e) => onError(e, 'run-worker'));
     runs.on('failed', (job, e) => {
       onError(e, `run ${job?.id ?? '?'}`);
       if (job)
-        void deps.counters.setState(job.data.runId, 'failed', { reason: e.message }).catch(() => undefined);
+        void deps.counters
+          .setState(job.data.runId, 'failed', { reason: maskWith(e.message, secrets) })
+          .catch(() => undefined);
     });
   }
 

@@ -3,6 +3,7 @@
  * `_id` (when it has one) as the key, and why in headers. Nothing is silently dropped.
  */
 import { EncodingError, GamedataError } from '../errors.js';
+import { maskWith, ownSecrets, type Secrets } from '../config/secret-values.js';
 
 /** Where a page of records came from; the same values go in the lineage headers of published records. */
 export interface Lineage {
@@ -45,6 +46,11 @@ export interface DeadLetterOptions {
    * @default 8_000_000
    */
   maxValueBytes?: number;
+  /**
+   * Masked in the error message header (Kafka keeps it). @default the secrets of this process's settings
+   * (`ownSecrets()`)
+   */
+  secrets?: Secrets;
 }
 
 export const DEFAULT_DEAD_LETTER_OPTIONS = { maxValueBytes: 8_000_000 } as const;
@@ -95,7 +101,7 @@ export function buildDeadLetter(input: {
     [HEADER.resource]: input.resource,
     [HEADER.errorClass]: error.name,
     [HEADER.errorReason]: error instanceof EncodingError ? error.reason : 'not-encodable',
-    [HEADER.errorMessage]: error.message.slice(0, 4_000),
+    [HEADER.errorMessage]: maskWith(error.message, input.options?.secrets ?? ownSecrets()).slice(0, 4_000),
     [HEADER.errorPath]: error instanceof EncodingError ? error.path : '',
   };
   if (value.length > maxValueBytes) {

@@ -13,6 +13,7 @@ import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
 import { runWithPriority } from '../budget/priority.js';
+import { maskDeep, maskError, ownSecrets, type Secrets } from '../config/secret-values.js';
 import { createScheduleRegistry } from './schedule-registry.js';
 import {
   processTick,
@@ -47,6 +48,11 @@ export interface ScheduleWorkerOptions {
   tick?: Omit<ProcessTickOptions, 'now'>;
   onTick?: (outcome: TickOutcome) => void;
   onError?: (error: Error, context: string) => void;
+  /**
+   * Masked in a tick's error before BullMQ stores it, in its outcome (a settled run's reason) and in a tail's
+   * `lastError`. @default the secrets of this process's settings (`ownSecrets()`)
+   */
+  secrets?: Secrets;
 }
 
 export const DEFAULT_SCHEDULE_WORKER_OPTIONS = {
@@ -103,7 +109,8 @@ export function startScheduleWorker(
 ): ScheduleWorker {
   const o = { ...DEFAULT_SCHEDULE_WORKER_OPTIONS, ...options };
   const onError = o.onError ?? (() => undefined);
-  const state = createTailStateStore(deps.redis, o.redisPrefix);
+  const secrets = o.secrets ?? ownSecrets();
+  const state = createTailStateStore(deps.redis, o.redisPrefix, secrets);
   const bull = { connection: o.connection, prefix: o.prefix };
   const tickDeps: TickDeps = {
     state,
@@ -163,15 +170,23 @@ export function startScheduleWorker(
   const worker = new Worker<ScheduleTickData, TickOutcome>(
     SCHEDULE_QUEUE,
     async (job: Job<ScheduleTickData, TickOutcome>) => {
-      // The head probe runs at the tail's priority; the run's planning and slices at the run's (startRun).
-      const outcome = await runWithPriority(tickPriority(job.data.kind, job.data.resource), () =>
-        processTick(job.data, tickDeps, o.tick ?? {}),
-      );
-      const rescan = await runWithPriority('rescan', () => processRescan(job.data, rescanDeps));
-      deps.onRescan?.(job.data.resource, rescan);
-      o.onTick?.(outcome);
-      await refreshLag().catch((e: unknown) => onError(e as Error, 'tail-lag'));
-      return outcome;
+      // BullMQ stores the outcome (`returnvalue`) and an error's text: both masked first.
+      try {
+        // The head probe runs at the tail's priority; the run's planning and slices at the run's (startRun).
+        const outcome = maskDeep(
+          await runWithPriority(tickPriority(job.data.kind, job.data.resource), () =>
+            processTick(job.data, tickDeps, o.tick ?? {}),
+          ),
+          secrets,
+        );
+        const rescan = await runWithPriority('rescan', () => processRescan(job.data, rescanDeps));
+        deps.onRescan?.(job.data.resource, rescan);
+        o.onTick?.(outcome);
+        await refreshLag().catch((e: unknown) => onError(e as Error, 'tail-lag'));
+        return outcome;
+      } catch (error) {
+        throw maskError(error, secrets);
+      }
     },
     { ...bull, concurrency: o.concurrency },
   );

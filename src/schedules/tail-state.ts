@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { maskWith, ownSecrets, type Secrets } from '../config/secret-values.js';
 import type { ResourceName } from '../models/resources.js';
 import type { ScheduleKind } from './schedule-names.js';
 
@@ -71,8 +72,16 @@ const num = (v: string | undefined): number | undefined =>
 const RELEASE =
   "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
-/** Creates the Redis-backed state store. @param prefix key prefix (`GAMEDATA_REDIS_PREFIX`), default `gamedata`. */
-export function createTailStateStore(redis: Redis, prefix = 'gamedata'): TailStateStore {
+/**
+ * Creates the Redis-backed state store.
+ * @param prefix key prefix (`GAMEDATA_REDIS_PREFIX`), default `gamedata`.
+ * @param secrets masked in a stored `lastError`; default the secrets of this process's settings (`ownSecrets()`).
+ */
+export function createTailStateStore(
+  redis: Redis,
+  prefix = 'gamedata',
+  secrets: Secrets = ownSecrets(),
+): TailStateStore {
   const key = (r: ResourceName): string => `${prefix}:tail:${r}`;
   const parse = (resource: ResourceName, h: Record<string, string>): TailState => {
     const activeRunId = h['activeRunId'];
@@ -135,7 +144,8 @@ export function createTailStateStore(redis: Redis, prefix = 'gamedata'): TailSta
         lastRunId: run.runId,
         lastOutcome: outcome,
         lastFinishedAt: String(at),
-        lastError: error ?? '',
+        // an error's text may quote a URL with credentials or an upstream's answer: masked before it is stored
+        lastError: error === undefined ? '' : maskWith(error, secrets),
       };
       const tx = redis.multi();
       if (outcome === 'completed') {

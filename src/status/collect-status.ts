@@ -15,7 +15,7 @@ import type { ResourceName } from '../models/resources.js';
 import { createScheduleRegistry, type ScheduleInfo } from '../schedules/schedule-registry.js';
 import { createTailStateStore } from '../schedules/tail-state.js';
 import { tailLagSeconds } from '../schedules/schedule-worker.js';
-import { recordCountersFromMetrics, scrapeMetrics } from './scrape-metrics.js';
+import { DEFAULT_SCRAPE_HOSTS, recordCountersFromMetrics, scrapeMetrics } from './scrape-metrics.js';
 import { readHeartbeats, type WorkerHeartbeat } from './worker-telemetry.js';
 import { budgetKeysOfBase } from '../budget/budget-keys.js';
 import {
@@ -115,6 +115,11 @@ export interface CollectStatusOptions {
   recentRuns?: number;
   /** Scrape the live workers' `/metrics` endpoints. @default true */
   scrape?: boolean;
+  /**
+   * Hosts whose `/metrics` may be scraped (the URLs come from Redis: see `isScrapeAllowed`).
+   * @default loopback only (`DEFAULT_SCRAPE_HOSTS`)
+   */
+  scrapeHosts?: readonly string[];
   now?: () => number;
 }
 
@@ -123,6 +128,7 @@ export const DEFAULT_COLLECT_STATUS_OPTIONS = {
   redisPrefix: 'gamedata',
   recentRuns: 10,
   scrape: true,
+  scrapeHosts: DEFAULT_SCRAPE_HOSTS,
 } as const;
 
 /** Collects the status. Reads only, except that heartbeats of workers silent for 30 s are dropped. */
@@ -242,7 +248,7 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
   const urls = workers.map((w) => w.metricsUrl).filter((u): u is string => u !== undefined);
   let metrics: StatusReport['metrics'];
   if (o.scrape && urls.length > 0) {
-    const scraped = await scrapeMetrics(urls);
+    const scraped = await scrapeMetrics(urls, undefined, o.scrapeHosts);
     metrics = {
       scraped: scraped.scraped,
       unreachable: scraped.unreachable,

@@ -13,7 +13,13 @@ export {
 export type { WorkerTelemetry, WorkerTelemetryOptions, WorkerHeartbeat } from './worker-telemetry.js';
 export { createWorkerOperations } from './worker-operations.js';
 export type { WorkerOperations, WorkerOperationsOptions } from './worker-operations.js';
-export { scrapeMetrics, sumMetrics, recordCountersFromMetrics } from './scrape-metrics.js';
+export {
+  scrapeMetrics,
+  sumMetrics,
+  recordCountersFromMetrics,
+  isScrapeAllowed,
+  DEFAULT_SCRAPE_HOSTS,
+} from './scrape-metrics.js';
 export {
   parsePartition,
   readLatestPartition,

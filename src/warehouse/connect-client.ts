@@ -5,8 +5,11 @@
  * status throws a ServiceError carrying Connect's own message.
  */
 import { processSecurity } from '../config/process-security.js';
+import { addressOf } from '../config/address-of.js';
+import { maskWith, NO_SECRETS } from '../config/secret-values.js';
 import { GamedataError, ServiceError, isRetriableStatus } from '../errors.js';
 import { DEFAULT_RETRY_POLICY, withRetry, type RetryPolicy } from '../client/retry.js';
+import { fetchTrusting } from './internal/https-fetch.js';
 
 export interface ConnectClientOptions {
   /** REST base URL, e.g. `http://127.0.0.1:18083`. */
@@ -22,6 +25,13 @@ export interface ConnectClientOptions {
    * @default this process's `GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO` (through loadConfig)
    */
   basicAuthUserInfo?: string | false;
+  /**
+   * PEM contents of the CA that signed an `https://` worker's certificate (`GAMEDATA_CONNECT_SSL_CA_LOCATION`).
+   * @default this process's setting; none = the system CAs
+   */
+  ca?: string;
+  /** Called once with a warning: credentials sent over plain `http://`. @default none */
+  onWarning?: (line: string) => void;
 }
 
 export const DEFAULT_CONNECT_CLIENT_OPTIONS = {
@@ -64,20 +74,20 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
   const base = options.url.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_CLIENT_OPTIONS.timeoutMs;
   const retry = options.retry ?? DEFAULT_CONNECT_CLIENT_OPTIONS.retry;
-  const doFetch = options.fetch ?? globalThis.fetch;
+  const ca = options.ca ?? processSecurity().connectCa;
+  const doFetch = ca === undefined ? (options.fetch ?? globalThis.fetch) : fetchTrusting(ca, options.fetch);
   const userInfo =
     options.basicAuthUserInfo === false
       ? undefined
       : (options.basicAuthUserInfo ?? processSecurity().connectBasicAuthUserInfo);
   const auth: Record<string, string> =
     userInfo === undefined ? {} : { authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` };
-  let address = base;
-  try {
-    const u = new URL(base);
-    address = u.port === '' ? u.hostname : `${u.hostname}:${u.port}`;
-  } catch {
-    // shown as given
-  }
+  // errors name the address, never the URL (it may carry `user:password@`)
+  const address = addressOf(base);
+  if (base.startsWith('http:') && (userInfo !== undefined || /^http:\/\/[^/]*@/.test(base)))
+    options.onWarning?.(
+      `Kafka Connect at ${address}: credentials go over plain http:// (readable on the network); use https:// (GAMEDATA_CONNECT_SSL_CA_LOCATION for a private CA)`,
+    );
 
   /** One request with retries; resolves to [status, parsed body] for 2xx and for the statuses in `accept`. */
   async function request(
@@ -98,7 +108,7 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
         });
       } catch (error) {
         throw new ServiceError(
-          `Kafka Connect at ${base} did not answer ${method} ${path}: ${GamedataError.from(error).message}`,
+          `Kafka Connect at ${address} did not answer ${method} ${path}: ${maskWith(GamedataError.from(error).message, NO_SECRETS)}`,
           'kafka-connect',
           { cause: error, retriable: true },
         );
@@ -118,7 +128,7 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
           ? String(parsed.message)
           : text.slice(0, 500);
       throw new ServiceError(
-        `Kafka Connect ${method} ${path} answered ${response.status}: ${message}`,
+        `Kafka Connect at ${address}: ${method} ${path} answered ${response.status}: ${maskWith(message, NO_SECRETS)}`,
         'kafka-connect',
         { retriable: isRetriableStatus(response.status) },
       );

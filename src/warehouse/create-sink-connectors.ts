@@ -11,6 +11,7 @@ import {
   ARRAYS_TO_JSON_CLASS,
   JDBC_SINK_CLASS,
   buildSinkConnectorConfig,
+  inlineSecretKeys,
   warehouseSchemaName,
   type SinkConnectorOptions,
 } from './sink-connector-config.js';
@@ -32,6 +33,8 @@ export interface CreatedSinkConnector {
   /** false: the connector existed and its config was replaced. */
   created: boolean;
   table: string;
+  /** Config keys holding a secret inline (no `secretsFile`): Connect stores them as they are. */
+  inlineSecrets: string[];
 }
 
 export async function createSinkConnectors(
@@ -59,7 +62,13 @@ export async function createSinkConnectors(
   for (const [i, connector] of connectors.entries()) {
     const resource = resources[i] as ResourceName;
     const { created } = await connect.putConnector(connector.name, connector.config);
-    results.push({ resource, name: connector.name, created, table: `${schema}.${resource}` });
+    results.push({
+      resource,
+      name: connector.name,
+      created,
+      table: `${schema}.${resource}`,
+      inlineSecrets: inlineSecretKeys(connector.config),
+    });
   }
   return results;
 }

@@ -15,7 +15,15 @@ export {
   kafkaClientSecurityConfig,
   connectorSecurityConfig,
   maskConnectorConfig,
+  inlineSecretKeys,
 } from './sink-connector-config.js';
+export {
+  CONNECTOR_SECRET_KEYS,
+  connectorSecret,
+  connectorSecretsProperties,
+  escapePropertyValue,
+} from './connector-secrets.js';
+export type { ConnectorSecretName } from './connector-secrets.js';
 export type {
   SinkConnector,
   SinkConnectorOptions,

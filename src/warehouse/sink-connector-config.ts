@@ -13,6 +13,7 @@ import type { SecuritySettings } from '../config/security-settings.js';
 import { ConfigError } from '../errors.js';
 import type { ResourceName } from '../models/resources.js';
 import { topicName } from '../models/topic-names.js';
+import { connectorSecret } from './connector-secrets.js';
 
 export interface SinkConnectorOptions {
   resource: ResourceName;
@@ -34,6 +35,14 @@ export interface SinkConnectorOptions {
    * store): the worker's JVM must trust it. @default none (the worker's own settings)
    */
   security?: ConnectorSecurity;
+  /**
+   * Path, as the Connect worker sees it, of the secrets file (`GAMEDATA_CONNECT_SECRETS_FILE`, see
+   * `connector-secrets.ts`): every secret of the config becomes a `${file:<path>:<key>}` reference.
+   * @default none: the secrets inline (kept in Connect's config topic)
+   */
+  secretsFile?: string | undefined;
+  /** Filled with each secret's key and value (what the secrets file must hold). */
+  collectSecrets?: Map<string, string>;
 }
 
 /** See {@link SinkConnectorOptions.security}. */
@@ -156,7 +165,12 @@ export function buildSinkConnectorConfig(options: SinkConnectorOptions): SinkCon
       topics: topic,
       'connection.url': target.jdbcUrl,
       'connection.username': target.user,
-      'connection.password': target.password,
+      'connection.password': connectorSecret(
+        'warehousePassword',
+        target.password,
+        options.secretsFile,
+        options.collectSecrets,
+      ),
       // one row per _id, the newest version wins; a tombstone deletes the row
       'insert.mode': 'upsert',
       'primary.key.mode': 'record_key',
@@ -185,7 +199,9 @@ export function buildSinkConnectorConfig(options: SinkConnectorOptions): SinkCon
       // only records of committed transactions (the pipeline's producers may become transactional)
       'consumer.override.isolation.level': 'read_committed',
       'consumer.override.auto.offset.reset': 'earliest',
-      ...(options.security === undefined ? {} : connectorSecurityConfig(options.security)),
+      ...(options.security === undefined
+        ? {}
+        : connectorSecurityConfig(options.security, options.secretsFile, options.collectSecrets)),
     },
   };
 }
@@ -194,18 +210,32 @@ export function buildSinkConnectorConfig(options: SinkConnectorOptions): SinkCon
  * The Kafka client settings (Java client names) of the pipeline's security settings: `security.protocol`,
  * `sasl.mechanism`, `sasl.jaas.config`, PEM trust store and (mutual TLS) key store.
  */
-export function kafkaClientSecurityConfig(s: Partial<SecuritySettings>): Record<string, string> {
+export function kafkaClientSecurityConfig(
+  s: Partial<SecuritySettings>,
+  secretsFile?: string,
+  collect?: Map<string, string>,
+): Record<string, string> {
   const protocol = s.kafkaSecurityProtocol ?? 'PLAINTEXT';
   if (protocol === 'PLAINTEXT') return {};
   const out: Record<string, string> = { 'security.protocol': protocol };
+  if (s.kafkaSaslMechanism === 'OAUTHBEARER')
+    // Java's clients fetch their own tokens (sasl.oauthbearer.token.endpoint.url, a login callback handler): a token
+    // file of this process is nothing a connector could use
+    throw new ConfigError(
+      'gamedata connect create with GAMEDATA_KAFKA_SASL_MECHANISM=OAUTHBEARER: the connectors cannot use a token file; give the Connect worker its own OAuth settings and create the connectors with another mechanism',
+    );
   if (protocol.startsWith('SASL_') && s.kafkaSaslMechanism !== undefined) {
     const module =
       s.kafkaSaslMechanism === 'PLAIN'
         ? 'org.apache.kafka.common.security.plain.PlainLoginModule'
         : 'org.apache.kafka.common.security.scram.ScramLoginModule';
     out['sasl.mechanism'] = s.kafkaSaslMechanism;
-    out['sasl.jaas.config'] =
-      `${module} required username=${jaasQuote(s.kafkaSaslUsername ?? '')} password=${jaasQuote(s.kafkaSaslPassword ?? '')};`;
+    out['sasl.jaas.config'] = connectorSecret(
+      'kafkaSaslJaasConfig',
+      `${module} required username=${jaasQuote(s.kafkaSaslUsername ?? '')} password=${jaasQuote(s.kafkaSaslPassword ?? '')};`,
+      secretsFile,
+      collect,
+    );
   }
   if (protocol === 'SSL' || protocol === 'SASL_SSL') {
     if (s.kafkaSslCaLocation !== undefined) {
@@ -216,17 +246,32 @@ export function kafkaClientSecurityConfig(s: Partial<SecuritySettings>): Record<
       // Kafka's PEM key store takes the certificate chain and the (PKCS#8) key as values
       out['ssl.keystore.type'] = 'PEM';
       out['ssl.keystore.certificate.chain'] = readFileSync(s.kafkaSslCertificateLocation, 'utf8');
-      out['ssl.keystore.key'] = readFileSync(s.kafkaSslKeyLocation, 'utf8');
-      if (s.kafkaSslKeyPassword !== undefined) out['ssl.key.password'] = s.kafkaSslKeyPassword;
+      out['ssl.keystore.key'] = connectorSecret(
+        'kafkaSslKeystoreKey',
+        readFileSync(s.kafkaSslKeyLocation, 'utf8'),
+        secretsFile,
+        collect,
+      );
+      if (s.kafkaSslKeyPassword !== undefined)
+        out['ssl.key.password'] = connectorSecret(
+          'kafkaSslKeyPassword',
+          s.kafkaSslKeyPassword,
+          secretsFile,
+          collect,
+        );
     }
   }
   return out;
 }
 
 /** The connector settings for {@link ConnectorSecurity}. */
-export function connectorSecurityConfig(security: ConnectorSecurity): Record<string, string> {
+export function connectorSecurityConfig(
+  security: ConnectorSecurity,
+  secretsFile?: string,
+  collect?: Map<string, string>,
+): Record<string, string> {
   const out: Record<string, string> = {};
-  const kafka = kafkaClientSecurityConfig(security.settings);
+  const kafka = kafkaClientSecurityConfig(security.settings, secretsFile, collect);
   // the sink's consumer, the dead-letter queue's producer and the admin that creates that topic
   for (const client of ['consumer', 'producer', 'admin'])
     for (const [key, value] of Object.entries(kafka)) out[`${client}.override.${key}`] = value;
@@ -244,10 +289,19 @@ export function connectorSecurityConfig(security: ConnectorSecurity): Record<str
     if (s.schemaRegistryBasicAuthUserInfo !== undefined) {
       const at = s.schemaRegistryBasicAuthUserInfo.indexOf(':');
       out['value.converter.apicurio.auth.username'] = s.schemaRegistryBasicAuthUserInfo.slice(0, at);
-      out['value.converter.apicurio.auth.password'] = s.schemaRegistryBasicAuthUserInfo.slice(at + 1);
+      out['value.converter.apicurio.auth.password'] = connectorSecret(
+        'registryPassword',
+        s.schemaRegistryBasicAuthUserInfo.slice(at + 1),
+        secretsFile,
+        collect,
+      );
     } else if (s.schemaRegistryBearerToken !== undefined) {
-      out['value.converter.apicurio.registry.request.headers.Authorization'] =
-        `Bearer ${s.schemaRegistryBearerToken}`;
+      out['value.converter.apicurio.registry.request.headers.Authorization'] = connectorSecret(
+        'registryAuthorization',
+        `Bearer ${s.schemaRegistryBearerToken}`,
+        secretsFile,
+        collect,
+      );
     }
     // No trust store here: the converter's client loads it with Java's KeyStore, which has no PEM type. A registry
     // with a private CA must be trusted by the Connect worker's JVM (javax.net.ssl.trustStore).
@@ -259,11 +313,27 @@ export function connectorSecurityConfig(security: ConnectorSecurity): Record<str
 const SECRET_CONFIG_KEY =
   /password|jaas\.config|keystore\.key$|auth\.user\.info|headers\.authorization$|token/i;
 
-/** `config` with every secret value replaced by `[REDACTED]`: what `connect list` prints. */
+/** A config value that is one config-provider reference (`${file:/path:key}`, `${env:NAME}`): no secret itself. */
+const CONFIG_REFERENCE = /^\$\{[a-z][a-z0-9_-]*:[^}]*\}$/i;
+
+/**
+ * `config` with every secret value replaced by `[REDACTED]`: what `connect list` prints. A config-provider reference
+ * is shown as it is (it names where the secret lives, not the secret).
+ */
 export function maskConnectorConfig(config: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(config).map(([key, value]) => [key, SECRET_CONFIG_KEY.test(key) ? '[REDACTED]' : value]),
+    Object.entries(config).map(([key, value]) => [
+      key,
+      SECRET_CONFIG_KEY.test(key) && !CONFIG_REFERENCE.test(value) ? '[REDACTED]' : value,
+    ]),
   );
+}
+
+/** The keys of `config` that hold a secret inline (not through a config provider): Connect will store it as is. */
+export function inlineSecretKeys(config: Readonly<Record<string, string>>): string[] {
+  return Object.entries(config)
+    .filter(([key, value]) => SECRET_CONFIG_KEY.test(key) && value !== '' && !CONFIG_REFERENCE.test(value))
+    .map(([key]) => key);
 }
 
 /** A JAAS option value in double quotes (backslash and quote escaped). */

@@ -12,7 +12,10 @@ import { processSecurity } from '../../config/process-security.js';
 import { ConfigError } from '../../errors.js';
 import { RESOURCES } from '../../models/resources.js';
 import { parseResources } from '../../planner/index.js';
+import { chmodSync, writeFileSync } from 'node:fs';
 import {
+  buildSinkConnectorConfig,
+  connectorSecretsProperties,
   createConnectClient,
   createSinkConnectors,
   formatWarehouseReport,
@@ -22,6 +25,7 @@ import {
   waitForSink,
 } from '../../warehouse/index.js';
 import { topicName } from '../../models/topic-names.js';
+import { maskSecrets, maskSecretsDeep } from '../mask-secrets.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -44,7 +48,11 @@ function readConnectSettings(need: { warehouse: boolean }, prefix: string | unde
       issues,
     );
   return {
-    connect: createConnectClient({ url: config.connectUrl as string }),
+    connect: createConnectClient({
+      url: config.connectUrl as string,
+      onWarning: (line) => console.error(maskSecrets(`gamedata: warning: ${line}`)),
+    }),
+    secretsFile: processSecurity().settings.connectSecretsFile,
     warehouseUrl: config.warehouseUrl ?? '',
     connectWarehouseUrl: config.connectWarehouseUrl,
     topicPrefix: prefix ?? config.topicPrefix,
@@ -76,7 +84,13 @@ export function register(program: Command): void {
         connectWarehouseUrl: s.connectWarehouseUrl,
         tasksMax: flags.tasks,
         security: s.security,
+        secretsFile: s.secretsFile,
       });
+      const inline = [...new Set(results.flatMap((r) => r.inlineSecrets))];
+      if (inline.length > 0)
+        console.error(
+          `gamedata: warning: the connectors carry secrets inline (${inline.join(', ')}): Connect keeps them in its config topic and returns them from its REST API; set GAMEDATA_CONNECT_SECRETS_FILE and write that file with \`gamedata connect secrets-file\` (docs/configuration.md, Security)`,
+        );
       for (const r of results)
         console.log(
           `${r.name}: ${r.created ? 'created' : 'updated'} (${topicName(s.topicPrefix, r.resource)} -> ${r.table})`,
@@ -95,6 +109,31 @@ export function register(program: Command): void {
       }
     });
   connect
+    .command('secrets-file')
+    .description(
+      "write the connectors' secrets file (GAMEDATA_CONNECT_SECRETS_FILE on the Connect worker), mode 600",
+    )
+    .requiredOption(
+      '--output <path>',
+      'where to write it (then copy it to the worker, at GAMEDATA_CONNECT_SECRETS_FILE)',
+    )
+    .action((flags: { output: string }) => {
+      const s = readConnectSettings({ warehouse: true }, undefined);
+      const secrets = new Map<string, string>();
+      // the same build as `connect create`: exactly the keys its references name
+      buildSinkConnectorConfig({
+        resource: RESOURCES[0],
+        topicPrefix: s.topicPrefix,
+        warehouseUrl: s.connectWarehouseUrl ?? s.warehouseUrl,
+        security: s.security,
+        secretsFile: s.secretsFile ?? '/unused',
+        collectSecrets: secrets,
+      });
+      writeFileSync(flags.output, connectorSecretsProperties(secrets), { mode: 0o600 });
+      chmodSync(flags.output, 0o600); // an existing file keeps its mode on write
+      console.log(`${flags.output}: ${secrets.size} secrets (${[...secrets.keys()].join(', ')})`);
+    });
+  connect
     .command('list')
     .description('every connector of the worker with its state and tasks')
     .option('--json', 'print JSON')
@@ -102,25 +141,23 @@ export function register(program: Command): void {
       const s = readConnectSettings({ warehouse: false }, undefined);
       const list = await s.connect.listConnectors();
       if (flags.json === true) {
-        console.log(
-          JSON.stringify(
-            // the config as Connect holds it, secrets masked (passwords, JAAS, keys)
-            list.map(({ config, ...rest }) => ({
-              ...rest,
-              topics: config['topics'],
-              config: maskConnectorConfig(config),
-            })),
-            null,
-            2,
-          ),
-        );
+        // the config as Connect holds it, secrets masked: by key (passwords, JAAS, keys), then every value holding a
+        // secret of this deployment (a JDBC URL with a password, a task's trace quoting one)
+        const listed = list.map(({ config, ...rest }) => ({
+          ...rest,
+          topics: config['topics'],
+          config: maskConnectorConfig(config),
+        }));
+        console.log(maskSecrets(JSON.stringify(maskSecretsDeep(listed), null, 2)));
         return;
       }
       if (list.length === 0) console.log('no connectors');
       for (const c of list) {
         const tasks = c.tasks.map((t) => `${t.id}:${t.state}`).join(' ') || 'no tasks';
         console.log(
-          `${c.name}: ${c.state} (tasks ${tasks}) ${c.config['topics'] ?? ''} -> ${c.config['collection.name.format'] ?? ''}`,
+          maskSecrets(
+            `${c.name}: ${c.state} (tasks ${tasks}) ${c.config['topics'] ?? ''} -> ${c.config['collection.name.format'] ?? ''}`,
+          ),
         );
       }
     });

@@ -12,6 +12,7 @@ import { readPipelineSettings } from '../../config/pipeline-settings.js';
 import { parseDuration } from '../../config/duration.js';
 import { formatStatus } from '../../status/format-status.js';
 import { commandRedisLines } from '../connection-lines.js';
+import { maskSecrets, maskSecretsDeep } from '../mask-secrets.js';
 
 export function register(program: Command): void {
   program
@@ -20,44 +21,66 @@ export function register(program: Command): void {
     .option('--json', 'print the figures as JSON')
     .option('--runs <n>', 'how many recent runs to list', '10')
     .option('--no-scrape', "do not read the workers' /metrics endpoints")
+    .option(
+      '--scrape-hosts <hosts>',
+      "comma-separated hosts whose workers' /metrics may be read (their addresses come from Redis)",
+      '127.0.0.1,localhost,::1',
+    )
     .option('--watch <duration>', 'redraw every so often until interrupted')
-    .action(async (flags: { json?: boolean; runs: string; scrape: boolean; watch?: string }) => {
-      const recentRuns = Number(flags.runs);
-      if (!Number.isSafeInteger(recentRuns) || recentRuns < 0)
-        throw new ConfigError(`--runs must be an integer >= 0, got ${JSON.stringify(flags.runs)}`);
-      const watchMs = flags.watch === undefined ? undefined : parseDuration('--watch', flags.watch);
-      const settings = readPipelineSettings({});
-      const [{ connectRedis }, { collectStatus }, { addressOf, requireReachable }] = await Promise.all([
-        import('../../jobs/connect-redis.js'),
-        import('../../status/collect-status.js'),
-        import('../service-probes.js'),
-      ]);
-      await requireReachable({ redisUrl: settings.redisUrl });
-      // `--watch` across a Redis restart: one line per change of state, never an ioredis trace.
-      const redis = commandRedisLines('status', addressOf(settings.redisUrl)).watch(
-        connectRedis(settings.redisUrl),
-      );
-      try {
-        for (;;) {
-          const report = await collectStatus({
-            redis,
-            queuePrefix: settings.queuePrefix,
-            redisPrefix: settings.redisPrefix,
-            recentRuns,
-            scrape: flags.scrape,
-          });
-          // Unknown figures print as null (not left out), so scripts see every key.
-          if (flags.json === true)
-            console.log(JSON.stringify(report, (_k, v: unknown) => (v === undefined ? null : v), 2));
-          else {
-            if (watchMs !== undefined && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
-            console.log(formatStatus(report));
+    .action(
+      async (flags: {
+        json?: boolean;
+        runs: string;
+        scrape: boolean;
+        scrapeHosts: string;
+        watch?: string;
+      }) => {
+        const recentRuns = Number(flags.runs);
+        if (!Number.isSafeInteger(recentRuns) || recentRuns < 0)
+          throw new ConfigError(`--runs must be an integer >= 0, got ${JSON.stringify(flags.runs)}`);
+        const watchMs = flags.watch === undefined ? undefined : parseDuration('--watch', flags.watch);
+        const settings = readPipelineSettings({});
+        const [{ connectRedis }, { collectStatus }, { addressOf, requireReachable }] = await Promise.all([
+          import('../../jobs/connect-redis.js'),
+          import('../../status/collect-status.js'),
+          import('../service-probes.js'),
+        ]);
+        await requireReachable({ redisUrl: settings.redisUrl });
+        // `--watch` across a Redis restart: one line per change of state, never an ioredis trace.
+        const redis = commandRedisLines('status', addressOf(settings.redisUrl)).watch(
+          connectRedis(settings.redisUrl),
+        );
+        try {
+          for (;;) {
+            const report = await collectStatus({
+              redis,
+              queuePrefix: settings.queuePrefix,
+              redisPrefix: settings.redisPrefix,
+              recentRuns,
+              scrape: flags.scrape,
+              scrapeHosts: flags.scrapeHosts
+                .split(',')
+                .map((h) => h.trim())
+                .filter((h) => h !== ''),
+            });
+            // What Redis holds may carry a secret (a reason stored by an older worker, another deployment's): masked
+            // here again, every string field and the printed text. Unknown figures print as null (not left out), so
+            // scripts see every key.
+            const masked = maskSecretsDeep(report);
+            if (flags.json === true)
+              console.log(
+                maskSecrets(JSON.stringify(masked, (_k, v: unknown) => (v === undefined ? null : v), 2)),
+              );
+            else {
+              if (watchMs !== undefined && process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H');
+              console.log(maskSecrets(formatStatus(masked)));
+            }
+            if (watchMs === undefined) break;
+            await new Promise((r) => setTimeout(r, watchMs));
           }
-          if (watchMs === undefined) break;
-          await new Promise((r) => setTimeout(r, watchMs));
+        } finally {
+          await redis.quit();
         }
-      } finally {
-        await redis.quit();
-      }
-    });
+      },
+    );
 }

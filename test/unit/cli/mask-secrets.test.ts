@@ -22,7 +22,10 @@ describe('maskSecrets', () => {
     );
   });
 
-  it('ignores values under 4 characters', () => {
-    expect(secretValues({ GAMEDATA_API_KEY: 'abc' }).values).toEqual([]);
+  it('keeps values under 4 characters apart: masked only where they stand whole', () => {
+    const short = secretValues({ GAMEDATA_API_KEY: 'abc' });
+    expect(short.values).toEqual([]);
+    expect(short.short).toEqual(['abc']);
+    expect(maskSecrets('x-api-key: abc; abcd', short)).toBe('x-api-key: [REDACTED]; abcd');
   });
 });

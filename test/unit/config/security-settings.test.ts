@@ -13,8 +13,10 @@ const ca = join(dir, 'ca.pem');
 const cert = join(dir, 'client.pem');
 const key = join(dir, 'client.key');
 writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n');
-writeFileSync(cert, 'CERT');
-writeFileSync(key, 'KEY');
+const CERT = '-----BEGIN CERTIFICATE-----\nCERT\n-----END CERTIFICATE-----\n';
+const KEY = '-----BEGIN PRIVATE KEY-----\nKEY\n-----END PRIVATE KEY-----\n';
+writeFileSync(cert, CERT);
+writeFileSync(key, KEY);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const CANARY = 'canary-Pa55w0rd-7f3a';
@@ -68,7 +70,7 @@ describe('security settings', () => {
     );
     const config = loadConfig({ env: {}, configFile: file });
     const security = resolveClientSecurity(config);
-    expect(security.kafka).toEqual({ ssl: { cert: 'CERT', key: 'KEY', passphrase: CANARY } });
+    expect(security.kafka).toEqual({ ssl: { cert: CERT, key: KEY, passphrase: CANARY } });
     expect(security.registry.basicAuthUserInfo).toBe(`sr-user:${CANARY}`);
     expect(security.registry.ca).toContain('CA');
     expect(security.redis.ca).toContain('CA');

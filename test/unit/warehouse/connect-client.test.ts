@@ -130,8 +130,20 @@ describe('createSinkConnectors', () => {
     });
     expect(schemas).toEqual(['postgresql://u:p@127.0.0.1:15432/wh gd']);
     expect(result).toEqual([
-      { resource: 'users', name: 'gd.users.postgres-sink', created: true, table: 'gd.users' },
-      { resource: 'parties', name: 'gd.parties.postgres-sink', created: false, table: 'gd.parties' },
+      {
+        resource: 'users',
+        name: 'gd.users.postgres-sink',
+        created: true,
+        table: 'gd.users',
+        inlineSecrets: ['connection.password'],
+      },
+      {
+        resource: 'parties',
+        name: 'gd.parties.postgres-sink',
+        created: false,
+        table: 'gd.parties',
+        inlineSecrets: ['connection.password'],
+      },
     ]);
     const put = fake.calls.find((c) => c.method === 'PUT');
     expect((put?.body as Record<string, string>)['connection.url']).toBe(
