@@ -8,7 +8,7 @@
  * answered after their client had gone, the key's floors (requests at 500 a minute; serial feed seconds) and `verify`
  * (record by record against the simulator's truth).
  *
- *   npx tsx bench/full-history.ts [--scale small] [--seed 7] [--latency realistic] [--plans countryId,off]
+ *   npx tsx bench/full-history.ts [--scale small] [--seed 7] [--latency realistic] [--plans auto,countryId,off]
  *     [--concurrency 32] [--no-verify]
  *
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone on the
@@ -32,7 +32,7 @@ const flag = (name: string, def: string): string => {
 const scale = flag('scale', 'small') as 'small' | 'medium';
 const seed = Number(flag('seed', '7'));
 const latency = parseLatencySpec(flag('latency', 'realistic'));
-const plans = flag('plans', 'countryId,off').split(',');
+const plans = flag('plans', 'auto,countryId,off').split(',');
 const concurrency = flag('concurrency', '32');
 const verify = !args.includes('--no-verify');
 const KEY = 'bench-key';

@@ -30,6 +30,7 @@ export {
   parseFilters,
   parseResources,
   UNFILTERED_TRANSACTION_WINDOW_MS,
+  AUTO_PARTITION_ABOVE_ROWS,
   KNOWN_TRANSACTION_TYPES,
   DEFAULT_PLAN_BACKFILL_OPTIONS,
 } from './plan-backfill.js';

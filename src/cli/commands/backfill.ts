@@ -17,6 +17,7 @@ import {
   parseFilters,
   parseResources,
   planBackfill,
+  AUTO_PARTITION_ABOVE_ROWS,
 } from '../../planner/index.js';
 
 interface BackfillFlags {
@@ -60,9 +61,12 @@ export function register(program: Command): void {
     .option('--full-history', 'transactions: walk every user (the unfiltered feed reaches only 72 h)')
     .option(
       '--partition <key>',
-      'full-history transactions: countryId = walk per country the types a proof on the 72 h window shows that each ' +
-        'row lies in exactly one walk (each trade read once), per user the rest; off = per user only',
-      'countryId',
+      'full-history transactions: countryId = walk per country the types a proof on the newest hours of the feed shows ' +
+        'that each row lies in exactly one walk (each trade read once), per user the rest; off = per user only; ' +
+        `auto = countryId when the feed's rate puts ${AUTO_PARTITION_ABOVE_ROWS} rows or more in its 71 h (where reading ` +
+        'each trade once saves more of the key than the proof costs), else off. Transactions over the feed window ' +
+        'deeper than an hour are read per country unless off',
+      'auto',
     )
     .option('--replay', 'publish records earlier runs already published (still once within this run)')
     .option('--wait', 'follow the run until it completes; exit 1 if it fails')
@@ -85,9 +89,12 @@ export function register(program: Command): void {
       if (flags.priority !== 'backfill' && flags.priority !== 'rescan')
         throw new ConfigError(`--priority must be backfill or rescan, got ${JSON.stringify(flags.priority)}`);
       const priority = flags.priority;
-      if (flags.partition !== 'off' && flags.partition !== 'countryId')
-        throw new ConfigError(`--partition must be off or countryId, got ${JSON.stringify(flags.partition)}`);
-      const partition = flags.partition;
+      if (flags.partition !== 'off' && flags.partition !== 'countryId' && flags.partition !== 'auto')
+        throw new ConfigError(
+          `--partition must be auto, countryId or off, got ${JSON.stringify(flags.partition)}`,
+        );
+      const partition = flags.partition === 'off' ? 'off' : 'countryId';
+      const partitionAboveRows = flags.partition === 'auto' ? AUTO_PARTITION_ABOVE_ROWS : 0;
       const settings = readPipelineSettings({ api: true });
       await requireReachable({ redisUrl: settings.redisUrl });
       const rt = await createPipelineRuntime(settings, { kafka: false });
@@ -107,7 +114,7 @@ export function register(program: Command): void {
               ...(until === undefined ? {} : { until }),
             },
             rt.planner,
-            { targetRows, partition },
+            { targetRows, partition, partitionAboveRows },
           );
           const p = dry.run.partition;
           if (p !== undefined)
@@ -133,7 +140,7 @@ export function register(program: Command): void {
             planner: rt.planner,
             counters: rt.counters,
             users: rt.users,
-            plan: { targetRows, partition },
+            plan: { targetRows, partition, partitionAboveRows },
             priority,
           },
         );

@@ -267,6 +267,24 @@ describe('planBackfill with a partition proof', () => {
   });
 });
 
+describe("planBackfill: the partition only where it pays (partitionAboveRows, the CLI's --partition auto)", () => {
+  it('a window whose head rate gives fewer rows than the threshold: the per-user walks, no proof read', async () => {
+    const rows = makeWorld(900, (i) => [COUNTRIES[i % 3] as string]);
+    const src = modelSource(rows, COUNTRIES, USERS);
+    const inWindow = rows.filter((r) => time(r) >= NOW - WINDOW).length;
+    const small = await plan(src, { partitionAboveRows: 10_000 });
+    expect(small.run.partition).toBeUndefined();
+    expect(small.slices.every((s) => s.filters['userId'] !== undefined)).toBe(true);
+    expect(small.slices.length).toBe(USERS.length);
+    // One head page read to estimate: the window's rows at its rate, within a page's worth of the truth.
+    const est = small.planning.feedWindowRows ?? 0;
+    expect(Math.abs(est - inWindow)).toBeLessThan(0.2 * inWindow);
+    const big = await plan(src, { partitionAboveRows: Math.floor(est / 2) });
+    expect(big.run.partition?.provenTypes).toEqual([...TYPES].sort());
+    expect(big.slices.every((s) => s.filters['userId'] === undefined)).toBe(true);
+  });
+});
+
 describe('provePartition', () => {
   it('leaves rows without an id or a type string out (counted), so no filter ever names a type it made up', async () => {
     const good = {
