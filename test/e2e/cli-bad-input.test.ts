@@ -112,7 +112,7 @@ const CASES: Case[] = [
   {
     name: 'backfill --partition',
     args: ['backfill', 'transactions', '--full-history', '--partition', 'userId'],
-    line: /--partition must be off or countryId, got "userId"/,
+    line: /--partition must be auto, countryId or off, got "userId"/,
   },
   {
     name: 'tail --since',
