@@ -6,7 +6,7 @@
  * src/simulator/feed-lane.ts), once per plan the CLI offers, each into fresh topics, queues and Redis keys, each on a
  * fresh simulator. Prints per plan: wall time, requests, transaction calls, the key's serial feed seconds, requests
  * answered after their client had gone, the key's floors (requests at 500 a minute; serial feed seconds) and `verify`
- * (record by record against the simulator's truth).
+ * (record by record against the simulator's truth, in this process).
  *
  *   npx tsx bench/full-history.ts [--scale small] [--seed 7] [--latency realistic] [--plans auto,countryId,off]
  *     [--concurrency 32] [--no-verify]
@@ -15,13 +15,14 @@
  * machine: it measures wall time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator, type Simulator } from '../src/simulator/index.js';
 import { parseLatencySpec } from '../src/simulator/options.js';
 import { describeMachine } from './machine.js';
+import { verifyResource } from '../src/verify/index.js';
+import { createRecordDecoder } from '../src/encoding/record-decoder.js';
+import { createRegistryClient } from '../src/encoding/registry-client.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -104,23 +105,29 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     );
     const wallS = (performance.now() - started) / 1000;
     const stats = sim.stats();
+    console.log(
+      `${plan}: ${
+        out
+          .trim()
+          .split('\n')
+          .filter((l) => l.startsWith('run '))
+          .pop() ?? ''
+      } (${wallS.toFixed(1)} s with planning)`,
+    );
     let verdict = 'not verified';
     if (verify) {
-      const dir = mkdtempSync(join(tmpdir(), 'fh-truth-'));
-      try {
-        const truth = sim.truth('transactions');
-        writeFileSync(join(dir, 'transactions.ndjson'), truth.map((r) => JSON.stringify(r)).join('\n'));
-        const report = JSON.parse(
-          await must(['verify', 'transactions', '--truth', dir, '--json'], env),
-        ) as Array<{ matched: number; missing: number; duplicates: number; unexpected: number }>;
-        const r = report[0];
-        verdict =
-          r === undefined
-            ? 'no report'
-            : `${r.matched}/${truth.length} matched, missing ${r.missing}, duplicates ${r.duplicates}, unexpected ${r.unexpected}`;
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      const truth = sim.truth('transactions');
+      const r = await verifyResource({
+        resource: 'transactions',
+        brokers: (process.env['KAFKA_BROKERS'] ?? '').split(','),
+        topicPrefix: tag,
+        decoder: createRecordDecoder({
+          registry: createRegistryClient({ url: process.env['SCHEMA_REGISTRY_URL'] ?? '' }),
+          topicPrefix: tag,
+        }),
+        truth,
+      });
+      verdict = `${r.matched}/${truth.length} matched, missing ${r.missing}, duplicates ${r.duplicates}, unexpected ${r.unexpected}`;
     }
     return {
       plan,
@@ -131,7 +138,12 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
       abandoned: stats.answeredAfterClientGone.requests,
       slowestAbandonedS: stats.answeredAfterClientGone.slowestMs / 1000,
       verify: verdict,
-      line: out.trim().split('\n').filter((l) => l.startsWith('run ')).pop() ?? '',
+      line:
+        out
+          .trim()
+          .split('\n')
+          .filter((l) => l.startsWith('run '))
+          .pop() ?? '',
     };
   } finally {
     worker.child.kill('SIGTERM');
@@ -147,9 +159,7 @@ async function main(): Promise<void> {
   );
   const outcomes: Outcome[] = [];
   for (const [i, plan] of plans.entries()) {
-    const o = await runPlan(plan, i);
-    outcomes.push(o);
-    console.log(`${plan}: ${o.line}`);
+    outcomes.push(await runPlan(plan, i));
   }
   const fastest = Math.min(...outcomes.map((o) => o.wallS));
   console.log(
