@@ -13,8 +13,9 @@ export {
 export type { AvroSchema, AvroRecordSchema, AvroField } from './avro-schema.js';
 export { readSchemaFiles, writeSchemaFiles, schemaFilePath, DEFAULT_SCHEMAS_DIR } from './schema-files.js';
 export { toAvroValue, fromAvroValue, canonicalRecord } from './avro-mapping.js';
+export type { ToAvroOptions, UnknownFieldSink } from './avro-mapping.js';
 export { createRecordEncoder, issuesToError, DEFAULT_RECORD_ENCODER_OPTIONS } from './record-encoder.js';
-export type { RecordEncoder, RecordEncoderOptions } from './record-encoder.js';
+export type { RecordEncoder, RecordEncoderOptions, DriftSink } from './record-encoder.js';
 export { createRecordDecoder } from './record-decoder.js';
 export type { RecordDecoder, RecordDecoderOptions, DecodedRecord } from './record-decoder.js';
 export { parseConfluentFrame, frameConfluent, CONFLUENT_MAGIC_BYTE } from './confluent-frame.js';
