@@ -24,3 +24,5 @@ export type {
 export { createRedisDriftStore, driftKey, DEFAULT_REDIS_DRIFT_STORE_OPTIONS } from './redis-drift-store.js';
 export type { DriftStore, RedisDriftStoreOptions, ResourceDrift } from './redis-drift-store.js';
 export { formatDriftRecord, formatDriftTypes } from './format-drift.js';
+export { proposeAbsorption } from './absorb-drift.js';
+export type { DriftAbsorption, AbsorbedKind } from './absorb-drift.js';
