@@ -42,7 +42,7 @@ const DROPPED = '__dropped';
 const MERGE = `
 local max = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
-local size = redis.call('HLEN', KEYS[1])
+local size = redis.call('HLEN', KEYS[1]) - redis.call('HEXISTS', KEYS[1], '${DROPPED}')
 for i = 3, #ARGV, 3 do
   local field = ARGV[i]
   local count = tonumber(ARGV[i + 1])
@@ -77,7 +77,6 @@ function parseField(field: string): { kind: DriftKind; path: string } | undefine
 /** @throws ConfigError when `maxPaths` is not a positive integer. */
 export function createRedisDriftStore(redis: Redis, options: RedisDriftStoreOptions = {}): DriftStore {
   const { prefix, maxPaths } = { ...DEFAULT_REDIS_DRIFT_STORE_OPTIONS, ...options };
-  // The hash also holds `__dropped`: one field more than the paths.
   if (!Number.isSafeInteger(maxPaths) || maxPaths < 1)
     throw new ConfigError(`drift store maxPaths must be an integer >= 1, got ${String(maxPaths)}`);
   return {
