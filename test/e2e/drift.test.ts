@@ -21,7 +21,14 @@ import { createPipelineMetrics } from '../../src/metrics/index.js';
 import { collectStatus, formatStatus } from '../../src/status/index.js';
 import { createRedisDriftStore } from '../../src/drift/index.js';
 import { buildDriftReport, formatDriftReport } from '../../src/cli/drift-report.js';
-import { createRegistryClient, testOptionalField } from '../../src/encoding/index.js';
+import {
+  canonicalRecord,
+  createRecordDecoder,
+  createRegistryClient,
+  testOptionalField,
+} from '../../src/encoding/index.js';
+import { Donation } from '../../src/models/catalogue.js';
+import { parseSchemaContracts, type PipelineSettings } from '../../src/config/index.js';
 import { readTopic } from '../../src/sink/index.js';
 import { dlqTopicName, topicName } from '../../src/models/topic-names.js';
 
@@ -30,6 +37,24 @@ const truthBefore = createWorld({ scale: 'small', seed: 1 }).truth('donations');
 const times = truthBefore.map((r) => Date.parse(r['createdAt'] as string)).sort((a, b) => a - b);
 const fieldFrom = new Date(times[Math.floor(times.length * 0.5)] as number).toISOString();
 const retypeFrom = new Date(times[Math.floor(times.length * 0.8)] as number).toISOString();
+
+/** Every record on the donations topic, decoded, by `_id`. */
+async function readDonations(settings: PipelineSettings): Promise<Map<string, Record<string, unknown>>> {
+  const decoder = createRecordDecoder({
+    registry: createRegistryClient({ url: settings.schemaRegistryUrl }),
+    topicPrefix: settings.topicPrefix,
+  });
+  const out = new Map<string, Record<string, unknown>>();
+  await readTopic(
+    { brokers: settings.kafkaBrokers, topic: topicName(settings.topicPrefix, 'donations') },
+    async (m) => {
+      if (m.value === null) return;
+      const { record } = await decoder.decode('donations', m.value);
+      out.set(record['_id'] as string, record);
+    },
+  );
+  return out;
+}
 
 describe('schema drift end to end (freeze)', () => {
   let h: Harness;
@@ -90,6 +115,19 @@ describe('schema drift end to end (freeze)', () => {
       unexpected: 0,
       duplicates: 0,
     });
+
+    // Exact: each published record decodes to what upstream sent, the new field included (from `_extra`).
+    const onTopic = await readDonations(h.settings);
+    let compared = 0;
+    for (const r of truth) {
+      if (typeof r['amount'] === 'string') continue;
+      expect(onTopic.get(r['_id'] as string)).toEqual(canonicalRecord(Donation, r));
+      compared++;
+    }
+    expect(compared).toBe(published);
+    expect([...onTopic.values()].filter((r) => 'referrerId' in r)).toHaveLength(
+      withField.filter((r) => typeof r['amount'] !== 'string').length,
+    );
 
     // Each retyped record is on the DLQ with its reason and path.
     const reasons = new Map<string, number>();
@@ -156,5 +194,54 @@ describe('schema drift end to end (freeze)', () => {
     expect(text2).toContain('would accept it');
     expect(text2).toContain('amount  type_changed');
     console.log(`drift e2e: ${truth.length} donations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  });
+});
+
+describe('schema drift end to end (discard)', () => {
+  let h: Harness;
+  let rt: PipelineRuntime;
+  let workers: PipelineWorkers;
+  let bull: Redis;
+
+  beforeAll(async () => {
+    h = await createHarness('drift-discard', {
+      shapeChanges: { donations: [{ from: fieldFrom, addField: 'referrerId' }] },
+    });
+    rt = await createPipelineRuntime(
+      { ...h.settings, schemaContracts: parseSchemaContracts('donations=discard') },
+      { client: { timeoutMs: 5_000 } },
+    );
+    bull = connectRedis(h.settings.redisUrl);
+    workers = startPipelineWorkers({ connection: bull, prefix: h.settings.queuePrefix, concurrency: 16 }, rt);
+  });
+  afterAll(async () => {
+    await workers?.close();
+    await rt?.close().catch(() => undefined);
+    await bull?.quit().catch(() => undefined);
+    await h?.cleanup();
+  });
+
+  it('counts the new field, then drops it: every record published without it', async () => {
+    const started = Date.now();
+    const truth = h.sim.truth('donations');
+    const withField = truth.filter((r) => 'referrerId' in r);
+    expect(withField.length).toBeGreaterThan(0);
+    const run = await h.backfill({ resources: ['donations'] }, 50_000);
+    expect(run.counters.published).toBe(truth.length);
+    const onTopic = await readDonations(h.settings);
+    expect(onTopic.size).toBe(truth.length);
+    for (const r of truth) {
+      const { referrerId: _dropped, ...rest } = r;
+      expect(onTopic.get(r['_id'] as string)).toEqual(canonicalRecord(Donation, rest));
+    }
+    const [stored] = await createRedisDriftStore(rt.redis, { prefix: h.settings.redisPrefix }).read(
+      'donations',
+    );
+    expect(stored?.records.map((x) => [x.kind, x.path, x.count])).toEqual([
+      ['new_field', 'referrerId', withField.length],
+    ]);
+    console.log(
+      `drift discard e2e: ${truth.length} donations in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
   });
 });
