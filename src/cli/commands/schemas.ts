@@ -106,9 +106,7 @@ export function register(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (resource: string | undefined, flags: { json?: boolean }) => {
       if (resource !== undefined && !(RESOURCES as readonly string[]).includes(resource))
-        throw new ConfigError(
-          `resource must be one of ${RESOURCES.join(', ')}, got ${JSON.stringify(resource)}`,
-        );
+        throw new ConfigError(`unknown resource ${resource} (one of ${RESOURCES.join(', ')})`);
       const settings = readPipelineSettings({ registry: true });
       const [{ connectRedis }, { createRedisDriftStore }] = await Promise.all([
         import('../../jobs/connect-redis.js'),
