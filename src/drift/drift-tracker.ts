@@ -74,17 +74,19 @@ export interface DriftTracker {
 /** A tracker for one page. */
 export function createDriftTracker(options: DriftTrackerOptions = {}): DriftTracker {
   const maxPaths = options.maxPaths ?? DEFAULT_DRIFT_TRACKER_OPTIONS.maxPaths;
-  const entries = new Map<string, PageDriftEntry>();
+  // One map per kind, keyed by the path itself: no key string is built per record (the hot path: a field the
+  // service always sends is met on every record).
+  const newFields = new Map<string, PageDriftEntry>();
+  const typeChanges = new Map<string, PageDriftEntry>();
   let dropped = 0;
-  const add = (kind: DriftKind, path: string, value: unknown): void => {
-    const id = `${kind}\t${path}`;
-    let entry = entries.get(id);
+  const add = (map: Map<string, PageDriftEntry>, kind: DriftKind, path: string, value: unknown): void => {
+    let entry = map.get(path);
     if (entry === undefined) {
-      if (entries.size >= maxPaths) {
+      if (newFields.size + typeChanges.size >= maxPaths) {
         dropped++;
         return;
       }
-      entries.set(id, (entry = { kind, path, count: 0, types: {} }));
+      map.set(path, (entry = { kind, path, count: 0, types: {} }));
     }
     entry.count++;
     const type = jsonTypeOf(value);
@@ -92,12 +94,17 @@ export function createDriftTracker(options: DriftTrackerOptions = {}): DriftTrac
   };
   return {
     unknownField(parentPath, key, value) {
-      add('new_field', normalizeDriftPath(parentPath === '' ? key : `${parentPath}.${key}`), value);
+      add(
+        newFields,
+        'new_field',
+        parentPath === '' ? key : normalizeDriftPath(`${parentPath}.${key}`),
+        value,
+      );
     },
     wrongType(path, value) {
-      add('type_changed', normalizeDriftPath(path), value);
+      add(typeChanges, 'type_changed', normalizeDriftPath(path), value);
     },
-    page: () => ({ entries: [...entries.values()], dropped }),
+    page: () => ({ entries: [...newFields.values(), ...typeChanges.values()], dropped }),
   };
 }
 
