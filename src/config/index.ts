@@ -20,3 +20,5 @@ export { readPipelineSettings } from './pipeline-settings.js';
 export type { PipelineSettings } from './pipeline-settings.js';
 export { readServiceEnv } from './service-env.js';
 export type { ServiceEnv } from './service-env.js';
+export { parseSchemaContracts, DEFAULT_SCHEMA_CONTRACTS, SCHEMA_CONTRACTS } from './schema-contract.js';
+export type { SchemaContract, SchemaContracts } from './schema-contract.js';

@@ -16,6 +16,8 @@ import {
   type SecuritySettings,
 } from './security-settings.js';
 import { toDurationMs } from './duration.js';
+import { DEFAULT_SCHEMA_CONTRACTS, parseSchemaContracts } from './schema-contract.js';
+import type { SchemaContracts } from './schema-contract.js';
 
 /** The validated settings. Flat, named after the environment variables they come from. */
 /** The validated settings (the security ones: see {@link SecuritySettings}). */
@@ -74,6 +76,12 @@ export interface GamedataConfig extends SecuritySettings {
    */
   giveUpAfterMs: number;
   /**
+   * `GAMEDATA_SCHEMA_CONTRACT`: what the encoder does with fields the catalogue does not know, per resource:
+   * `freeze` keeps them in `_extra` (and they are counted as drift and alerted on), `discard` counts then drops
+   * them. `transactions=freeze,articles=discard`; resources not named are `freeze`. @default every resource `freeze`
+   */
+  schemaContracts: SchemaContracts;
+  /**
    * `GAMEDATA_DRAIN_TIMEOUT`: how long a worker may take to drain after SIGTERM/SIGINT before it exits anyway
    * (`--drain-timeout`). A duration, as above. @default 30_000 (30 s)
    */
@@ -121,6 +129,8 @@ export interface ConfigInput {
   transactionLingerMs?: number | string | undefined;
   /** A duration: milliseconds as a number, or a string such as `10s`, `5m`, `1h`, `1d`, `250ms`. */
   giveUpAfterMs?: number | string | undefined;
+  /** `resource=contract,...` as a string. */
+  schemaContracts?: string | undefined;
   /** A duration, as `giveUpAfterMs`. */
   drainTimeoutMs?: number | string | undefined;
   /** A duration (`7d`, `12h`, `90m`) or a number of ms. */
@@ -192,6 +202,7 @@ export const CONFIG_ENV_NAMES = {
   delivery: 'GAMEDATA_DELIVERY',
   transactionLingerMs: 'GAMEDATA_TRANSACTION_LINGER',
   giveUpAfterMs: 'GAMEDATA_GIVE_UP_AFTER',
+  schemaContracts: 'GAMEDATA_SCHEMA_CONTRACT',
   drainTimeoutMs: 'GAMEDATA_DRAIN_TIMEOUT',
   retentionAgeMs: 'GAMEDATA_RETENTION_AGE',
   retentionRuns: 'GAMEDATA_RETENTION_RUNS',
@@ -318,6 +329,14 @@ const FIELD_SCHEMAS = {
   delivery: z.enum(['exactly-once', 'at-least-once']),
   transactionLingerMs: transactionLinger,
   giveUpAfterMs: positiveDuration,
+  schemaContracts: z.string().transform((text, ctx) => {
+    try {
+      return parseSchemaContracts(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  }),
   drainTimeoutMs: positiveDuration,
   retentionAgeMs: retentionAge,
   retentionRuns,
@@ -431,6 +450,7 @@ export function loadConfig<const N extends ConfigNeed = never>(
     transactionLingerMs:
       (values.transactionLingerMs as number | undefined) ?? DEFAULT_CONFIG.transactionLingerMs,
     giveUpAfterMs: (values.giveUpAfterMs as number | undefined) ?? DEFAULT_CONFIG.giveUpAfterMs,
+    schemaContracts: (values.schemaContracts as SchemaContracts | undefined) ?? DEFAULT_SCHEMA_CONTRACTS,
     drainTimeoutMs: (values.drainTimeoutMs as number | undefined) ?? DEFAULT_CONFIG.drainTimeoutMs,
     retentionAgeMs: (values.retentionAgeMs as number | undefined) ?? DEFAULT_CONFIG.retentionAgeMs,
     retentionRuns: (values.retentionRuns as number | undefined) ?? DEFAULT_CONFIG.retentionRuns,

@@ -3,6 +3,7 @@
  * `loadConfig()`: env > GAMEDATA_CONFIG file > defaults, validated once, one ConfigError listing every problem.
  */
 import { loadConfig, type ConfigInput, type ConfigNeed, type DeliveryMode } from './load-config.js';
+import type { SchemaContracts } from './schema-contract.js';
 
 /** Where the pipeline's services are. */
 export interface PipelineSettings {
@@ -32,6 +33,8 @@ export interface PipelineSettings {
   transactionLingerMs?: number | undefined;
   /** `GAMEDATA_RETENTION_AGE` / `GAMEDATA_RETENTION_RUNS`: how long finished runs are kept. @default 7 days / 20000 runs */
   retention?: { maxAgeMs: number; maxRuns: number };
+  /** `GAMEDATA_SCHEMA_CONTRACT`: each resource's schema contract. @default every resource `freeze` */
+  schemaContracts?: SchemaContracts | undefined;
 }
 
 /**
@@ -63,5 +66,6 @@ export function readPipelineSettings(
     delivery: config.delivery,
     transactionLingerMs: config.transactionLingerMs,
     retention: { maxAgeMs: config.retentionAgeMs, maxRuns: config.retentionRuns },
+    schemaContracts: config.schemaContracts,
   };
 }

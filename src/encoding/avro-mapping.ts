@@ -20,6 +20,25 @@ import { EXTRA_FIELD, typedMapFieldName } from './avro-schema.js';
 
 type Obj = Record<string, unknown>;
 
+/**
+ * Told of every unknown field met while mapping a record (schema drift, docs/schemas.md "Drift"). Called only where
+ * an unknown key is found, so a record without one costs nothing more.
+ */
+export interface UnknownFieldSink {
+  /** `parentPath` is where the key was found (`''` for the root, `items[3]` in an array), `value` its value. */
+  unknownField(parentPath: string, key: string, value: unknown): void;
+}
+
+/** How {@link toAvroValue} treats unknown fields. */
+export interface ToAvroOptions {
+  /** Told of each unknown field (drift tracking). @default none */
+  sink?: UnknownFieldSink | undefined;
+  /** Drop unknown fields instead of keeping them in `_extra` (the `discard` contract). @default false */
+  discardUnknown?: boolean | undefined;
+}
+
+const KEEP_ALL: ToAvroOptions = {};
+
 function join(path: string, key: string | number): string {
   return typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
 }
@@ -48,7 +67,13 @@ function stringifyJson(value: unknown, path: string): string {
  * The Avro value of `value`, found under `key` of the value at `parent` (the path is joined only for an error or a
  * nested value: this runs for every field of every record).
  */
-function fieldToAvro(type: FieldType, value: unknown, parent: string, key: string | number): unknown {
+function fieldToAvro(
+  type: FieldType,
+  value: unknown,
+  parent: string,
+  key: string | number,
+  ctx: ToAvroOptions,
+): unknown {
   if (value === null || value === undefined) return null;
   switch (type.kind) {
     case 'string':
@@ -75,28 +100,28 @@ function fieldToAvro(type: FieldType, value: unknown, parent: string, key: strin
       const path = join(parent, key);
       if (!Array.isArray(value)) throw new EncodingError('expected array', path, { reason: 'wrong-type' });
       const out = new Array<unknown>(value.length);
-      for (let i = 0; i < value.length; i++) out[i] = fieldToAvro(type.of, value[i], path, i);
+      for (let i = 0; i < value.length; i++) out[i] = fieldToAvro(type.of, value[i], path, i, ctx);
       return out;
     }
     case 'map':
       return type.keepJsonString
         ? stringifyJson(value, join(parent, key))
-        : mapToAvro(type.of, value, join(parent, key));
+        : mapToAvro(type.of, value, join(parent, key), ctx);
     case 'model':
-      return recordToAvro(type.model, value, join(parent, key));
+      return recordToAvro(type.model, value, join(parent, key), ctx);
   }
 }
 
-function mapToAvro(of: FieldType, value: unknown, path: string): Obj {
+function mapToAvro(of: FieldType, value: unknown, path: string, ctx: ToAvroOptions): Obj {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new EncodingError('expected object', path, { reason: 'wrong-type' });
   const out: Obj = {};
   for (const [key, element] of Object.entries(value as Obj))
-    put(out, key, fieldToAvro(of, element, path, key));
+    put(out, key, fieldToAvro(of, element, path, key, ctx));
   return out;
 }
 
-function recordToAvro(model: ModelDef, value: unknown, path: string): Obj {
+function recordToAvro(model: ModelDef, value: unknown, path: string, ctx: ToAvroOptions): Obj {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new EncodingError(`expected ${model.name} object`, path, { reason: 'wrong-type' });
   }
@@ -107,16 +132,18 @@ function recordToAvro(model: ModelDef, value: unknown, path: string): Obj {
     out['__v'] = record['__v'] ?? null;
   }
   for (const [name, type] of fieldList(model)) {
-    out[name] = fieldToAvro(type, record[name], path, name);
+    out[name] = fieldToAvro(type, record[name], path, name, ctx);
     if (type.kind === 'map' && type.keepJsonString) {
       const value = record[name];
       out[typedMapFieldName(name)] =
-        value === null || value === undefined ? null : mapToAvro(type.of, value, join(path, name));
+        value === null || value === undefined ? null : mapToAvro(type.of, value, join(path, name), ctx);
     }
   }
   let extra: Obj | undefined;
   for (const key in record) {
     if (!Object.hasOwn(record, key) || isKnown(model, key) || record[key] === undefined) continue;
+    ctx.sink?.unknownField(path, key, record[key]);
+    if (ctx.discardUnknown === true) continue;
     extra ??= {};
     put(extra, key, record[key]);
   }
@@ -125,11 +152,12 @@ function recordToAvro(model: ModelDef, value: unknown, path: string): Obj {
 }
 
 /**
- * The Avro value of a record of `model` (the shape `schemas/<resource>.avsc` describes).
+ * The Avro value of a record of `model` (the shape `schemas/<resource>.avsc` describes). `options.sink` is told of
+ * each unknown field; with `options.discardUnknown` they are dropped instead of kept in `_extra`.
  * @throws EncodingError with the field path when a value cannot be mapped (run `checkRecord` first for every issue).
  */
-export function toAvroValue(model: ModelDef, record: unknown): Obj {
-  return recordToAvro(model, record, '');
+export function toAvroValue(model: ModelDef, record: unknown, options: ToAvroOptions = KEEP_ALL): Obj {
+  return recordToAvro(model, record, '', options);
 }
 
 function fieldFromAvro(type: FieldType | undefined, value: unknown): unknown {

@@ -20,6 +20,7 @@ import type { ResourceName } from '../models/resources.js';
 import { ConfigError, EncodingError, GamedataError, ServiceError } from '../errors.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../models/topic-names.js';
 import { toAvroValue } from './avro-mapping.js';
+import type { ToAvroOptions, UnknownFieldSink } from './avro-mapping.js';
 import { AVRO_TYPE_OPTIONS } from './avro-types.js';
 import { isRegistryFailure, isSubjectNotFound, toRegistryError } from './registry-client.js';
 
@@ -33,11 +34,25 @@ export interface RecordEncoderOptions {
    * under Kafka's default `message.max.bytes` (1 048 588) with room for the key and headers. @default 1_000_000
    */
   maxRecordBytes?: number;
+  /**
+   * Resources whose unknown fields are dropped instead of kept in `_extra` (the `discard` schema contract,
+   * `GAMEDATA_SCHEMA_CONTRACT`); a drift sink is still told of them. @default [] (keep them all)
+   */
+  discardUnknown?: readonly ResourceName[];
+}
+
+/**
+ * Told of a record's drift while it is encoded (`drift/`'s tracker is one): each unknown field, and each value of
+ * the wrong type (`checkRecord`'s `wrong-type` issues) with the value found.
+ */
+export interface DriftSink extends UnknownFieldSink {
+  wrongType(path: string, value: unknown): void;
 }
 
 export const DEFAULT_RECORD_ENCODER_OPTIONS = {
   topicPrefix: DEFAULT_TOPIC_PREFIX,
   maxRecordBytes: 1_000_000,
+  discardUnknown: [] as readonly ResourceName[],
 } as const;
 
 export interface RecordEncoder {
@@ -45,8 +60,9 @@ export interface RecordEncoder {
    * The Confluent-framed Avro value of `record` for `resource`'s topic.
    * @throws EncodingError (with `path` and `reason`) when the record cannot be encoded: dead-letter it.
    * @throws ServiceError when the registry fails or the subject is not registered: retry later.
+   * @param drift told of the record's unknown fields and wrong-typed values (schema drift). @default none
    */
-  encode(resource: ResourceName, record: unknown): Promise<Buffer>;
+  encode(resource: ResourceName, record: unknown, drift?: DriftSink): Promise<Buffer>;
   /** The topic `resource` is written to. */
   topic(resource: ResourceName): string;
 }
@@ -63,6 +79,29 @@ export function issuesToError(issues: readonly RecordIssue[]): EncodingError {
   return new EncodingError(`${all}${more}`, first.path, { reason: first.kind ?? 'wrong-type' });
 }
 
+const NO_OPTIONS: ToAvroOptions = {};
+
+/** Tells `drift` of each wrong-typed value (the record is dead-lettered; its unknown fields are not looked at). */
+function reportWrongTypes(issues: readonly RecordIssue[], record: unknown, drift: DriftSink): void {
+  for (const issue of issues) {
+    if ((issue.kind ?? 'wrong-type') === 'wrong-type')
+      drift.wrongType(issue.path, valueAt(record, issue.path));
+  }
+}
+
+/** The value at a checkRecord issue path (`a.b[2].c`), or undefined. */
+function valueAt(record: unknown, path: string): unknown {
+  let current: unknown = record;
+  if (path === '') return current;
+  for (const part of path.split(/\.|(?=\[)/)) {
+    if (current === null || typeof current !== 'object') return undefined;
+    const index = /^\[(\d+)\]$/.exec(part);
+    if (index !== null) current = (current as unknown[])[Number(index[1])];
+    else current = Object.hasOwn(current, part) ? (current as Record<string, unknown>)[part] : undefined;
+  }
+  return current;
+}
+
 /** @throws ConfigError naming the option when a value is invalid. */
 function resolve(options: RecordEncoderOptions): Required<RecordEncoderOptions> {
   const resolved = { ...DEFAULT_RECORD_ENCODER_OPTIONS, ...options };
@@ -74,7 +113,8 @@ function resolve(options: RecordEncoderOptions): Required<RecordEncoderOptions> 
 
 /** A registry-backed record encoder. Serializer state (latest schema, compiled avsc types) is cached per subject. */
 export function createRecordEncoder(options: RecordEncoderOptions): RecordEncoder {
-  const { registry, topicPrefix, maxRecordBytes } = resolve(options);
+  const { registry, topicPrefix, maxRecordBytes, discardUnknown } = resolve(options);
+  const discard = new Set(discardUnknown);
   const serializer = new DirectAvroSerializer(registry, SerdeType.VALUE, {
     useLatestVersion: true,
     autoRegisterSchemas: false,
@@ -90,10 +130,17 @@ export function createRecordEncoder(options: RecordEncoderOptions): RecordEncode
 
   return {
     topic,
-    async encode(resource, record) {
+    async encode(resource, record, drift) {
       const issues = checkRecord(RESOURCE_INFO[resource].model, record);
-      if (issues.length > 0) throw issuesToError(issues);
-      const value = toAvroValue(RESOURCE_INFO[resource].model, record);
+      if (issues.length > 0) {
+        if (drift !== undefined) reportWrongTypes(issues, record, drift);
+        throw issuesToError(issues);
+      }
+      const mapping: ToAvroOptions =
+        drift === undefined && !discard.has(resource)
+          ? NO_OPTIONS
+          : { sink: drift, discardUnknown: discard.has(resource) };
+      const value = toAvroValue(RESOURCE_INFO[resource].model, record, mapping);
       const name = topic(resource);
       let bytes: Buffer;
       try {

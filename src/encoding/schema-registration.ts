@@ -13,6 +13,7 @@ import type { AvroRecordSchema } from './avro-schema.js';
 import { diffSchemas } from './schema-diff.js';
 import type { SchemaChange } from './schema-diff.js';
 import { isSubjectNotFound, toRegistryError } from './registry-client.js';
+import { withOptionalField, type CandidateFieldKind } from './schema-candidate.js';
 
 export interface SchemaSetOptions {
   /** The registry client (`createRegistryClient`). Required. */
@@ -146,5 +147,47 @@ export async function deleteSubjects(registry: Client, topicPrefix: string): Pro
         }
       }
     }
+  }
+}
+
+/** What the registry says of adding one optional field to a subject's latest schema. */
+export interface OptionalFieldCheck {
+  subject: string;
+  /** `true`/`false`: the registry's verdict under the subject's level; `undefined`: the subject is not registered. */
+  compatible: boolean | undefined;
+}
+
+/**
+ * Asks the registry (its compatibility endpoint, under the subject's level: BACKWARD_TRANSITIVE once registered by
+ * `gamedata schemas register`) whether the latest schema of `resource` with `name` added as an optional field at
+ * `parentPath` would be accepted. Registers nothing.
+ * @throws ServiceError when the registry cannot be reached; ValidationError when the path names no record.
+ */
+export async function testOptionalField(options: {
+  registry: Client;
+  topicPrefix?: string;
+  resource: ResourceName;
+  parentPath: string;
+  name: string;
+  kind: CandidateFieldKind;
+}): Promise<OptionalFieldCheck> {
+  const { registry } = options;
+  const subject = valueSubjectName(topicName(options.topicPrefix ?? DEFAULT_TOPIC_PREFIX, options.resource));
+  let registered: AvroRecordSchema;
+  try {
+    registered = JSON.parse((await registry.getLatestSchemaMetadata(subject)).schema) as AvroRecordSchema;
+  } catch (error) {
+    if (isSubjectNotFound(error)) return { subject, compatible: undefined };
+    throw toRegistryError(error, url(registry), `reading the latest schema of ${subject}`);
+  }
+  const candidate = withOptionalField(registered, options.parentPath, options.name, options.kind);
+  try {
+    const compatible = await registry.testSubjectCompatibility(subject, {
+      schemaType: 'AVRO',
+      schema: JSON.stringify(candidate),
+    });
+    return { subject, compatible };
+  } catch (error) {
+    throw toRegistryError(error, url(registry), `testing compatibility of ${subject}`);
   }
 }

@@ -36,6 +36,9 @@ import { createRedisSliceOwners } from './redis-slice-owners.js';
 import type { SliceSource } from './slice-contract.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
+import { createRedisDriftStore, type PageDrift } from '../drift/index.js';
+import { DEFAULT_SCHEMA_CONTRACTS } from '../config/schema-contract.js';
+import { RESOURCES, type ResourceName } from '../models/resources.js';
 
 /** A Redis connection fit for BullMQ workers (`maxRetriesPerRequest: null`). */
 export { connectRedis };
@@ -156,6 +159,11 @@ export interface PipelineRuntimeOptions {
    * pace in this process alone. @default {} (shared)
    */
   budget?: Omit<SharedBudgetOptions, 'redis' | 'apiKey'> | false;
+  /**
+   * Told of each page's schema drift after it is handed to the Redis drift store (`<redisPrefix>:drift:<resource>`),
+   * e.g. to count it in `/metrics`. Must not throw. @default none
+   */
+  onDrift?: (resource: ResourceName, drift: PageDrift) => void;
 }
 
 /** Builds every real dependency of the pipeline from the settings. */
@@ -203,10 +211,23 @@ export async function createPipelineRuntime(
     }
   }
   const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
+  // Schema drift: each page's unknown fields and wrong-typed values, folded per page, stored without awaiting (a
+  // Redis hiccup must not fail a page: the counts are an alarm, the records are what is guaranteed).
+  const driftStore = createRedisDriftStore(hot, { prefix: settings.redisPrefix });
+  const onDrift = (resource: ResourceName, drift: PageDrift): void => {
+    driftStore.record(resource, drift).catch(() => undefined);
+    options.onDrift?.(resource, drift);
+  };
+  const contracts = settings.schemaContracts ?? DEFAULT_SCHEMA_CONTRACTS;
+  const encoderOptions = {
+    topicPrefix: settings.topicPrefix,
+    discardUnknown: RESOURCES.filter((r) => contracts[r] === 'discard'),
+  };
   const publisher: PagePublisher = registry
     ? createPagePublisher({
         sink: createCoalescingSink(sink),
-        encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }),
+        encoder: createRecordEncoder({ registry, ...encoderOptions }),
+        onDrift,
       })
     : {
         publishPage() {
@@ -246,7 +267,8 @@ export async function createPipelineRuntime(
       : {
           publisher: transactional,
           encode: createPageEncoder({
-            encoder: createRecordEncoder({ registry, topicPrefix: settings.topicPrefix }),
+            encoder: createRecordEncoder({ registry, ...encoderOptions }),
+            onDrift,
           }),
           marks: createPendingMarks(createRedisPendingMarks(hot), { prefix: settings.redisPrefix }),
         };

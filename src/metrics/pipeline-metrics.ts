@@ -35,6 +35,12 @@ export interface PipelineMetrics {
   readonly sliceDuration: Histogram<'resource' | 'outcome'>;
   readonly produceLatency: Histogram<'topic'>;
   readonly cacheLookups: Counter<'operation' | 'result'>;
+  /**
+   * Schema drift (issue 35): records encoded with a field the catalogue does not know (`new_field`) or a value of
+   * another type (`type_changed`), by resource and field path (array indices as `[]`; at most a few hundred paths
+   * per resource per process, the rest as `path="(other)"`).
+   */
+  readonly schemaDrift: Counter<'resource' | 'path' | 'kind'>;
   readonly tailLagSeconds: Gauge<'resource'>;
   /** The tail's interval (`--every`), for alerts relative to it. */
   readonly tailInterval: Gauge<'resource'>;
@@ -149,6 +155,12 @@ export function createPipelineMetrics(options: PipelineMetricsOptions = {}): Pip
       help: 'From send to acks=all for one page of records.',
       labelNames: ['topic'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    schemaDrift: new Counter({
+      name: 'gamedata_schema_drift_total',
+      help: 'Records encoded with a field the catalogue does not know (new_field) or a value of another type (type_changed), by resource and field path.',
+      labelNames: ['resource', 'path', 'kind'],
       registers,
     }),
     cacheLookups: new Counter({

@@ -11,6 +11,8 @@ import type { RecordEncoder } from '../encoding/record-encoder.js';
 import type { EncodingFailureReason } from '../errors.js';
 import type { KafkaSink } from '../sink/producer/kafka-sink.js';
 import { dlqTopicName } from '../models/topic-names.js';
+import { createDriftTracker } from '../drift/drift-tracker.js';
+import type { PageDrift } from '../drift/drift-tracker.js';
 
 export interface PagePublisherOptions {
   /** A connected sink (`createKafkaSink`). Required. */
@@ -19,6 +21,11 @@ export interface PagePublisherOptions {
   encoder: RecordEncoder;
   /** Options of the dead-letter values. @default DEFAULT_DEAD_LETTER_OPTIONS */
   deadLetter?: DeadLetterOptions;
+  /**
+   * Told once per page of the page's schema drift (unknown fields, wrong-typed values) when there was some; it must
+   * not throw and should not block (the runtime stores it in Redis and counts it, without awaiting). @default none
+   */
+  onDrift?: (resource: ResourceName, drift: PageDrift) => void;
 }
 
 export interface PublishPageInput {
@@ -102,13 +109,21 @@ export type PageEncoder = (input: PublishPageInput) => Promise<EncodedPage>;
  * @throws ServiceError when the registry fails (retriable per `error.retriable`)
  */
 export function createPageEncoder(
-  options: Pick<PagePublisherOptions, 'encoder' | 'deadLetter'>,
+  options: Pick<PagePublisherOptions, 'encoder' | 'deadLetter' | 'onDrift'>,
 ): PageEncoder {
-  const { encoder } = options;
+  const { encoder, onDrift } = options;
   return async ({ resource, records, lineage }) => {
     const headers = lineageHeaders(lineage);
+    // One tracker per page: the drift is folded in memory and reported once, never per record.
+    const tracker = onDrift === undefined ? undefined : createDriftTracker();
     // Encoding is CPU-bound and the registry lookups are cached: encoding the whole page at once is fine.
-    const results = await Promise.allSettled(records.map((record) => encoder.encode(resource, record)));
+    const results = await Promise.allSettled(
+      records.map((record) => encoder.encode(resource, record, tracker)),
+    );
+    if (tracker !== undefined) {
+      const drift = tracker.page();
+      if (drift.entries.length > 0 || drift.dropped > 0) onDrift?.(resource, drift);
+    }
     const good: OutgoingMessage[] = [];
     const bad: OutgoingMessage[] = [];
     const deadLetters: DeadLetteredRecord[] = [];

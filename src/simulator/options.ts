@@ -232,6 +232,7 @@ export function resolveSimulatorOptions(options: SimulatorOptions = {}): Resolve
     live: _l,
     extraFields,
     transactionsWithoutCountry,
+    shapeChanges,
     ...runtimePatch
   } = options;
   return {
@@ -244,6 +245,7 @@ export function resolveSimulatorOptions(options: SimulatorOptions = {}): Resolve
       extraFields: extraFields ?? DEFAULT_WORLD_OPTIONS.extraFields,
       transactionsWithoutCountry:
         transactionsWithoutCountry ?? DEFAULT_WORLD_OPTIONS.transactionsWithoutCountry,
+      shapeChanges: shapeChanges ?? DEFAULT_WORLD_OPTIONS.shapeChanges,
     },
     live,
     runtime: applyRuntimePatch(DEFAULT_RUNTIME_SETTINGS, runtimePatch),

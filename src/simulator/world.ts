@@ -9,6 +9,7 @@
  * queries below (filters' attributes, id lookups) read the generated columns. Generation needs no server: tests and
  * `gamedata simulate truth` build a world directly.
  */
+import { withShapeChanges, type ShapeChange } from './records/shape-changes.js';
 import { ConfigError } from '../errors.js';
 import { generateWorld } from './generation/generate-world.js';
 import type { TransactionColumns } from './generation/generate-transactions.js';
@@ -62,6 +63,11 @@ export interface WorldOptions {
    * (issue 23). Chosen per row identity, so the same rows on every read and in live arrivals. @default {}
    */
   transactionsWithoutCountry?: Readonly<Partial<Record<TransactionType, number>>>;
+  /**
+   * Shape changes from a point in (sort) time on, per resource: a new field, or a field served with another type
+   * (issue 35: drift arriving mid-run). @default {}
+   */
+  shapeChanges?: Readonly<Partial<Record<SimulatorResource, readonly ShapeChange[]>>>;
 }
 
 export const DEFAULT_WORLD_OPTIONS = {
@@ -70,6 +76,7 @@ export const DEFAULT_WORLD_OPTIONS = {
   now: '2026-11-01T00:00:00.000Z',
   extraFields: true,
   transactionsWithoutCountry: {},
+  shapeChanges: {},
 } as const satisfies Required<WorldOptions>;
 
 type Rec = ApiRecord;
@@ -130,6 +137,7 @@ function resolveWorldOptions(options: WorldOptions): {
   startMs: number;
   extraFields: boolean;
   withoutCountry: Readonly<Partial<Record<TransactionType, number>>>;
+  shapeChanges: Readonly<Partial<Record<SimulatorResource, readonly ShapeChange[]>>>;
 } {
   const seed = options.seed ?? DEFAULT_WORLD_OPTIONS.seed;
   if (!Number.isSafeInteger(seed) || seed < 0)
@@ -153,18 +161,33 @@ function resolveWorldOptions(options: WorldOptions): {
         `option transactionsWithoutCountry.${type} must be a share between 0 and 1, got ${JSON.stringify(share)}`,
       );
   }
+  const shapeChanges: Readonly<Partial<Record<SimulatorResource, readonly ShapeChange[]>>> =
+    options.shapeChanges ?? DEFAULT_WORLD_OPTIONS.shapeChanges;
+  for (const [resource, changes] of Object.entries(shapeChanges)) {
+    if (!(SIMULATOR_RESOURCES as readonly string[]).includes(resource))
+      throw new ConfigError(
+        `option shapeChanges: ${JSON.stringify(resource)} must be a resource (${SIMULATOR_RESOURCES.join(', ')})`,
+      );
+    for (const c of changes ?? []) {
+      if (!Number.isFinite(Date.parse(c.from)))
+        throw new ConfigError(
+          `option shapeChanges.${resource}[].from must be an ISO date-time, got ${JSON.stringify(c.from)}`,
+        );
+    }
+  }
   return {
     seed,
     scale,
     startMs,
     extraFields: options.extraFields ?? DEFAULT_WORLD_OPTIONS.extraFields,
     withoutCountry,
+    shapeChanges,
   };
 }
 
 /** Creates the world. Small builds in well under a second; medium in a few seconds. */
 export function createWorld(options: WorldOptions = {}): World {
-  const { seed, scale, startMs, extraFields, withoutCountry } = resolveWorldOptions(options);
+  const { seed, scale, startMs, extraFields, withoutCountry, shapeChanges } = resolveWorldOptions(options);
   const spec = SCALES[scale];
   const data = generateWorld(seed, spec, startMs, extraFields, withoutCountry);
   const { population, articles, donations, versions } = data;
@@ -184,6 +207,11 @@ export function createWorld(options: WorldOptions = {}): World {
     },
     countries: { resource: 'countries', table: population.countries, build: createCountryBuilder(data) },
   };
+  for (const store of Object.values(stores)) {
+    const changes = shapeChanges[store.resource] ?? [];
+    const table = store.table;
+    store.build = withShapeChanges(store.build, (row) => table.time(row), changes);
+  }
 
   return {
     seed,

@@ -18,6 +18,7 @@ import { tailLagSeconds } from '../schedules/schedule-worker.js';
 import { DEFAULT_SCRAPE_HOSTS, recordCountersFromMetrics, scrapeMetrics } from './scrape-metrics.js';
 import { readHeartbeats, type WorkerHeartbeat } from './worker-telemetry.js';
 import { budgetKeysOfBase } from '../budget/budget-keys.js';
+import { createRedisDriftStore, type ResourceDrift } from '../drift/index.js';
 import {
   findBudgetBases,
   proceduresPerRequest,
@@ -78,6 +79,8 @@ export interface StatusReport {
   tails: TailStatus[];
   schedules: ScheduleInfo[];
   workers: WorkerHeartbeat[];
+  /** Schema drift per resource (`<redisPrefix>:drift:<resource>`): only resources with some are listed. */
+  drift: ResourceDrift[];
   /**
    * The live workers' `/metrics`, summed (each worker counts since its own start, so this equals `records` only
    * while no worker restarted since the runs began). Undefined when not scraped.
@@ -216,6 +219,7 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
     });
 
   const workers = await readHeartbeats(redis, o.redisPrefix, 30_000, now);
+  const drift = await createRedisDriftStore(redis, { prefix: o.redisPrefix }).read();
   let limit: number | undefined;
   let remaining: number | undefined;
   let resetAt: number | undefined;
@@ -280,6 +284,7 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
     tails,
     schedules,
     workers,
+    drift,
     ...(metrics === undefined ? {} : { metrics }),
     upstream: {
       budgets,

@@ -2,6 +2,7 @@
 import { formatDuration } from '../config/duration.js';
 import type { StatusReport } from './collect-status.js';
 import { formatPartition } from './partition-status.js';
+import { formatDriftRecord } from '../drift/index.js';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 
@@ -54,6 +55,15 @@ export function formatStatus(r: StatusReport): string {
         `waiting: feed-tail ${n(w['feed-tail'])}, resource-tail ${n(w['resource-tail'])}, backfill ${n(w.backfill)}, rescan ${n(w.rescan)}; ` +
         `fetcher ${b.leader ?? 'none'}`,
     );
+  }
+  if (r.drift.length > 0) {
+    lines.push('schema drift (see `gamedata schemas drift`):');
+    for (const d of r.drift) {
+      lines.push(
+        `  ${d.resource}${d.dropped > 0 ? ` (${n(d.dropped)} more occurrences over the path bound)` : ''}`,
+      );
+      for (const record of d.records) lines.push(`    ${formatDriftRecord(record)}`);
+    }
   }
   lines.push(`workers: ${r.workers.length}`);
   for (const w of r.workers) lines.push(`  ${w.id} ${w.metricsUrl ?? '(no /metrics)'}`);

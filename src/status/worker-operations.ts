@@ -74,7 +74,10 @@ export function createWorkerOperations(
   let slicesQueue: Queue | undefined;
   return {
     telemetry,
-    runtimeOptions: { client: { onRequest: (info) => telemetry.onRequest(info) } },
+    runtimeOptions: {
+      client: { onRequest: (info) => telemetry.onRequest(info) },
+      onDrift: (resource, drift) => telemetry.onDrift(resource, drift),
+    },
     instrument: (deps) => telemetry.instrument(deps),
     get schedules() {
       return schedules;

@@ -8,6 +8,7 @@
 import { hostname } from 'node:os';
 import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { PageDrift } from '../drift/index.js';
 import type { Client } from '../client/create-client.js';
 import type { SharedBudget } from '../budget/shared-budget.js';
 import { proceduresPerRequest } from '../budget/budget-snapshot.js';
@@ -65,11 +66,16 @@ export const DEFAULT_WORKER_TELEMETRY_OPTIONS = {
   heartbeatTtlMs: 30_000,
 } as const;
 
+/** Most drift paths one process labels per resource (the store keeps its own bound). */
+const DRIFT_LABEL_PATHS = 300;
+
 export interface WorkerTelemetry {
   readonly metrics: PipelineMetrics;
   readonly id: string;
   /** Pass as the client's `onRequest` (HTTP requests by status, batch sizes). */
   onRequest(info: { procedures: number; status: number | undefined; ms: number }): void;
+  /** Pass as the runtime's `onDrift`: a page's schema drift counted in `gamedata_schema_drift_total`. */
+  onDrift(resource: string, drift: PageDrift): void;
   /** The pipeline's dependencies, wrapped so every page counts into the metrics. */
   instrument<D extends PipelineWorkerDeps>(deps: D): D;
   /**
@@ -104,10 +110,22 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
   let redis: Redis | undefined;
   let lastCache = { fresh: 0, stale: 0, misses: 0 };
   let lastRounds = 0;
+  const driftPaths = new Map<string, Set<string>>();
 
   const telemetry: WorkerTelemetry = {
     metrics,
     id,
+    onDrift(resource, drift) {
+      for (const entry of drift.entries) {
+        // The label set stays bounded: a process labels at most DRIFT_LABEL_PATHS paths per resource.
+        const seen = driftPaths.get(resource) ?? new Set<string>();
+        driftPaths.set(resource, seen);
+        const id = `${entry.kind}\t${entry.path}`;
+        if (!seen.has(id) && seen.size < DRIFT_LABEL_PATHS) seen.add(id);
+        const path = seen.has(id) ? entry.path : '(other)';
+        metrics.schemaDrift.inc({ resource, path, kind: entry.kind }, entry.count);
+      }
+    },
     onRequest(info) {
       metrics.httpRequests.inc({ status: String(info.status ?? 0) });
       metrics.batchSize.observe(info.procedures);

@@ -94,6 +94,11 @@ const CASES: Case[] = [
     line: /ConfigError: .*unknown resource nosuch/,
   },
   {
+    name: 'schemas drift: unknown resource',
+    args: ['schemas', 'drift', 'nosuch'],
+    line: /ConfigError: .*unknown resource nosuch/,
+  },
+  {
     name: 'simulate truth: unknown resource',
     args: ['simulate', 'truth', 'nosuch'],
     line: /unknown resource "nosuch"/,
@@ -238,6 +243,12 @@ const CASES: Case[] = [
     args: ['worker'],
     env: { GAMEDATA_METRICS_PORT: '99999' },
     line: /GAMEDATA_METRICS_PORT \(env\): must be 0\.\.65535 or off/,
+  },
+  {
+    name: 'worker: bad GAMEDATA_SCHEMA_CONTRACT',
+    args: ['worker'],
+    env: { GAMEDATA_SCHEMA_CONTRACT: 'donations=evolve' },
+    line: /GAMEDATA_SCHEMA_CONTRACT \(env\): unknown contract "evolve" for donations \(evolve is not implemented yet\)/,
   },
   // A bad config file (each holds the API key: never echoed).
   {

@@ -4,13 +4,20 @@
  * - register: registers every `<prefix>.<resource>-value` subject from the files, BACKWARD_TRANSITIVE;
  * - check: tests the files against the registry's latest versions; exits non-zero naming each subject and change
  *   that would break consumers.
- * Settings: SCHEMA_REGISTRY_URL, GAMEDATA_TOPIC_PREFIX (default `gamedata`).
+ * - drift [resource] [--json]: each drifted path (unknown fields, type changes) with counts, JSON types and dates,
+ *   the catalogue change that would absorb it and whether the registry would accept it (issue 35).
+ * Settings: SCHEMA_REGISTRY_URL, GAMEDATA_TOPIC_PREFIX (default `gamedata`); drift also REDIS_URL and
+ * GAMEDATA_REDIS_PREFIX.
  */
 import type { Command } from 'commander';
 import { GamedataError } from '../../errors.js';
 import { createRegistryClient } from '../../encoding/registry-client.js';
 import { DEFAULT_SCHEMAS_DIR, readSchemaFiles, writeSchemaFiles } from '../../encoding/schema-files.js';
-import { checkSchemas, registerSchemas } from '../../encoding/schema-registration.js';
+import { checkSchemas, registerSchemas, testOptionalField } from '../../encoding/schema-registration.js';
+import { RESOURCES } from '../../models/resources.js';
+import { readPipelineSettings } from '../../config/pipeline-settings.js';
+import { ConfigError } from '../../errors.js';
+import { buildDriftReport, formatDriftReport } from '../drift-report.js';
 import type { AvroRecordSchema } from '../../encoding/avro-schema.js';
 import type { ResourceName } from '../../models/resources.js';
 import { readServiceEnv } from '../../config/index.js';
@@ -88,6 +95,34 @@ export function register(program: Command): void {
           .map((r) => `${r.subject}: ${r.changes.map((c) => c.message).join('; ')}`)
           .join(' | ');
         throw new GamedataError(`${broken.length} subject(s) would break consumers: ${summary}`);
+      }
+    });
+
+  schemas
+    .command('drift [resource]')
+    .description(
+      'each drifted path with counts, types and dates, the catalogue change that would absorb it and whether the registry would accept it',
+    )
+    .option('--json', 'print JSON')
+    .action(async (resource: string | undefined, flags: { json?: boolean }) => {
+      if (resource !== undefined && !(RESOURCES as readonly string[]).includes(resource))
+        throw new ConfigError(`unknown resource ${resource} (one of ${RESOURCES.join(', ')})`);
+      const settings = readPipelineSettings({ registry: true });
+      const [{ connectRedis }, { createRedisDriftStore }] = await Promise.all([
+        import('../../jobs/connect-redis.js'),
+        import('../../drift/index.js'),
+      ]);
+      const redis = connectRedis(settings.redisUrl);
+      try {
+        const registry = createRegistryClient({ url: settings.schemaRegistryUrl });
+        const report = await buildDriftReport(
+          createRedisDriftStore(redis, { prefix: settings.redisPrefix }),
+          (o) => testOptionalField({ registry, topicPrefix: settings.topicPrefix, ...o }),
+          resource as ResourceName | undefined,
+        );
+        console.log(flags.json === true ? JSON.stringify(report, null, 2) : formatDriftReport(report));
+      } finally {
+        await redis.quit().catch(() => undefined);
       }
     });
 }

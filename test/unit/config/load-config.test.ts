@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG, loadConfig } from '../../../src/config/index.js';
+import { DEFAULT_CONFIG, DEFAULT_SCHEMA_CONTRACTS, loadConfig } from '../../../src/config/index.js';
 import { ConfigError } from '../../../src/errors.js';
 
 const FULL_ENV = {
@@ -49,6 +49,7 @@ describe('loadConfig', () => {
       transactionLingerMs: 25,
       giveUpAfterMs: 300_000,
       drainTimeoutMs: 30_000,
+      schemaContracts: DEFAULT_SCHEMA_CONTRACTS,
     });
   });
 

@@ -131,6 +131,22 @@ describe('formatStatus', () => {
       ],
       schedules: [],
       workers: [],
+      drift: [
+        {
+          resource: 'transactions',
+          dropped: 0,
+          records: [
+            {
+              kind: 'new_field',
+              path: 'sellerMuId',
+              count: 1234,
+              types: { string: 1234 },
+              firstSeenMs: Date.parse('2026-11-22T09:00:00.000Z'),
+              lastSeenMs: Date.parse('2026-11-22T09:59:00.000Z'),
+            },
+          ],
+        },
+      ],
       upstream: {
         budgets: [
           {
@@ -164,6 +180,47 @@ describe('formatStatus', () => {
     expect(text).toContain('users         lag 42s, watermark 2026-11-01T00:00:00.000Z');
     expect(text).toContain('tail every 30s');
     expect(text).toContain('400 of 500 left (80% headroom)');
+    expect(text).toContain(
+      '  transactions\n    sellerMuId  new_field  1,234 records (string 1,234), first seen 2026-11-22T09:00:00.000Z, last seen 2026-11-22T09:59:00.000Z',
+    );
+  });
+});
+
+describe('worker telemetry drift', () => {
+  it("counts a page's drift per resource, path and kind, and labels at most 300 paths per resource", async () => {
+    const metrics = createPipelineMetrics({ processMetrics: false });
+    const t = createWorkerTelemetry({ metrics, metricsPort: false });
+    t.onDrift('transactions', {
+      dropped: 0,
+      entries: [
+        { kind: 'new_field', path: 'sellerMuId', count: 7, types: { string: 7 } },
+        { kind: 'type_changed', path: 'money', count: 2, types: { string: 2 } },
+      ],
+    });
+    t.onDrift('transactions', {
+      dropped: 0,
+      entries: Array.from({ length: 300 }, (_, i) => ({
+        kind: 'new_field' as const,
+        path: `f${i}`,
+        count: 1,
+        types: { string: 1 },
+      })),
+    });
+    const text = await metrics.render();
+    expect(text).toContain(
+      'gamedata_schema_drift_total{resource="transactions",path="sellerMuId",kind="new_field"} 7',
+    );
+    expect(text).toContain(
+      'gamedata_schema_drift_total{resource="transactions",path="money",kind="type_changed"} 2',
+    );
+    expect(text).toContain(
+      'gamedata_schema_drift_total{resource="transactions",path="f297",kind="new_field"} 1',
+    );
+    // 2 labelled first + 298 more = 300; f298 and f299 fall into (other)
+    expect(text).not.toContain('path="f298"');
+    expect(text).toContain(
+      'gamedata_schema_drift_total{resource="transactions",path="(other)",kind="new_field"} 2',
+    );
   });
 });
 
