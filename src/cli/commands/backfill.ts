@@ -103,19 +103,18 @@ export function register(program: Command): void {
       try {
         const since = parseTime('--since', flags.since);
         const until = parseTime('--until', flags.until);
+        const request = {
+          resources,
+          filters: parseFilters(flags.filter),
+          fullHistory: flags.fullHistory === true,
+          replay: flags.replay === true,
+          ...(since === undefined ? {} : { since }),
+          ...(until === undefined ? {} : { until }),
+          ...(flags.runId === undefined ? {} : { runId: flags.runId }),
+        };
+        const plan = { targetRows, partition, partitionAboveRows } as const;
         if (flags.dryRun === true) {
-          const dry = await planBackfill(
-            {
-              resources,
-              filters: parseFilters(flags.filter),
-              fullHistory: flags.fullHistory === true,
-              replay: flags.replay === true,
-              ...(since === undefined ? {} : { since }),
-              ...(until === undefined ? {} : { until }),
-            },
-            rt.planner,
-            { targetRows, partition, partitionAboveRows },
-          );
+          const dry = await planBackfill(request, rt.planner, plan);
           const p = dry.run.partition;
           if (p !== undefined)
             console.log(
@@ -125,22 +124,14 @@ export function register(program: Command): void {
           return;
         }
         const planned = await startBackfill(
-          {
-            resources,
-            filters: parseFilters(flags.filter),
-            fullHistory: flags.fullHistory === true,
-            replay: flags.replay === true,
-            ...(since === undefined ? {} : { since }),
-            ...(until === undefined ? {} : { until }),
-            ...(flags.runId === undefined ? {} : { runId: flags.runId }),
-          },
+          request,
           {
             connection: rt.redis,
             prefix: settings.queuePrefix,
             planner: rt.planner,
             counters: rt.counters,
             users: rt.users,
-            plan: { targetRows, partition, partitionAboveRows },
+            plan,
             priority,
           },
         );
