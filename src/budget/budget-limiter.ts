@@ -3,7 +3,7 @@
  * hooks so the shared budget can persist the state (a 429 pause, the window) for the next leader.
  */
 import type { RateLimiter, RateLimiterState } from '../client/rate-limiter.js';
-import { sleep } from '../client/internal/sleep.js';
+import { sleep } from '../retry/sleep.js';
 import type { TokenBudgetOptions, TokenBudgetState } from './token-budget.js';
 import {
   budgetBinds,

@@ -1,27 +1,12 @@
 /**
- * Call priorities of the shared budget, highest first, and the async context that carries a caller's priority to
- * the client without threading it through every reader: `runWithPriority('feed-tail', () => processSlice(job))`.
+ * The async context that carries a caller's priority to the client without threading it through every reader:
+ * `runWithPriority('feed-tail', () => processSlice(job))`. The priorities themselves are in `models/call-priority.ts`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ConfigError } from '../errors.js';
+import { priorityRank, type CallPriority } from '../models/call-priority.js';
 
-/**
- * Highest first: tails of append-only feeds (transactions, donations), tails of changing resources (users,
- * parties, articles, elections), backfills, rescans.
- */
-export const CALL_PRIORITIES = ['feed-tail', 'resource-tail', 'backfill', 'rescan'] as const;
-export type CallPriority = (typeof CALL_PRIORITIES)[number];
-
-/** 0 for the highest priority. @throws ConfigError on an unknown name. */
-export function priorityRank(priority: CallPriority): number {
-  const rank = CALL_PRIORITIES.indexOf(priority);
-  if (rank < 0)
-    throw new ConfigError(
-      `priority must be one of ${CALL_PRIORITIES.join(', ')}, got ${JSON.stringify(priority)}`,
-      ['priority'],
-    );
-  return rank;
-}
+export { CALL_PRIORITIES, priorityRank, queuePriority } from '../models/call-priority.js';
+export type { CallPriority } from '../models/call-priority.js';
 
 const storage = new AsyncLocalStorage<CallPriority>();
 
@@ -34,12 +19,4 @@ export function runWithPriority<T>(priority: CallPriority, fn: () => T): T {
 /** The priority of the current async context, if a caller set one. */
 export function currentPriority(): CallPriority | undefined {
   return storage.getStore();
-}
-
-/**
- * BullMQ job options that order a queue by call priority (`feed-tail` first): BullMQ takes a lower `priority`
- * first. Slices of tails so overtake the slices of a backfill already queued; no priority, no option.
- */
-export function queuePriority(priority: CallPriority | undefined): { priority?: number } {
-  return priority === undefined ? {} : { priority: priorityRank(priority) + 1 };
 }

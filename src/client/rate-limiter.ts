@@ -3,7 +3,7 @@
  * and `ratelimit-reset` (so a long collection never draws a 429), and on a 429 sets ONE pause (from `Retry-After`)
  * that every call of the client waits out, instead of each call hammering the service on its own.
  */
-import { sleep } from './internal/sleep.js';
+import { sleep } from '../retry/sleep.js';
 
 export interface RateLimiterOptions {
   /** Requests kept in reserve below the server's remaining budget (room for other tools on the same key). @default 2 */

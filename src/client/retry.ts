@@ -1,9 +1,17 @@
 /**
- * The one retry helper (after KafkaJS `retry`): exponential backoff with full jitter, an injected policy and an
- * injected sleep, honouring `AbortSignal` and a server's `Retry-After`.
+ * The client's retries, on the one retry loop (`src/retry/`): exponential backoff with full jitter, an injected
+ * policy and an injected sleep, honouring `AbortSignal` and a server's `Retry-After`. This file keeps the client's
+ * public option names (`maxAttempts`, `initialDelayMs`, `maxDelayMs`, docs/client.md) and maps them onto the one
+ * policy ({@link toRetryPolicy}); every failure reaches the policy, `onRetry` and the caller as a `GamedataError`.
  */
-import { AbortedError, ConfigError, GamedataError, UpstreamError } from '../errors.js';
-import { sleep } from './internal/sleep.js';
+import { ConfigError, GamedataError } from '../errors.js';
+import {
+  backoffDelay as retryBackoffDelay,
+  DEFAULT_RETRY_POLICY as ONE_RETRY_POLICY,
+  isRetriableError,
+  retry,
+  type RetryPolicy as OneRetryPolicy,
+} from '../retry/index.js';
 
 export interface RetryPolicy {
   /** Total attempts including the first. @default 5 */
@@ -16,17 +24,20 @@ export interface RetryPolicy {
   factor: number;
   /** Full jitter: the delay is drawn from [delay*(1-jitter), delay]. 0 disables it. @default 1 */
   jitter: number;
-  /** Whether an error is worth another try. @default `error.retriable` of a GamedataError */
+  /** Whether an error is worth another try. @default `error.retriable` of a GamedataError (`isRetriableError`) */
   isRetriable: (error: GamedataError) => boolean;
 }
 
+/** The client's default in the one policy's terms: 5 attempts (4 retries), no time limit. */
+export const CLIENT_RETRY_POLICY: Readonly<OneRetryPolicy> = { ...ONE_RETRY_POLICY, retries: 4 };
+
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = {
-  maxAttempts: 5,
-  initialDelayMs: 250,
-  maxDelayMs: 8_000,
-  factor: 2,
-  jitter: 1,
-  isRetriable: (error) => error.retriable,
+  maxAttempts: CLIENT_RETRY_POLICY.retries + 1,
+  initialDelayMs: CLIENT_RETRY_POLICY.initialMs,
+  maxDelayMs: CLIENT_RETRY_POLICY.maxMs,
+  factor: CLIENT_RETRY_POLICY.factor,
+  jitter: CLIENT_RETRY_POLICY.jitter,
+  isRetriable: isRetriableError,
 };
 
 export interface RetryContext {
@@ -44,14 +55,28 @@ export interface RetryOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-/** The backoff before attempt `attempt + 1` (pure). */
+/** The client's policy as the one policy: `retries: maxAttempts - 1`, no time limit. */
+export function toRetryPolicy(policy: RetryPolicy): OneRetryPolicy {
+  const isRetriable = policy.isRetriable;
+  return {
+    retries: policy.maxAttempts - 1,
+    initialMs: policy.initialDelayMs,
+    maxMs: policy.maxDelayMs,
+    factor: policy.factor,
+    jitter: policy.jitter,
+    isRetriable:
+      isRetriable === isRetriableError ? isRetriableError : (e) => isRetriable(GamedataError.from(e)),
+    maxElapsedMs: Infinity,
+  };
+}
+
+/** The backoff before attempt `attempt + 1` (pure; the one loop's `backoffDelay`). */
 export function backoffDelay(
   policy: RetryPolicy,
   attempt: number,
   random: () => number = Math.random,
 ): number {
-  const base = Math.min(policy.maxDelayMs, policy.initialDelayMs * policy.factor ** (attempt - 1));
-  return Math.round(base * (1 - policy.jitter * random()));
+  return retryBackoffDelay(toRetryPolicy(policy), attempt, random);
 }
 
 /** Resolves a partial policy against the defaults; throws naming the option on bad values. */
@@ -67,29 +92,32 @@ export function resolveRetryPolicy(partial: Partial<RetryPolicy> = {}): RetryPol
 }
 
 /**
- * Runs `fn` until it succeeds, fails with a non-retriable error, or the attempts run out; the last error is thrown.
- * A `retryAfterMs` on the error (429 / 503 with `Retry-After`) is a floor for the wait.
+ * Runs `fn` until it succeeds, fails with a non-retriable error, or the attempts run out; the last error is thrown
+ * (as a `GamedataError`). A `retryAfterMs` on the error (429 / 503 with `Retry-After`) is a floor for the wait.
  */
 export async function withRetry<T>(
   fn: (context: RetryContext) => Promise<T>,
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   options: RetryOptions = {},
 ): Promise<T> {
-  const random = options.random ?? Math.random;
-  const wait = options.sleep ?? sleep;
-  for (let attempt = 1; ; attempt++) {
-    if (options.signal?.aborted) throw new AbortedError('aborted', { cause: options.signal.reason });
-    try {
-      return await fn({ attempt });
-    } catch (thrown) {
-      const error = GamedataError.from(thrown);
-      if (error instanceof AbortedError || attempt >= policy.maxAttempts || !policy.isRetriable(error))
-        throw error;
-      let delay = backoffDelay(policy, attempt, random);
-      if (error instanceof UpstreamError && error.retryAfterMs !== undefined)
-        delay = Math.max(delay, error.retryAfterMs);
-      options.onRetry?.(error, attempt, delay);
-      await wait(delay, options.signal);
-    }
-  }
+  const { onRetry, ...rest } = options;
+  return retry(
+    async (context) => {
+      try {
+        return await fn(context);
+      } catch (e) {
+        throw GamedataError.from(e);
+      }
+    },
+    toRetryPolicy(policy),
+    {
+      ...rest,
+      ...(onRetry === undefined
+        ? {}
+        : {
+            onRetry: (e: unknown, attempt: number, delayMs: number) =>
+              onRetry(GamedataError.from(e), attempt, delayMs),
+          }),
+    },
+  );
 }

@@ -3,7 +3,7 @@ import { FlowProducer, Queue, type ConnectionOptions, type JobsOptions } from 'b
 import { GamedataError } from '../errors.js';
 import type { RunJobData, RunResult, SliceJobData } from '../planner/job-types.js';
 import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-names.js';
-import { queuePriority, type CallPriority } from '../budget/priority.js';
+import { queuePriority, type CallPriority } from '../models/call-priority.js';
 import { DEFAULT_RUN_RETENTION, type RunRetention } from './run-counters.js';
 
 /**

@@ -17,4 +17,6 @@ export {
 } from './topic-names.js';
 export { RESOURCES, RESOURCE_INFO, isResourceName, recordVersion } from './resources.js';
 export type { ResourceName, ResourceInfo } from './resources.js';
+export { CALL_PRIORITIES, priorityRank, queuePriority } from './call-priority.js';
+export type { CallPriority } from './call-priority.js';
 export type * from './types.js';

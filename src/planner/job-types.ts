@@ -1,6 +1,6 @@
 /** Typed payloads of the pipeline's BullMQ jobs. */
 import type { ResourceName } from '../models/resources.js';
-import type { CallPriority } from '../budget/priority.js';
+import type { CallPriority } from '../models/call-priority.js';
 
 /**
  * Listing filters of a walk, by wire name: one value, or several where the upstream takes a list

@@ -9,7 +9,7 @@ import { ConfigError } from '../errors.js';
 import { RESOURCE_INFO, type ResourceName } from '../models/resources.js';
 import type { BackfillRequest } from '../planner/plan-backfill.js';
 import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../planner/plan-backfill.js';
-import type { CallPriority } from '../budget/priority.js';
+import type { CallPriority } from '../models/call-priority.js';
 import type { ScheduleKind } from './schedule-names.js';
 import type { ActiveRun, TailStateStore } from './tail-state.js';
 

@@ -1,0 +1,100 @@
+/**
+ * One page of an exactly-once slice joins the open transaction: its ids are claimed for the page key
+ * `<sliceId>#<seq>` (dedup/pending-marks; another slice's orphaned page is resolved by fencing that slice and reading
+ * its checkpoint), the intent is written, the fresh records are encoded and added to the session with their dead
+ * letters, and the open transaction's counts grow.
+ */
+import { createHash } from 'node:crypto';
+import type { DedupRecord } from '../dedup/index.js';
+import { hasDedupId, pageKeyOf, parsePageKey } from '../dedup/index.js';
+import { addCounts, commitOpen, type EosRun, type SliceCheckpointState } from './eos-slice-run.js';
+import type { ExactlyOnceDelivery, SlicePage } from './slice-contract.js';
+import { pageLineage } from './slice-contract.js';
+
+/**
+ * The dedup identity of a record without `_id`: a digest of its JSON (keys in order of appearance, as upstream sent
+ * them). Two records of identical content and no id are one dead letter; nothing else can tell them apart.
+ */
+export function anonymousId(record: DedupRecord): string {
+  // Records are parsed JSON (no cycles, no BigInt): stringify cannot throw.
+  const text = JSON.stringify(record);
+  return `anon-${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+}
+
+/** A resolver of another slice's orphaned page: fence that slice, then its checkpoint says whether it committed. */
+export function foreignPageResolver(eos: ExactlyOnceDelivery): (pageKey: string) => Promise<boolean> {
+  return async (pageKey) => {
+    const foreign = parsePageKey(pageKey);
+    // The page's producer only, and only while it is still an owner of its slice (see fenceWriter); a page key of an
+    // older version (no writer) fences every owner of the slice.
+    if (foreign.writer !== undefined && eos.publisher.fenceWriter !== undefined)
+      await eos.publisher.fenceWriter(foreign.sliceKey, foreign.writer);
+    else await eos.publisher.fence(foreign.sliceKey);
+    const ckpt = await eos.publisher.readCommitted<SliceCheckpointState>(foreign.sliceKey);
+    return ckpt !== null && ckpt.seq >= foreign.seq;
+  };
+}
+
+/** Claims the page's records for its page key and writes the intent; the fresh records and the repeats. */
+async function claimRecords(run: EosRun, items: DedupRecord[]) {
+  const { eos, sliceKey, session, o } = run;
+  const scope = run.data.replay ? run.data.runId : undefined;
+  // A record without a usable `_id` (it will be dead-lettered) is claimed under a digest of its content, so the same
+  // malformed record read by two slices (a trade under its buyer and its seller) is dead-lettered once.
+  const originals = new Map<DedupRecord, DedupRecord>();
+  const claimed = items.map((item) => {
+    if (hasDedupId(item)) return item;
+    const stand = { ...item, _id: anonymousId(item) };
+    originals.set(stand, item);
+    return stand;
+  });
+  const claim = await eos.marks.claim(
+    pageKeyOf(sliceKey, session.nextSeq, session.owner),
+    run.data.resource,
+    claimed,
+    foreignPageResolver(eos),
+    {
+      ...(scope === undefined ? {} : { scope }),
+      ...(o.signal === undefined ? {} : { signal: o.signal }),
+      // Waiting for another page: commit ours first, so a page of ours that holds an id is settled.
+      onWait: () => commitOpen(run),
+    },
+  );
+  claim.fresh = claim.fresh.map((r) => originals.get(r) ?? r);
+  if (claim.page.entries.length > 0) await eos.marks.writeIntent(sliceKey, claim.page);
+  return claim;
+}
+
+/** Adds `page` (read at `fetchedAt`) to the open transaction, and moves the slice's cursor past it. */
+export async function addPage(run: EosRun, page: SlicePage, fetchedAt: number): Promise<void> {
+  const { deps, eos, o } = run;
+  const resource = run.data.resource;
+  const items: DedupRecord[] = deps.source.enrich
+    ? await deps.source.enrich(resource, page.items, o.signal)
+    : page.items;
+  const claim = await claimRecords(run, items);
+  const encoded =
+    claim.fresh.length === 0
+      ? undefined
+      : await eos.encode({
+          resource,
+          records: claim.fresh,
+          lineage: pageLineage(run.data, deps.source, fetchedAt),
+        });
+  if (run.openPages === 0) run.openSince = o.now();
+  run.session.addPage({
+    topic: encoded?.topic ?? '',
+    records: encoded?.records ?? [],
+    dlqTopic: encoded?.dlqTopic ?? '',
+    deadLetters: encoded?.deadLetterMessages ?? [],
+  });
+  if (claim.page.entries.length > 0) run.open.push(claim.page);
+  run.openPages += 1;
+  run.openCounts = addCounts(run.openCounts, {
+    fetched: page.items.length,
+    published: encoded?.records.length ?? 0,
+    deduplicated: claim.repeats,
+    deadLettered: encoded?.deadLetterMessages.length ?? 0,
+  });
+  if (page.cursor !== undefined && page.cursor !== null) run.data = { ...run.data, cursor: page.cursor };
+}

@@ -1,0 +1,75 @@
+/**
+ * What the walk strategies of `planBackfill` share, passed explicitly: the request as resolved once (`PlanContext`),
+ * and what planning finds on the way (`PlanFindings`: its cost, the users listed, the partition's summary). Also the
+ * one place the per-user walks are built.
+ */
+import type { TimeRange } from '../slicing/index.js';
+import type { PartitionSummary, WalkFilters } from './job-types.js';
+import type { PlannedSlice } from './plan-partition.js';
+import type {
+  BackfillRequest,
+  PlannedRun,
+  PlannerSource,
+  ResolvedPlanOptions,
+  UserListing,
+} from './plan-inputs.js';
+
+/** One walk: its filters and slices; `expectedPages` per slice when the plan knows it (see `SliceJobData`). */
+export interface Walk {
+  filters: WalkFilters;
+  ranges: PlannedSlice[];
+  expectedPages?: number;
+}
+
+/** One resource's walks and the probe rounds they took (the resources are planned at the same time). */
+export interface PlannedWalks {
+  walks: Walk[];
+  rounds: number;
+}
+
+/** The request and options as resolved once, for every strategy. */
+export interface PlanContext {
+  request: BackfillRequest;
+  source: PlannerSource;
+  o: ResolvedPlanOptions;
+  /** Planning for fewest rounds (else fewest requests). */
+  forRounds: boolean;
+  /** The planner's clock when planning began. */
+  now: number;
+  until: number;
+  filters: Record<string, string>;
+  fullHistory: boolean;
+  /** What planning finds; the strategies add to it. */
+  found: PlanFindings;
+}
+
+/** What planning found: its cost and choices, the users listed, the partition's summary. */
+export interface PlanFindings {
+  planning: PlannedRun['planning'];
+  users: UserListing | undefined;
+  partition: PartitionSummary | undefined;
+}
+
+/** The users the per-country listings show. */
+export const listUsers = async (source: PlannerSource): Promise<UserListing> =>
+  source.userListing ? await source.userListing() : { ids: await source.userIds(), unlisted: 0 };
+
+/**
+ * One whole-range walk per listed user (`types`: only these transaction types; absent: every type), and the listing
+ * recorded as the run's users. A user's first page IS its probe: planned for rounds, all of them are read at once
+ * (many slices in flight), so every walk's first page goes out in the same round; a busy user splits while it is read.
+ */
+export function perUserWalks(
+  ctx: PlanContext,
+  listing: UserListing,
+  range: TimeRange,
+  types?: readonly string[],
+): Walk[] {
+  ctx.found.users = listing;
+  const typeFilter =
+    types === undefined ? {} : { transactionType: types.length === 1 ? (types[0] as string) : [...types] };
+  return listing.ids.map((userId) => ({
+    filters: { ...ctx.filters, userId, ...typeFilter },
+    ranges: [range],
+  }));
+}

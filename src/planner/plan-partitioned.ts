@@ -1,0 +1,134 @@
+/**
+ * Transactions by a proven partition: the proof on the window where the unfiltered feed is complete, then the
+ * per-country walks of the proven types and the per-user walks of the others (the user listing read only then, at
+ * most once). A full history at a small volume skips the proof (the per-user walks cost the key less, issue 32); a
+ * range of the feed's window uses the partition only when every type is proven, else its `fallback`.
+ */
+import type { TimeRange } from '../slicing/index.js';
+import { listUsers, perUserWalks, type PlanContext, type PlannedWalks, type Walk } from './plan-context.js';
+import type { UserListing } from './plan-inputs.js';
+import { planPartitionWalks } from './plan-partition.js';
+import {
+  provePartition,
+  summarizePartition,
+  type PartitionProof,
+  type ReadListingPages,
+} from './prove-partition.js';
+
+/**
+ * The rows of the feed's window at the rate of its head page (one page read): the page's rows over the time they
+ * span, times the window; all of them when the page holds the window whole.
+ */
+async function estimateWindowRows(read: ReadListingPages, window: TimeRange): Promise<number> {
+  for await (const page of read('transactions', {}, window)) {
+    const times = page.items
+      .map((i) => (typeof i['createdAt'] === 'string' ? Date.parse(i['createdAt']) : Number.NaN))
+      .filter(Number.isFinite);
+    if (page.cursor === null || page.cursor === undefined || times.length === 0) return page.items.length;
+    const span = Math.max(1, window.end - Math.min(...times));
+    return Math.round((page.items.length * (window.end - window.start)) / span);
+  }
+  return 0;
+}
+
+/** Whether a full history's feed holds too few rows in the proof's window for the partition to pay. */
+async function belowPartitionVolume(
+  ctx: PlanContext,
+  read: ReadListingPages,
+  window: TimeRange,
+): Promise<boolean> {
+  const windowRows = await estimateWindowRows(read, window);
+  ctx.found.planning.feedWindowRows = windowRows;
+  return windowRows < ctx.o.partitionAboveRows;
+}
+
+/** The partition walks of `types` (undefined: every type) over `range`, and the probe rounds they took. */
+async function partitionWalks(
+  ctx: PlanContext,
+  proof: PartitionProof,
+  range: TimeRange,
+  types: readonly string[] | undefined,
+): Promise<PlannedWalks> {
+  const { o, forRounds } = ctx;
+  const planned = await planPartitionWalks(proof, range, {
+    types,
+    pageSize: o.pageSize,
+    rowsPerSlice: forRounds ? o.pageSize - 1 : o.targetRows,
+    // A busy walk's older part in slices of `targetRows` under both plans: its stretches are estimates, and the
+    // half-page slices a plan for rounds would cut there end every ~50 rows on a page of their own (scale medium:
+    // 18,327 transaction pages, 1.83x the minimum, with them).
+    rowsPerEstimatedSlice: o.targetRows,
+    maxSlicesPerWalk: o.maxSlicesPerWalk,
+    historyProbeAbove: o.historyProbeAbove,
+    maxProbeRounds: o.maxProbeRounds,
+    probe: (f) => ctx.source.probe('transactions', f),
+  });
+  ctx.found.planning.probePages += planned.probePages;
+  const walks: Walk[] = planned.walks.map((w) => ({ filters: w.filters, ranges: w.slices }));
+  return { walks, rounds: planned.probeRounds };
+}
+
+/** Runs the proof on `window` and records its summary. */
+async function prove(ctx: PlanContext, read: ReadListingPages, window: TimeRange): Promise<PartitionProof> {
+  const values = await ctx.source.countryIds();
+  const proof = await provePartition(read, values, window, {
+    key: ctx.o.partition,
+    feedBudgetMs: ctx.o.proofFeedBudgetMs,
+    knownTypes: ctx.o.knownTypes,
+    pageSize: ctx.o.pageSize,
+  });
+  ctx.found.partition = summarizePartition(proof);
+  ctx.found.planning.proofPages = ctx.found.partition.pages;
+  return proof;
+}
+
+/** Marks the partition as proven but not used. */
+function unused(ctx: PlanContext): void {
+  if (ctx.found.partition !== undefined) ctx.found.partition = { ...ctx.found.partition, used: false };
+}
+
+/**
+ * Plans transactions over `range` by the partition when it holds (see the header). `fallback`: a range of the feed's
+ * window, planned this way when some type is unproven.
+ */
+export async function planPartitioned(
+  ctx: PlanContext,
+  read: ReadListingPages,
+  range: TimeRange,
+  fallback?: () => Promise<PlannedWalks>,
+): Promise<PlannedWalks> {
+  const window = { start: Math.max(0, range.start, ctx.until - ctx.o.proofWindowMs), end: ctx.until };
+  if (
+    fallback === undefined &&
+    ctx.o.partitionAboveRows > 0 &&
+    (await belowPartitionVolume(ctx, read, window))
+  )
+    return { walks: perUserWalks(ctx, await listUsers(ctx.source), range), rounds: 0 };
+  const proof = await prove(ctx, read, window);
+  const { provenTypes, unprovenTypes } = proof.proof;
+  // A range of the feed's window (not a full history): the partition only when it holds for every type; else the
+  // feed as before (per-user walks would need the users listed, for a range the feed reads whole).
+  if (fallback !== undefined && unprovenTypes.length > 0) {
+    unused(ctx);
+    return fallback();
+  }
+  // The users are listed only when some type is walked per user (at the real volume the listing is ~1,240 pages).
+  let listed: Promise<UserListing> | undefined;
+  const listOnce = (): Promise<UserListing> => (listed ??= listUsers(ctx.source));
+  // Nothing proven: exactly the per-user walks of every type.
+  if (provenTypes.length === 0) return { walks: perUserWalks(ctx, await listOnce(), range), rounds: 0 };
+  // Users the listings hide are found by discovery, from the pages of per-user walks only: with the proven types
+  // walked per country, a hidden user's unproven rows would be found only through an unproven-type trade with a
+  // walked user. So with hidden users, the per-user plan of every type (discovery through any trade), as before.
+  if (unprovenTypes.length > 0 && (await listOnce()).unlisted > 0) {
+    unused(ctx);
+    return { walks: perUserWalks(ctx, await listOnce(), range), rounds: 0 };
+  }
+  // Every known type proven: the partition walks read every type (no filter), so no row of a type never seen
+  // hides behind a type filter.
+  const types = unprovenTypes.length === 0 ? undefined : provenTypes;
+  const planned = await partitionWalks(ctx, proof, range, types);
+  if (unprovenTypes.length > 0)
+    planned.walks.push(...perUserWalks(ctx, await listOnce(), range, unprovenTypes));
+  return planned;
+}
