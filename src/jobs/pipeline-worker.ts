@@ -111,7 +111,7 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
  * requests to spare), when `maxConcurrency` is not set: `max(concurrency, this)`. By Little's law the key's 500
  * requests a minute at ~1.2 s a request and 50 calls each need ~500 chains in flight across the deployment (issue 32).
  */
-export const DEFAULT_MAX_CONCURRENCY = 512;
+export const DEFAULT_MAX_CONCURRENCY = 64;
 
 export interface PipelineWorkerDeps extends ProcessSliceDeps {
   counters: ProcessSliceDeps['counters'] &
