@@ -47,7 +47,7 @@ export function createQuietFields(options: QuietFieldsOptions = {}): QuietFields
     observe(resource, fields, records, tracker) {
       if (records.length === 0) return;
       let byField = runs.get(resource);
-      if (byField === undefined) runs.set(resource, (byField = new Map()));
+      if (byField === undefined) runs.set(resource, (byField = new Map<string, FieldRun>()));
       for (const field of fields) {
         let run = byField.get(field);
         if (run === undefined) byField.set(field, (run = { absent: undefined, reported: false }));

@@ -64,9 +64,8 @@ function recordsIn(type: AvroSchema, out: AvroRecordSchema[]): void {
     return;
   }
   if (type.type === 'record') {
-    const record = type as AvroRecordSchema;
-    out.push(record);
-    for (const f of record.fields) recordsIn(f.type, out);
+    out.push(type);
+    for (const f of type.fields) recordsIn(f.type, out);
   } else if (type.type === 'array') recordsIn((type as { items: AvroSchema }).items, out);
   else if (type.type === 'map') recordsIn((type as { values: AvroSchema }).values, out);
 }
@@ -111,7 +110,7 @@ export function schemaExtensions(schema: AvroRecordSchema, model: ModelDef): Sch
       const kind = scalarKind(field.type);
       if (kind === undefined) continue;
       let fields = out.get(m.name);
-      if (fields === undefined) out.set(m.name, (fields = new Map()));
+      if (fields === undefined) out.set(m.name, (fields = new Map<string, ExtensionKind>()));
       fields.set(field.name, kind);
     }
   }

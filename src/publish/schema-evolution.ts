@@ -73,19 +73,18 @@ interface Candidate {
 }
 
 /** The one scalar kind of a path's types (integer and number together are number), or a reason it has none. */
-export function evolvableKind(types: Partial<Record<JsonType, number>>): EvolvedKind | string {
+export function evolvableKind(
+  types: Partial<Record<JsonType, number>>,
+): { kind: EvolvedKind } | { refused: string } {
   const seen = (Object.keys(types) as JsonType[]).filter((t) => t !== 'null' && (types[t] ?? 0) > 0);
-  if (seen.length === 0) return 'only null values seen';
+  if (seen.length === 0) return { refused: 'only null values seen' };
   const numeric = seen.every((t) => t === 'integer' || t === 'number');
-  if (numeric) return seen.includes('number') ? 'number' : 'integer';
-  if (seen.length > 1) return `several types seen (${seen.join(', ')})`;
+  if (numeric) return { kind: seen.includes('number') ? 'number' : 'integer' };
+  if (seen.length > 1) return { refused: `several types seen (${seen.join(', ')})` };
   const [only] = seen;
-  if (only === 'string' || only === 'boolean') return only;
-  return `${only} values stay in _extra (only scalar fields evolve)`;
+  if (only === 'string' || only === 'boolean') return { kind: only };
+  return { refused: `${String(only)} values stay in _extra (only scalar fields evolve)` };
 }
-
-const isKind = (k: string): k is EvolvedKind =>
-  k === 'string' || k === 'integer' || k === 'number' || k === 'boolean';
 
 function splitPath(path: string): { parentPath: string; name: string } {
   const dot = path.lastIndexOf('.');
@@ -157,12 +156,12 @@ export function createSchemaEvolution(
       const all = stored?.records.find((r) => r.kind === 'new_field' && r.path === e.path)?.types;
       const merged: Partial<Record<JsonType, number>> = { ...all };
       for (const [t, n] of Object.entries(e.types) as [JsonType, number][]) merged[t] = (merged[t] ?? 0) + n;
-      const kind = evolvableKind(merged);
-      if (!isKind(kind)) {
-        if (kind !== 'only null values seen') refuse(resource, e.path, kind);
+      const verdict = evolvableKind(merged);
+      if ('refused' in verdict) {
+        if (verdict.refused !== 'only null values seen') refuse(resource, e.path, verdict.refused);
         continue;
       }
-      candidates.push({ path: e.path, kind, ...splitPath(e.path) });
+      candidates.push({ path: e.path, kind: verdict.kind, ...splitPath(e.path) });
     }
     if (candidates.length === 0) return false;
     // Another worker may have evolved them already: then this page only needs encoding again.
