@@ -177,6 +177,13 @@ export function createRecordEncoder(options: RecordEncoderOptions): RecordEncode
     return toRegistryError(error, url, `fetching the latest schema of ${subject}`);
   };
 
+  let last: {
+    drift: DriftSink | undefined;
+    ext: SchemaExtensions;
+    dropUnknown: boolean;
+    options: ToAvroOptions;
+  } = { drift: undefined, ext: NO_EXTENSIONS, dropUnknown: false, options: NO_OPTIONS };
+
   return {
     topic,
     refresh(resource) {
@@ -199,10 +206,19 @@ export function createRecordEncoder(options: RecordEncoderOptions): RecordEncode
         throw error;
       }
       const ext = extensionsOf(resource, plan);
-      const mapping: ToAvroOptions =
-        drift === undefined && !discard.has(resource) && ext.size === 0
-          ? NO_OPTIONS
-          : { sink: drift, discardUnknown: discard.has(resource), extensions: ext };
+      const dropUnknown = discard.has(resource);
+      let mapping: ToAvroOptions = NO_OPTIONS;
+      if (drift !== undefined || dropUnknown || ext.size > 0) {
+        // One options object per page's tracker, not one per record (the hot path).
+        if (last.drift !== drift || last.ext !== ext || last.dropUnknown !== dropUnknown)
+          last = {
+            drift,
+            ext,
+            dropUnknown,
+            options: { sink: drift, discardUnknown: dropUnknown, extensions: ext },
+          };
+        mapping = last.options;
+      }
       const value = toAvroValue(RESOURCE_INFO[resource].model, record, mapping);
       let bytes: Buffer;
       try {
