@@ -17,6 +17,23 @@ export interface DriftReportEntry extends DriftRecord {
   /** The registry's verdict on that change (`undefined`: not asked, or the subject is not registered). */
   compatible?: boolean;
   subject?: string;
+  /** The subject's latest version has the field already (the `evolve` contract registered it). */
+  registered?: boolean;
+  /** `type_changed`: the command that repairs the affected range once the catalogue (or upstream) is fixed. */
+  replay?: string;
+}
+
+/**
+ * `gamedata backfill <resource> --replay --since <oldest affected> --until <newest affected + 1 ms>`: the half-open
+ * range of the records' sort times that held a value of the wrong type (dead-lettered), replayed once the catalogue
+ * or upstream is fixed. `--replay` publishes them although they were seen (each once within the run).
+ */
+export function replayCommand(resource: ResourceName, r: DriftRecord): string | undefined {
+  if (r.kind !== 'type_changed' || r.firstRecordMs === undefined || r.lastRecordMs === undefined)
+    return undefined;
+  const since = new Date(r.firstRecordMs).toISOString();
+  const until = new Date(r.lastRecordMs + 1).toISOString();
+  return `gamedata backfill ${resource} --replay --since ${since} --until ${until}`;
 }
 
 export type OptionalFieldTester = (o: {
@@ -36,6 +53,8 @@ export async function buildDriftReport(
   for (const d of await store.read(resource)) {
     for (const record of d.records) {
       const entry: DriftReportEntry = { ...record, resource: d.resource };
+      const replay = replayCommand(d.resource, record);
+      if (replay !== undefined) entry.replay = replay;
       const proposal = proposeAbsorption(d.resource, record);
       if (proposal !== undefined) {
         entry.absorb = proposal.text;
@@ -48,6 +67,7 @@ export async function buildDriftReport(
         });
         entry.subject = check.subject;
         if (check.compatible !== undefined) entry.compatible = check.compatible;
+        if (check.registered === true) entry.registered = true;
       }
       out.push(entry);
     }
@@ -62,11 +82,24 @@ export function formatDriftReport(entries: readonly DriftReportEntry[]): string 
   for (const e of entries) {
     lines.push(`${e.resource}: ${formatDriftRecord(e)}`);
     if (e.absorb === undefined) {
-      lines.push(
-        e.kind === 'type_changed'
-          ? '  absorb: no compatible catalogue change (retyping a field breaks BACKWARD_TRANSITIVE); these records are dead-lettered with reason wrong-type'
-          : '  absorb: no proposal (only null values seen)',
-      );
+      if (e.kind === 'type_changed') {
+        lines.push(
+          '  absorb: no compatible catalogue change (retyping a field breaks BACKWARD_TRANSITIVE); these records are dead-lettered with reason wrong-type',
+        );
+        lines.push(
+          e.replay === undefined
+            ? '  repair: once the catalogue or upstream is fixed, replay the affected range (`gamedata backfill <resource> --replay --since <time>`)'
+            : `  repair: once the catalogue or upstream is fixed: ${e.replay}`,
+        );
+      } else if (e.kind === 'field_gone_quiet') {
+        lines.push(
+          "  absorb: nothing to register (the field stays in the schema and reads null); check upstream's changelog",
+        );
+      } else lines.push('  absorb: no proposal (only null values seen)');
+      continue;
+    }
+    if (e.registered === true) {
+      lines.push(`  absorbed: ${e.subject ?? 'the subject'} has it (registered by the evolve contract)`);
       continue;
     }
     const verdict =

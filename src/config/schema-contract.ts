@@ -2,15 +2,18 @@
  * Schema contracts per resource (`GAMEDATA_SCHEMA_CONTRACT`, e.g. `transactions=freeze,articles=discard`): what the
  * encoder does with a field the catalogue does not know, after counting it as drift.
  * - `freeze` (the default, and the behaviour before contracts): keep it in `_extra` at its level, and alert;
- * - `discard`: drop it (it is counted, then not written).
+ * - `discard`: drop it (it is counted, then not written);
+ * - `evolve`: register it as an optional field of the subject when seen with one consistent scalar type (after the
+ *   registry's compatibility check), then write it as a real field (`publish/schema-evolution.ts`); until then, and
+ *   for what cannot evolve, as `freeze`.
  */
 import { ConfigError } from '../errors.js';
 import { RESOURCES } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
 
-export type SchemaContract = 'freeze' | 'discard';
+export type SchemaContract = 'freeze' | 'discard' | 'evolve';
 
-export const SCHEMA_CONTRACTS: readonly SchemaContract[] = ['freeze', 'discard'];
+export const SCHEMA_CONTRACTS: readonly SchemaContract[] = ['freeze', 'discard', 'evolve'];
 
 /** The contract of every resource. */
 export type SchemaContracts = Readonly<Record<ResourceName, SchemaContract>>;
@@ -38,9 +41,7 @@ export function parseSchemaContracts(text: string): SchemaContracts {
     if (!(RESOURCES as readonly string[]).includes(resource))
       throw new ConfigError(`unknown resource ${JSON.stringify(resource)}: ${rule}`);
     if (!(SCHEMA_CONTRACTS as readonly string[]).includes(contract))
-      throw new ConfigError(
-        `unknown contract ${JSON.stringify(contract)} for ${resource}${contract === 'evolve' ? ' (evolve is not implemented yet)' : ''}: ${rule}`,
-      );
+      throw new ConfigError(`unknown contract ${JSON.stringify(contract)} for ${resource}: ${rule}`);
     if (seen.has(resource)) throw new ConfigError(`${resource} is given twice: ${rule}`);
     seen.add(resource);
     out[resource as ResourceName] = contract as SchemaContract;

@@ -46,6 +46,12 @@ export interface PageDriftEntry {
   count: number;
   /** How many of them carried each JSON type. */
   types: Partial<Record<JsonType, number>>;
+  /**
+   * `type_changed`: the sort times (`createdAt`/`publishedAt`, epoch ms) of the oldest and newest record affected,
+   * the range `backfill --replay` must read again once the catalogue (or upstream) is fixed.
+   */
+  firstRecordMs?: number;
+  lastRecordMs?: number;
 }
 
 /** A page's drift: one entry per (kind, path), at most `maxPaths`; occurrences of paths over the bound in `dropped`. */
@@ -65,8 +71,10 @@ export const DEFAULT_DRIFT_TRACKER_OPTIONS = { maxPaths: 200 } as const;
 export interface DriftTracker {
   /** An unknown field `key` found at `parentPath` (raw, with indices). */
   unknownField(parentPath: string, key: string, value: unknown): void;
-  /** A value of the wrong type at `path` (a checkRecord issue path). */
-  wrongType(path: string, value: unknown): void;
+  /** A value of the wrong type at `path` (a checkRecord issue path) in a record sorted at `recordMs`. */
+  wrongType(path: string, value: unknown, recordMs?: number): void;
+  /** A catalogued field gone quiet (`quiet-fields.ts` decides): `count` records of the page lacked it. */
+  goneQuiet(path: string, count: number): void;
   /** What was seen so far; empty `entries` when nothing drifted. */
   page(): PageDrift;
 }
@@ -74,23 +82,30 @@ export interface DriftTracker {
 /** A tracker for one page. */
 export function createDriftTracker(options: DriftTrackerOptions = {}): DriftTracker {
   const maxPaths = options.maxPaths ?? DEFAULT_DRIFT_TRACKER_OPTIONS.maxPaths;
+  const quiet: PageDriftEntry[] = [];
   // One map per kind, keyed by the path itself: no key string is built per record (the hot path: a field the
   // service always sends is met on every record).
   const newFields = new Map<string, PageDriftEntry>();
   const typeChanges = new Map<string, PageDriftEntry>();
   let dropped = 0;
-  const add = (map: Map<string, PageDriftEntry>, kind: DriftKind, path: string, value: unknown): void => {
+  const add = (
+    map: Map<string, PageDriftEntry>,
+    kind: DriftKind,
+    path: string,
+    value: unknown,
+  ): PageDriftEntry | undefined => {
     let entry = map.get(path);
     if (entry === undefined) {
-      if (newFields.size + typeChanges.size >= maxPaths) {
+      if (newFields.size + typeChanges.size + quiet.length >= maxPaths) {
         dropped++;
-        return;
+        return undefined;
       }
       map.set(path, (entry = { kind, path, count: 0, types: {} }));
     }
     entry.count++;
     const type = jsonTypeOf(value);
     entry.types[type] = (entry.types[type] ?? 0) + 1;
+    return entry;
   };
   return {
     unknownField(parentPath, key, value) {
@@ -101,10 +116,21 @@ export function createDriftTracker(options: DriftTrackerOptions = {}): DriftTrac
         value,
       );
     },
-    wrongType(path, value) {
-      add(typeChanges, 'type_changed', normalizeDriftPath(path), value);
+    wrongType(path, value, recordMs) {
+      const entry = add(typeChanges, 'type_changed', normalizeDriftPath(path), value);
+      if (entry === undefined || recordMs === undefined) return;
+      if (entry.firstRecordMs === undefined || recordMs < entry.firstRecordMs) entry.firstRecordMs = recordMs;
+      if (entry.lastRecordMs === undefined || recordMs > entry.lastRecordMs) entry.lastRecordMs = recordMs;
     },
-    page: () => ({ entries: [...newFields.values(), ...typeChanges.values()], dropped }),
+    goneQuiet(path, count) {
+      if (count <= 0) return;
+      if (newFields.size + typeChanges.size + quiet.length >= maxPaths) {
+        dropped += count;
+        return;
+      }
+      quiet.push({ kind: 'field_gone_quiet', path, count, types: { null: count } });
+    },
+    page: () => ({ entries: [...newFields.values(), ...typeChanges.values(), ...quiet], dropped }),
   };
 }
 
@@ -117,6 +143,9 @@ export interface DriftRecord {
   /** Epoch ms of the first and the last page it was seen in. */
   firstSeenMs: number;
   lastSeenMs: number;
+  /** `type_changed`: the oldest and newest affected record's sort time (the range to replay). */
+  firstRecordMs?: number;
+  lastRecordMs?: number;
 }
 
 /** `stored` with a page's `entry` seen at `nowMs` folded in (what the Redis store's script does, stated in TS). */
@@ -128,6 +157,8 @@ export function mergeDriftRecord(
   const types: Partial<Record<JsonType, number>> = { ...stored?.types };
   for (const [type, n] of Object.entries(entry.types) as [JsonType, number][])
     types[type] = (types[type] ?? 0) + n;
+  const first = [stored?.firstRecordMs, entry.firstRecordMs].filter((x) => x !== undefined);
+  const last = [stored?.lastRecordMs, entry.lastRecordMs].filter((x) => x !== undefined);
   return {
     kind: entry.kind,
     path: entry.path,
@@ -135,6 +166,8 @@ export function mergeDriftRecord(
     types,
     firstSeenMs: stored?.firstSeenMs ?? nowMs,
     lastSeenMs: Math.max(stored?.lastSeenMs ?? nowMs, nowMs),
+    ...(first.length === 0 ? {} : { firstRecordMs: Math.min(...first) }),
+    ...(last.length === 0 ? {} : { lastRecordMs: Math.max(...last) }),
   };
 }
 

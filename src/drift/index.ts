@@ -25,4 +25,6 @@ export { createRedisDriftStore, driftKey, DEFAULT_REDIS_DRIFT_STORE_OPTIONS } fr
 export type { DriftStore, RedisDriftStoreOptions, ResourceDrift } from './redis-drift-store.js';
 export { formatDriftRecord, formatDriftTypes } from './format-drift.js';
 export { proposeAbsorption } from './absorb-drift.js';
+export { createQuietFields, DEFAULT_QUIET_FIELDS_OPTIONS } from './quiet-fields.js';
+export type { QuietFields, QuietFieldsOptions } from './quiet-fields.js';
 export type { DriftAbsorption, AbsorbedKind } from './absorb-drift.js';

@@ -38,24 +38,29 @@ export interface DriftStore {
 
 const DROPPED = '__dropped';
 
-// KEYS[1] the hash; ARGV: maxPaths, now, then per entry: field, count, types JSON. Returns nothing.
+// KEYS[1] the hash; ARGV: maxPaths, now, then per entry: field, count, types JSON, first and last record time (ms,
+// or '' when none). Returns nothing.
 const MERGE = `
 local max = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
 local size = redis.call('HLEN', KEYS[1]) - redis.call('HEXISTS', KEYS[1], '${DROPPED}')
-for i = 3, #ARGV, 3 do
+for i = 3, #ARGV, 5 do
   local field = ARGV[i]
   local count = tonumber(ARGV[i + 1])
   local types = cjson.decode(ARGV[i + 2])
+  local firstRec = tonumber(ARGV[i + 3])
+  local lastRec = tonumber(ARGV[i + 4])
   local old = redis.call('HGET', KEYS[1], field)
   if old then
     local r = cjson.decode(old)
     r.count = r.count + count
     for t, n in pairs(types) do r.types[t] = (r.types[t] or 0) + n end
     if now > r.lastSeenMs then r.lastSeenMs = now end
+    if firstRec and (not r.firstRecordMs or firstRec < r.firstRecordMs) then r.firstRecordMs = firstRec end
+    if lastRec and (not r.lastRecordMs or lastRec > r.lastRecordMs) then r.lastRecordMs = lastRec end
     redis.call('HSET', KEYS[1], field, cjson.encode(r))
   elseif size < max then
-    redis.call('HSET', KEYS[1], field, cjson.encode({ count = count, types = types, firstSeenMs = now, lastSeenMs = now }))
+    redis.call('HSET', KEYS[1], field, cjson.encode({ count = count, types = types, firstSeenMs = now, lastSeenMs = now, firstRecordMs = firstRec, lastRecordMs = lastRec }))
     size = size + 1
   else
     redis.call('HINCRBY', KEYS[1], '${DROPPED}', count)
@@ -83,7 +88,14 @@ export function createRedisDriftStore(redis: Redis, options: RedisDriftStoreOpti
     async record(resource, page, nowMs = Date.now()) {
       if (page.entries.length === 0 && page.dropped === 0) return;
       const args: (string | number)[] = [maxPaths, nowMs];
-      for (const e of page.entries) args.push(`${e.kind}\t${e.path}`, e.count, JSON.stringify(e.types));
+      for (const e of page.entries)
+        args.push(
+          `${e.kind}\t${e.path}`,
+          e.count,
+          JSON.stringify(e.types),
+          e.firstRecordMs ?? '',
+          e.lastRecordMs ?? '',
+        );
       const key = driftKey(prefix, resource);
       await redis.eval(MERGE, 1, key, ...args);
       if (page.dropped > 0) await redis.hincrby(key, DROPPED, page.dropped);
@@ -104,6 +116,8 @@ export function createRedisDriftStore(redis: Redis, options: RedisDriftStoreOpti
             types: r.types,
             firstSeenMs: r.firstSeenMs,
             lastSeenMs: r.lastSeenMs,
+            ...(typeof r.firstRecordMs === 'number' ? { firstRecordMs: r.firstRecordMs } : {}),
+            ...(typeof r.lastRecordMs === 'number' ? { lastRecordMs: r.lastRecordMs } : {}),
           });
         }
         const dropped = Number(hash[DROPPED] ?? 0);

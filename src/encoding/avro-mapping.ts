@@ -17,6 +17,8 @@ import type { FieldType, ModelDef } from '../models/field.js';
 import { parseDateTime } from '../models/check-record.js';
 import { EncodingError } from '../errors.js';
 import { EXTRA_FIELD, typedMapFieldName } from './avro-schema.js';
+import { fitsExtension } from './schema-extensions.js';
+import type { SchemaExtensions } from './schema-extensions.js';
 
 type Obj = Record<string, unknown>;
 
@@ -27,6 +29,11 @@ type Obj = Record<string, unknown>;
 export interface UnknownFieldSink {
   /** `parentPath` is where the key was found (`''` for the root, `items[3]` in an array), `value` its value. */
   unknownField(parentPath: string, key: string, value: unknown): void;
+  /**
+   * A field the writer schema has beyond the catalogue (an evolved field) came with a value of another type: it is
+   * kept in `_extra` instead (issue 35). `path` is the field's path. @default ignored
+   */
+  wrongType?(path: string, value: unknown): void;
 }
 
 /** How {@link toAvroValue} treats unknown fields. */
@@ -35,6 +42,12 @@ export interface ToAvroOptions {
   sink?: UnknownFieldSink | undefined;
   /** Drop unknown fields instead of keeping them in `_extra` (the `discard` contract). @default false */
   discardUnknown?: boolean | undefined;
+  /**
+   * Fields of the writer schema beyond the catalogue (`schemaExtensions` of the schema the value is written with):
+   * an upstream key of that name whose value has the field's type is written as the field, not into `_extra`.
+   * @default none
+   */
+  extensions?: SchemaExtensions | undefined;
 }
 
 const KEEP_ALL: ToAvroOptions = {};
@@ -139,9 +152,25 @@ function recordToAvro(model: ModelDef, value: unknown, path: string, ctx: ToAvro
         value === null || value === undefined ? null : mapToAvro(type.of, value, join(path, name), ctx);
     }
   }
+  const evolved = ctx.extensions?.get(model.name);
+  if (evolved !== undefined) for (const name of evolved.keys()) out[name] = null;
   let extra: Obj | undefined;
   for (const key in record) {
     if (!Object.hasOwn(record, key) || isKnown(model, key) || record[key] === undefined) continue;
+    const kind = evolved?.get(key);
+    if (kind !== undefined) {
+      const v = record[key];
+      if (v === null) continue;
+      if (fitsExtension(kind, v)) {
+        out[key] = v;
+        continue;
+      }
+      // Another type than the one evolved: kept in `_extra` (nothing lost), counted as a type change.
+      ctx.sink?.wrongType?.(join(path, key), v);
+      extra ??= {};
+      put(extra, key, v);
+      continue;
+    }
     ctx.sink?.unknownField(path, key, record[key]);
     if (ctx.discardUnknown === true) continue;
     extra ??= {};
@@ -220,7 +249,11 @@ function recordFromAvro(model: ModelDef, value: Obj): Obj {
       continue;
     }
     if (Object.hasOwn(out, key)) continue; // already set from its typed map
-    put(out, key, fieldFromAvro(key === '_id' || key === '__v' ? undefined : model.fields[key], v));
+    const type = key === '_id' || key === '__v' ? undefined : model.fields[key];
+    // A field of a newer writer schema the catalogue does not know (an evolved field) reads back only with a value,
+    // as the upstream key it came from: records written before it, or without it, do not grow a null.
+    if (type === undefined && (v === null || v === undefined) && key !== '_id' && key !== '__v') continue;
+    put(out, key, fieldFromAvro(type, v));
   }
   const extra = value[EXTRA_FIELD];
   if (typeof extra === 'string') {

@@ -90,7 +90,9 @@ export class CachedAvroDeserializer extends AvroDeserializer {
 }
 
 /** What the direct path of {@link DirectAvroSerializer} needs for one topic: resolved by the library, then reused. */
-interface WritePlan {
+export interface WritePlan {
+  /** The schema text the record is written with (the subject's latest version when the plan was resolved). */
+  schema: string;
   /** 0x00 + the 4-byte big-endian schema id: the library's `PrefixSchemaIdSerializer` header. */
   header: Buffer;
   /** The compiled avsc type of the subject's latest schema (the library's own `toType`). */
@@ -171,7 +173,7 @@ export class DirectAvroSerializer extends CachedAvroSerializer {
       type.typeName !== 'bytes';
     const header = Buffer.alloc(5);
     if (direct) header.writeInt32BE(schemaId.id as number, 1);
-    return { header, type, direct };
+    return { schema: info.schema, header, type, direct };
   }
 
   #plan(topic: string, msg: unknown): PlanEntry {
@@ -203,8 +205,34 @@ export class DirectAvroSerializer extends CachedAvroSerializer {
     if (!this.#eligible || msg === null || msg === undefined) return super.serialize(topic, msg, headers);
     const entry = this.#plan(topic, msg);
     const plan = entry.ready ?? (await entry.plan);
-    if (!plan.direct || !plan.type.isValid(msg)) return super.serialize(topic, msg, headers);
-    return writeFramed(plan, msg);
+    return this.serializeWith(topic, plan, msg, headers);
+  }
+
+  /**
+   * The plan `topic`'s records are written with now: the resolved one when it is (synchronously, the hot path),
+   * else a promise of it. The caller maps its value for `plan.schema`, then calls {@link serializeWith}, so the
+   * value's fields always match the schema they are written with (issue 35's evolved fields).
+   */
+  planFor(topic: string): WritePlan | Promise<WritePlan> {
+    const entry = this.#plan(topic, {});
+    return entry.ready ?? entry.plan;
+  }
+
+  /** `msg` written with `plan` (see {@link planFor}); the library's own path when the direct one does not apply. */
+  serializeWith(
+    topic: string,
+    plan: WritePlan,
+    msg: unknown,
+    headers?: Parameters<AvroSerializer['serialize']>[2],
+  ): Promise<Buffer> {
+    if (!this.#eligible || !plan.direct || msg === null || msg === undefined || !plan.type.isValid(msg))
+      return super.serialize(topic, msg, headers);
+    return Promise.resolve(writeFramed(plan, msg));
+  }
+
+  /** Forgets `topic`'s plan: the next record resolves the subject's latest version again. */
+  invalidate(topic: string): void {
+    this.#plans.delete(topic);
   }
 }
 

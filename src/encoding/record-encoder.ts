@@ -22,6 +22,10 @@ import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../models/top
 import { toAvroValue } from './avro-mapping.js';
 import type { ToAvroOptions, UnknownFieldSink } from './avro-mapping.js';
 import { AVRO_TYPE_OPTIONS } from './avro-types.js';
+import type { WritePlan } from './cached-avro-serde.js';
+import type { AvroRecordSchema } from './avro-schema.js';
+import { NO_EXTENSIONS, schemaExtensions } from './schema-extensions.js';
+import type { SchemaExtensions } from './schema-extensions.js';
 import { isRegistryFailure, isSubjectNotFound, toRegistryError } from './registry-client.js';
 
 export interface RecordEncoderOptions {
@@ -46,7 +50,8 @@ export interface RecordEncoderOptions {
  * the wrong type (`checkRecord`'s `wrong-type` issues) with the value found.
  */
 export interface DriftSink extends UnknownFieldSink {
-  wrongType(path: string, value: unknown): void;
+  /** `recordMs`: the record's sort time (`createdAt`/`publishedAt`), for the replay that repairs the range. */
+  wrongType(path: string, value: unknown, recordMs?: number): void;
 }
 
 export const DEFAULT_RECORD_ENCODER_OPTIONS = {
@@ -65,6 +70,11 @@ export interface RecordEncoder {
   encode(resource: ResourceName, record: unknown, drift?: DriftSink): Promise<Buffer>;
   /** The topic `resource` is written to. */
   topic(resource: ResourceName): string;
+  /**
+   * Forgets the cached latest schema of `resource`'s subject: the next record is written with the version
+   * registered now (after an `evolve`, issue 35). Records already encoded are not touched.
+   */
+  refresh(resource: ResourceName): void;
 }
 
 /** One {@link EncodingError} for every issue of a record: the first names the path and reason, all are listed. */
@@ -82,11 +92,25 @@ export function issuesToError(issues: readonly RecordIssue[]): EncodingError {
 const NO_OPTIONS: ToAvroOptions = {};
 
 /** Tells `drift` of each wrong-typed value (the record is dead-lettered; its unknown fields are not looked at). */
-function reportWrongTypes(issues: readonly RecordIssue[], record: unknown, drift: DriftSink): void {
+function reportWrongTypes(
+  issues: readonly RecordIssue[],
+  record: unknown,
+  drift: DriftSink,
+  resource: ResourceName,
+): void {
+  let recordMs: number | undefined;
   for (const issue of issues) {
-    if ((issue.kind ?? 'wrong-type') === 'wrong-type')
-      drift.wrongType(issue.path, valueAt(record, issue.path));
+    if ((issue.kind ?? 'wrong-type') !== 'wrong-type') continue;
+    recordMs ??= sortTimeOf(record, resource);
+    drift.wrongType(issue.path, valueAt(record, issue.path), recordMs);
   }
+}
+
+/** The record's sort time in epoch ms, or undefined (no valid one). */
+function sortTimeOf(record: unknown, resource: ResourceName): number | undefined {
+  const value = valueAt(record, RESOURCE_INFO[resource].sortField);
+  const ms = typeof value === 'string' ? Date.parse(value) : NaN;
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 /** The value at a checkRecord issue path (`a.b[2].c`), or undefined. */
@@ -127,36 +151,80 @@ export function createRecordEncoder(options: RecordEncoderOptions): RecordEncode
     if (name === undefined) topics.set(resource, (name = topicName(topicPrefix, resource)));
     return name;
   };
+  // The fields each plan's schema has beyond the catalogue, computed once per resolved plan (once a second at most).
+  const extensions = new WeakMap<WritePlan, SchemaExtensions>();
+  const extensionsOf = (resource: ResourceName, plan: WritePlan): SchemaExtensions => {
+    let ext = extensions.get(plan);
+    if (ext === undefined) {
+      try {
+        ext = schemaExtensions(JSON.parse(plan.schema) as AvroRecordSchema, RESOURCE_INFO[resource].model);
+      } catch {
+        ext = NO_EXTENSIONS; // not a JSON record schema: write the catalogue's fields only
+      }
+      extensions.set(plan, ext);
+    }
+    return ext;
+  };
+  const registryError = (error: unknown, name: string): Error => {
+    const subject = valueSubjectName(name);
+    if (isSubjectNotFound(error)) {
+      return new ServiceError(
+        `subject ${subject} is not registered at ${url} (run \`gamedata schemas register\`)`,
+        'schema-registry',
+        { cause: error },
+      );
+    }
+    return toRegistryError(error, url, `fetching the latest schema of ${subject}`);
+  };
+
+  let last: {
+    drift: DriftSink | undefined;
+    ext: SchemaExtensions;
+    dropUnknown: boolean;
+    options: ToAvroOptions;
+  } = { drift: undefined, ext: NO_EXTENSIONS, dropUnknown: false, options: NO_OPTIONS };
 
   return {
     topic,
+    refresh(resource) {
+      registry.clearLatestCaches();
+      serializer.invalidate(topic(resource));
+    },
     async encode(resource, record, drift) {
       const issues = checkRecord(RESOURCE_INFO[resource].model, record);
       if (issues.length > 0) {
-        if (drift !== undefined) reportWrongTypes(issues, record, drift);
+        if (drift !== undefined) reportWrongTypes(issues, record, drift, resource);
         throw issuesToError(issues);
       }
-      const mapping: ToAvroOptions =
-        drift === undefined && !discard.has(resource)
-          ? NO_OPTIONS
-          : { sink: drift, discardUnknown: discard.has(resource) };
-      const value = toAvroValue(RESOURCE_INFO[resource].model, record, mapping);
       const name = topic(resource);
+      let plan: WritePlan;
+      try {
+        const planned = serializer.planFor(name);
+        plan = planned instanceof Promise ? await planned : planned;
+      } catch (error) {
+        if (isRegistryFailure(error)) throw registryError(error, name);
+        throw error;
+      }
+      const ext = extensionsOf(resource, plan);
+      const dropUnknown = discard.has(resource);
+      let mapping: ToAvroOptions = NO_OPTIONS;
+      if (drift !== undefined || dropUnknown || ext.size > 0) {
+        // One options object per page's tracker, not one per record (the hot path).
+        if (last.drift !== drift || last.ext !== ext || last.dropUnknown !== dropUnknown)
+          last = {
+            drift,
+            ext,
+            dropUnknown,
+            options: { sink: drift, discardUnknown: dropUnknown, extensions: ext },
+          };
+        mapping = last.options;
+      }
+      const value = toAvroValue(RESOURCE_INFO[resource].model, record, mapping);
       let bytes: Buffer;
       try {
-        bytes = await serializer.serialize(name, value);
+        bytes = await serializer.serializeWith(name, plan, value);
       } catch (error) {
-        if (isRegistryFailure(error)) {
-          const subject = valueSubjectName(name);
-          if (isSubjectNotFound(error)) {
-            throw new ServiceError(
-              `subject ${subject} is not registered at ${url} (run \`gamedata schemas register\`)`,
-              'schema-registry',
-              { cause: error },
-            );
-          }
-          throw toRegistryError(error, url, `fetching the latest schema of ${subject}`);
-        }
+        if (isRegistryFailure(error)) throw registryError(error, name);
         if (error instanceof ServiceError) throw error;
         // What is left is avsc rejecting the value against the registered schema ("Invalid message at a.b ...").
         const message = error instanceof Error ? error.message : String(error);

@@ -7,7 +7,7 @@ import { Compatibility } from '@confluentinc/schemaregistry/dist/schemaregistry-
 import type { Client } from '@confluentinc/schemaregistry';
 import { RESOURCES } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError, ValidationError } from '../errors.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../models/topic-names.js';
 import type { AvroRecordSchema } from './avro-schema.js';
 import { diffSchemas } from './schema-diff.js';
@@ -155,6 +155,8 @@ export interface OptionalFieldCheck {
   subject: string;
   /** `true`/`false`: the registry's verdict under the subject's level; `undefined`: the subject is not registered. */
   compatible: boolean | undefined;
+  /** The latest version has the field already (the `evolve` contract registered it): nothing left to absorb. */
+  registered?: boolean;
 }
 
 /**
@@ -180,7 +182,14 @@ export async function testOptionalField(options: {
     if (isSubjectNotFound(error)) return { subject, compatible: undefined };
     throw toRegistryError(error, url(registry), `reading the latest schema of ${subject}`);
   }
-  const candidate = withOptionalField(registered, options.parentPath, options.name, options.kind);
+  let candidate: AvroRecordSchema;
+  try {
+    candidate = withOptionalField(registered, options.parentPath, options.name, options.kind);
+  } catch (error) {
+    if (error instanceof ValidationError && error.message.includes(' already has '))
+      return { subject, compatible: true, registered: true };
+    throw error;
+  }
   try {
     const compatible = await registry.testSubjectCompatibility(subject, {
       schemaType: 'AVRO',

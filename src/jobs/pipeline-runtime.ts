@@ -37,6 +37,7 @@ import type { SliceSource } from './slice-contract.js';
 import { createRunCounters, type RunCounters } from './run-counters.js';
 import { createRedisUserDirectory, type UserDirectory } from './user-discovery.js';
 import { createRedisDriftStore, type PageDrift } from '../drift/index.js';
+import { createSchemaEvolution, type EvolvedField } from '../publish/schema-evolution.js';
 import { DEFAULT_SCHEMA_CONTRACTS } from '../config/schema-contract.js';
 import { RESOURCES, type ResourceName } from '../models/resources.js';
 
@@ -164,6 +165,13 @@ export interface PipelineRuntimeOptions {
    * e.g. to count it in `/metrics`. Must not throw. @default none
    */
   onDrift?: (resource: ResourceName, drift: PageDrift) => void;
+  /**
+   * Track schema drift at all (issue 35). `false` only to measure its cost (bench/pipeline.ts `--no-drift`): no
+   * counts, no `evolve`. @default true
+   */
+  driftTracking?: boolean;
+  /** Told of each field the `evolve` contract registered (logs). @default none */
+  onSchemaEvolved?: (field: EvolvedField) => void;
 }
 
 /** Builds every real dependency of the pipeline from the settings. */
@@ -223,11 +231,33 @@ export async function createPipelineRuntime(
     topicPrefix: settings.topicPrefix,
     discardUnknown: RESOURCES.filter((r) => contracts[r] === 'discard'),
   };
+  const evolving = RESOURCES.filter((r) => contracts[r] === 'evolve');
+  const tracking = options.driftTracking ?? true;
+  // The `evolve` contract: asked by the page encoder when a page of such a resource has a new field.
+  const drift =
+    !tracking || registry === undefined
+      ? {}
+      : {
+          onDrift,
+          ...(evolving.length === 0
+            ? {}
+            : {
+                evolve: createSchemaEvolution({
+                  registry,
+                  redis: hot,
+                  redisPrefix: settings.redisPrefix,
+                  topicPrefix: settings.topicPrefix,
+                  resources: evolving,
+                  store: driftStore,
+                  ...(options.onSchemaEvolved === undefined ? {} : { onEvolved: options.onSchemaEvolved }),
+                }),
+              }),
+        };
   const publisher: PagePublisher = registry
     ? createPagePublisher({
         sink: createCoalescingSink(sink),
         encoder: createRecordEncoder({ registry, ...encoderOptions }),
-        onDrift,
+        ...drift,
       })
     : {
         publishPage() {
@@ -268,7 +298,7 @@ export async function createPipelineRuntime(
           publisher: transactional,
           encode: createPageEncoder({
             encoder: createRecordEncoder({ registry, ...encoderOptions }),
-            onDrift,
+            ...drift,
           }),
           marks: createPendingMarks(createRedisPendingMarks(hot), { prefix: settings.redisPrefix }),
         };

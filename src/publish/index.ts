@@ -20,3 +20,10 @@ export { buildDeadLetter, lineageHeaders, HEADER, DEFAULT_DEAD_LETTER_OPTIONS } 
 export type { Lineage, OutgoingMessage, DeadLetterOptions } from './dead-letter.js';
 export { createCoalescingSink } from './coalescing-sink.js';
 export type { CoalescingSinkOptions } from './coalescing-sink.js';
+export {
+  createSchemaEvolution,
+  evolvableKind,
+  readEvolvedFields,
+  DEFAULT_SCHEMA_EVOLUTION_OPTIONS,
+} from './schema-evolution.js';
+export type { SchemaEvolutionOptions, EvolvedField, EvolvedKind } from './schema-evolution.js';

@@ -13,6 +13,8 @@ import type { KafkaSink } from '../sink/producer/kafka-sink.js';
 import { dlqTopicName } from '../models/topic-names.js';
 import { createDriftTracker } from '../drift/drift-tracker.js';
 import type { PageDrift } from '../drift/drift-tracker.js';
+import { createQuietFields } from '../drift/quiet-fields.js';
+import { RESOURCE_INFO } from '../models/resources.js';
 
 export interface PagePublisherOptions {
   /** A connected sink (`createKafkaSink`). Required. */
@@ -26,6 +28,12 @@ export interface PagePublisherOptions {
    * not throw and should not block (the runtime stores it in Redis and counts it, without awaiting). @default none
    */
   onDrift?: (resource: ResourceName, drift: PageDrift) => void;
+  /**
+   * The `evolve` contract (issue 35, `schema-evolution.ts`): asked when a page's drift has new fields; resolves
+   * `true` when the subject now has a version carrying some of them, and the page is then encoded again with it
+   * (nothing was sent yet, so nothing is lost or sent twice). Never rejects. @default none
+   */
+  evolve?: (resource: ResourceName, drift: PageDrift) => Promise<boolean>;
 }
 
 export interface PublishPageInput {
@@ -109,20 +117,34 @@ export type PageEncoder = (input: PublishPageInput) => Promise<EncodedPage>;
  * @throws ServiceError when the registry fails (retriable per `error.retriable`)
  */
 export function createPageEncoder(
-  options: Pick<PagePublisherOptions, 'encoder' | 'deadLetter' | 'onDrift'>,
+  options: Pick<PagePublisherOptions, 'encoder' | 'deadLetter' | 'onDrift' | 'evolve'>,
 ): PageEncoder {
-  const { encoder, onDrift } = options;
+  const { encoder, onDrift, evolve } = options;
+  const quiet = onDrift === undefined ? undefined : createQuietFields();
+  const fieldsOf = new Map<ResourceName, string[]>();
   return async ({ resource, records, lineage }) => {
     const headers = lineageHeaders(lineage);
     // One tracker per page: the drift is folded in memory and reported once, never per record.
     const tracker = onDrift === undefined ? undefined : createDriftTracker();
     // Encoding is CPU-bound and the registry lookups are cached: encoding the whole page at once is fine.
-    const results = await Promise.allSettled(
+    let results = await Promise.allSettled(
       records.map((record) => encoder.encode(resource, record, tracker)),
     );
     if (tracker !== undefined) {
+      let fields = fieldsOf.get(resource);
+      if (fields === undefined)
+        fieldsOf.set(resource, (fields = Object.keys(RESOURCE_INFO[resource].model.fields)));
+      quiet?.observe(resource, fields, records, tracker);
       const drift = tracker.page();
-      if (drift.entries.length > 0 || drift.dropped > 0) onDrift?.(resource, drift);
+      if (drift.entries.length > 0 || drift.dropped > 0) {
+        onDrift?.(resource, drift);
+        if (evolve !== undefined && drift.entries.some((e) => e.kind === 'new_field')) {
+          if (await evolve(resource, drift)) {
+            encoder.refresh(resource);
+            results = await Promise.allSettled(records.map((record) => encoder.encode(resource, record)));
+          }
+        }
+      }
     }
     const good: OutgoingMessage[] = [];
     const bad: OutgoingMessage[] = [];

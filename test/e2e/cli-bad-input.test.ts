@@ -247,8 +247,8 @@ const CASES: Case[] = [
   {
     name: 'worker: bad GAMEDATA_SCHEMA_CONTRACT',
     args: ['worker'],
-    env: { GAMEDATA_SCHEMA_CONTRACT: 'donations=evolve' },
-    line: /GAMEDATA_SCHEMA_CONTRACT \(env\): unknown contract "evolve" for donations \(evolve is not implemented yet\)/,
+    env: { GAMEDATA_SCHEMA_CONTRACT: 'donations=evolves' },
+    line: /GAMEDATA_SCHEMA_CONTRACT \(env\): unknown contract "evolves" for donations/,
   },
   // A bad config file (each holds the API key: never echoed).
   {

@@ -17,7 +17,7 @@ describe('GAMEDATA_SCHEMA_CONTRACT', () => {
   it.each([
     ['articles', 'each entry is <resource>=<contract>'],
     ['articles=drop', 'unknown contract "drop" for articles'],
-    ['articles=evolve', 'unknown contract "evolve" for articles (evolve is not implemented yet)'],
+    ['articles=evolves', 'unknown contract "evolves" for articles'],
     ['article=discard', 'unknown resource "article"'],
     ['users=freeze,users=discard', 'users is given twice'],
   ])('%s: one ConfigError line naming the setting, the rule and the value', (value, part) => {
@@ -33,6 +33,12 @@ describe('GAMEDATA_SCHEMA_CONTRACT', () => {
     expect(message).toContain('GAMEDATA_SCHEMA_CONTRACT (env): ');
     expect(message).toContain(part);
     expect(message).toContain(`got ${JSON.stringify(value)}`);
+  });
+
+  it('accepts evolve (issue 35)', () => {
+    expect(
+      loadConfig({ env: { GAMEDATA_SCHEMA_CONTRACT: 'donations=evolve' } }).schemaContracts.donations,
+    ).toBe('evolve');
   });
 
   it('parses directly, blanks ignored', () => {
