@@ -535,6 +535,11 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       if (s?.state === 'completed') done = true;
       else if (s?.state === 'failed') {
         failed = s.failedReason ?? 'failed';
+        // The run's reason names the child that failed; its own reason says why.
+        const child = /child \S*?:gamedata-slices:(\S+) failed/.exec(failed)?.[1];
+        const job = child === undefined ? undefined : await slicesQueue.getJob(child).catch(() => undefined);
+        if (job)
+          failed += ` (the slice: ${job.failedReason ?? '?'}; ${job.attemptsMade} attempt(s), stalled ${job.stalledCounter})`;
         done = true;
       }
       if (!done) await sleep(1000);

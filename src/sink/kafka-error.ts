@@ -32,11 +32,16 @@ export function toKafkaError(error: unknown, brokers: readonly string[], action:
       `${e?.name ?? ''} ${detail}`,
     );
   const missingTopic = /does not host this topic-partition|UNKNOWN_TOPIC/i.test(detail);
+  // kafkajs gives up on a retriable error (CONCURRENT_TRANSACTIONS while the coordinator moves, a leader election)
+  // with KafkaJSNumberOfRetriesExceeded, which says `retriable: false`: its own retries are spent, not the error's
+  // nature. The caller's retry (a slice's next attempt) may still succeed, so the cause decides.
+  const cause = (error as { cause?: { retriable?: boolean } } | null)?.cause;
+  const retriesSpent = e?.name === 'KafkaJSNumberOfRetriesExceeded' && cause?.retriable !== false;
   return new ServiceError(
     unreachable
       ? `Kafka unreachable at ${brokers.join(',')} while ${action}: ${detail}`
       : `Kafka failed while ${action}: ${detail}${missingTopic ? ' (does the topic exist? run `gamedata topics create`)' : ''}`,
     'kafka',
-    { cause: error, retriable: unreachable || e?.retriable !== false },
+    { cause: error, retriable: unreachable || retriesSpent || e?.retriable !== false },
   );
 }

@@ -46,6 +46,37 @@ describe('toKafkaError', () => {
       toKafkaError(new Error('connect ECONNREFUSED 127.0.0.1:1'), ['127.0.0.1:1'], 'connecting').retriable,
     ).toBe(true);
   });
+
+  it('keeps a retriable error retriable after kafkajs spent its own retries on it', async () => {
+    const { toKafkaError } = await import('../../../../src/sink/kafka-error.js');
+    const { createRequire } = await import('node:module');
+    const require = createRequire(import.meta.url);
+    const { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } = require('kafkajs/src/errors') as {
+      KafkaJSNumberOfRetriesExceeded: new (e: Error, o: { retryCount: number; retryTime: number }) => Error;
+      KafkaJSProtocolError: new (e: {
+        message: string;
+        type: string;
+        code: number;
+        retriable: boolean;
+      }) => Error;
+    };
+    const concurrent = new KafkaJSProtocolError({
+      message:
+        'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing',
+      type: 'CONCURRENT_TRANSACTIONS',
+      code: 51,
+      retriable: true,
+    });
+    const spent = new KafkaJSNumberOfRetriesExceeded(concurrent, { retryCount: 5, retryTime: 300 });
+    expect((spent as { retriable?: boolean }).retriable).toBe(false); // what kafkajs says
+    expect(toKafkaError(spent, ['b:1'], 'fencing t').retriable).toBe(true);
+    // A non-retriable cause stays non-retriable.
+    const fatal = new KafkaJSNumberOfRetriesExceeded(
+      new KafkaJSProtocolError({ message: 'bad', type: 'INVALID_REQUEST', code: 42, retriable: false }),
+      { retryCount: 5, retryTime: 300 },
+    );
+    expect(toKafkaError(fatal, ['b:1'], 'x').retriable).toBe(false);
+  });
 });
 
 describe('toWire', () => {
