@@ -58,6 +58,8 @@ export interface CallQueue {
   settle(callId: string, outcome: CallOutcome): boolean;
   /** Rejects every call still waiting. */
   rejectAll(error: GamedataError): void;
+  /** Calls of this process waiting for their answers (queued, or taken and in flight). */
+  waiting(): number;
 }
 
 /** The call as stored in its queue. */
@@ -160,5 +162,5 @@ export function createCallQueue(options: CallQueueOptions): CallQueue {
     pending.clear();
   }
 
-  return { route, settle, rejectAll };
+  return { route, settle, rejectAll, waiting: () => pending.size };
 }

@@ -56,7 +56,21 @@ export interface ConcurrencyInput {
    * a short batch sent earlier than `changedAt + settleMs` does not grow the slots again.
    */
   settleMs: number;
+  /**
+   * Of the slices this worker runs, the share whose next call waits at the key now (its calls waiting / its slices
+   * running); `undefined` when not known. See {@link MIN_UPSTREAM_SHARE}.
+   */
+  upstreamShare?: number | undefined;
 }
+
+/**
+ * Slots grow only while at least this share of the worker's running slices wait on the key. A slice reads one page
+ * ahead, so a slice that is not stuck elsewhere nearly always has a call waiting; when few do, the slices wait on
+ * Kafka, Redis, their dedup claims or the CPU, and more of them would add load, not calls. A chaos run with 512 slots
+ * a worker showed it: batches left with 3 of 50 calls while ~800 slices ran, almost none of them waiting on the key
+ * (their locks lost on a saturated box), and the short batches grew the slots further.
+ */
+export const MIN_UPSTREAM_SHARE = 0.5;
 
 /** Why the worker runs `concurrency` slices at once. */
 export type ConcurrencyReason =
@@ -67,7 +81,9 @@ export type ConcurrencyReason =
   /** The key binds and the last batch left short of a full one: grown. */
   | 'short'
   /** The key has requests to spare, slices wait for a slot and the last batch left short: grown (Little's law). */
-  | 'spare';
+  | 'spare'
+  /** Batches leave short, but most running slices wait elsewhere than on the key: not grown. */
+  | 'elsewhere';
 
 export interface ConcurrencyDecision {
   concurrency: number;
@@ -93,6 +109,7 @@ export function isShortBatch(demand: BudgetDemand): boolean {
  * - the key does not bind, slices wait for a slot and the last batch left short: grown as below (`spare`);
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
  *   (within `[base, max]`);
+ * - a batch left short but fewer than {@link MIN_UPSTREAM_SHARE} of the running slices wait on the key: `current`;
  * - the key binds and the last batch left short: `current x maxBatch / calls x SLOT_HEADROOM` (the slots that would
  *   have filled it, see {@link SLOT_HEADROOM}), at least one more and at most twice `current`, at most `max`.
  */
@@ -108,6 +125,8 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   if (!demand.binds && !spare) return { concurrency: base, reason: 'free' };
   const short = demand.calls < demand.maxBatch && !demand.tail;
   if (!short || demand.at < input.changedAt + input.settleMs) return { concurrency: current, reason: 'kept' };
+  if (input.upstreamShare !== undefined && input.upstreamShare < MIN_UPSTREAM_SHARE)
+    return { concurrency: current, reason: 'elsewhere' };
   const target = Math.ceil((current * demand.maxBatch * SLOT_HEADROOM) / Math.max(1, demand.calls));
   const grown = Math.min(max, 2 * current, Math.max(current + 1, target));
   if (grown <= current) return { concurrency: current, reason: 'kept' };

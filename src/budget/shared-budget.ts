@@ -63,6 +63,8 @@ export interface SharedBudget extends ClientBudget {
    * @throws ServiceError when Redis cannot be read.
    */
   demand(): Promise<BudgetDemand | undefined>;
+  /** Calls of this process waiting for their answers now (the slot sizing's evidence that slices wait on the key). */
+  waitingCalls(): number;
   /** Stops fetching (releasing the lease), rejects calls still waiting here, closes the extra connections. */
   close(): Promise<void>;
 }
@@ -101,6 +103,7 @@ export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
         throw asService(error, 'reading the demand');
       }
     },
+    waitingCalls: () => parts.queue.waiting(),
     close: () => closeBudget(o, keys, id, state, parts),
   };
 }

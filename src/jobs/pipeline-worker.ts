@@ -5,7 +5,13 @@
 import { setMaxListeners } from 'node:events';
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { SharedBudget } from '../budget/shared-budget.js';
-import { ConfigError, GamedataError, SliceFencedError, SliceInterruptedError } from '../errors.js';
+import {
+  AbortedError,
+  ConfigError,
+  GamedataError,
+  SliceFencedError,
+  SliceInterruptedError,
+} from '../errors.js';
 import { maskError, maskWith, ownSecrets, type Secrets } from '../config/secret-values.js';
 import type {
   RunCounterValues,
@@ -28,6 +34,7 @@ import { childSliceJobs } from './backfill-flow.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';
 import { runWithPriority, type CallPriority } from '../budget/priority.js';
 import { startSlotSizing, type ConcurrencyChange } from './slot-sizing.js';
+import { createSliceRuns } from './slice-runs.js';
 import { startWorkerLiveness, type LivenessRedis } from './worker-liveness.js';
 
 export interface PipelineWorkerOptions {
@@ -111,7 +118,7 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
  * requests to spare), when `maxConcurrency` is not set: `max(concurrency, this)`. By Little's law the key's 500
  * requests a minute at ~1.2 s a request and 50 calls each need ~500 chains in flight across the deployment (issue 32).
  */
-export const DEFAULT_MAX_CONCURRENCY = 64;
+export const DEFAULT_MAX_CONCURRENCY = 512;
 
 export interface PipelineWorkerDeps extends ProcessSliceDeps {
   counters: ProcessSliceDeps['counters'] &
@@ -126,7 +133,7 @@ export interface PipelineWorkerDeps extends ProcessSliceDeps {
    * The key's shared budget: with it the worker runs more slices at once while the budget binds and the fetcher's
    * batches leave short (`maxConcurrency`). Without it, always `concurrency`.
    */
-  budget?: Pick<SharedBudget, 'demand'> | undefined;
+  budget?: Pick<SharedBudget, 'demand' | 'waitingCalls'> | undefined;
 }
 
 export interface PipelineWorkers {
@@ -136,7 +143,13 @@ export interface PipelineWorkers {
   close(): Promise<void>;
 }
 
+/** Whether `error` is an abort (ours, or the platform's `AbortError` from a fetch or a timer). */
+function isAbort(error: unknown): boolean {
+  return error instanceof AbortedError || (error as { name?: unknown } | null)?.name === 'AbortError';
+}
+
 /** Starts the slice worker (and the run worker). Close it before closing Redis and Kafka. */
+
 export function startPipelineWorkers(
   options: PipelineWorkerOptions,
   deps: PipelineWorkerDeps,
@@ -168,8 +181,9 @@ export function startPipelineWorkers(
       }
     };
   const stop = new AbortController();
-  // Every running slice (and each of its page reads) listens on this one signal.
+  // Every running slice listens on this one signal (through its own, which also stops when its lock is lost).
   setMaxListeners(0, stop.signal);
+  const sliceRuns = createSliceRuns(stop.signal);
   const spawner = new Queue<SliceJobData>(QUEUE_NAMES.slices, { connection: o.connection, prefix: o.prefix });
   spawner.on('error', (e) => onError(e, 'spawn-queue'));
   // The runs' data, read by per-user slices to know whether (and over which range) to discover users.
@@ -194,73 +208,21 @@ export function startPipelineWorkers(
   const slices = new Worker<SliceJobData, SliceResult>(
     QUEUE_NAMES.slices,
     masking(async (job: Job<SliceJobData, SliceResult>, token?: string) => {
-      // The slice's priority on the shared budget: its own, else its run's (runs record who started them).
-      let priority: CallPriority | undefined = job.data.priority;
-      if (priority === undefined && job.parent?.id !== undefined)
-        priority = (await readRun(job.parent.id).catch(() => null))?.priority;
-      const handle = {
-        data: job.data,
-        // Exactly-once: the job data as stored now, re-read after fencing the slice's earlier owners.
-        reload: async () => (await spawner.getJob(job.id ?? ''))?.data ?? job.data,
-        checkpoint: async (d: SliceJobData) => {
-          await job.updateData(d);
-        },
-        spawn: async (children: SliceJobData[]) => {
-          const parent = job.parent;
-          if (parent?.id === undefined)
-            throw new GamedataError(`slice ${job.id ?? '?'} has no run to add children to`);
-          await spawner.addBulk(
-            childSliceJobs(children, {
-              parent: { id: parent.id, queue: parent.queueKey },
-              ...(priority === undefined ? {} : { priority }),
-              ...(deps.counters.retention === undefined ? {} : { retention: deps.counters.retention }),
-            }),
-          );
-        },
-      };
+      const sliceRun = sliceRuns.begin(job.id ?? '');
+      if (sliceRun === undefined) {
+        // An earlier run of this slice still goes on here, its lock lost (see slice-runs.ts): it is stopped now; the
+        // slice is taken again once it has ended.
+        await job.moveToDelayed(Date.now() + 1_000, token).catch(() => undefined);
+        throw new DelayedError();
+      }
       try {
-        let sliceDeps: ProcessSliceDeps = deps;
-        if (
-          deps.users !== undefined &&
-          job.data.resource === 'transactions' &&
-          job.data.filters['userId'] !== undefined &&
-          job.parent?.id !== undefined
-        ) {
-          const run = await readRun(job.parent.id);
-          if (run !== null && discoversUsers(run))
-            sliceDeps = {
-              ...deps,
-              source: withUserDiscovery(deps.source, run, { users: deps.users, spawn: handle.spawn }),
-            };
-        }
-        // The deployment's delivery mode: the runtime gives `eos` under exactly-once, nothing under at-least-once.
-        const sliceOptions = { ...DEFAULT_PROCESS_SLICE_OPTIONS, ...o.slice, signal: stop.signal };
-        const eos = sliceDeps.eos;
-        const result = await runWithPriority(priority ?? 'backfill', () =>
-          eos === undefined
-            ? processSliceAtLeastOnce(handle, sliceDeps, sliceOptions)
-            : processSliceExactlyOnce(handle, sliceDeps, eos, { ...sliceOptions, now: Date.now }),
-        );
-        o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
-        return result;
+        return await runSlice(job, token, sliceRun.signal);
       } catch (error) {
-        if (error instanceof SliceInterruptedError) {
-          // Shutdown: hand the slice back (its checkpoint is saved) without spending an attempt.
-          await job.moveToDelayed(Date.now(), token);
-          throw new DelayedError();
-        }
-        if (error instanceof SliceFencedError) {
-          // Another owner took the slice (or fenced it to resolve a stale dedup lock). While we still hold its
-          // lock, hand it back without spending an attempt; a zombie's lock is gone and BullMQ ignores it.
-          await job.moveToDelayed(Date.now() + 1_000, token).catch(() => undefined);
-          throw new DelayedError();
-        }
-        // BullMQ stores the message and the stack in Redis: masked first (a URL with credentials, an upstream's text)
-        const e = maskError(GamedataError.from(error), secrets);
-        if (!isRetriableSliceError(error)) {
-          throw new UnrecoverableError(`slice ${job.id ?? '?'} cannot be read: ${e.name}: ${e.message}`);
-        }
-        throw e;
+        // The lock is lost: the slice is another worker's now (or the stalled check gives it back). Touch nothing.
+        if (sliceRun.lockLost()) throw new DelayedError();
+        throw error;
+      } finally {
+        sliceRun.end();
       }
     }),
     {
@@ -272,6 +234,84 @@ export function startPipelineWorkers(
       maxStalledCount: o.maxStalledCount,
     },
   );
+  slices.on('lockRenewalFailed', (ids) => sliceRuns.lost(ids));
+
+  /** Runs one slice to its end (or its hand-back), stopping when `signal` aborts. */
+  async function runSlice(
+    job: Job<SliceJobData, SliceResult>,
+    token: string | undefined,
+    signal: AbortSignal,
+  ): Promise<SliceResult> {
+    // The slice's priority on the shared budget: its own, else its run's (runs record who started them).
+    let priority: CallPriority | undefined = job.data.priority;
+    if (priority === undefined && job.parent?.id !== undefined)
+      priority = (await readRun(job.parent.id).catch(() => null))?.priority;
+    const handle = {
+      data: job.data,
+      // Exactly-once: the job data as stored now, re-read after fencing the slice's earlier owners.
+      reload: async () => (await spawner.getJob(job.id ?? ''))?.data ?? job.data,
+      checkpoint: async (d: SliceJobData) => {
+        await job.updateData(d);
+      },
+      spawn: async (children: SliceJobData[]) => {
+        const parent = job.parent;
+        if (parent?.id === undefined)
+          throw new GamedataError(`slice ${job.id ?? '?'} has no run to add children to`);
+        await spawner.addBulk(
+          childSliceJobs(children, {
+            parent: { id: parent.id, queue: parent.queueKey },
+            ...(priority === undefined ? {} : { priority }),
+            ...(deps.counters.retention === undefined ? {} : { retention: deps.counters.retention }),
+          }),
+        );
+      },
+    };
+    try {
+      let sliceDeps: ProcessSliceDeps = deps;
+      if (
+        deps.users !== undefined &&
+        job.data.resource === 'transactions' &&
+        job.data.filters['userId'] !== undefined &&
+        job.parent?.id !== undefined
+      ) {
+        const run = await readRun(job.parent.id);
+        if (run !== null && discoversUsers(run))
+          sliceDeps = {
+            ...deps,
+            source: withUserDiscovery(deps.source, run, { users: deps.users, spawn: handle.spawn }),
+          };
+      }
+      // The deployment's delivery mode: the runtime gives `eos` under exactly-once, nothing under at-least-once.
+      const sliceOptions = { ...DEFAULT_PROCESS_SLICE_OPTIONS, ...o.slice, signal };
+      const eos = sliceDeps.eos;
+      const result = await runWithPriority(priority ?? 'backfill', () =>
+        eos === undefined
+          ? processSliceAtLeastOnce(handle, sliceDeps, sliceOptions)
+          : processSliceExactlyOnce(handle, sliceDeps, eos, { ...sliceOptions, now: Date.now }),
+      );
+      o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
+      return result;
+    } catch (error) {
+      if (error instanceof SliceInterruptedError || (signal.aborted && isAbort(error))) {
+        // Stopped (shutdown, or the lock lost): hand the slice back (its checkpoint is saved) without spending an
+        // attempt. A stop in the middle of a page read aborts the read: the page is read again by the next run.
+        await job.moveToDelayed(Date.now(), token).catch(() => undefined);
+        throw new DelayedError();
+      }
+      if (error instanceof SliceFencedError) {
+        // Another owner took the slice (or fenced it to resolve a stale dedup lock). While we still hold its
+        // lock, hand it back without spending an attempt; a zombie's lock is gone and BullMQ ignores it.
+        await job.moveToDelayed(Date.now() + 1_000, token).catch(() => undefined);
+        throw new DelayedError();
+      }
+      // BullMQ stores the message and the stack in Redis: masked first (a URL with credentials, an upstream's text)
+      const e = maskError(GamedataError.from(error), secrets);
+      if (!isRetriableSliceError(error)) {
+        throw new UnrecoverableError(`slice ${job.id ?? '?'} cannot be read: ${e.name}: ${e.message}`);
+      }
+      throw e;
+    }
+  }
   slices.on('error', (e) => onError(e, 'slice-worker'));
   const liveness =
     o.livenessTimeoutMs === 0
@@ -304,6 +344,7 @@ export function startPipelineWorkers(
           settleMs: o.settleMs,
           onChange: (change) => o.onConcurrency?.(change),
           onError: (e) => onError(e, 'slot-sizing'),
+          load: () => ({ running: sliceRuns.size(), waitingCalls: deps.budget?.waitingCalls() ?? 0 }),
         })
       : undefined;
   slices.on('failed', (job, e) => {

@@ -38,6 +38,11 @@ export interface SlotSizingOptions {
   onError: (error: Error) => void;
   /** Injected clock. @default Date.now */
   now?: () => number;
+  /**
+   * The worker's slices running now and its calls waiting at the key (the share decides whether more slots would
+   * add calls; see `MIN_UPSTREAM_SHARE`). Absent: not considered.
+   */
+  load?: () => { running: number; waitingCalls: number };
 }
 
 export interface SlotSizing {
@@ -69,6 +74,7 @@ export function startSlotSizing(
       demand = undefined;
     }
     const from = worker.concurrency;
+    const load = o.load?.();
     const next = decideConcurrency({
       current: from,
       base: o.base,
@@ -76,6 +82,8 @@ export function startSlotSizing(
       demand,
       changedAt,
       settleMs: o.settleMs,
+      upstreamShare:
+        load === undefined || load.running === 0 ? undefined : Math.min(1, load.waitingCalls / load.running),
     });
     if (next.concurrency === from) return;
     worker.concurrency = next.concurrency;

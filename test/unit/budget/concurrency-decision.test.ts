@@ -5,6 +5,7 @@ import {
   decideConcurrency,
   encodeBudgetDemand,
   isShortBatch,
+  MIN_UPSTREAM_SHARE,
   parseBudgetDemand,
   type BudgetDemand,
   type ConcurrencyInput,
@@ -120,6 +121,35 @@ describe('decideConcurrency', () => {
           reason: 'free',
         });
       }),
+    );
+  });
+
+  it('short batches do not grow the slots while fewer than half the running slices wait on the key (they wait elsewhere)', () => {
+    fc.assert(
+      fc.property(input, demand, fc.double({ min: 0, max: 1, noNaN: true }), (i, d, share) => {
+        const current = Math.min(i.max, Math.max(i.base, i.current));
+        const short = {
+          ...d,
+          tail: false,
+          calls: Math.min(d.calls, 49),
+          at: i.changedAt + i.settleMs,
+          queued: 10,
+        };
+        const grown = decideConcurrency({ ...i, demand: short });
+        const next = decideConcurrency({ ...i, demand: short, upstreamShare: share });
+        if (share < MIN_UPSTREAM_SHARE) expect(next).toEqual({ concurrency: current, reason: 'elsewhere' });
+        else expect(next).toEqual(grown);
+      }),
+    );
+    // The chaos run's stall: 512 slots, ~3 of 50 calls a batch, ~800 slices running of which almost none wait.
+    const stalled = starved({ binds: true, calls: 3 });
+    const o = { base: 16, max: 512, settleMs: 2000, changedAt: 0 };
+    expect(decideConcurrency({ ...o, current: 64, demand: stalled, upstreamShare: 4 / 300 })).toEqual({
+      concurrency: 64,
+      reason: 'elsewhere',
+    });
+    expect(decideConcurrency({ ...o, current: 64, demand: stalled, upstreamShare: 0.9 }).concurrency).toBe(
+      128,
     );
   });
 
