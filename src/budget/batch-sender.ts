@@ -85,6 +85,7 @@ async function deliver(
   replies: string[],
   byPriority: number[],
   batchKey: string,
+  serialMs: number,
 ): Promise<void> {
   const { redis, keys } = options;
   const { items, unique } = batch;
@@ -104,6 +105,8 @@ async function deliver(
   }
   pipe.del(batchKey).hdel(keys.batches, batchKey);
   pipe.hincrby(keys.stats, 'slots', unique.length).hincrby(keys.stats, 'calls', items.length);
+  // The key's second currency (issue 32): the serialised feed work the requests carried, as estimated when sent.
+  if (serialMs > 0) pipe.hincrby(keys.stats, 'serialMs', Math.round(serialMs));
   // Request-equivalents per priority (a request counts by each priority's share of its calls): rescans' cap.
   byPriority.forEach((n, rank) => {
     if (n > 0) pipe.hincrbyfloat(keys.stats, `requests:${CALL_PRIORITIES[rank] ?? rank}`, n / items.length);
@@ -146,7 +149,7 @@ export function createBatchSender(options: BatchSenderOptions): BatchSender {
       const byPriority = countByPriority(items);
       options.onBatch?.({ calls: items.length, slots: unique.length, byPriority, binds });
       const replies = await post(batch, serialAhead + serialOwn);
-      await deliver(options, batch, replies, byPriority, batchKey);
+      await deliver(options, batch, replies, byPriority, batchKey, serialOwn);
     } finally {
       serialInFlight -= serialOwn;
     }

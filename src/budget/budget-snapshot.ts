@@ -25,6 +25,8 @@ export interface BudgetSnapshot {
   calls: number;
   /** Requests answered 429. */
   status429: number;
+  /** Serialised feed work the requests carried, estimated when sent (ms; `models/call-cost.ts`). */
+  serialMs: number;
   /** Request-equivalents per priority (each request split by its calls' priorities). */
   requestsByPriority: Record<CallPriority, number>;
 }
@@ -62,6 +64,7 @@ export async function readBudgetSnapshot(
     slots: Number(stats['slots'] ?? 0),
     calls: Number(stats['calls'] ?? 0),
     status429: Number(stats['status429'] ?? 0),
+    serialMs: Number(stats['serialMs'] ?? 0),
     requestsByPriority: Object.fromEntries(
       CALL_PRIORITIES.map((p) => [p, Number(stats[`requests:${p}`] ?? 0)]),
     ) as Record<CallPriority, number>,

@@ -9,6 +9,8 @@ import {
 } from '../planner/plan-backfill.js';
 import { createLogger, type Logger } from '../config/create-logger.js';
 import { enqueueRun } from './backfill-flow.js';
+import { estimatePlanCost } from '../planner/plan-cost.js';
+import { keyTimeField } from '../planner/run-key-time.js';
 import type { RunCounters } from './run-counters.js';
 import type { UserDirectory } from './user-discovery.js';
 import { runWithPriority, type CallPriority } from '../budget/priority.js';
@@ -73,6 +75,8 @@ export async function startBackfill(request: BackfillRequest, o: StartBackfillOp
     ...(planned.users === undefined ? {} : { unlistedUsers: unlisted }),
     // What the partition proof found, for `status` and the workers' gamedata_partition_* gauges.
     ...(partition === undefined ? {} : { partition: JSON.stringify(partition) }),
+    // What the plan costs the key (issue 32), for `status`: the dry run's estimate, kept.
+    ...keyTimeField(estimatePlanCost(planned)),
   });
   await enqueueRun(planned.run, planned.slices, {
     connection: o.connection,

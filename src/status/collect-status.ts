@@ -10,6 +10,7 @@ import { getRunStatus } from '../jobs/backfill-flow.js';
 import { QUEUE_NAMES } from '../planner/queue-names.js';
 import type { PartitionSummary, RunCounterValues } from '../planner/job-types.js';
 import { parsePartition } from './partition-status.js';
+import { parseKeyTime, type RunKeyTime } from '../planner/run-key-time.js';
 import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 import type { ResourceName } from '../models/resources.js';
 import { createScheduleRegistry, type ScheduleInfo } from '../schedules/schedule-registry.js';
@@ -51,6 +52,8 @@ export interface RunSummary {
   counters: RunCounterValues;
   /** Full-history transactions planned from a partition proof: what the proof found (issue 23). */
   partition?: PartitionSummary;
+  /** What the plan was estimated to cost the key when the run started (issue 32). */
+  keyTime?: RunKeyTime;
 }
 
 export interface TailStatus {
@@ -163,6 +166,7 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
         ...(state['reason'] === undefined ? {} : { reason: state['reason'] }),
         counters: total,
         ...((p) => (p === undefined ? {} : { partition: p }))(parsePartition(state)),
+        ...((t) => (t === undefined ? {} : { keyTime: t }))(parseKeyTime(state)),
       };
     }),
   );

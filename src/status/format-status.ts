@@ -2,6 +2,7 @@
 import { formatDuration } from '../config/duration.js';
 import type { StatusReport } from './collect-status.js';
 import { formatPartition } from './partition-status.js';
+import { formatKeySpent, formatRunKeyTime } from './key-time.js';
 import { formatDriftRecord } from '../drift/index.js';
 
 const n = (x: number): string => x.toLocaleString('en-US');
@@ -55,6 +56,7 @@ export function formatStatus(r: StatusReport): string {
         `waiting: feed-tail ${n(w['feed-tail'])}, resource-tail ${n(w['resource-tail'])}, backfill ${n(w.backfill)}, rescan ${n(w.rescan)}; ` +
         `fetcher ${b.leader ?? 'none'}`,
     );
+    lines.push(`  ${formatKeySpent(b)}`);
   }
   if (r.drift.length > 0) {
     lines.push('schema drift (see `gamedata schemas drift`):');
@@ -86,6 +88,7 @@ export function formatStatus(r: StatusReport): string {
         `  ${run.runId} ${run.state} ${new Date(run.at).toISOString()} ${slices}: ${n(c.fetched)} fetched, ${n(c.published)} published, ${n(c.deduplicated)} dup, ${n(c.deadLettered)} dlq${run.reason === undefined ? '' : ` (${run.reason})`}`,
       );
       if (run.partition !== undefined) lines.push(`    ${formatPartition(run.partition)}`);
+      if (run.keyTime !== undefined) lines.push(`    ${formatRunKeyTime(run.keyTime, run.slices)}`);
     }
   }
   return lines.join('\n');

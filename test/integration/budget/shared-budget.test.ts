@@ -177,6 +177,26 @@ describe('shared budget across processes', () => {
 });
 
 describe('shared budget priorities', () => {
+  it("counts the serial feed work its requests carried (status' key time): feed pages priced, filtered pages free", async () => {
+    const apiKey = `key-${randomUUID()}`;
+    const conn = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const budget = createSharedBudget({ redis: conn, apiKey, prefix, leaseMs: 1500 });
+    const client = createClient({ baseUrl: twin.url, apiKey, budget, cache: false });
+    try {
+      await client.call('transaction.getPaginatedTransactions', { userId: userIds[0], limit: 10 });
+      expect((await budget.snapshot()).serialMs).toBe(0);
+      await client.call('transaction.getPaginatedTransactions', { limit: 10 });
+      const after = await budget.snapshot();
+      // One unfiltered feed page: at least the cost model's head page (240 ms), at most a 72 h deep one.
+      expect(after.serialMs).toBeGreaterThanOrEqual(240);
+      expect(after.serialMs).toBeLessThanOrEqual(240 + 72 * 90);
+      expect(after.requests).toBe(2);
+    } finally {
+      await budget.close();
+      await conn.quit();
+    }
+  });
+
   it('after a pause, batches take feed tails, then resource tails, then backfills, then rescans', async () => {
     const apiKey = `key-${randomUUID()}`;
     const keys = budgetKeys(prefix, apiKey);

@@ -111,7 +111,24 @@ describe('formatStatus', () => {
   it('shows runs, slices, records, tails, headroom and workers', () => {
     const report: StatusReport = {
       at: '2026-11-22T10:00:00.000Z',
-      runs: { total: 3, running: 1, completed: 1, failed: 1, recent: [] },
+      runs: {
+        total: 3,
+        running: 1,
+        completed: 1,
+        failed: 1,
+        recent: [
+          {
+            runId: 'r1',
+            state: 'running',
+            resources: ['transactions'],
+            planned: 40,
+            slices: { completed: 30, pending: 10 },
+            at: Date.parse('2026-11-22T09:30:00.000Z'),
+            counters: { fetched: 1, published: 1, deduplicated: 0, deadLettered: 0 },
+            keyTime: { requests: 900, feedSeconds: 120, minutesOnOneKey: 1.8 },
+          },
+        ],
+      },
       slices: { waiting: 2, active: 1, delayed: 0, completed: 10, failed: 1 },
       records: { fetched: 1200, published: 1100, deduplicated: 90, deadLettered: 10 },
       byResource: { users: { fetched: 1200, published: 1100, deduplicated: 90, deadLettered: 10 } },
@@ -161,6 +178,7 @@ describe('formatStatus', () => {
             slots: 4850,
             calls: 4900,
             status429: 0,
+            serialMs: 61_500,
             requestsByPriority: { 'feed-tail': 2, 'resource-tail': 0, backfill: 97, rescan: 1 },
             proceduresPerRequest: 48.5,
             headroom: 0.624,
@@ -175,6 +193,13 @@ describe('formatStatus', () => {
         'waiting: feed-tail 1, resource-tail 0, backfill 1,234, rescan 5; fetcher f00d',
     );
     expect(text).toContain('runs: 3 (1 running, 1 completed, 1 failed)');
+    // The key's time (issue 32): spent by the budget's counters, and per run its plan's estimate and what is left.
+    expect(text).toContain(
+      '  key time spent: 100 requests (0.2 min at 500 a minute), 62 s of serial feed (estimated when sent)',
+    );
+    expect(text).toContain(
+      '    key time by the plan: ~900 requests, 120 s of serial feed, ~1.8 min on one key; ~0.5 min left (10 of 40 slices to do)',
+    );
     expect(text).toContain('slices: 10 done, 1 active, 2 waiting, 0 delayed (retrying), 1 failed');
     expect(text).toContain('records: 1,200 fetched, 1,100 published, 90 deduplicated, 10 dead-lettered');
     expect(text).toContain('users         lag 42s, watermark 2026-11-01T00:00:00.000Z');
