@@ -34,7 +34,7 @@ import { childSliceJobs } from './backfill-flow.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';
 import { runWithPriority, type CallPriority } from '../budget/priority.js';
 import { startSlotSizing, type ConcurrencyChange } from './slot-sizing.js';
-import { createSliceRuns } from './slice-runs.js';
+import { createSliceRuns, keepNewestLockTracked } from './slice-runs.js';
 import { startWorkerLiveness, type LivenessRedis } from './worker-liveness.js';
 
 export interface PipelineWorkerOptions {
@@ -209,12 +209,6 @@ export function startPipelineWorkers(
     QUEUE_NAMES.slices,
     masking(async (job: Job<SliceJobData, SliceResult>, token?: string) => {
       const sliceRun = sliceRuns.begin(job.id ?? '');
-      if (sliceRun === undefined) {
-        // An earlier run of this slice still goes on here, its lock lost (see slice-runs.ts): it is stopped now; the
-        // slice is taken again once it has ended.
-        await job.moveToDelayed(Date.now() + 1_000, token).catch(() => undefined);
-        throw new DelayedError();
-      }
       try {
         return await runSlice(job, token, sliceRun.signal);
       } catch (error) {
@@ -235,6 +229,7 @@ export function startPipelineWorkers(
     },
   );
   slices.on('lockRenewalFailed', (ids) => sliceRuns.lost(ids));
+  keepNewestLockTracked(slices);
 
   /** Runs one slice to its end (or its hand-back), stopping when `signal` aborts. */
   async function runSlice(

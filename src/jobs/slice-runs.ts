@@ -1,21 +1,21 @@
 /**
- * The slices this process runs, one run per job at a time, each with its own stop signal.
+ * The slices this process runs, each run with its own stop signal.
  *
- * A run stops (its signal aborts) when the worker stops, or when BullMQ could not renew the job's lock: the lock
- * expired (an event loop stalled past `lockDuration`, a Redis restart lost it) or the liveness sweep gave the job to
- * another worker. Such a run is a zombie: the job is someone else's now (or the stalled check gives it back), so
- * going on only adds load, holds dedup locks and, under exactly-once, is fenced at its next commit anyway.
+ * A run stops (its signal aborts) when the worker stops, or when its BullMQ lock is lost: BullMQ could not renew it
+ * (an event loop stalled past `lockDuration`, a Redis restart lost it, the liveness sweep gave the job to another
+ * worker), or this process took the same job again (BullMQ gives a job out again only once its lock is gone). Such a
+ * run is a zombie: the job is someone else's now, so going on only adds load, holds dedup claims and, under
+ * exactly-once, is fenced at its next commit anyway.
  *
- * BullMQ tracks a job's lock by job id alone: when the stalled check gives a job back and this same process takes
- * it again while the zombie still runs, the new run's lock entry is the zombie's, and the zombie's end untracks it, so
- * the new run's lock is never renewed and is lost in turn. A chaos run with 512 slots a worker (issue 32) thrashed
- * this way: ~800 processors running for 443 slices, almost none waiting on the upstream, no slice finishing for
- * minutes. So a job taken again while its zombie runs here is handed back for a moment ({@link SliceRuns.begin}
- * refuses it and stops the zombie) and taken again once the zombie has ended.
+ * BullMQ keeps one lock entry per job id: when this process takes a job again while its zombie still runs, the new
+ * run's entry replaces the zombie's, and the zombie's end deletes it, so the new run's lock would never be renewed
+ * and would be lost in turn (`keepNewestLockTracked` puts it back). A chaos run with 512 slots a worker thrashed
+ * that way: ~800 processors running for 443 slices, almost none waiting on the upstream, none finishing for minutes.
  */
+import type { Worker } from 'bullmq';
 
 export interface SliceRun {
-  /** Aborted when the worker stops or the job's lock was lost. */
+  /** Aborted when the worker stops or the run's lock was lost. */
   signal: AbortSignal;
   /** Whether the run stopped because its lock was lost (the job is not this run's to move or fail). */
   lockLost(): boolean;
@@ -24,11 +24,8 @@ export interface SliceRun {
 }
 
 export interface SliceRuns {
-  /**
-   * Starts a run of job `id`; `undefined` when a run of the same job is still going in this process (a zombie
-   * whose lock was lost: it is stopped now, and the caller hands the job back to be taken again after it ends).
-   */
-  begin(id: string): SliceRun | undefined;
+  /** Starts a run of job `id`; an earlier run of the same job still going here has lost its lock: it is stopped. */
+  begin(id: string): SliceRun;
   /** BullMQ could not renew these jobs' locks (its `lockRenewalFailed` event): their runs stop. */
   lost(ids: readonly string[]): void;
   /** Runs going now (zombies included until they end). */
@@ -40,40 +37,95 @@ export class LockLostReason extends Error {
   override name = 'LockLostReason';
 }
 
-export function createSliceRuns(stop: AbortSignal): SliceRuns {
-  const runs = new Map<string, { controller: AbortController; lost: boolean }>();
+interface Entry {
+  controller: AbortController;
+  lost: boolean;
+}
 
-  function loseLock(id: string): void {
-    const run = runs.get(id);
-    if (run === undefined || run.lost) return;
-    run.lost = true;
-    run.controller.abort(new LockLostReason(`the lock of slice ${id} was lost`));
+export function createSliceRuns(stop: AbortSignal): SliceRuns {
+  /** Runs per job id, oldest first; only the newest can hold the lock. */
+  const runs = new Map<string, Entry[]>();
+  let count = 0;
+
+  function loseLock(id: string, entry: Entry): void {
+    if (entry.lost) return;
+    entry.lost = true;
+    entry.controller.abort(new LockLostReason(`the lock of slice ${id} was lost`));
   }
 
   return {
     begin(id) {
-      if (runs.has(id)) {
-        loseLock(id);
-        return undefined;
-      }
-      const controller = new AbortController();
-      const entry = { controller, lost: false };
-      const onStop = (): void => controller.abort(stop.reason);
+      const list = runs.get(id) ?? [];
+      for (const older of list) loseLock(id, older);
+      const entry: Entry = { controller: new AbortController(), lost: false };
+      const onStop = (): void => entry.controller.abort(stop.reason);
       if (stop.aborted) onStop();
       else stop.addEventListener('abort', onStop, { once: true });
-      runs.set(id, entry);
+      list.push(entry);
+      runs.set(id, list);
+      count++;
+      let ended = false;
       return {
-        signal: controller.signal,
+        signal: entry.controller.signal,
         lockLost: () => entry.lost,
         end: () => {
+          if (ended) return;
+          ended = true;
+          count--;
           stop.removeEventListener('abort', onStop);
-          if (runs.get(id) === entry) runs.delete(id);
+          const rest = (runs.get(id) ?? []).filter((e) => e !== entry);
+          if (rest.length === 0) runs.delete(id);
+          else runs.set(id, rest);
         },
       };
     },
     lost(ids) {
-      for (const id of ids) loseLock(id);
+      // BullMQ renews the newest run's lock (the one it tracks); older ones are stopped already.
+      for (const id of ids) {
+        const newest = runs.get(id)?.at(-1);
+        if (newest !== undefined) loseLock(id, newest);
+      }
     },
-    size: () => runs.size,
+    size: () => count,
   };
+}
+
+/** The private parts of a bullmq 6.7.0 Worker the hook below uses (see test/unit/jobs/bullmq-private-hooks.test.ts). */
+interface WorkerInternals {
+  processJob?: (job: { id?: string }, token: string, ...rest: unknown[]) => Promise<unknown>;
+  lockManager?: { trackJob?: (jobId: string, token: string, ts: number) => unknown };
+}
+
+/**
+ * Keeps BullMQ renewing the lock of the newest run of a job in this process: BullMQ tracks locks by job id, and the
+ * end of an older run of the same job (a zombie whose lock was lost) untracks the id, so the newer run's lock would
+ * expire unrenewed. Wraps the worker's private `processJob`; after an older run ends (BullMQ's own untrack included),
+ * the newest run's token is tracked again. Returns false, changing nothing, when the worker lacks those parts (another
+ * bullmq release): the newer run then loses its lock and stops, and the job is taken again (slower, still exact).
+ */
+export function keepNewestLockTracked(worker: Worker): boolean {
+  const w = worker as unknown as WorkerInternals;
+  const original = w.processJob;
+  const locks = w.lockManager;
+  if (typeof original !== 'function' || typeof locks?.trackJob !== 'function') return false;
+  const tokens = new Map<string, string[]>();
+  w.processJob = async function processJob(this: unknown, job, token, ...rest) {
+    const id = job.id;
+    if (id === undefined) return original.call(this, job, token, ...rest);
+    const list = tokens.get(id) ?? [];
+    list.push(token);
+    tokens.set(id, list);
+    try {
+      return await original.call(this, job, token, ...rest);
+    } finally {
+      const rest2 = (tokens.get(id) ?? []).filter((t) => t !== token);
+      if (rest2.length === 0) tokens.delete(id);
+      else {
+        tokens.set(id, rest2);
+        const newest = rest2.at(-1);
+        if (newest !== undefined) locks.trackJob?.(id, newest, Date.now());
+      }
+    }
+  };
+  return true;
 }

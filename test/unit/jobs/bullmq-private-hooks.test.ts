@@ -40,3 +40,32 @@ describe("bullmq's private main-loop queue (slot-sizing's wake)", () => {
     }
   });
 });
+
+describe("bullmq's private processJob and lock manager (slice-runs' keepNewestLockTracked)", () => {
+  it('a Worker has processJob (called as this.processJob by the main loop) and a lock manager keyed by job id', async () => {
+    const connection = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: null });
+    connection.on('error', () => undefined);
+    const worker = new Worker('hooks', () => Promise.resolve(), { connection, autorun: false });
+    worker.on('error', () => undefined);
+    try {
+      const w = worker as unknown as {
+        processJob: unknown;
+        lockManager: { trackJob: unknown; untrackJob: unknown; trackedJobs: Map<string, unknown> };
+      };
+      expect(typeof w.processJob).toBe('function');
+      expect(typeof w.lockManager.trackJob).toBe('function');
+      const mainLoop = (Worker.prototype as unknown as { mainLoop: () => unknown }).mainLoop.toString();
+      expect(mainLoop).toMatch(/this\.processJob\(job, token/);
+      // The bug the hook works around: the lock entry is per job id, and a run's end untracks the id.
+      const processJob = (Worker.prototype as unknown as { processJob: () => unknown }).processJob.toString();
+      expect(processJob).toMatch(/this\.lockManager\.untrackJob\(job\.id\)/);
+      w.lockManager.trackJob('j', 'token-a', 1);
+      w.lockManager.trackJob('j', 'token-b', 1);
+      expect(w.lockManager.trackedJobs.size).toBe(1);
+      expect((w.lockManager.trackedJobs.get('j') as { token: string }).token).toBe('token-b');
+    } finally {
+      await worker.close(true);
+      connection.disconnect();
+    }
+  });
+});
