@@ -121,7 +121,15 @@ export const SECRET_SETTINGS = {
     'schemaRegistryBearerToken',
     'connectBasicAuthUserInfo',
   ],
-  urls: ['redisUrl', 'warehouseUrl', 'connectWarehouseUrl', 'schemaRegistryUrl', 'connectUrl', 'apiUrl'],
+  urls: [
+    'redisUrl',
+    'warehouseUrl',
+    'connectWarehouseUrl',
+    'schemaRegistryUrl',
+    'connectUrl',
+    'apiUrl',
+    'kafkaSaslOauthbearerTokenEndpointUrl',
+  ],
 } as const;
 
 /** `user:password` settings: besides the whole value, the password alone is a secret. */
