@@ -19,6 +19,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ServiceError } from '../errors.js';
 import { addressOf } from './address-of.js';
+import { securityFailure } from './security-failure.js';
 
 /** Where to get tokens and how (the `GAMEDATA_KAFKA_SASL_OAUTHBEARER_*` settings, resolved). */
 export interface TokenEndpointOptions {
@@ -105,6 +106,13 @@ async function fetchToken(
       options.timeoutMs ?? 10_000,
     );
   } catch (error) {
+    // a certificate the client does not trust, or not for this name: permanent, one line saying which
+    const tls = securityFailure(error, {
+      certificate: 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_CA_LOCATION',
+      'host name': 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL',
+    });
+    if (tls !== undefined && (tls.kind === 'certificate' || tls.kind === 'host name'))
+      throw new ServiceError(`${where}: ${tls.summary}`, 'kafka', { retriable: false, cause: error });
     const e = error as NodeJS.ErrnoException;
     throw new ServiceError(
       `${where} did not answer: ${e.code ?? e.message} (check GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL)`,

@@ -3,8 +3,10 @@
  * a real HTTP token endpoint on loopback (the request it sends, caching, refresh before expiry, failures as one
  * line without the secret). The broker side (a token the broker validates, refused ones) is in test/e2e/secured.test.ts.
  */
+import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -216,5 +218,62 @@ describe('OAUTHBEARER token endpoint provider', () => {
     expect(unreachable?.message).toMatch(
       /^OAuth token endpoint at 127\.0\.0\.1:1 did not answer: ECONNREFUSED \(check GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL\)$/,
     );
+  });
+
+  it('an https:// endpoint with a private CA: refused without the CA (one permanent line), answered with it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oidc-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const tls = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: 'a.b.c', expires_in: 300 }));
+    });
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = tls.address();
+      const tokenEndpointUrl = `https://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/token`;
+      const untrusted = await createTokenEndpointProvider({
+        tokenEndpointUrl,
+        clientId: 'x',
+        clientSecret: SECRET,
+      })().then(
+        () => undefined,
+        (e: unknown) => e as ServiceError,
+      );
+      expect(untrusted?.retriable).toBe(false);
+      expect(untrusted?.message).toMatch(
+        /^OAuth token endpoint at 127\.0\.0\.1:\d+: certificate not trusted: .*\(check GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_CA_LOCATION\)$/,
+      );
+      const trusted = createTokenEndpointProvider({
+        tokenEndpointUrl,
+        clientId: 'x',
+        clientSecret: SECRET,
+        ca: cert,
+      });
+      expect(await trusted()).toEqual({ value: 'a.b.c' });
+    } finally {
+      tls.closeAllConnections();
+      await new Promise<void>((resolve) => tls.close(() => resolve()));
+    }
   });
 });
