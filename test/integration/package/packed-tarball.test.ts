@@ -233,7 +233,12 @@ describe("the image's steps (Dockerfile runtime stage)", () => {
     const installed = await readdir(join(app, 'node_modules'));
     for (const dev of ['tsx', 'vitest', 'eslint', 'pino-pretty', 'fast-check', 'prettier', 'testcontainers'])
       expect({ dev, installed: installed.includes(dev) }).toEqual({ dev, installed: false });
-    expect(installed).toEqual(expect.arrayContaining(['gamedata-pipeline', 'kafkajs', 'bullmq', 'ioredis']));
+    expect(installed).toEqual(expect.arrayContaining(['kafkajs', 'bullmq', 'ioredis']));
+    // the app is the package itself (unpacked), not a project depending on it
+    expect(installed).not.toContain('gamedata-pipeline');
+    expect((JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { name: string }).name).toBe(
+      'gamedata-pipeline',
+    );
   });
 
   it('runs the simulator and a worker: the simulator answers, /healthz answers, HEALTHCHECK passes, SIGTERM drains', async () => {
