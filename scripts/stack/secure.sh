@@ -210,7 +210,12 @@ listeners=SASL_SSL://$HOST:$KAFKA_PORT,MTLS://$HOST:$KAFKA_MTLS_PORT,CONTROLLER:
 advertised.listeners=SASL_SSL://$HOST:$KAFKA_PORT,MTLS://$HOST:$KAFKA_MTLS_PORT
 inter.broker.listener.name=SASL_SSL
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL
+# the KRaft controller too: TLS and SASL PLAIN as admin (KRaft controllers cannot use SCRAM: its credentials live in
+# the metadata the controller serves), so no anonymous principal is a super user
+listener.security.protocol.map=CONTROLLER:SASL_SSL,SASL_SSL:SASL_SSL,MTLS:SSL
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.controller.sasl.enabled.mechanisms=PLAIN
+listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="$admin_pw" user_admin="$admin_pw";
 sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER
 # OAUTHBEARER as an IdP-backed cluster validates it: a JWT signed by a key of the JWKS (the stack's own, a file; an
 # https:// JWKS URL works alike), from the expected issuer, for the expected audience, not expired (2 s of skew);
@@ -236,10 +241,10 @@ ssl.truststore.type=PEM
 ssl.truststore.location=$t/ca.pem
 listener.name.mtls.ssl.client.auth=required
 ssl.endpoint.identification.algorithm=https
-# ACLs: the pipeline's users may do everything (scripts/stack.sh adds the ACLs), any other user nothing. The
-# controller listener (loopback, broker-internal) has no authentication, so its principal ANONYMOUS is a super user.
+# ACLs: the pipeline's users may do everything (scripts/stack.sh adds the ACLs), any other user nothing; admin (the
+# broker itself, on the inter-broker and controller listeners) is the one super user
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
-super.users=User:admin;User:ANONYMOUS
+super.users=User:admin
 allow.everyone.if.no.acl.found=false
 log.dirs=$KAFKA_DIR/data
 num.partitions=1
@@ -269,15 +274,22 @@ start_secure_kafka() {
   if [[ ! -f "$KAFKA_DIR/data/meta.properties" ]]; then
     while [[ -z "$id" || "$id" == -* ]]; do id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"; done
     log "kafka: formatting storage (cluster id $id) with SCRAM users admin and gamedata"
-    java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-      -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dlog4j2.level=warn -cp "$cp" \
-      kafka.tools.StorageTool format -t "$id" -c "$KAFKA_DIR/server.properties" --ignore-formatted \
+    # the passwords go in a java @argfile (mode 600, removed after), not in argv: /proc/<pid>/cmdline is readable by
+    # every user, and the launcher expands the file inside the process
+    local args="$KAFKA_DIR/format.args" rc=0
+    rm -f "$args"
+    (umask 077; printf '%s\n' kafka.tools.StorageTool format -t "$id" -c "$KAFKA_DIR/server.properties" \
+      --ignore-formatted \
       --add-scram "SCRAM-SHA-512=[name=admin,password=$admin_pw]" \
       --add-scram "SCRAM-SHA-256=[name=admin,password=$admin_pw]" \
       --add-scram "SCRAM-SHA-512=[name=gamedata,password=$app_pw]" \
       --add-scram "SCRAM-SHA-256=[name=gamedata,password=$app_pw]" \
-      --add-scram "SCRAM-SHA-512=[name=outsider,password=$(secret kafka-outsider)]" \
-      >"$KAFKA_DIR/format.log" 2>&1 || { log_tail kafka-format "$KAFKA_DIR/format.log"; die "kafka: storage format failed"; }
+      --add-scram "SCRAM-SHA-512=[name=outsider,password=$(secret kafka-outsider)]" >"$args")
+    java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+      -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dlog4j2.level=warn -cp "$cp" "@$args" \
+      >"$KAFKA_DIR/format.log" 2>&1 || rc=$?
+    rm -f "$args"
+    ((rc == 0)) || { log_tail kafka-format "$KAFKA_DIR/format.log"; die "kafka: storage format failed"; }
   fi
   log "kafka: starting $KAFKA_VERSION, SASL_SSL on $KAFKA_URL, mutual TLS on $HOST:$KAFKA_MTLS_PORT"
   # Kafka 4 reads OAUTHBEARER URLs and files only when allowed by name
