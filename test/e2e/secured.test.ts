@@ -565,7 +565,15 @@ describe('secured stack', () => {
     expect(badConnect.code).toBe(1);
     expect(badConnect.out).toMatch(/Kafka Connect at 127\.0\.0\.1:1/);
     // slices that fail with a password in their error text: the worker's API URL carries credentials, which fetch
-    // refuses, quoting the URL. The run is planned with the right URL; BullMQ stores each failed attempt's reason.
+    // refuses, quoting the URL. The run is planned first, with the right URL and no worker running: the backfill
+    // plans through the key's shared budget, whose fetcher is whichever process holds its lease, and a failing worker
+    // started first would be it (the planning would fail, no slice would). BullMQ stores each failed attempt's reason.
+    const topics = await cli(['topics', 'create'], env);
+    outputs.push(topics.out);
+    expect(topics.code, topics.out).toBe(0);
+    const backfill = await cli(['backfill', 'elections'], env, 120_000);
+    outputs.push(backfill.out);
+    expect(backfill.code, backfill.out).toBe(0);
     const failing = {
       ...env,
       GAMEDATA_API_URL: (env['GAMEDATA_API_URL'] ?? '').replace('://', `://gamedata:${WRONG}@`),
@@ -581,9 +589,6 @@ describe('secured stack', () => {
     const exited = new Promise((r) => worker.on('close', r));
     let stored = '';
     try {
-      // the run's planning may already run in the failing worker: the backfill's own exit code is not the point
-      const backfill = await cli(['backfill', 'elections'], env, 120_000);
-      outputs.push(backfill.out);
       // until a failed attempt's reason is stored (masked)
       const deadline = Date.now() + 120_000;
       while (!stored.includes('includes credentials') && Date.now() < deadline) {
