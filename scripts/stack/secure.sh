@@ -3,7 +3,7 @@
 # Its own directory (.stack-secure/, or STACK_DIR) and its own ports, so it runs beside the plaintext stack:
 #
 #   Kafka   127.0.0.1:29092  SASL_SSL (SCRAM-SHA-256 and -512 users, created when the storage is formatted, PLAIN, and
-#                            OAUTHBEARER with unsigned test tokens), ACLs:
+#                            OAUTHBEARER validating signed JWTs against the stack's JWKS file, <stack>/oauth), ACLs:
 #                            users gamedata and CN=gamedata-client may do everything, user outsider nothing
 #           127.0.0.1:29095  SSL with client certificates required (mutual TLS)
 #           127.0.0.1:29093  the KRaft controller (PLAINTEXT, loopback, broker-internal)
@@ -19,6 +19,11 @@
 
 SEC_TLS="$STACK/tls"
 SEC_SECRETS="$STACK/secrets"
+# OAUTHBEARER: the key the stack's tokens are signed with (private, for tests' token endpoints) and its JWKS (public,
+# read by the broker's validator); issuer and audience the broker expects in a token
+SEC_OAUTH="$STACK/oauth"
+OAUTH_ISSUER="gamedata-local-stack"
+OAUTH_AUDIENCE="gamedata-kafka"
 KAFKA_MTLS_PORT="${STACK_KAFKA_MTLS_PORT:-29095}"
 REGISTRY_PUBLIC_PORT="${STACK_REGISTRY_PUBLIC_PORT:-28082}"
 NGINX_DIR="$STACK/nginx"
@@ -77,6 +82,22 @@ make_certificates() {
     rm -f "$d"/*.csr "$d"/*.srl
     chmod 644 "$d"/*.pem   # certificates are public; keys stay 600
   ) || die "tls: openssl could not make the certificates"
+}
+
+# The OAUTHBEARER signing key (RSA, PKCS#8 PEM, mode 600) and its public half as a JWKS file (kid "stack-1"), once.
+# Whoever holds the key can mint tokens the broker accepts: tests' token endpoints (a real deployment's IdP) do.
+make_oauth_keys() {
+  [[ -s "$SEC_OAUTH/jwks.json" && -s "$SEC_OAUTH/signing.key" ]] && return 0
+  mkdir -p "$SEC_OAUTH"; chmod 700 "$SEC_OAUTH"
+  (umask 077; openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$SEC_OAUTH/signing.key" 2>/dev/null) \
+    || die "oauth: openssl could not make the signing key"
+  node -e '
+    const { createPublicKey } = require("node:crypto");
+    const { readFileSync, writeFileSync } = require("node:fs");
+    const jwk = createPublicKey(readFileSync(process.argv[1])).export({ format: "jwk" });
+    writeFileSync(process.argv[2], JSON.stringify({ keys: [{ ...jwk, kid: "stack-1", use: "sig", alg: "RS256" }] }));
+  ' "$SEC_OAUTH/signing.key" "$SEC_OAUTH/jwks.json" || die "oauth: could not write the JWKS file"
+  chmod 644 "$SEC_OAUTH/jwks.json"
 }
 
 # Reuse the plaintext stack's downloads (jars, Apicurio) instead of fetching them again.
@@ -189,11 +210,27 @@ listeners=SASL_SSL://$HOST:$KAFKA_PORT,MTLS://$HOST:$KAFKA_MTLS_PORT,CONTROLLER:
 advertised.listeners=SASL_SSL://$HOST:$KAFKA_PORT,MTLS://$HOST:$KAFKA_MTLS_PORT
 inter.broker.listener.name=SASL_SSL
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL
+# the KRaft controller too: TLS and SASL PLAIN as admin (KRaft controllers cannot use SCRAM: its credentials live in
+# the metadata the controller serves), so no anonymous principal is a super user
+listener.security.protocol.map=CONTROLLER:SASL_SSL,SASL_SSL:SASL_SSL,MTLS:SSL
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.controller.sasl.enabled.mechanisms=PLAIN
+listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="$admin_pw" user_admin="$admin_pw";
 sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER
-# OAUTHBEARER with Kafka's default (unsecured) validator: an unsigned JWT ({"alg":"none"}) whose "sub" is the
-# principal is accepted; tests of GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE (a real deployment validates signatures)
+# OAUTHBEARER as an IdP-backed cluster validates it: a JWT signed by a key of the JWKS (the stack's own, a file; an
+# https:// JWKS URL works alike), from the expected issuer, for the expected audience, not expired (2 s of skew);
+# "sub" is the principal. Sessions last at most 60 s, then the client re-authenticates with a token still valid
+# (tokens are short-lived in the tests: a client that does not refresh its token loses its connections)
+listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler
 listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="admin";
+listener.name.sasl_ssl.oauthbearer.connections.max.reauth.ms=60000
+# BrokerJwtValidator by name: Kafka 4.1's default (DefaultJwtValidator, made without a key resolver) falls back to
+# ClientJwtValidator, which checks claims but not the signature (a token signed by any key was accepted)
+sasl.oauthbearer.jwt.validator.class=org.apache.kafka.common.security.oauthbearer.BrokerJwtValidator
+sasl.oauthbearer.jwks.endpoint.url=file://$SEC_OAUTH/jwks.json
+sasl.oauthbearer.expected.issuer=$OAUTH_ISSUER
+sasl.oauthbearer.expected.audience=$OAUTH_AUDIENCE
+sasl.oauthbearer.clock.skew.seconds=2
 sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="$admin_pw" user_admin="$admin_pw" user_gamedata="$(secret kafka-gamedata)";
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="$admin_pw";
@@ -204,10 +241,10 @@ ssl.truststore.type=PEM
 ssl.truststore.location=$t/ca.pem
 listener.name.mtls.ssl.client.auth=required
 ssl.endpoint.identification.algorithm=https
-# ACLs: the pipeline's users may do everything (scripts/stack.sh adds the ACLs), any other user nothing. The
-# controller listener (loopback, broker-internal) has no authentication, so its principal ANONYMOUS is a super user.
+# ACLs: the pipeline's users may do everything (scripts/stack.sh adds the ACLs), any other user nothing; admin (the
+# broker itself, on the inter-broker and controller listeners) is the one super user
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
-super.users=User:admin;User:ANONYMOUS
+super.users=User:admin
 allow.everyone.if.no.acl.found=false
 log.dirs=$KAFKA_DIR/data
 num.partitions=1
@@ -237,19 +274,29 @@ start_secure_kafka() {
   if [[ ! -f "$KAFKA_DIR/data/meta.properties" ]]; then
     while [[ -z "$id" || "$id" == -* ]]; do id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"; done
     log "kafka: formatting storage (cluster id $id) with SCRAM users admin and gamedata"
-    java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-      -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dlog4j2.level=warn -cp "$cp" \
-      kafka.tools.StorageTool format -t "$id" -c "$KAFKA_DIR/server.properties" --ignore-formatted \
+    # the passwords go in a java @argfile (mode 600, removed after), not in argv: /proc/<pid>/cmdline is readable by
+    # every user, and the launcher expands the file inside the process
+    local args="$KAFKA_DIR/format.args" rc=0
+    rm -f "$args"
+    (umask 077; printf '%s\n' kafka.tools.StorageTool format -t "$id" -c "$KAFKA_DIR/server.properties" \
+      --ignore-formatted \
       --add-scram "SCRAM-SHA-512=[name=admin,password=$admin_pw]" \
       --add-scram "SCRAM-SHA-256=[name=admin,password=$admin_pw]" \
       --add-scram "SCRAM-SHA-512=[name=gamedata,password=$app_pw]" \
       --add-scram "SCRAM-SHA-256=[name=gamedata,password=$app_pw]" \
-      --add-scram "SCRAM-SHA-512=[name=outsider,password=$(secret kafka-outsider)]" \
-      >"$KAFKA_DIR/format.log" 2>&1 || { log_tail kafka-format "$KAFKA_DIR/format.log"; die "kafka: storage format failed"; }
+      --add-scram "SCRAM-SHA-512=[name=outsider,password=$(secret kafka-outsider)]" >"$args")
+    java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+      -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dlog4j2.level=warn -cp "$cp" "@$args" \
+      >"$KAFKA_DIR/format.log" 2>&1 || rc=$?
+    rm -f "$args"
+    ((rc == 0)) || { log_tail kafka-format "$KAFKA_DIR/format.log"; die "kafka: storage format failed"; }
   fi
   log "kafka: starting $KAFKA_VERSION, SASL_SSL on $KAFKA_URL, mutual TLS on $HOST:$KAFKA_MTLS_PORT"
+  # Kafka 4 reads OAUTHBEARER URLs and files only when allowed by name
   start_detached "$RUN_DIR/kafka.pid" "$KAFKA_DIR/kafka.out" java -Xms256m -Xmx768m -server -XX:+UseG1GC \
     -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+    -Dorg.apache.kafka.sasl.oauthbearer.allowed.urls="file://$SEC_OAUTH/jwks.json" \
+    -Dorg.apache.kafka.sasl.oauthbearer.allowed.files="$SEC_OAUTH/jwks.json" \
     -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
     -cp "$cp" kafka.Kafka "$KAFKA_DIR/server.properties"
 }
@@ -431,6 +478,10 @@ print_secure_env() {
   printf 'export STACK_SECURE_TLS_DIR=%s\n' "$SEC_TLS"
   # the passphrase of $SEC_TLS/client-encrypted.key
   printf 'export STACK_SECURE_CLIENT_KEY_PASSWORD=%s\n' "$(secret client-key)"
+  # OAUTHBEARER: the key the broker trusts tokens from, and what it expects in them (tests mint tokens with these)
+  printf 'export STACK_SECURE_OAUTH_SIGNING_KEY=%s\n' "$SEC_OAUTH/signing.key"
+  printf 'export STACK_SECURE_OAUTH_ISSUER=%s\n' "$OAUTH_ISSUER"
+  printf 'export STACK_SECURE_OAUTH_AUDIENCE=%s\n' "$OAUTH_AUDIENCE"
   # a SCRAM user without any ACL (tests of authorisation failures)
   printf 'export STACK_SECURE_KAFKA_OUTSIDER_PASSWORD=%s\n' "$(secret kafka-outsider)"
   if [[ -n "$WITH_WAREHOUSE" ]]; then
@@ -472,6 +523,7 @@ secure_up() {
   need curl "apt-get install -y curl"
   need node "install Node 20"
   make_certificates
+  make_oauth_keys
   reuse_downloads
   kafka="$(plan_service kafka secure_kafka_answers "$KAFKA_PORT" kafka "$KAFKA_URL")"
   [[ "$kafka" == reuse ]] || UP_STARTED+=(kafka)

@@ -152,6 +152,11 @@ export interface ConfigInput {
   connectBasicAuthUserInfo?: string | undefined;
   connectSecretsFile?: string | undefined;
   kafkaSaslOauthbearerTokenFile?: string | undefined;
+  kafkaSaslOauthbearerTokenEndpointUrl?: string | undefined;
+  kafkaSaslOauthbearerClientId?: string | undefined;
+  kafkaSaslOauthbearerClientSecret?: string | undefined;
+  kafkaSaslOauthbearerScope?: string | undefined;
+  kafkaSaslOauthbearerTokenEndpointCaLocation?: string | undefined;
   connectSslCaLocation?: string | undefined;
 }
 
@@ -501,6 +506,11 @@ function securityOf(values: Partial<Record<Key, unknown>>): SecuritySettings {
     kafkaSaslMechanism: pick('kafkaSaslMechanism'),
     kafkaSaslUsername: pick('kafkaSaslUsername'),
     kafkaSaslOauthbearerTokenFile: pick('kafkaSaslOauthbearerTokenFile'),
+    kafkaSaslOauthbearerTokenEndpointUrl: pick('kafkaSaslOauthbearerTokenEndpointUrl'),
+    kafkaSaslOauthbearerClientId: pick('kafkaSaslOauthbearerClientId'),
+    kafkaSaslOauthbearerClientSecret: pick('kafkaSaslOauthbearerClientSecret'),
+    kafkaSaslOauthbearerScope: pick('kafkaSaslOauthbearerScope'),
+    kafkaSaslOauthbearerTokenEndpointCaLocation: pick('kafkaSaslOauthbearerTokenEndpointCaLocation'),
     kafkaSaslPassword: pick('kafkaSaslPassword'),
     kafkaSslCaLocation: pick('kafkaSslCaLocation'),
     kafkaSslCertificateLocation: pick('kafkaSslCertificateLocation'),

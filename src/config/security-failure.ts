@@ -98,6 +98,14 @@ export function securityFailure(
     kind,
     summary: `${what}${hint === undefined ? '' : ` (check ${hint})`}`,
   });
+  // OAUTHBEARER's own refusals (sink/oauthbearer-authenticator.ts, config/oauthbearer-token-endpoint.ts) already say
+  // what failed and what to check: kept whole, under whatever wraps them
+  const oauth = messages.find((m) =>
+    /^(Kafka at \S+: authentication failed: SASL OAUTHBEARER|OAuth token endpoint at \S+: authentication failed)/.test(
+      m,
+    ),
+  );
+  if (oauth !== undefined) return { kind: 'authentication', summary: oauth.replace(/^Kafka at \S+: /, '') };
   if (codes.includes('ERR_TLS_CERT_ALTNAME_INVALID') || /does not match certificate's altnames/i.test(text))
     return make('host name', "host name mismatch: the server's certificate is not for this host name");
   const certCode = codes.find((c) => CERT_CODES.has(c));

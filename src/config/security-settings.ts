@@ -12,6 +12,7 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { createTokenEndpointProvider } from './oauthbearer-token-endpoint.js';
 
 /** `security.protocol` of a Kafka client. */
 export type KafkaSecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
@@ -31,6 +32,20 @@ export interface SecuritySettings {
    * again at each (re)authentication, so a token refreshed in place by a sidecar is picked up. The token is a secret.
    */
   kafkaSaslOauthbearerTokenFile: string | undefined;
+  /**
+   * `GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL` (`sasl.oauthbearer.token.endpoint.url`): with `OAUTHBEARER`,
+   * an OIDC / OAuth 2 token endpoint; tokens are fetched by the client-credentials grant and replaced before they
+   * expire (`oauthbearer-token-endpoint.ts`). Instead of a token file.
+   */
+  kafkaSaslOauthbearerTokenEndpointUrl: string | undefined;
+  /** `GAMEDATA_KAFKA_SASL_OAUTHBEARER_CLIENT_ID` (`sasl.oauthbearer.client.id`). */
+  kafkaSaslOauthbearerClientId: string | undefined;
+  /** `GAMEDATA_KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET` (`sasl.oauthbearer.client.secret`): a secret. */
+  kafkaSaslOauthbearerClientSecret: string | undefined;
+  /** `GAMEDATA_KAFKA_SASL_OAUTHBEARER_SCOPE` (`sasl.oauthbearer.scope`): space-separated scopes. @default none */
+  kafkaSaslOauthbearerScope: string | undefined;
+  /** `GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_CA_LOCATION`: PEM CA file of an `https://` token endpoint. */
+  kafkaSaslOauthbearerTokenEndpointCaLocation: string | undefined;
   /** `GAMEDATA_KAFKA_SASL_PASSWORD`: a secret (masked everywhere). */
   kafkaSaslPassword: string | undefined;
   /** `GAMEDATA_KAFKA_SSL_CA_LOCATION`: PEM file of the CA(s) that signed the brokers' certificates. @default the system CAs */
@@ -68,6 +83,11 @@ export const SECURITY_ENV_NAMES = {
   kafkaSaslMechanism: 'GAMEDATA_KAFKA_SASL_MECHANISM',
   kafkaSaslUsername: 'GAMEDATA_KAFKA_SASL_USERNAME',
   kafkaSaslOauthbearerTokenFile: 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE',
+  kafkaSaslOauthbearerTokenEndpointUrl: 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL',
+  kafkaSaslOauthbearerClientId: 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_CLIENT_ID',
+  kafkaSaslOauthbearerClientSecret: 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET',
+  kafkaSaslOauthbearerScope: 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_SCOPE',
+  kafkaSaslOauthbearerTokenEndpointCaLocation: 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_CA_LOCATION',
   kafkaSaslPassword: 'GAMEDATA_KAFKA_SASL_PASSWORD',
   kafkaSslCaLocation: 'GAMEDATA_KAFKA_SSL_CA_LOCATION',
   kafkaSslCertificateLocation: 'GAMEDATA_KAFKA_SSL_CERTIFICATE_LOCATION',
@@ -96,11 +116,20 @@ export const SECRET_SETTINGS = {
     'apiKey',
     'kafkaSaslPassword',
     'kafkaSslKeyPassword',
+    'kafkaSaslOauthbearerClientSecret',
     'schemaRegistryBasicAuthUserInfo',
     'schemaRegistryBearerToken',
     'connectBasicAuthUserInfo',
   ],
-  urls: ['redisUrl', 'warehouseUrl', 'connectWarehouseUrl', 'schemaRegistryUrl', 'connectUrl', 'apiUrl'],
+  urls: [
+    'redisUrl',
+    'warehouseUrl',
+    'connectWarehouseUrl',
+    'schemaRegistryUrl',
+    'connectUrl',
+    'apiUrl',
+    'kafkaSaslOauthbearerTokenEndpointUrl',
+  ],
 } as const;
 
 /** `user:password` settings: besides the whole value, the password alone is a secret. */
@@ -126,6 +155,25 @@ export const SECURITY_FIELD_SCHEMAS = {
     .pipe(z.enum(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'])),
   kafkaSaslUsername: z.string().trim().min(1, 'must not be empty'),
   kafkaSaslOauthbearerTokenFile: filePath,
+  kafkaSaslOauthbearerTokenEndpointUrl: z
+    .string()
+    .trim()
+    .refine((v) => {
+      try {
+        const u = new URL(v);
+        return (u.protocol === 'https:' || u.protocol === 'http:') && u.hostname !== '';
+      } catch {
+        return false;
+      }
+    }, 'must be an http(s) URL (the token endpoint)')
+    .refine(
+      (v) => !/^[a-z]+:\/\/[^/]*@/i.test(v),
+      'must not carry credentials (GAMEDATA_KAFKA_SASL_OAUTHBEARER_CLIENT_ID and _CLIENT_SECRET)',
+    ),
+  kafkaSaslOauthbearerClientId: z.string().trim().min(1, 'must not be empty'),
+  kafkaSaslOauthbearerClientSecret: secret,
+  kafkaSaslOauthbearerScope: z.string().trim().min(1, 'must not be empty'),
+  kafkaSaslOauthbearerTokenEndpointCaLocation: filePath,
   kafkaSaslPassword: secret,
   kafkaSslCaLocation: filePath,
   kafkaSslCertificateLocation: filePath,
@@ -149,6 +197,7 @@ const FILE_KEYS = [
   'kafkaSslCertificateLocation',
   'kafkaSslKeyLocation',
   'kafkaSaslOauthbearerTokenFile',
+  'kafkaSaslOauthbearerTokenEndpointCaLocation',
   'schemaRegistrySslCaLocation',
   'redisTlsCaLocation',
   'connectSslCaLocation',
@@ -183,27 +232,33 @@ export function checkSecuritySettings(s: Partial<SecuritySettings>, context: Sec
   const tls = protocol === 'SSL' || protocol === 'SASL_SSL';
   const p = n.kafkaSecurityProtocol;
   const oauth = s.kafkaSaslMechanism === 'OAUTHBEARER';
+  const endpointKeys = [
+    'kafkaSaslOauthbearerTokenEndpointUrl',
+    'kafkaSaslOauthbearerClientId',
+    'kafkaSaslOauthbearerClientSecret',
+    'kafkaSaslOauthbearerScope',
+    'kafkaSaslOauthbearerTokenEndpointCaLocation',
+  ] as const;
+  const oauthKeys = ['kafkaSaslOauthbearerTokenFile', ...endpointKeys] as const;
+  const has = (key: keyof SecuritySettings): boolean =>
+    s[key] !== undefined || context.given?.has(key) === true;
   if (sasl) {
-    // OAUTHBEARER authenticates with a token (its file), the other mechanisms with a user and a password
-    const needed = oauth
-      ? (['kafkaSaslMechanism', 'kafkaSaslOauthbearerTokenFile'] as const)
-      : (['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword'] as const);
-    for (const key of needed)
-      if (s[key] === undefined && context.given?.has(key) !== true)
-        issues.push(`${n[key]} is not set (${p}=${protocol}${oauth ? ' with OAUTHBEARER' : ''} needs it)`);
+    if (!has('kafkaSaslMechanism'))
+      issues.push(`${n.kafkaSaslMechanism} is not set (${p}=${protocol} needs it)`);
+    if (oauth) issues.push(...oauthIssues(s, has, `${p}=${protocol} with OAUTHBEARER`));
+    else
+      for (const key of ['kafkaSaslUsername', 'kafkaSaslPassword'] as const)
+        if (!has(key)) issues.push(`${n[key]} is not set (${p}=${protocol} needs it)`);
     if (oauth && (s.kafkaSaslUsername !== undefined || s.kafkaSaslPassword !== undefined))
       issues.push(
-        `${n.kafkaSaslUsername} / ${n.kafkaSaslPassword} are set but ${n.kafkaSaslMechanism} is OAUTHBEARER (it sends a token: ${n.kafkaSaslOauthbearerTokenFile})`,
+        `${n.kafkaSaslUsername} / ${n.kafkaSaslPassword} are set but ${n.kafkaSaslMechanism} is OAUTHBEARER (it sends a token: ${n.kafkaSaslOauthbearerTokenFile} or ${n.kafkaSaslOauthbearerTokenEndpointUrl})`,
       );
-    if (!oauth && s.kafkaSaslOauthbearerTokenFile !== undefined)
-      issues.push(`${n.kafkaSaslOauthbearerTokenFile} is set but ${n.kafkaSaslMechanism} is not OAUTHBEARER`);
+    if (!oauth && s.kafkaSaslMechanism !== undefined)
+      for (const key of oauthKeys)
+        if (s[key] !== undefined)
+          issues.push(`${n[key]} is set but ${n.kafkaSaslMechanism} is not OAUTHBEARER`);
   } else {
-    for (const key of [
-      'kafkaSaslMechanism',
-      'kafkaSaslUsername',
-      'kafkaSaslPassword',
-      'kafkaSaslOauthbearerTokenFile',
-    ] as const)
+    for (const key of ['kafkaSaslMechanism', 'kafkaSaslUsername', 'kafkaSaslPassword', ...oauthKeys] as const)
       if (s[key] !== undefined)
         issues.push(`${n[key]} is set but ${p} is ${protocol} (SASL needs SASL_SSL or SASL_PLAINTEXT)`);
   }
@@ -233,6 +288,52 @@ export function checkSecuritySettings(s: Partial<SecuritySettings>, context: Sec
     issues.push(`${n.connectSslCaLocation} is set but CONNECT_URL is not an https:// URL`);
   if (s.redisTlsCaLocation !== undefined && !/^rediss:/i.test(context.redisUrl ?? ''))
     issues.push(`${n.redisTlsCaLocation} is set but REDIS_URL is not a rediss:// URL (TLS)`);
+  return issues;
+}
+
+/**
+ * OAUTHBEARER's token source: a token file, or a token endpoint with its client id and secret (not both); a CA
+ * only for an `https://` endpoint. `has` says whether a setting was given (valid or not).
+ */
+function oauthIssues(
+  s: Partial<SecuritySettings>,
+  has: (key: keyof SecuritySettings) => boolean,
+  needs: string,
+): string[] {
+  const n = SECURITY_ENV_NAMES;
+  const issues: string[] = [];
+  const file = has('kafkaSaslOauthbearerTokenFile');
+  const endpoint = has('kafkaSaslOauthbearerTokenEndpointUrl');
+  if (!file && !endpoint)
+    issues.push(
+      `${n.kafkaSaslOauthbearerTokenFile} is not set, nor ${n.kafkaSaslOauthbearerTokenEndpointUrl} (${needs} needs one: a token file, or an OIDC token endpoint with a client id and secret)`,
+    );
+  if (file && endpoint)
+    issues.push(
+      `${n.kafkaSaslOauthbearerTokenFile} and ${n.kafkaSaslOauthbearerTokenEndpointUrl} are both set (use one)`,
+    );
+  if (endpoint) {
+    for (const key of ['kafkaSaslOauthbearerClientId', 'kafkaSaslOauthbearerClientSecret'] as const)
+      if (!has(key)) issues.push(`${n[key]} is not set (${n.kafkaSaslOauthbearerTokenEndpointUrl} needs it)`);
+  } else {
+    for (const key of [
+      'kafkaSaslOauthbearerClientId',
+      'kafkaSaslOauthbearerClientSecret',
+      'kafkaSaslOauthbearerScope',
+      'kafkaSaslOauthbearerTokenEndpointCaLocation',
+    ] as const)
+      if (s[key] !== undefined)
+        issues.push(`${n[key]} is set but ${n.kafkaSaslOauthbearerTokenEndpointUrl} is not`);
+  }
+  const url = s.kafkaSaslOauthbearerTokenEndpointUrl;
+  if (
+    s.kafkaSaslOauthbearerTokenEndpointCaLocation !== undefined &&
+    url !== undefined &&
+    !/^https:/i.test(url)
+  )
+    issues.push(
+      `${n.kafkaSaslOauthbearerTokenEndpointCaLocation} is set but ${n.kafkaSaslOauthbearerTokenEndpointUrl} is not an https:// URL`,
+    );
   return issues;
 }
 
@@ -267,6 +368,15 @@ export function plaintextCredentialWarnings(
   if (s.kafkaSecurityProtocol === 'SASL_PLAINTEXT' && s.kafkaSaslMechanism === 'PLAIN' && remoteBroker)
     out.push(
       'GAMEDATA_KAFKA_SASL_MECHANISM=PLAIN over SASL_PLAINTEXT sends the Kafka password in plain text: use SASL_SSL (or SCRAM)',
+    );
+  const tokenEndpoint = s.kafkaSaslOauthbearerTokenEndpointUrl ?? '';
+  if (
+    s.kafkaSaslMechanism === 'OAUTHBEARER' &&
+    /^http:/i.test(tokenEndpoint) &&
+    !isLoopback(hostOf(tokenEndpoint))
+  )
+    out.push(
+      'the OAuth client secret and tokens go over plain http:// (GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL): use https://',
     );
   const registry = context.schemaRegistryUrl ?? '';
   if (
@@ -398,8 +508,27 @@ export function resolveClientSecurity(s: Partial<SecuritySettings>): ClientSecur
     kafka.ssl = Object.keys(tls).length === 0 ? true : tls;
   }
   const tokenFile = s.kafkaSaslOauthbearerTokenFile;
-  if (protocol.startsWith('SASL_') && s.kafkaSaslMechanism === 'OAUTHBEARER' && tokenFile !== undefined) {
+  const endpoint = s.kafkaSaslOauthbearerTokenEndpointUrl;
+  const oauth = protocol.startsWith('SASL_') && s.kafkaSaslMechanism === 'OAUTHBEARER';
+  if (oauth && tokenFile !== undefined) {
     kafka.sasl = { mechanism: 'oauthbearer', oauthBearerProvider: () => readTokenFile(tokenFile) };
+  } else if (
+    oauth &&
+    endpoint !== undefined &&
+    s.kafkaSaslOauthbearerClientId !== undefined &&
+    s.kafkaSaslOauthbearerClientSecret !== undefined
+  ) {
+    const ca = read(s.kafkaSaslOauthbearerTokenEndpointCaLocation);
+    kafka.sasl = {
+      mechanism: 'oauthbearer',
+      oauthBearerProvider: createTokenEndpointProvider({
+        tokenEndpointUrl: endpoint,
+        clientId: s.kafkaSaslOauthbearerClientId,
+        clientSecret: s.kafkaSaslOauthbearerClientSecret,
+        ...(s.kafkaSaslOauthbearerScope === undefined ? {} : { scope: s.kafkaSaslOauthbearerScope }),
+        ...(ca === undefined ? {} : { ca }),
+      }),
+    };
   } else if (
     protocol.startsWith('SASL_') &&
     s.kafkaSaslMechanism !== undefined &&

@@ -8,6 +8,7 @@ import type { Kafka as KafkaClient, LogEntry, SASLOptions } from 'kafkajs';
 import { loadKafkajs } from './kafkajs-loader.js';
 import { installKafkajsPatches } from './kafkajs-patches/index.js';
 import type { ResolvedKafkaOptions } from './kafka-options.js';
+import { withOauthbearerAuthenticator } from './oauthbearer-authenticator.js';
 
 /** A kafkajs client for resolved options (kafkajs log lines go to `logger`, never to the console). */
 export function createKafkaClient(
@@ -27,8 +28,15 @@ export function createKafkaClient(
     connectionTimeout: options.connectionTimeoutMs,
     requestTimeout: options.requestTimeoutMs,
     ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
-    // kafkajs types SASL per mechanism; ours carries the mechanism as a value
-    ...(options.sasl === undefined ? {} : { sasl: options.sasl as SASLOptions }),
+    // kafkajs types SASL per mechanism; ours carries the mechanism as a value. OAUTHBEARER reads the broker's answer
+    // (oauthbearer-authenticator.ts: a refused token is one line, not a dropped connection)
+    ...(options.sasl === undefined
+      ? {}
+      : {
+          sasl: (options.sasl.mechanism === 'oauthbearer'
+            ? withOauthbearerAuthenticator(options.sasl)
+            : options.sasl) as SASLOptions,
+        }),
     retry: overrides.retry ?? { retries: options.retries, initialRetryTime: 200, maxRetryTime: 5_000 },
     logLevel: logger === undefined ? KafkaLogLevel.NOTHING : KafkaLogLevel.WARN,
     logCreator: () => (entry: LogEntry) => {

@@ -20,9 +20,17 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
+import { foreignKey, startOidcTokenEndpoint, type OidcTokenEndpoint } from './oidc-token-endpoint.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WRONG = 'canary-wrong-secret-5e1f';
+/** The OIDC clients' secrets (the token endpoint below): canaries too. */
+const CLIENT_SECRET = 'canary-oidc-client-7c2d';
+/**
+ * Life of the worker's tokens. The broker ends a session when its token expires; the second backfill starts after
+ * the worker's first token expired, so the worker must have replaced it (and re-authenticated) to publish it.
+ */
+const WORKER_TOKEN_LIFE_S = 20;
 
 interface Run {
   code: number | null;
@@ -81,6 +89,18 @@ let startedHere = false;
 let secure: Record<string, string> = {};
 let sim: Simulator | undefined;
 let env: NodeJS.ProcessEnv = {};
+let oidc: OidcTokenEndpoint | undefined;
+/** The Kafka settings of OAUTHBEARER through the loopback OIDC token endpoint, as OIDC client `clientId`. */
+const viaOidc = (clientId: string, secret = CLIENT_SECRET): NodeJS.ProcessEnv => ({
+  ...env,
+  GAMEDATA_KAFKA_SASL_MECHANISM: 'OAUTHBEARER',
+  GAMEDATA_KAFKA_SASL_USERNAME: '',
+  GAMEDATA_KAFKA_SASL_PASSWORD: '',
+  GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL: oidc?.url ?? '',
+  GAMEDATA_KAFKA_SASL_OAUTHBEARER_CLIENT_ID: clientId,
+  GAMEDATA_KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET: secret,
+  GAMEDATA_KAFKA_SASL_OAUTHBEARER_SCOPE: 'kafka',
+});
 /** Every output of the test, checked for secrets at the end. */
 const outputs: string[] = [];
 const id = randomUUID().slice(0, 8);
@@ -98,6 +118,18 @@ beforeAll(async () => {
   secure = parseExports(printed.out);
   expect(secure['GAMEDATA_KAFKA_SECURITY_PROTOCOL']).toBe('SASL_SSL');
   sim = await startSimulator({ scale: 'small', seed: 1, port: 0 });
+  // a loopback OIDC token endpoint minting tokens with the stack's OAUTHBEARER key (the broker validates them
+  // against its JWKS); every client is the principal `gamedata`, the worker's tokens are short-lived
+  oidc = await startOidcTokenEndpoint({
+    signingKeyFile: secure['STACK_SECURE_OAUTH_SIGNING_KEY'] ?? '',
+    issuer: secure['STACK_SECURE_OAUTH_ISSUER'] ?? '',
+    audience: secure['STACK_SECURE_OAUTH_AUDIENCE'] ?? '',
+    clients: {
+      cli: { secret: CLIENT_SECRET, sub: 'gamedata', lifeS: 300, scope: 'kafka' },
+      worker: { secret: CLIENT_SECRET, sub: 'gamedata', lifeS: WORKER_TOKEN_LIFE_S, scope: 'kafka' },
+      expired: { secret: CLIENT_SECRET, sub: 'gamedata', lifeS: -120, scope: 'kafka' },
+    },
+  });
   // Only the secured services: nothing inherited from the plaintext stack's environment.
   const base = { ...process.env };
   for (const name of Object.keys(base))
@@ -115,6 +147,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sim?.close();
+  await oidc?.close();
   if (startedHere) await stack(['down'], 120_000);
 }, 150_000);
 
@@ -131,6 +164,7 @@ function canaries(): string[] {
     userInfoPassword,
     redisPassword,
     WRONG,
+    CLIENT_SECRET,
   ];
   for (const c of list) expect(c.length).toBeGreaterThanOrEqual(12);
   return list;
@@ -182,7 +216,7 @@ async function redisDump(prefixes: readonly string[]): Promise<string> {
 }
 
 describe('secured stack', () => {
-  it('backfills and verifies through SASL_SSL Kafka, an authenticated TLS registry and TLS Redis', async () => {
+  it('backfills and verifies through SASL_SSL Kafka (SCRAM, then OAUTHBEARER from an OIDC token endpoint), an authenticated TLS registry and TLS Redis', async () => {
     for (const args of [
       ['schemas', 'register'],
       ['topics', 'create'],
@@ -191,6 +225,9 @@ describe('secured stack', () => {
       outputs.push(r.out);
       expect(r.code, r.out).toBe(0);
     }
+    // the run through OAUTHBEARER: worker, backfill and verify get their tokens from the OIDC endpoint
+    const workerEnv = viaOidc('worker');
+    const cliEnv = viaOidc('cli');
     const metricsPort = await freePort();
     const worker: ChildProcess = spawn(
       process.execPath,
@@ -204,18 +241,25 @@ describe('secured stack', () => {
         '--metrics-port',
         String(metricsPort),
       ],
-      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let workerOut = '';
     worker.stdout?.on('data', (b: Buffer) => (workerOut += b.toString()));
     worker.stderr?.on('data', (b: Buffer) => (workerOut += b.toString()));
     const workerExit = new Promise<number | null>((resolve) => worker.on('close', resolve));
     try {
-      const backfill = await cli(['backfill', 'parties', 'users', '--wait'], env, 240_000);
+      const first = await cli(['backfill', 'parties', '--wait'], cliEnv, 240_000);
+      outputs.push(first.out);
+      expect(first.code, first.out).toBe(0);
+      const firstToken = (oidc?.issued ?? []).find((t) => t.clientId === 'worker');
+      expect(firstToken).toBeDefined();
+      const expired = (firstToken?.expiresAt ?? 0) + 1_000 - Date.now();
+      if (expired > 0) await new Promise((resolve) => setTimeout(resolve, expired));
+      const backfill = await cli(['backfill', 'users', '--wait'], cliEnv, 240_000);
       outputs.push(backfill.out);
       expect(backfill.code, backfill.out).toBe(0);
       for (const resource of ['parties', 'users']) {
-        const verify = await cli(['verify', resource], env);
+        const verify = await cli(['verify', resource], cliEnv);
         outputs.push(verify.out);
         expect(verify.code, verify.out).toBe(0);
         const counts = /expected (\d+), matched (\d+), missing (\d+), unexpected \d+, duplicates (\d+)/.exec(
@@ -240,6 +284,13 @@ describe('secured stack', () => {
       outputs.push(workerOut);
     }
     expect(workerOut).not.toMatch(/unreachable|authentication failed/);
+    // the worker replaced its token while it worked, each time before the one it held expired (the second backfill
+    // was published after the first token's end)
+    const tokens = (oidc?.issued ?? []).filter((t) => t.clientId === 'worker');
+    expect(tokens.length, JSON.stringify(tokens)).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < tokens.length; i++)
+      expect(tokens[i]?.issuedAt ?? Infinity).toBeLessThan(tokens[i - 1]?.expiresAt ?? 0);
+    expect((oidc?.issued ?? []).some((t) => t.clientId === 'cli')).toBe(true);
   });
 
   it('lands the topics in PostgreSQL through a Connect worker on SASL_SSL, its sinks carrying the credentials', async () => {
@@ -347,10 +398,7 @@ describe('secured stack', () => {
     }
   });
 
-  it('speaks OAUTHBEARER with a token file (and an expired token is refused in one line)', async () => {
-    // the stack's broker accepts unsigned JWTs (Kafka's default validator); "sub" is the principal
-    const b64 = (o: object): string => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const now = Math.floor(Date.now() / 1000);
+  it('speaks OAUTHBEARER with a token file (the broker checks signature, issuer and expiry)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'oauth-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const tokenFile = join(dir, 'token');
@@ -361,28 +409,29 @@ describe('secured stack', () => {
       GAMEDATA_KAFKA_SASL_PASSWORD: '',
       GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE: tokenFile,
     };
-    writeFileSync(
-      tokenFile,
-      `${b64({ alg: 'none' })}.${b64({ sub: 'gamedata', iat: now, exp: now + 3600 })}.`,
-    );
+    writeFileSync(tokenFile, oidc?.mint({ sub: 'gamedata' }) ?? '');
     const ok = await cli(['topics', 'create'], oauth);
     outputs.push(ok.out);
     expect(ok.code, ok.out).toBe(0);
-    writeFileSync(
-      tokenFile,
-      `${b64({ alg: 'none' })}.${b64({ sub: 'gamedata', iat: now - 7200, exp: now - 3600 })}.`,
-    );
-    const expired = await cli(['topics', 'create'], oauth, 60_000);
-    outputs.push(expired.out);
-    // refused: exit 1, one line. kafkajs does not answer the broker's OAUTHBEARER error challenge, so the refusal
-    // reads as a connection failure, not as `authentication failed` (a kafkajs limit, noted in configuration.md)
-    expect(expired.code, expired.out).toBe(1);
-    expect(
-      expired.out
-        .trim()
-        .split('\n')
-        .filter((l) => !l.startsWith('gamedata: warning: ')),
-    ).toHaveLength(1);
+    const now = Math.floor(Date.now() / 1000);
+    const refusedTokens = {
+      expired: oidc?.mint({ sub: 'gamedata', iat: now - 7200, exp: now - 3600 }),
+      'signed by another key': oidc?.mint({ sub: 'gamedata' }, foreignKey()),
+      'another issuer': oidc?.mint({ sub: 'gamedata', iss: 'someone-else' }),
+      unsigned: `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'gamedata', exp: now + 3600 })).toString('base64url')}.`,
+    };
+    for (const [what, token] of Object.entries(refusedTokens)) {
+      writeFileSync(tokenFile, token ?? '');
+      const refused = await cli(['topics', 'create'], oauth, 60_000);
+      outputs.push(refused.out);
+      // refused by the broker: one line, exit 1, at once
+      expect(refused.code, `${what}: ${refused.out}`).toBe(1);
+      expect(refused.out.trim().split('\n'), what).toHaveLength(1);
+      expect(refused.out.trim(), what).toMatch(
+        /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: authentication failed: SASL OAUTHBEARER: the broker refused the token \(invalid_token\)/,
+      );
+      expect(refused.ms, what).toBeLessThan(30_000);
+    }
   });
 
   const wrong: { name: string; args: string[]; env: () => NodeJS.ProcessEnv; line: RegExp }[] = [
@@ -451,6 +500,24 @@ describe('secured stack', () => {
       line: /^gamedata: ServiceError: Redis at 127\.0\.0\.1:\d+: authentication failed/,
     },
     {
+      name: 'Kafka OAUTHBEARER: an expired token from the token endpoint',
+      args: ['topics', 'create'],
+      env: () => viaOidc('expired'),
+      line: /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: authentication failed: SASL OAUTHBEARER: the broker refused the token \(invalid_token\)/,
+    },
+    {
+      name: 'Kafka OAUTHBEARER: a wrong client secret',
+      args: ['verify', 'parties'],
+      env: () => viaOidc('cli', WRONG),
+      line: /^gamedata: ServiceError: (Kafka at 127\.0\.0\.1:\d+: )?OAuth token endpoint at 127\.0\.0\.1:\d+: authentication failed \(HTTP 401, invalid_client\) \(check GAMEDATA_KAFKA_SASL_OAUTHBEARER_CLIENT_ID/,
+    },
+    {
+      name: 'worker: an OAUTHBEARER token the broker refuses gives up at once',
+      args: ['worker', '--metrics-port', 'off'],
+      env: () => viaOidc('expired'),
+      line: /Kafka at 127\.0\.0\.1:\d+: authentication failed: SASL OAUTHBEARER/,
+    },
+    {
       name: 'worker: wrong Kafka password gives up at once',
       args: ['worker', '--metrics-port', 'off'],
       env: () => ({ ...env, GAMEDATA_KAFKA_SASL_PASSWORD: WRONG }),
@@ -498,7 +565,15 @@ describe('secured stack', () => {
     expect(badConnect.code).toBe(1);
     expect(badConnect.out).toMatch(/Kafka Connect at 127\.0\.0\.1:1/);
     // slices that fail with a password in their error text: the worker's API URL carries credentials, which fetch
-    // refuses, quoting the URL. The run is planned with the right URL; BullMQ stores each failed attempt's reason.
+    // refuses, quoting the URL. The run is planned first, with the right URL and no worker running: the backfill
+    // plans through the key's shared budget, whose fetcher is whichever process holds its lease, and a failing worker
+    // started first would be it (the planning would fail, no slice would). BullMQ stores each failed attempt's reason.
+    const topics = await cli(['topics', 'create'], env);
+    outputs.push(topics.out);
+    expect(topics.code, topics.out).toBe(0);
+    const backfill = await cli(['backfill', 'elections'], env, 120_000);
+    outputs.push(backfill.out);
+    expect(backfill.code, backfill.out).toBe(0);
     const failing = {
       ...env,
       GAMEDATA_API_URL: (env['GAMEDATA_API_URL'] ?? '').replace('://', `://gamedata:${WRONG}@`),
@@ -514,9 +589,6 @@ describe('secured stack', () => {
     const exited = new Promise((r) => worker.on('close', r));
     let stored = '';
     try {
-      // the run's planning may already run in the failing worker: the backfill's own exit code is not the point
-      const backfill = await cli(['backfill', 'elections'], env, 120_000);
-      outputs.push(backfill.out);
       // until a failed attempt's reason is stored (masked)
       const deadline = Date.now() + 120_000;
       while (!stored.includes('includes credentials') && Date.now() < deadline) {

@@ -122,9 +122,10 @@ createClient({ baseUrl: 42 });
 });
 
 /**
- * The Dockerfile's runtime stage without a container engine: the same tarball installed with production
- * dependencies only (`npm install --omit=dev`, as the image does) into an empty project, then the image's
- * ENTRYPOINT run from there as the simulator and as a worker, and the image's HEALTHCHECK command run against it.
+ * The Dockerfile's runtime stage without a container engine: the same tarball unpacked beside the committed
+ * package-lock.json and its production dependencies installed by `npm ci --omit=dev --ignore-scripts`, as the image
+ * does; what was installed is compared with the lock file, entry by entry; then the image's ENTRYPOINT is run from
+ * there as the simulator and as a worker, and the image's HEALTHCHECK command against it.
  */
 describe("the image's steps (Dockerfile runtime stage)", () => {
   const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
@@ -145,16 +146,22 @@ describe("the image's steps (Dockerfile runtime stage)", () => {
     process.env['SCHEMA_REGISTRY_URL'] !== undefined &&
     process.env['REDIS_URL'] !== undefined;
 
+  /** The runtime stage's text (from its FROM on). */
+  const RUNTIME = DOCKERFILE.slice(DOCKERFILE.search(/^FROM .* AS runtime$/m));
+
   beforeAll(async () => {
     app = join(dir, 'app');
     await run('mkdir', ['-p', app]);
-    expect(DOCKERFILE).toMatch(/npm install --omit=dev --no-audit --no-fund \/tmp\/gamedata-pipeline\.tgz/);
-    await writeFile(
-      join(app, 'package.json'),
-      JSON.stringify({ name: 'gamedata-app', version: '1.0.0', private: true }),
-    );
+    // the build stage unpacks the tarball beside the committed lock; the runtime stage installs from that lock
+    expect(DOCKERFILE).toMatch(/tar -xzf \/pkg\/gamedata-pipeline\.tgz -C \/pkg\/app --strip-components=1/);
+    expect(DOCKERFILE).toMatch(/cp package-lock\.json \/pkg\/app\/package-lock\.json/);
+    expect(RUNTIME).toMatch(/COPY --from=build \/pkg\/app \/app\n/);
+    expect(RUNTIME).toMatch(/RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund/);
+    expect(RUNTIME).not.toMatch(/npm (install|i|update)\b/);
     const tarball = (await readdir(dir)).find((f) => f.endsWith('.tgz')) ?? '';
-    await run('npm', ['install', '--omit=dev', join(dir, tarball), ...NPM_FLAGS], {
+    await run('tar', ['-xzf', join(dir, tarball), '-C', app, '--strip-components=1']);
+    await writeFile(join(app, 'package-lock.json'), readFileSync(join(ROOT, 'package-lock.json')));
+    await run('npm', ['ci', '--omit=dev', '--ignore-scripts', ...NPM_FLAGS], {
       cwd: app,
       env: { ...process.env, NODE_ENV: 'production' },
       maxBuffer: 1 << 26,
@@ -176,12 +183,62 @@ describe("the image's steps (Dockerfile runtime stage)", () => {
     return child;
   };
 
+  it("installs exactly the lock file's production packages: each at its locked version, resolved and integrity", () => {
+    type Entry = {
+      version?: string;
+      resolved?: string;
+      integrity?: string;
+      dev?: boolean;
+      optional?: boolean;
+      os?: string[];
+      cpu?: string[];
+    };
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, Entry>;
+    };
+    // what npm installed, as it records it (node_modules/.package-lock.json: one entry per installed folder)
+    const installed = (
+      JSON.parse(readFileSync(join(app, 'node_modules/.package-lock.json'), 'utf8')) as {
+        packages: Record<string, Entry>;
+      }
+    ).packages;
+    const pick = (e: Entry | undefined) => ({
+      version: e?.version,
+      resolved: e?.resolved,
+      integrity: e?.integrity,
+    });
+    // every installed package is in the lock, identical
+    for (const [path, entry] of Object.entries(installed))
+      expect({ path, ...pick(entry) }).toEqual({ path, ...pick(lock.packages[path]) });
+    // every production package of the lock is installed, but optional ones built for another platform
+    const fits = (list: string[] | undefined, value: string): boolean =>
+      list === undefined ||
+      (list.includes(value) && !list.includes(`!${value}`)) ||
+      (list.every((v) => v.startsWith('!')) && !list.includes(`!${value}`));
+    const expected = Object.entries(lock.packages).filter(
+      ([path, e]) =>
+        path !== '' &&
+        e.dev !== true &&
+        !(e.optional === true && !(fits(e.os, process.platform) && fits(e.cpu, process.arch))),
+    );
+    expect(expected.length).toBeGreaterThan(100);
+    expect(Object.keys(installed).sort()).toEqual(expected.map(([path]) => path).sort());
+    // the root is the package itself, its dependencies those the lock was made for
+    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: object };
+    expect(pkg.dependencies).toEqual((lock.packages[''] as { dependencies?: object }).dependencies);
+  });
+
   it('installs no dev dependency and no source loader', async () => {
     // (typescript itself comes along: a required peer of @trpc/server, which npm installs; nothing runs it.)
     const installed = await readdir(join(app, 'node_modules'));
     for (const dev of ['tsx', 'vitest', 'eslint', 'pino-pretty', 'fast-check', 'prettier', 'testcontainers'])
       expect({ dev, installed: installed.includes(dev) }).toEqual({ dev, installed: false });
-    expect(installed).toEqual(expect.arrayContaining(['gamedata-pipeline', 'kafkajs', 'bullmq', 'ioredis']));
+    expect(installed).toEqual(expect.arrayContaining(['kafkajs', 'bullmq', 'ioredis']));
+    // the app is the package itself (unpacked), not a project depending on it
+    expect(installed).not.toContain('gamedata-pipeline');
+    expect((JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { name: string }).name).toBe(
+      'gamedata-pipeline',
+    );
   });
 
   it('runs the simulator and a worker: the simulator answers, /healthz answers, HEALTHCHECK passes, SIGTERM drains', async () => {

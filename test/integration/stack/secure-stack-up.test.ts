@@ -6,10 +6,22 @@
  * And a failed `up --secure` left Kafka, Apicurio, Redis and nginx running after the job. Each test runs a
  * throwaway secure stack in such a folder, on free ports of its own (beside any stack already running), reusing
  * the plaintext stack's downloads (`STACK_PLAIN_DIR`, default `<checkout>/.stack`), and checks that no process of
- * that folder is left afterwards.
+ * that folder is left afterwards. The first test also checks the stack's own hygiene (issue 34's stack items): no
+ * password of the stack in any process's command line (every `java` the stack runs is logged through a PATH shim,
+ * the storage format included) nor in a file others may read, and the KRaft controller listener on SASL with no
+ * anonymous super user.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +69,31 @@ async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Every regular file under `dir`. */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...filesUnder(path));
+    else if (entry.isFile()) out.push(path);
+  }
+  return out;
+}
+
+/** Every live process's command line. */
+function allCommandLines(): string {
+  const lines: string[] = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      lines.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return lines.join('\n');
 }
 
 /** Pids of the live processes whose command line names `dir`. */
@@ -125,6 +162,17 @@ describe('scripts/stack.sh up --secure', () => {
       rmSync(`/tmp/gamedata-nginx${dir}`, { recursive: true, force: true });
     });
     expect(statSync(dir).mode & 0o777).toBe(0o700);
+    // every java the stack runs (storage format, broker, ACL tool) through a shim logging its argv
+    const shim = join(dir, 'shim');
+    mkdirSync(shim);
+    const argvLog = join(dir, 'java-argv.log');
+    const java = execFileSync('bash', ['-c', 'command -v java'], { encoding: 'utf8' }).trim();
+    writeFileSync(
+      join(shim, 'java'),
+      `#!/bin/bash\nprintf '%s\\n' "$*" >>'${argvLog}'\nexec '${java}' "$@"\n`,
+    );
+    chmodSync(join(shim, 'java'), 0o755);
+    env['PATH'] = `${shim}:${env['PATH'] ?? ''}`;
 
     const up = await stack(['up'], env, 420_000);
     expect(up.out).not.toMatch(/Permission denied/);
@@ -133,6 +181,38 @@ describe('scripts/stack.sh up --secure', () => {
     const status = await stack(['status'], env, 60_000);
     expect(status.code, status.out).toBe(0);
     expect(status.out).toMatch(/registry: up {3}https:/);
+
+    // no password in argv: not in any java the stack ran (the storage format with its SCRAM users included), not in
+    // any live process; and every file holding one is readable by its owner only
+    const secretsDir = join(stackDir, 'secrets');
+    const secrets = readdirSync(secretsDir).map((f) => readFileSync(join(secretsDir, f), 'utf8').trim());
+    expect(secrets.length).toBeGreaterThanOrEqual(4);
+    const argv = readFileSync(argvLog, 'utf8');
+    expect(argv).toMatch(/@\S+format\.args/);
+    expect(argv).toMatch(/kafka\.Kafka /);
+    const commandLines = allCommandLines();
+    for (const secret of secrets) {
+      expect(secret.length).toBeGreaterThanOrEqual(16);
+      expect(argv.includes(secret), 'a password in a java argv').toBe(false);
+      expect(commandLines.includes(secret), 'a password in a command line').toBe(false);
+    }
+    const holding = filesUnder(stackDir).filter((f) => {
+      const text = readFileSync(f, 'latin1');
+      return secrets.some((secret) => text.includes(secret));
+    });
+    expect(holding.map((f) => f.slice(stackDir.length))).toEqual(
+      expect.arrayContaining(['/kafka/server.properties', '/redis/redis.conf']),
+    );
+    for (const f of holding)
+      expect({ f: f.slice(stackDir.length), mode: (statSync(f).mode & 0o777).toString(8) }).toEqual({
+        f: f.slice(stackDir.length),
+        mode: '600',
+      });
+    // the KRaft controller listener speaks SASL over TLS; no anonymous super user
+    const properties = readFileSync(join(stackDir, 'kafka', 'server.properties'), 'utf8');
+    expect(properties).toMatch(/^listener\.security\.protocol\.map=CONTROLLER:SASL_SSL,/m);
+    expect(properties).toMatch(/^super\.users=User:admin$/m);
+    expect(properties).not.toMatch(/ANONYMOUS|CONTROLLER:PLAINTEXT/);
 
     const down = await stack(['down'], env, 120_000);
     expect(down.code, down.out).toBe(0);
