@@ -50,7 +50,11 @@ describe("bullmq's private processJob and lock manager (slice-runs' keepNewestLo
     try {
       const w = worker as unknown as {
         processJob: unknown;
-        lockManager: { trackJob: unknown; untrackJob: unknown; trackedJobs: Map<string, unknown> };
+        lockManager: {
+          trackJob: (id: string, token: string, ts: number) => void;
+          untrackJob: unknown;
+          trackedJobs: Map<string, unknown>;
+        };
       };
       expect(typeof w.processJob).toBe('function');
       expect(typeof w.lockManager.trackJob).toBe('function');
