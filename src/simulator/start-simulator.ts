@@ -22,7 +22,10 @@ import { createRateLimiter } from './rate-limiter.js';
 import { createSimulatorRouter, type SimContext } from './router.js';
 import { createStatsRecorder, type SimulatorStats } from './stats.js';
 import { createFeedLanes } from './feed-lane.js';
-import { createWorld, SIMULATOR_RESOURCES, type SimulatorResource, type World } from './world.js';
+import { createWorld, type SimulatorResource, type World } from './world.js';
+import { handleSimAdminRoute } from './sim-admin-routes.js';
+import { countAnswersAfterClientGone } from './count-answers-after-client-gone.js';
+import { applyRequestFault, drawFailingSlots } from './request-faults.js';
 
 /** Most procedures one batch may carry (upstream answers 413 above). */
 export const MAX_BATCH_SIZE = 50;
@@ -59,11 +62,6 @@ export interface Simulator {
   now(): number;
   close(): Promise<void>;
 }
-
-const BAD_GATEWAY =
-  '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>\n';
-const UNAVAILABLE =
-  '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center></body></html>\n';
 
 function errorEnvelope(
   message: string,
@@ -128,86 +126,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const hung = new Set<http.ServerResponse>();
   const sockets = new Set<Socket>();
   let closed = false;
-
-  function handleSim(req: http.IncomingMessage, res: http.ServerResponse, path: string): void {
-    if (req.method === 'GET' && path === '/__sim/stats') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(snapshot()));
-      return;
-    }
-    if (req.method === 'POST' && path === '/__sim/reset-stats') {
-      resetStats();
-      res.writeHead(204).end();
-      return;
-    }
-    if (req.method === 'GET' && path.startsWith('/__sim/truth/')) {
-      const resource = path.slice('/__sim/truth/'.length);
-      if (!(SIMULATOR_RESOURCES as readonly string[]).includes(resource)) {
-        res
-          .writeHead(404, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ error: `unknown resource ${resource}` }));
-        return;
-      }
-      tick();
-      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-      const store = world.store(resource as SimulatorResource);
-      const variant = resource === 'articles' ? 'feed' : 'full';
-      // Streamed row by row: the medium transaction truth is a million lines.
-      let row = store.table.length - 1;
-      const pump = (): void => {
-        while (row >= 0) {
-          const line = `${JSON.stringify(store.build(row--, variant))}\n`;
-          if (!res.write(line)) {
-            res.once('drain', pump);
-            return;
-          }
-        }
-        res.end();
-      };
-      pump();
-      return;
-    }
-    if (req.method === 'POST' && path === '/__sim/configure') {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (chunk: string) => (body += chunk));
-      req.on('end', () => {
-        try {
-          reconfigure(JSON.parse(body || '{}') as RuntimePatch);
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(settings));
-        } catch (error) {
-          res
-            .writeHead(400, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ error: (error as Error).message }));
-        }
-      });
-      return;
-    }
-    res
-      .writeHead(404, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ error: 'unknown /__sim route' }));
-  }
-
-  /**
-   * Counts a request whose client went away (timed out, aborted) before the service answered it: the service still
-   * works it through (its feed calls occupy the lane), and the answer goes nowhere.
-   */
-  function countAnswersAfterClientGone(res: http.ServerResponse): void {
-    const arrived = performance.now();
-    let gone = false;
-    res.on('close', () => {
-      if (!res.writableFinished) gone = true;
-    });
-    const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
-    res.end = ((...args: unknown[]) => {
-      if (gone || res.destroyed) stats.answeredAfterClientGone(performance.now() - arrived);
-      return end(...args);
-    }) as typeof res.end;
-  }
+  const admin = { snapshot, resetStats, tick, world, reconfigure, settings: () => settings };
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://simulator');
     const path = url.pathname;
-    if (path.startsWith('/__sim/')) return handleSim(req, res, path);
+    if (path.startsWith('/__sim/')) return handleSimAdminRoute(req, res, path, admin);
     if (!path.startsWith('/trpc/')) {
       res
         .writeHead(404, { 'content-type': 'application/json' })
@@ -220,7 +144,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const batchSize = isBatch ? procedures.length : 1;
     stats.request(batchSize);
     res.on('finish', () => stats.status(res.statusCode));
-    countAnswersAfterClientGone(res);
+    countAnswersAfterClientGone(res, stats);
 
     const rawKey = req.headers['x-api-key'];
     const apiKey = (Array.isArray(rawKey) ? rawKey[0] : rawKey)?.trim() || undefined;
@@ -250,35 +174,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
 
     // Whole-request faults: one draw per request from the seeded stream.
-    const f = current.faults;
-    const draw = faultRng.next();
-    let edge = f.hang;
-    if (draw < edge) {
-      stats.fault('hang');
-      hung.add(res); // accepted, never answered (until close())
-      return;
-    }
-    if (draw < (edge += f.reset)) {
-      stats.fault('reset');
-      req.socket.destroy();
-      return;
-    }
-    if (draw < (edge += f.http5xx)) {
-      stats.fault('http5xx');
-      const bad = faultRng.next() < 0.5;
-      res.writeHead(bad ? 502 : 503, { 'content-type': 'text/html' }).end(bad ? BAD_GATEWAY : UNAVAILABLE);
-      return;
-    }
-    if (draw < edge + f.badJson) {
-      stats.fault('badJson');
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(isBatch ? '[{"result":{"data":{"items":[{"_id":"' : '{"result":{"data":{"items":[{"_id":"');
-      return;
-    }
-    const failingSlots = new Set<number>();
-    if (f.batch5xx > 0)
-      for (let i = 0; i < batchSize; i++) if (faultRng.next() < f.batch5xx) failingSlots.add(i);
-    for (let i = 0; i < failingSlots.size; i++) stats.fault('batch5xx');
+    if (applyRequestFault(req, res, current.faults, { isBatch, rng: faultRng, stats, hung })) return;
+    const failingSlots = drawFailingSlots(batchSize, current.faults, faultRng, stats);
 
     if (current.latency.requestMs > 0) await new Promise((r) => setTimeout(r, current.latency.requestMs));
     tick();
