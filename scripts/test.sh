@@ -39,10 +39,18 @@ vitest_json() { # <report file> <vitest run arguments...>
 #   lane 2: `unit`, `upstream`, then `stacks` (files that start their own Kafka/Redis or secure stack; one at a time).
 # No file of lane 2 uses lane 1's Kafka, Redis or warehouse (one `services` file restarts the shared Redis); the
 # `stacks` files start theirs on their own ports. Lane 2's lines carry a `[lane 2]` prefix.
+# GAMEDATA_TEST_EXTRA: a command (bash -c) run after lane 2's vitest, while lane 1 still runs (after the tests with
+# one lane); a failure fails the run. .ci/run runs the unit tests on Node 24 there.
 if [[ $# -eq 0 && "${GAMEDATA_TEST_LANES:-2}" != 1 ]]; then
   (
     set -o pipefail
-    vitest_json "$report2" --project unit --project upstream --project stacks 2>&1 | sed -u 's/^/[lane 2] /'
+    lane2_status=0
+    vitest_json "$report2" --project unit --project upstream --project stacks 2>&1 | sed -u 's/^/[lane 2] /' \
+      || lane2_status=$?
+    if [[ -n "${GAMEDATA_TEST_EXTRA:-}" ]]; then
+      bash -c "$GAMEDATA_TEST_EXTRA" 2>&1 | sed -u 's/^/[lane 2] /' || lane2_status=1
+    fi
+    exit $lane2_status
   ) &
   lane2=$!
   vitest_json "$report" --project package --project services || status=$?
@@ -58,5 +66,6 @@ if [[ $# -eq 0 && "${GAMEDATA_TEST_LANES:-2}" != 1 ]]; then
 fi
 
 vitest_json "$report" "$@" || status=$?
+if [[ -n "${GAMEDATA_TEST_EXTRA:-}" ]]; then bash -c "$GAMEDATA_TEST_EXTRA" || status=1; fi
 node scripts/check-no-skips.mjs "$report" .vitest-failures.txt || { [[ $status -ne 0 ]] || status=1; }
 exit $status
