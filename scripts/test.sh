@@ -35,28 +35,31 @@ vitest_json() { # <report file> <vitest run arguments...>
 }
 
 # Two lanes side by side, for the whole suite (no arguments; GAMEDATA_TEST_LANES=1 runs one vitest as before):
-#   lane 1: `package`, then `services` (the shared Kafka, registry, Redis and warehouse; one file at a time);
-#   lane 2: `unit`, `upstream`, then `stacks` (files that start their own Kafka/Redis or secure stack; one at a time).
-# No file of lane 2 uses lane 1's Kafka, Redis or warehouse (one `services` file restarts the shared Redis); the
-# `stacks` files start theirs on their own ports. Lane 2's lines carry a `[lane 2]` prefix.
+#   lane 1: `services` (the shared Kafka, registry, Redis and warehouse; one file at a time);
+#   lane 2: `unit`, `upstream`, `package`, then `stacks` (files that start their own Kafka/Redis or secure stack; one
+#   at a time).
+# The `stacks` files start their own services on their own ports: none uses lane 1's Kafka, Redis or warehouse (a
+# `services` file restarts the shared Redis). Only `package`'s worker touches the shared Redis and Kafka, for about
+# two seconds in the first minutes, under its own prefix; the Redis restart comes late in lane 1 (files run largest
+# first). Lane 2's lines carry a `[lane 2]` prefix.
 # GAMEDATA_TEST_EXTRA: a command (bash -c) run after lane 2's vitest, while lane 1 still runs (after the tests with
 # one lane); a failure fails the run. .ci/run runs the unit tests on Node 24 there.
 if [[ $# -eq 0 && "${GAMEDATA_TEST_LANES:-2}" != 1 ]]; then
   (
     set -o pipefail
     lane2_status=0
-    vitest_json "$report2" --project unit --project upstream --project stacks 2>&1 | sed -u 's/^/[lane 2] /' \
-      || lane2_status=$?
+    vitest_json "$report2" --project unit --project upstream --project package --project stacks 2>&1 \
+      | sed -u 's/^/[lane 2] /' || lane2_status=$?
     if [[ -n "${GAMEDATA_TEST_EXTRA:-}" ]]; then
       bash -c "$GAMEDATA_TEST_EXTRA" 2>&1 | sed -u 's/^/[lane 2] /' || lane2_status=1
     fi
     exit $lane2_status
   ) &
   lane2=$!
-  vitest_json "$report" --project package --project services || status=$?
+  vitest_json "$report" --project services || status=$?
   status2=0
   wait "$lane2" || status2=$?
-  echo "[test] lane 1 (package, services) exited with $status, lane 2 (unit, upstream, stacks) with $status2" >&2
+  echo "[test] lane 1 (services) exited with $status, lane 2 (unit, upstream, package, stacks) with $status2" >&2
   [[ $status2 -eq 0 ]] || [[ $status -ne 0 ]] || status=$status2
   node scripts/check-no-skips.mjs "$report" .vitest-failures.txt || { [[ $status -ne 0 ]] || status=1; }
   node scripts/check-no-skips.mjs "$report2" .vitest-failures-lane2.txt || { [[ $status -ne 0 ]] || status=1; }
