@@ -21,7 +21,11 @@ if [[ -z "${KAFKA_BROKERS:-}${SCHEMA_REGISTRY_URL:-}${REDIS_URL:-}" ]] \
 fi
 
 if [[ "${CI:-}" != true ]]; then
-  exec npx vitest run "$@"
+  [[ -n "${GAMEDATA_TEST_EXTRA:-}" ]] || exec npx vitest run "$@"
+  status=0
+  npx vitest run "$@" || status=$?
+  bash -c "$GAMEDATA_TEST_EXTRA" || status=1
+  exit $status
 fi
 
 report=".vitest-report.json"
