@@ -1,5 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
+/** Test files that start the services they use (see the `stacks` project). */
+const STACK_FILES = [
+  'test/e2e/chaos.test.ts',
+  'test/e2e/secured.test.ts',
+  'test/integration/stack/**/*.test.ts',
+];
+
 export default defineConfig({
   test: {
     projects: [
@@ -26,6 +33,20 @@ export default defineConfig({
         },
       },
       {
+        // Files that bring their own stack: a secure stack (its own Kafka, registry, Redis, Connect, PostgreSQL), or
+        // private Kafka nodes and Redis (chaos; it reuses only the shared registry, which no test stops). They share no
+        // Kafka, Redis or warehouse with the `services` files, so scripts/test.sh runs this project beside them in a
+        // second vitest process; among themselves they run one at a time.
+        test: {
+          name: 'stacks',
+          include: STACK_FILES,
+          globalSetup: ['test/global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
+      {
         // Real Kafka, schema registry and Redis, found or started by the global setup.
         test: {
           name: 'services',
@@ -34,6 +55,7 @@ export default defineConfig({
             'test/integration/simulator/**',
             'test/integration/client/**',
             'test/integration/package/**',
+            ...STACK_FILES,
           ],
           globalSetup: ['test/global-setup.ts'],
           testTimeout: 300_000,

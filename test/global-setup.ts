@@ -1,5 +1,5 @@
 /**
- * Vitest global setup of the `services` project: finds or starts a real Kafka, a Confluent-API schema registry
+ * Vitest global setup of the `services` and `stacks` projects: finds or starts a real Kafka, a Confluent-API schema registry
  * and Redis, waits until each one answers, and hands their addresses to the tests (`inject('kafkaBrokers')` …)
  * and to code under test (`process.env.KAFKA_BROKERS` …).
  *
@@ -75,7 +75,12 @@ export async function setup(project: TestProject): Promise<void> {
   }
 
   await waitForServices(urls);
-  const warehouse = await findWarehouse(source);
+  // The `stacks` project's files start their own warehouse when they need one; not looking for the shared one keeps
+  // its setup from starting Connect and PostgreSQL beside the `services` project's (scripts/test.sh runs both at once).
+  const warehouse =
+    project.name === 'stacks'
+      ? { connectUrl: '', warehouseUrl: '', missing: 'the stacks project starts its own services' }
+      : await findWarehouse(source);
   project.provide('connectUrl', warehouse.connectUrl);
   project.provide('warehouseUrl', warehouse.warehouseUrl);
   project.provide('warehouseMissing', warehouse.missing);

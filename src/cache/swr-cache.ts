@@ -48,6 +48,15 @@ export interface SwrCache {
   stats(): SwrCacheStats;
 }
 
+const NO_STATS: SwrCacheStats = {
+  fresh: 0,
+  stale: 0,
+  misses: 0,
+  fetches: 0,
+  revalidations: 0,
+  revalidationFailures: 0,
+};
+
 export function createSwrCache(options: SwrCacheOptions): SwrCache {
   if (options.stores.length === 0)
     throw new GamedataError('createSwrCache: stores must hold at least one store');
@@ -57,44 +66,13 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
   const lockTtlMs = options.lockTtlMs ?? DEFAULT_SWR_CACHE_OPTIONS.lockTtlMs;
   const peerWaitMs = options.peerWaitMs ?? DEFAULT_SWR_CACHE_OPTIONS.peerWaitMs;
   const report = (error: unknown, key: string): void => options.onError?.(GamedataError.from(error), key);
-  const stats: SwrCacheStats = {
-    fresh: 0,
-    stale: 0,
-    misses: 0,
-    fetches: 0,
-    revalidations: 0,
-    revalidationFailures: 0,
-  };
+  const stats: SwrCacheStats = { ...NO_STATS };
   const inFlight = new Map<string, Promise<unknown>>();
   const revalidating = new Set<string>();
   const background = new Set<Promise<void>>();
   let generation = 0;
 
-  async function read(key: string): Promise<CacheEntry | undefined> {
-    let best: CacheEntry | undefined;
-    let bestAt = -1;
-    for (let i = 0; i < stores.length; i++) {
-      let entry: CacheEntry | undefined;
-      try {
-        entry = await stores[i]?.get(key);
-      } catch (error) {
-        report(error, key);
-        continue;
-      }
-      if (!entry || freshnessOf(entry, now()) === 'expired') continue;
-      if (!best || entry.fetchedAt > best.fetchedAt) {
-        best = entry;
-        bestAt = i;
-      }
-      // A fresh entry ends the search; a stale one asks the slower (shared) stores whether another process
-      // already revalidated it.
-      if (freshnessOf(entry, now()) === 'fresh') break;
-    }
-    // Promote into the faster stores.
-    if (best)
-      for (let j = 0; j < bestAt; j++) await stores[j]?.set(key, best).catch((e: unknown) => report(e, key));
-    return best;
-  }
+  const read = (key: string): Promise<CacheEntry | undefined> => readNewest(stores, key, now, report);
 
   async function write(key: string, entry: CacheEntry, gen: number): Promise<void> {
     if (gen !== generation) return; // cleared meanwhile: the value may predate the invalidation
@@ -114,14 +92,8 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
     return value;
   }
 
-  async function lock(key: string): Promise<string | undefined | null> {
-    try {
-      return await lockStore.tryLock(key, lockTtlMs);
-    } catch (error) {
-      report(error, key);
-      return null; // the lock store is down: behave as a single process
-    }
-  }
+  const lock = (key: string): Promise<string | undefined | null> =>
+    tryLock(lockStore, key, lockTtlMs, report);
 
   async function load<T>(
     key: string,
@@ -201,4 +173,55 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
     },
     stats: () => ({ ...stats }),
   };
+}
+
+/**
+ * The newest unexpired entry of `key` across the stores: a fresh one ends the search, a stale one asks the slower
+ * (shared) stores whether another process already revalidated it; the entry found is promoted into the faster stores.
+ * A store that fails is reported and skipped.
+ */
+async function readNewest(
+  stores: readonly CacheStore[],
+  key: string,
+  now: () => number,
+  report: (error: unknown, key: string) => void,
+): Promise<CacheEntry | undefined> {
+  let best: CacheEntry | undefined;
+  let bestAt = -1;
+  for (let i = 0; i < stores.length; i++) {
+    let entry: CacheEntry | undefined;
+    try {
+      entry = await stores[i]?.get(key);
+    } catch (error) {
+      report(error, key);
+      continue;
+    }
+    if (!entry || freshnessOf(entry, now()) === 'expired') continue;
+    if (!best || entry.fetchedAt > best.fetchedAt) {
+      best = entry;
+      bestAt = i;
+    }
+    // A fresh entry ends the search; a stale one asks the slower (shared) stores whether another process
+    // already revalidated it.
+    if (freshnessOf(entry, now()) === 'fresh') break;
+  }
+  // Promote into the faster stores.
+  if (best)
+    for (let j = 0; j < bestAt; j++) await stores[j]?.set(key, best).catch((e: unknown) => report(e, key));
+  return best;
+}
+
+/** The revalidation lock of `key`: its token, undefined when another process holds it, null when the store fails. */
+async function tryLock(
+  lockStore: CacheStore,
+  key: string,
+  ttlMs: number,
+  report: (error: unknown, key: string) => void,
+): Promise<string | undefined | null> {
+  try {
+    return await lockStore.tryLock(key, ttlMs);
+  } catch (error) {
+    report(error, key);
+    return null; // the lock store is down: behave as a single process
+  }
 }

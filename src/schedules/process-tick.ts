@@ -11,7 +11,7 @@ import type { BackfillRequest } from '../planner/plan-backfill.js';
 import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../planner/plan-backfill.js';
 import type { CallPriority } from '../models/call-priority.js';
 import type { ScheduleKind } from './schedule-names.js';
-import type { ActiveRun, TailStateStore } from './tail-state.js';
+import type { ActiveRun, TailState, TailStateStore } from './tail-state.js';
 
 /** The data of a schedule tick job (the job scheduler's template). */
 export interface ScheduleTickData {
@@ -146,19 +146,9 @@ export async function processTick(
     let state = await deps.state.get(resource);
     let settled: SettledRun | undefined;
     if (state.active !== undefined) {
-      const active: ActiveRun = state.active;
-      const status = await deps.runStatus(active.runId);
-      if (status?.state === 'completed') {
-        await deps.state.finishActive(resource, active, 'completed', now());
-        settled = { runId: active.runId, outcome: 'completed' };
-      } else if (status === undefined || status.state === 'failed') {
-        const reason = status?.failedReason ?? 'the run is gone from the queue';
-        await deps.state.finishActive(resource, active, 'failed', now(), reason);
-        settled = { runId: active.runId, outcome: 'failed', reason };
-      } else {
-        await deps.state.countSkip(resource);
-        return { action: 'skipped', resource, runId: active.runId };
-      }
+      const found = await settleActiveRun(resource, state.active, deps, now);
+      if (found.action === 'skipped') return found;
+      settled = found.settled;
       state = await deps.state.get(resource);
     }
     const withSettled = <T extends object>(x: T): T & { settled?: SettledRun } =>
@@ -167,92 +157,161 @@ export async function processTick(
     const startedAt = now();
     const head = await deps.head(resource);
     if (head === undefined) return withSettled({ action: 'empty' as const, resource });
-    const to = head + 1;
-    let from: number | undefined;
-    let rescan = false;
-    if (tick.kind === 'backfill') from = undefined;
-    else if (state.watermark === undefined) from = tick.since;
-    else {
-      const mutable = RESOURCE_INFO[resource].dedup === 'version';
-      const rescanDue =
-        mutable &&
-        tick.rescanEveryMs >= 0 &&
-        (state.lastRescanAt === undefined || startedAt - state.lastRescanAt >= tick.rescanEveryMs);
-      rescan = rescanDue;
-      from = rescanDue ? undefined : Math.max(0, state.watermark - tick.lookbackMs);
-    }
-    if (from !== undefined && from >= to) from = Math.max(0, to - 1);
-    // The unfiltered transaction feed ends 72 h back: a full read with --full-history, or a start older than that,
-    // needs the per-user walk. Incremental runs within the window read the feed.
-    const fullHistory =
-      resource === 'transactions' &&
-      ((from === undefined && tick.fullHistory) ||
-        (from !== undefined && from < to - UNFILTERED_TRANSACTION_WINDOW_MS));
+    const range = planTickRange(tick, state, head, startedAt);
     const runId = `${resource}-${tick.kind}-${startedAt}`;
-    const run: ActiveRun = { runId, kind: tick.kind, from, to, startedAt };
-    // Recorded before enqueueing: a crash in between leaves a run id the queue does not know, which the next tick
-    // settles as failed (watermark unchanged), never an untracked run that a second run could overlap.
-    await deps.state.setActive(resource, run);
-    let slices: number;
-    try {
-      ({ slices } = await deps.startRun({
-        resources: [resource],
-        ...(from === undefined ? {} : { since: from }),
-        until: to,
-        fullHistory,
-        replay: tick.kind === 'backfill' && tick.replay,
-        runId,
-        priority: tickPriority(tick.kind, resource, rescan),
-      }));
-    } catch (error) {
-      await deps.state.finishActive(
-        resource,
-        run,
-        'failed',
-        now(),
-        error instanceof Error ? error.message : String(error),
-      );
-      throw error;
-    }
+    const run: ActiveRun = { runId, kind: tick.kind, from: range.from, to: range.to, startedAt };
+    const slices = await startTickRun(tick, run, range, deps, now);
     const started = {
       action: 'started' as const,
       resource,
       runId,
       kind: tick.kind,
-      from,
-      to,
+      from: range.from,
+      to: range.to,
       slices,
-      fullHistory,
+      fullHistory: range.fullHistory,
     };
     const followMs = Math.min(tick.settleWithinMs ?? 0, o.lockTtlMs / 2);
-    if (followMs > 0) {
-      const deadline = now() + followMs;
-      for (;;) {
-        const status = await deps.runStatus(runId);
-        if (status?.state === 'completed' || status?.state === 'failed') {
-          const outcome = status.state;
-          await deps.state.finishActive(
-            resource,
-            run,
-            outcome,
-            now(),
-            outcome === 'failed' ? (status.failedReason ?? 'failed') : undefined,
-          );
-          return {
-            ...started,
-            settled: {
-              runId,
-              outcome,
-              ...(status.failedReason === undefined ? {} : { reason: status.failedReason }),
-            },
-          };
-        }
-        if (now() >= deadline) break;
-        await new Promise((r) => setTimeout(r, o.pollMs));
-      }
-    }
-    return withSettled(started);
+    const followed = followMs > 0 ? await followRun(resource, run, deps, followMs, o.pollMs, now) : undefined;
+    return followed === undefined ? withSettled(started) : { ...started, settled: followed };
   } finally {
     await release();
+  }
+}
+
+/**
+ * The run the previous tick started: completed or failed (or gone from the queue, counted as failed) -> recorded
+ * and returned as settled; still going -> a skip is counted, and the tick does nothing else.
+ */
+async function settleActiveRun(
+  resource: ResourceName,
+  active: ActiveRun,
+  deps: TickDeps,
+  now: () => number,
+): Promise<{ action: 'settled'; settled: SettledRun } | Extract<TickOutcome, { action: 'skipped' }>> {
+  const status = await deps.runStatus(active.runId);
+  if (status?.state === 'completed') {
+    await deps.state.finishActive(resource, active, 'completed', now());
+    return { action: 'settled', settled: { runId: active.runId, outcome: 'completed' } };
+  }
+  if (status === undefined || status.state === 'failed') {
+    const reason = status?.failedReason ?? 'the run is gone from the queue';
+    await deps.state.finishActive(resource, active, 'failed', now(), reason);
+    return { action: 'settled', settled: { runId: active.runId, outcome: 'failed', reason } };
+  }
+  await deps.state.countSkip(resource);
+  return { action: 'skipped', resource, runId: active.runId };
+}
+
+/** The range a tick's run reads, and how. */
+interface TickRange {
+  /** undefined = from the earliest record. */
+  from: number | undefined;
+  to: number;
+  /** A spread-free rescan of a changing resource (its whole listing). */
+  rescan: boolean;
+  /** Transactions read by the per-user walk. */
+  fullHistory: boolean;
+}
+
+/**
+ * Pure: backfills read everything; a tail's first run starts at `since`, later ones `lookbackMs` below the
+ * watermark, or at the earliest record when a changing resource's rescan is due. Up to the head, inclusive.
+ */
+export function planTickRange(
+  tick: ScheduleTickData,
+  state: Pick<TailState, 'watermark' | 'lastRescanAt'>,
+  head: number,
+  startedAt: number,
+): TickRange {
+  const { resource } = tick;
+  const to = head + 1;
+  let from: number | undefined;
+  let rescan = false;
+  if (tick.kind === 'backfill') from = undefined;
+  else if (state.watermark === undefined) from = tick.since;
+  else {
+    const mutable = RESOURCE_INFO[resource].dedup === 'version';
+    const rescanDue =
+      mutable &&
+      tick.rescanEveryMs >= 0 &&
+      (state.lastRescanAt === undefined || startedAt - state.lastRescanAt >= tick.rescanEveryMs);
+    rescan = rescanDue;
+    from = rescanDue ? undefined : Math.max(0, state.watermark - tick.lookbackMs);
+  }
+  if (from !== undefined && from >= to) from = Math.max(0, to - 1);
+  // The unfiltered transaction feed ends 72 h back: a full read with --full-history, or a start older than that,
+  // needs the per-user walk. Incremental runs within the window read the feed.
+  const fullHistory =
+    resource === 'transactions' &&
+    ((from === undefined && tick.fullHistory) ||
+      (from !== undefined && from < to - UNFILTERED_TRANSACTION_WINDOW_MS));
+  return { from, to, rescan, fullHistory };
+}
+
+/** Records the run as active, then plans and enqueues it; a start that throws is recorded as failed. */
+async function startTickRun(
+  tick: ScheduleTickData,
+  run: ActiveRun,
+  range: TickRange,
+  deps: TickDeps,
+  now: () => number,
+): Promise<number> {
+  const { resource } = tick;
+  // Recorded before enqueueing: a crash in between leaves a run id the queue does not know, which the next tick
+  // settles as failed (watermark unchanged), never an untracked run that a second run could overlap.
+  await deps.state.setActive(resource, run);
+  try {
+    const { slices } = await deps.startRun({
+      resources: [resource],
+      ...(range.from === undefined ? {} : { since: range.from }),
+      until: range.to,
+      fullHistory: range.fullHistory,
+      replay: tick.kind === 'backfill' && tick.replay,
+      runId: run.runId,
+      priority: tickPriority(tick.kind, resource, range.rescan),
+    });
+    return slices;
+  } catch (error) {
+    await deps.state.finishActive(
+      resource,
+      run,
+      'failed',
+      now(),
+      error instanceof Error ? error.message : String(error),
+    );
+    throw error;
+  }
+}
+
+/** Follows a just-started run for up to `followMs`: settled (and recorded) when it ends by then, else undefined. */
+async function followRun(
+  resource: ResourceName,
+  run: ActiveRun,
+  deps: TickDeps,
+  followMs: number,
+  pollMs: number,
+  now: () => number,
+): Promise<SettledRun | undefined> {
+  const deadline = now() + followMs;
+  for (;;) {
+    const status = await deps.runStatus(run.runId);
+    if (status?.state === 'completed' || status?.state === 'failed') {
+      const outcome = status.state;
+      await deps.state.finishActive(
+        resource,
+        run,
+        outcome,
+        now(),
+        outcome === 'failed' ? (status.failedReason ?? 'failed') : undefined,
+      );
+      return {
+        runId: run.runId,
+        outcome,
+        ...(status.failedReason === undefined ? {} : { reason: status.failedReason }),
+      };
+    }
+    if (now() >= deadline) return undefined;
+    await new Promise((r) => setTimeout(r, pollMs));
   }
 }

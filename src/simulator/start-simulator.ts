@@ -5,11 +5,8 @@
  * introspection routes. Everything else (batching, method override, 207 for mixed batches, error envelopes) is
  * tRPC's own behaviour, which matches the real service's.
  */
-import http from 'node:http';
-import type { Socket } from 'node:net';
-import { createHTTPHandler } from '@trpc/server/adapters/standalone';
-import { ConfigError } from '../errors.js';
-import { malformedKind, type MalformedKind } from './faults.js';
+import type http from 'node:http';
+import type { MalformedKind } from './faults.js';
 import { createRng } from './internal/prng.js';
 import {
   applyRuntimePatch,
@@ -19,13 +16,20 @@ import {
   type SimulatorOptions,
 } from './options.js';
 import { createRateLimiter } from './rate-limiter.js';
-import { createSimulatorRouter, type SimContext } from './router.js';
+import type { SimContext } from './router.js';
 import { createStatsRecorder, type SimulatorStats } from './stats.js';
 import { createFeedLanes } from './feed-lane.js';
-import { createWorld, SIMULATOR_RESOURCES, type SimulatorResource, type World } from './world.js';
+import { createWorld, type SimulatorResource, type World } from './world.js';
+import { handleSimAdminRoute } from './sim-admin-routes.js';
+import { countAnswersAfterClientGone } from './count-answers-after-client-gone.js';
+import { applyRequestFault, drawFailingSlots } from './request-faults.js';
+import { refuseRequest } from './request-gate.js';
+import { errorEnvelope } from './error-envelope.js';
+import { listenSimulatorServer } from './http-server.js';
+import { createTrpcHandler } from './trpc-handler.js';
+import { listMalformed } from './list-malformed.js';
 
-/** Most procedures one batch may carry (upstream answers 413 above). */
-export const MAX_BATCH_SIZE = 50;
+export { MAX_BATCH_SIZE } from './request-gate.js';
 
 export interface MalformedRecord {
   /** The record's real `_id` (even when served without one). */
@@ -58,23 +62,6 @@ export interface Simulator {
   /** Simulated now (ms); moves in live mode. */
   now(): number;
   close(): Promise<void>;
-}
-
-const BAD_GATEWAY =
-  '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>\n';
-const UNAVAILABLE =
-  '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center></body></html>\n';
-
-function errorEnvelope(
-  message: string,
-  code: number,
-  key: string,
-  httpStatus: number,
-  path?: string,
-): string {
-  return JSON.stringify({
-    error: { message, code, data: { code: key, httpStatus, ...(path === undefined ? {} : { path }) } },
-  });
 }
 
 /**
@@ -112,102 +99,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     world.advanceTo(world.startMs + Math.floor((Date.now() - startedAt) * live.speed), live);
   };
 
-  const router = createSimulatorRouter(world);
   const contexts = new WeakMap<http.IncomingMessage, SimContext>();
-  const trpc = createHTTPHandler({
-    router,
-    basePath: '/trpc/',
-    allowMethodOverride: true,
-    createContext: ({ req }) => {
-      const ctx = contexts.get(req);
-      if (ctx === undefined) throw new Error('request context missing');
-      return ctx;
-    },
-  });
+  const trpc = createTrpcHandler(world, contexts);
 
   const hung = new Set<http.ServerResponse>();
-  const sockets = new Set<Socket>();
   let closed = false;
-
-  function handleSim(req: http.IncomingMessage, res: http.ServerResponse, path: string): void {
-    if (req.method === 'GET' && path === '/__sim/stats') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(snapshot()));
-      return;
-    }
-    if (req.method === 'POST' && path === '/__sim/reset-stats') {
-      resetStats();
-      res.writeHead(204).end();
-      return;
-    }
-    if (req.method === 'GET' && path.startsWith('/__sim/truth/')) {
-      const resource = path.slice('/__sim/truth/'.length);
-      if (!(SIMULATOR_RESOURCES as readonly string[]).includes(resource)) {
-        res
-          .writeHead(404, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ error: `unknown resource ${resource}` }));
-        return;
-      }
-      tick();
-      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-      const store = world.store(resource as SimulatorResource);
-      const variant = resource === 'articles' ? 'feed' : 'full';
-      // Streamed row by row: the medium transaction truth is a million lines.
-      let row = store.table.length - 1;
-      const pump = (): void => {
-        while (row >= 0) {
-          const line = `${JSON.stringify(store.build(row--, variant))}\n`;
-          if (!res.write(line)) {
-            res.once('drain', pump);
-            return;
-          }
-        }
-        res.end();
-      };
-      pump();
-      return;
-    }
-    if (req.method === 'POST' && path === '/__sim/configure') {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (chunk: string) => (body += chunk));
-      req.on('end', () => {
-        try {
-          reconfigure(JSON.parse(body || '{}') as RuntimePatch);
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(settings));
-        } catch (error) {
-          res
-            .writeHead(400, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ error: (error as Error).message }));
-        }
-      });
-      return;
-    }
-    res
-      .writeHead(404, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ error: 'unknown /__sim route' }));
-  }
-
-  /**
-   * Counts a request whose client went away (timed out, aborted) before the service answered it: the service still
-   * works it through (its feed calls occupy the lane), and the answer goes nowhere.
-   */
-  function countAnswersAfterClientGone(res: http.ServerResponse): void {
-    const arrived = performance.now();
-    let gone = false;
-    res.on('close', () => {
-      if (!res.writableFinished) gone = true;
-    });
-    const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
-    res.end = ((...args: unknown[]) => {
-      if (gone || res.destroyed) stats.answeredAfterClientGone(performance.now() - arrived);
-      return end(...args);
-    }) as typeof res.end;
-  }
+  const admin = { snapshot, resetStats, tick, world, reconfigure, settings: () => settings };
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://simulator');
     const path = url.pathname;
-    if (path.startsWith('/__sim/')) return handleSim(req, res, path);
+    if (path.startsWith('/__sim/')) return handleSimAdminRoute(req, res, path, admin);
     if (!path.startsWith('/trpc/')) {
       res
         .writeHead(404, { 'content-type': 'application/json' })
@@ -220,65 +122,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const batchSize = isBatch ? procedures.length : 1;
     stats.request(batchSize);
     res.on('finish', () => stats.status(res.statusCode));
-    countAnswersAfterClientGone(res);
+    countAnswersAfterClientGone(res, stats);
 
     const rawKey = req.headers['x-api-key'];
     const apiKey = (Array.isArray(rawKey) ? rawKey[0] : rawKey)?.trim() || undefined;
-    if (current.rateLimit.enabled) {
-      const decision = limiter.take(
-        { apiKey, address: req.socket.remoteAddress ?? 'unknown' },
-        current.rateLimit,
-        Date.now(),
-      );
-      for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
-      if (!decision.allowed) {
-        stats.rateLimited();
-        res.setHeader('retry-after', String(decision.resetSeconds));
-        res.writeHead(429, { 'content-type': 'application/json' });
-        res.end(
-          errorEnvelope('Too many requests, please try again later.', -32029, 'TOO_MANY_REQUESTS', 429),
-        );
-        return;
-      }
-    }
-    if (isBatch && procedures.length > MAX_BATCH_SIZE) {
-      res.writeHead(413, { 'content-type': 'application/json' });
-      res.end(
-        errorEnvelope(`Batch size too large (max ${MAX_BATCH_SIZE})`, -32013, 'PAYLOAD_TOO_LARGE', 413),
-      );
+    if (refuseRequest(req, res, current, { limiter, stats, apiKey, isBatch, procedures: procedures.length }))
       return;
-    }
 
     // Whole-request faults: one draw per request from the seeded stream.
-    const f = current.faults;
-    const draw = faultRng.next();
-    let edge = f.hang;
-    if (draw < edge) {
-      stats.fault('hang');
-      hung.add(res); // accepted, never answered (until close())
-      return;
-    }
-    if (draw < (edge += f.reset)) {
-      stats.fault('reset');
-      req.socket.destroy();
-      return;
-    }
-    if (draw < (edge += f.http5xx)) {
-      stats.fault('http5xx');
-      const bad = faultRng.next() < 0.5;
-      res.writeHead(bad ? 502 : 503, { 'content-type': 'text/html' }).end(bad ? BAD_GATEWAY : UNAVAILABLE);
-      return;
-    }
-    if (draw < edge + f.badJson) {
-      stats.fault('badJson');
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(isBatch ? '[{"result":{"data":{"items":[{"_id":"' : '{"result":{"data":{"items":[{"_id":"');
-      return;
-    }
-    const failingSlots = new Set<number>();
-    if (f.batch5xx > 0)
-      for (let i = 0; i < batchSize; i++) if (faultRng.next() < f.batch5xx) failingSlots.add(i);
-    for (let i = 0; i < failingSlots.size; i++) stats.fault('batch5xx');
+    if (applyRequestFault(req, res, current.faults, { isBatch, rng: faultRng, stats, hung })) return;
+    const failingSlots = drawFailingSlots(batchSize, current.faults, faultRng, stats);
 
     if (current.latency.requestMs > 0) await new Promise((r) => setTimeout(r, current.latency.requestMs));
     tick();
@@ -300,43 +153,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     trpc(req, res);
   }
 
-  const server = http.createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(
-        errorEnvelope(
-          error instanceof Error ? error.message : String(error),
-          -32603,
-          'INTERNAL_SERVER_ERROR',
-          500,
-        ),
-      );
-    });
-  });
-  // Keep idle keep-alive sockets longer than clients do (undici: 4 s), as services behind load balancers do;
-  // with Node's 5 s default a client can send on a socket the server is just closing ("other side closed").
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) =>
-      reject(
-        new ConfigError(`cannot listen on ${resolved.host}:${resolved.port}: ${error.message}`, [], {
-          cause: error,
-        }),
-      ),
-    );
-    server.listen(resolved.port, resolved.host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : resolved.port;
+  const server = await listenSimulatorServer(handle, resolved.host, resolved.port);
   const host = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host;
 
   return {
-    url: `http://${host}:${port}/trpc`,
+    url: `http://${host}:${server.port}/trpc`,
     stats: snapshot,
     resetStats,
     truth(resource) {
@@ -345,15 +166,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     malformed(resource) {
       tick();
-      const { malformed, seed } = settings.faults;
-      const out: MalformedRecord[] = [];
-      if (malformed <= 0) return out;
-      const { table } = world.store(resource);
-      for (let row = table.length - 1; row >= 0; row--) {
-        const kind = malformedKind(resource, table.ident(row), malformed, seed);
-        if (kind !== undefined) out.push({ _id: table.oid(row), kind });
-      }
-      return out;
+      return listMalformed(world, resource, settings.faults);
     },
     configure: reconfigure,
     settings: () => settings,
@@ -367,10 +180,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       closed = true;
       for (const res of hung) res.destroy();
       hung.clear();
-      const done = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      for (const socket of sockets) socket.destroy();
-      await done;
+      await server.close();
     },
   };
 }

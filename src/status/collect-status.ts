@@ -154,117 +154,16 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
     counters.listRuns(o.recentRuns),
   ]);
   const { byResource, ...records } = totals;
-  const runs: RunSummary[] = await Promise.all(
-    newest.map(async ({ runId, state }) => {
-      const { byResource: _perResource, ...total } = await counters.get(runId);
-      return {
-        runId,
-        state: state['state'] ?? 'unknown',
-        resources: (state['resources'] ?? '').split(',').filter((x) => x !== ''),
-        planned: Number(state['slices'] ?? 0),
-        at: Number(state['at'] ?? 0),
-        ...(state['reason'] === undefined ? {} : { reason: state['reason'] }),
-        counters: total,
-        ...((p) => (p === undefined ? {} : { partition: p }))(parsePartition(state)),
-        ...((t) => (t === undefined ? {} : { keyTime: t }))(parseKeyTime(state)),
-      };
-    }),
-  );
-  runs.sort((a, b) => b.at - a.at || b.runId.localeCompare(a.runId));
-  const recent = runs.slice(0, o.recentRuns);
-  for (const r of recent) {
-    if (r.state !== 'running') continue;
-    const s = await getRunStatus(r.runId, bull);
-    if (s !== undefined) r.slices = s.slices;
-  }
-
-  const slicesQueue = new Queue(QUEUE_NAMES.slices, bull);
-  // Connection errors are the caller's client's to report (`status --watch` says them once per change of state).
-  slicesQueue.on('error', () => undefined);
-  const registry = createScheduleRegistry({ connection, prefix: o.queuePrefix });
-  let jobCounts: Record<string, number>;
-  let schedules: ScheduleInfo[];
-  try {
-    [jobCounts, schedules] = await Promise.all([
-      slicesQueue.getJobCounts(
-        'waiting',
-        'active',
-        'delayed',
-        'completed',
-        'failed',
-        'prioritized',
-        'waiting-children',
-      ),
-      registry.list(),
-    ]);
-  } finally {
-    await slicesQueue.close();
-    await registry.close();
-  }
-
+  const recent = await summariseRecentRuns(counters, newest, o.recentRuns, bull);
+  const { jobCounts, schedules } = await readSliceCountsAndSchedules(connection, o.queuePrefix);
   const tailStates = await createTailStateStore(redis, o.redisPrefix).list();
-  const scheduled = new Set(schedules.map((s) => s.resource));
-  const tails: TailStatus[] = [...new Set([...tailStates.map((t) => t.resource), ...scheduled])]
-    .sort()
-    .map((resource) => {
-      const t = tailStates.find((x) => x.resource === resource);
-      return {
-        resource,
-        watermark: t?.watermark === undefined ? undefined : new Date(t.watermark).toISOString(),
-        lagSeconds: t === undefined ? undefined : tailLagSeconds(t, now),
-        activeRunId: t?.active?.runId,
-        lastOutcome: t?.lastOutcome,
-        lastError: t?.lastError === '' ? undefined : t?.lastError,
-        completedRuns: t?.completedRuns ?? 0,
-        failedRuns: t?.failedRuns ?? 0,
-        skippedTicks: t?.skippedTicks ?? 0,
-        schedules: schedules.filter((s) => s.resource === resource),
-      };
-    });
-
+  const tails = tailStatuses(tailStates, schedules, now);
   const workers = await readHeartbeats(redis, o.redisPrefix, 30_000, now);
   const drift = await createRedisDriftStore(redis, { prefix: o.redisPrefix }).read();
-  let limit: number | undefined;
-  let remaining: number | undefined;
-  let resetAt: number | undefined;
-  for (const w of workers) {
-    const rl = w.rateLimit;
-    if (rl?.remaining === undefined) continue;
-    if (remaining === undefined || rl.remaining < remaining) {
-      remaining = rl.remaining;
-      limit = rl.limit;
-      resetAt = rl.resetAt;
-    }
-  }
-
-  const budgetPrefix = `${o.redisPrefix}:budget:`;
-  const budgets: BudgetStatus[] = await Promise.all(
-    (await findBudgetBases(redis, budgetPrefix)).map(async (base) => {
-      const b = await readBudgetSnapshot(redis, budgetKeysOfBase(base), now);
-      return {
-        key: base.slice(budgetPrefix.length),
-        ...b,
-        proceduresPerRequest: proceduresPerRequest(b),
-        headroom:
-          b.limit === undefined || b.remaining === undefined || b.limit === 0
-            ? undefined
-            : b.remaining / b.limit,
-      };
-    }),
-  );
-
+  const rateLimit = tightestRateLimit(workers);
+  const budgets = await readBudgets(redis, `${o.redisPrefix}:budget:`, now);
   const urls = workers.map((w) => w.metricsUrl).filter((u): u is string => u !== undefined);
-  let metrics: StatusReport['metrics'];
-  if (o.scrape && urls.length > 0) {
-    const scraped = await scrapeMetrics(urls, undefined, o.scrapeHosts);
-    metrics = {
-      scraped: scraped.scraped,
-      unreachable: scraped.unreachable,
-      records: recordCountersFromMetrics(scraped.sums),
-      pages: scraped.sums.get('gamedata_pages_total') ?? 0,
-      httpRequests: scraped.sums.get('gamedata_http_requests_total') ?? 0,
-    };
-  }
+  const metrics = o.scrape && urls.length > 0 ? await scrapeWorkers(urls, o.scrapeHosts) : undefined;
 
   return {
     at: new Date(now).toISOString(),
@@ -290,15 +189,147 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
     workers,
     drift,
     ...(metrics === undefined ? {} : { metrics }),
-    upstream: {
-      budgets,
-      rateLimit: {
-        limit,
-        remaining,
+    upstream: { budgets, rateLimit },
+  };
+}
+
+/** The newest runs with their counters, newest first; running ones with their slice counts from BullMQ. */
+async function summariseRecentRuns(
+  counters: ReturnType<typeof createRunCounters>,
+  newest: Awaited<ReturnType<ReturnType<typeof createRunCounters>['listRuns']>>,
+  recentRuns: number,
+  bull: { connection: ConnectionOptions | Redis; prefix: string },
+): Promise<RunSummary[]> {
+  const runs: RunSummary[] = await Promise.all(
+    newest.map(async ({ runId, state }) => {
+      const { byResource: _perResource, ...total } = await counters.get(runId);
+      return {
+        runId,
+        state: state['state'] ?? 'unknown',
+        resources: (state['resources'] ?? '').split(',').filter((x) => x !== ''),
+        planned: Number(state['slices'] ?? 0),
+        at: Number(state['at'] ?? 0),
+        ...(state['reason'] === undefined ? {} : { reason: state['reason'] }),
+        counters: total,
+        ...((p) => (p === undefined ? {} : { partition: p }))(parsePartition(state)),
+        ...((t) => (t === undefined ? {} : { keyTime: t }))(parseKeyTime(state)),
+      };
+    }),
+  );
+  runs.sort((a, b) => b.at - a.at || b.runId.localeCompare(a.runId));
+  const recent = runs.slice(0, recentRuns);
+  for (const r of recent) {
+    if (r.state !== 'running') continue;
+    const s = await getRunStatus(r.runId, bull);
+    if (s !== undefined) r.slices = s.slices;
+  }
+  return recent;
+}
+
+/** The slice queue's job counts by state and the registered schedules. */
+async function readSliceCountsAndSchedules(
+  connection: ConnectionOptions | Redis,
+  queuePrefix: string,
+): Promise<{ jobCounts: Record<string, number>; schedules: ScheduleInfo[] }> {
+  const slicesQueue = new Queue(QUEUE_NAMES.slices, { connection, prefix: queuePrefix });
+  // Connection errors are the caller's client's to report (`status --watch` says them once per change of state).
+  slicesQueue.on('error', () => undefined);
+  const registry = createScheduleRegistry({ connection, prefix: queuePrefix });
+  try {
+    const [jobCounts, schedules] = await Promise.all([
+      slicesQueue.getJobCounts(
+        'waiting',
+        'active',
+        'delayed',
+        'completed',
+        'failed',
+        'prioritized',
+        'waiting-children',
+      ),
+      registry.list(),
+    ]);
+    return { jobCounts, schedules };
+  } finally {
+    await slicesQueue.close();
+    await registry.close();
+  }
+}
+
+/** Pure: one line per resource that has tail state or a schedule, by name. */
+function tailStatuses(
+  tailStates: Awaited<ReturnType<ReturnType<typeof createTailStateStore>['list']>>,
+  schedules: ScheduleInfo[],
+  now: number,
+): TailStatus[] {
+  const scheduled = new Set(schedules.map((s) => s.resource));
+  return [...new Set([...tailStates.map((t) => t.resource), ...scheduled])].sort().map((resource) => {
+    const t = tailStates.find((x) => x.resource === resource);
+    return {
+      resource,
+      watermark: t?.watermark === undefined ? undefined : new Date(t.watermark).toISOString(),
+      lagSeconds: t === undefined ? undefined : tailLagSeconds(t, now),
+      activeRunId: t?.active?.runId,
+      lastOutcome: t?.lastOutcome,
+      lastError: t?.lastError === '' ? undefined : t?.lastError,
+      completedRuns: t?.completedRuns ?? 0,
+      failedRuns: t?.failedRuns ?? 0,
+      skippedTicks: t?.skippedTicks ?? 0,
+      schedules: schedules.filter((s) => s.resource === resource),
+    };
+  });
+}
+
+/** Pure: the upstream's rate limit as the worker with the fewest requests left last saw it. */
+function tightestRateLimit(workers: WorkerHeartbeat[]): StatusReport['upstream']['rateLimit'] {
+  let limit: number | undefined;
+  let remaining: number | undefined;
+  let resetAt: number | undefined;
+  for (const w of workers) {
+    const rl = w.rateLimit;
+    if (rl?.remaining === undefined) continue;
+    if (remaining === undefined || rl.remaining < remaining) {
+      remaining = rl.remaining;
+      limit = rl.limit;
+      resetAt = rl.resetAt;
+    }
+  }
+  return {
+    limit,
+    remaining,
+    headroom: limit === undefined || remaining === undefined || limit === 0 ? undefined : remaining / limit,
+    resetAt: resetAt === undefined ? undefined : new Date(resetAt).toISOString(),
+  };
+}
+
+/** Every shared budget under `budgetPrefix` (one per API key), with its headroom. */
+async function readBudgets(redis: Redis, budgetPrefix: string, now: number): Promise<BudgetStatus[]> {
+  return Promise.all(
+    (await findBudgetBases(redis, budgetPrefix)).map(async (base) => {
+      const b = await readBudgetSnapshot(redis, budgetKeysOfBase(base), now);
+      return {
+        key: base.slice(budgetPrefix.length),
+        ...b,
+        proceduresPerRequest: proceduresPerRequest(b),
         headroom:
-          limit === undefined || remaining === undefined || limit === 0 ? undefined : remaining / limit,
-        resetAt: resetAt === undefined ? undefined : new Date(resetAt).toISOString(),
-      },
-    },
+          b.limit === undefined || b.remaining === undefined || b.limit === 0
+            ? undefined
+            : b.remaining / b.limit,
+      };
+    }),
+  );
+}
+
+/** The workers' /metrics, summed. */
+async function scrapeWorkers(
+  urls: string[],
+  scrapeHosts: CollectStatusOptions['scrapeHosts'],
+): Promise<NonNullable<StatusReport['metrics']>> {
+  const scraped = await scrapeMetrics(urls, undefined, scrapeHosts);
+  return {
+    scraped: scraped.scraped,
+    unreachable: scraped.unreachable,
+    records: recordCountersFromMetrics(scraped.sums),
+    pages: scraped.sums.get('gamedata_pages_total') ?? 0,
+    httpRequests: scraped.sums.get('gamedata_http_requests_total') ?? 0,
   };
 }

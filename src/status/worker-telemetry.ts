@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import type { PageDrift } from '../drift/index.js';
 import type { Client } from '../client/create-client.js';
 import type { SharedBudget } from '../budget/shared-budget.js';
-import { proceduresPerRequest } from '../budget/budget-snapshot.js';
+import { proceduresPerRequest, type BudgetSnapshot } from '../budget/budget-snapshot.js';
 import type { PipelineWorkerDeps } from '../jobs/index.js';
 import type { RunCounterValues, SliceJobData, SliceResult } from '../planner/index.js';
 import {
@@ -131,81 +131,12 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
       metrics.batchSize.observe(info.procedures);
     },
     instrument(deps) {
-      const counters = deps.counters;
-      const publisher = deps.publisher;
-      // Slices count once per page (at-least-once) or per commit (exactly-once), after the acks and dedup marks.
-      const count = (delta: Partial<RunCounterValues>, resource: string | undefined): void => {
-        const labels = { resource: resource ?? 'unknown' };
-        metrics.recordsFetched.inc(labels, delta.fetched ?? 0);
-        metrics.recordsPublished.inc(labels, delta.published ?? 0);
-        metrics.recordsDeduplicated.inc(labels, delta.deduplicated ?? 0);
-        if ((delta.deadLettered ?? 0) > 0)
-          metrics.recordsDeadLettered.inc({ ...labels, reason: 'invalid' }, delta.deadLettered ?? 0);
-        metrics.pages.inc(labels);
-        metrics.checkpoints.inc(labels);
-      };
-      const addThrough = counters.addThrough?.bind(counters);
-      return {
-        ...deps,
-        counters: {
-          ...counters,
-          get: counters.get.bind(counters),
-          setState: counters.setState.bind(counters),
-          ...(addThrough === undefined
-            ? {}
-            : {
-                async addThrough(runId, sliceId, cumulative, resource) {
-                  const added = await addThrough(runId, sliceId, cumulative, resource);
-                  count(added, resource);
-                  return added;
-                },
-              }),
-          async add(runId, delta, resource) {
-            await counters.add(runId, delta, resource);
-            count(delta, resource);
-          },
-        },
-        publisher: {
-          async publishPage(input) {
-            const end = metrics.produceLatency.startTimer({
-              topic: topicName(o.topicPrefix, input.resource),
-            });
-            const r = await publisher.publishPage(input);
-            end();
-            return r;
-          },
-        },
-      };
+      return instrumentPipelineDeps(deps, metrics, o.topicPrefix);
     },
     async start(s) {
       redis = s.redis;
-      if (s.slices !== undefined) {
-        s.slices.on('completed', (job) => {
-          if (job.processedOn !== undefined && job.finishedOn !== undefined) {
-            metrics.sliceDuration.observe(
-              { resource: job.data.resource, outcome: 'completed' },
-              (job.finishedOn - job.processedOn) / 1000,
-            );
-          }
-        });
-        s.slices.on('failed', (job, error) => {
-          if (job === undefined || error.name === 'DelayedError') return;
-          if (job.processedOn !== undefined)
-            metrics.sliceDuration.observe(
-              { resource: job.data.resource, outcome: 'failed' },
-              (Date.now() - job.processedOn) / 1000,
-            );
-        });
-      }
-      if (o.metricsPort !== false) {
-        try {
-          server = await startMetricsServer(metrics, { port: o.metricsPort, host: o.metricsHost });
-        } catch (error) {
-          // Several workers on one machine: the second one takes any free port (its URL is in the heartbeat).
-          if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-          server = await startMetricsServer(metrics, { port: 0, host: o.metricsHost });
-        }
-      }
+      if (s.slices !== undefined) observeSliceDurations(s.slices, metrics);
+      if (o.metricsPort !== false) server = await listenMetrics(metrics, o.metricsPort, o.metricsHost);
       const beat = async (): Promise<void> => {
         const stats = s.client?.stats();
         const rl = stats?.rateLimit;
@@ -239,17 +170,7 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
         for (const [state, n] of Object.entries(queued ?? {})) metrics.slicesQueued.set({ state }, n);
         // A Redis hiccup reading the budget must not cost the heartbeat.
         const b = await s.budget?.snapshot().catch(() => undefined);
-        if (s.budget !== undefined && b !== undefined) {
-          const g = metrics.budget;
-          if (b.limit !== undefined) g.limit.set(b.limit);
-          if (b.remaining !== undefined) g.remaining.set(b.remaining);
-          g.requests.set(b.requests);
-          g.procedures.set(b.slots);
-          g.proceduresPerRequest.set(proceduresPerRequest(b));
-          g.rateLimited.set(b.status429);
-          for (const [priority, n] of Object.entries(b.waiting)) g.waiting.set({ priority }, n);
-          g.fetcher.set(s.budget.isLeader() ? 1 : 0);
-        }
+        if (s.budget !== undefined && b !== undefined) setBudgetGauges(metrics, b, s.budget.isLeader());
         // The newest partition proof (a few state reads; a Redis hiccup must not cost the heartbeat).
         const proof = await readLatestPartition(s.redis, o.redisPrefix).catch(() => undefined);
         if (proof !== undefined) setPartitionGauges(metrics, proof.partition);
@@ -286,6 +207,103 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
     },
   };
   return telemetry;
+}
+
+/** The pipeline's dependencies, wrapped: counters -> record counters, publisher -> produce latency. */
+function instrumentPipelineDeps<D extends PipelineWorkerDeps>(
+  deps: D,
+  metrics: PipelineMetrics,
+  topicPrefix: string,
+): D {
+  const counters = deps.counters;
+  const publisher = deps.publisher;
+  // Slices count once per page (at-least-once) or per commit (exactly-once), after the acks and dedup marks.
+  const count = (delta: Partial<RunCounterValues>, resource: string | undefined): void => {
+    const labels = { resource: resource ?? 'unknown' };
+    metrics.recordsFetched.inc(labels, delta.fetched ?? 0);
+    metrics.recordsPublished.inc(labels, delta.published ?? 0);
+    metrics.recordsDeduplicated.inc(labels, delta.deduplicated ?? 0);
+    if ((delta.deadLettered ?? 0) > 0)
+      metrics.recordsDeadLettered.inc({ ...labels, reason: 'invalid' }, delta.deadLettered ?? 0);
+    metrics.pages.inc(labels);
+    metrics.checkpoints.inc(labels);
+  };
+  const addThrough = counters.addThrough?.bind(counters);
+  return {
+    ...deps,
+    counters: {
+      ...counters,
+      get: counters.get.bind(counters),
+      setState: counters.setState.bind(counters),
+      ...(addThrough === undefined
+        ? {}
+        : {
+            async addThrough(runId, sliceId, cumulative, resource) {
+              const added = await addThrough(runId, sliceId, cumulative, resource);
+              count(added, resource);
+              return added;
+            },
+          }),
+      async add(runId, delta, resource) {
+        await counters.add(runId, delta, resource);
+        count(delta, resource);
+      },
+    },
+    publisher: {
+      async publishPage(input) {
+        const end = metrics.produceLatency.startTimer({
+          topic: topicName(topicPrefix, input.resource),
+        });
+        const r = await publisher.publishPage(input);
+        end();
+        return r;
+      },
+    },
+  };
+}
+
+/** Slice durations by outcome, from the slice worker's events (a delayed slice is not a failure). */
+function observeSliceDurations(slices: Worker<SliceJobData, SliceResult>, metrics: PipelineMetrics): void {
+  slices.on('completed', (job) => {
+    if (job.processedOn !== undefined && job.finishedOn !== undefined) {
+      metrics.sliceDuration.observe(
+        { resource: job.data.resource, outcome: 'completed' },
+        (job.finishedOn - job.processedOn) / 1000,
+      );
+    }
+  });
+  slices.on('failed', (job, error) => {
+    if (job === undefined || error.name === 'DelayedError') return;
+    if (job.processedOn !== undefined)
+      metrics.sliceDuration.observe(
+        { resource: job.data.resource, outcome: 'failed' },
+        (Date.now() - job.processedOn) / 1000,
+      );
+  });
+}
+
+/** `/metrics` on `port`, or on any free port when that one is taken (several workers on one machine). */
+async function listenMetrics(metrics: PipelineMetrics, port: number, host: string): Promise<MetricsServer> {
+  try {
+    return await startMetricsServer(metrics, { port, host });
+  } catch (error) {
+    // Several workers on one machine: the second one takes any free port (its URL is in the heartbeat).
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    return startMetricsServer(metrics, { port: 0, host });
+  }
+}
+
+/** The `gamedata_budget_*` gauges from the key's shared budget snapshot. */
+function setBudgetGauges(metrics: PipelineMetrics, b: BudgetSnapshot, isLeader: boolean): void {
+  const g = metrics.budget;
+  if (b.limit !== undefined) g.limit.set(b.limit);
+  if (b.remaining !== undefined) g.remaining.set(b.remaining);
+  g.requests.set(b.requests);
+  g.procedures.set(b.slots);
+  g.proceduresPerRequest.set(proceduresPerRequest(b));
+  g.rateLimited.set(b.status429);
+  for (const [priority, n] of Object.entries(b.waiting)) g.waiting.set({ priority }, n);
+  g.fetcher.set(isLeader ? 1 : 0);
 }
 
 /** Reads the live workers' heartbeats (dropping, and deleting, those older than `ttlMs`). */

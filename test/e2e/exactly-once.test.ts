@@ -127,6 +127,7 @@ describe('exactly-once delivery through worker processes', () => {
     const redis = connectRedis(h.settings.redisUrl);
     cleanups.push(() => redis.quit());
     const runId = await h.enqueue({ resources: [...RESOURCES], fullHistory: true });
+    const startedAt = Date.now();
     let kills = 0;
     let w = startWorker(h, log, lock);
     const workers = [w];
@@ -158,13 +159,17 @@ describe('exactly-once delivery through worker processes', () => {
       workers.push(w);
     }
     expect(kills, 'SIGKILLs that landed mid-run').toBeGreaterThanOrEqual(6);
+    const killsEndedAt = Date.now();
     const result = await h.wait(runId, 600_000);
+    const drainedAt = Date.now();
     await w.ready;
     w.child.kill('SIGTERM');
     expect(await w.exited).toBe(0);
     const summary = await expectExactlyOnce(h, RESOURCES);
     console.log(
-      `exactly-once crash test: ${kills} x SIGKILL + broker kill/restart; ${summary}; counters ${JSON.stringify(result.counters)}`,
+      `exactly-once crash test: ${kills} x SIGKILL + broker kill/restart; ${summary}; counters ${JSON.stringify(result.counters)}; ` +
+        `kills ${((killsEndedAt - startedAt) / 1000).toFixed(1)} s, rest of the run ${((drainedAt - killsEndedAt) / 1000).toFixed(1)} s, ` +
+        `verify ${((Date.now() - drainedAt) / 1000).toFixed(1)} s`,
     );
   }, 900_000);
 
@@ -202,7 +207,9 @@ describe('exactly-once delivery through worker processes', () => {
     // Past A's lock (3 s) and two stalled checks: B owns A's slices and has published some of their pages.
     await sleep(10_000);
     a.child.kill('SIGCONT');
+    const wokenAt = Date.now();
     await h.wait(runId, 600_000);
+    const drainedAt = Date.now();
     for (const x of [a, b]) x.child.kill('SIGTERM');
     expect(await b.exited).toBe(0);
     expect(await a.exited).toBe(0);
@@ -216,6 +223,9 @@ describe('exactly-once delivery through worker processes', () => {
     ).toEqual([]);
     expect(await takenOver(h)).toBeGreaterThan(0); // B really took slices A had started
     const summary = await expectExactlyOnce(h, resources);
-    console.log(`exactly-once zombie test: ${summary}`);
+    console.log(
+      `exactly-once zombie test: ${summary}; rest of the run after SIGCONT ${((drainedAt - wokenAt) / 1000).toFixed(1)} s, ` +
+        `exits and verify ${((Date.now() - drainedAt) / 1000).toFixed(1)} s`,
+    );
   }, 900_000);
 });

@@ -11,6 +11,7 @@
  * - after all workers stopped while traffic went on, the restarted tail catches up with nothing missing;
  * - `status --json` figures (collectStatus) equal the summed /metrics of the workers and the topics' contents.
  */
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRecordDecoder } from '../../../src/encoding/record-decoder.js';
 import { createRegistryClient } from '../../../src/encoding/registry-client.js';
@@ -27,7 +28,9 @@ import {
   createScheduleRegistry,
   createTailStateStore,
   type ScheduleRegistry,
+  type ScheduleTickData,
 } from '../../../src/schedules/index.js';
+import { SCHEDULE_QUEUE } from '../../../src/schedules/schedule-names.js';
 import { dlqTopicName, topicName } from '../../../src/models/topic-names.js';
 import { collectStatus, createWorkerOperations, type WorkerOperations } from '../../../src/status/index.js';
 import { readTopic } from '../../../src/sink/readers/read-topic.js';
@@ -303,24 +306,35 @@ describe('tails on a live upstream with faults (real Kafka, registry, Redis)', (
       for (const r of RESOURCES) expect((await tail.get(r)).failedRuns, `${r} failed runs`).toBe(0);
       log.push(`after the stop: ${JSON.stringify(await checkNothingMissing(beforeRestart))}`);
 
-      // Quiesce: no more ticks, let the last runs finish, then compare status with the metrics and the topics.
+      // Quiesce: no more ticks (remove() drops a tick already due too), let a tick being processed and the last runs
+      // finish, then compare status with the metrics and the topics. (This waited for a watermark no removed tail
+      // could bring, 4 intervals = 60 s, every run, until 2026-11-26.)
       for (const r of RESOURCES) await registry.remove('tail', r);
-      await waitCovered(Date.now(), 4 * EVERY_MS).catch(() => undefined);
-      for (;;) {
-        const counts = await collectStatus({
-          redis: control,
-          queuePrefix: h.settings.queuePrefix,
-          redisPrefix: h.settings.redisPrefix,
-          scrape: false,
-        });
-        if (
-          counts.runs.running === 0 &&
-          counts.slices.active === 0 &&
-          counts.slices.waiting === 0 &&
-          counts.slices.delayed === 0
-        )
-          break;
-        await new Promise((r) => setTimeout(r, 500));
+      const tickQueue = new Queue<ScheduleTickData>(SCHEDULE_QUEUE, {
+        connection: control,
+        prefix: h.settings.queuePrefix,
+      });
+      try {
+        for (;;) {
+          const tickCounts = await tickQueue.getJobCounts('active', 'waiting', 'delayed', 'prioritized');
+          const counts = await collectStatus({
+            redis: control,
+            queuePrefix: h.settings.queuePrefix,
+            redisPrefix: h.settings.redisPrefix,
+            scrape: false,
+          });
+          if (
+            Object.values(tickCounts).every((n) => n === 0) &&
+            counts.runs.running === 0 &&
+            counts.slices.active === 0 &&
+            counts.slices.waiting === 0 &&
+            counts.slices.delayed === 0
+          )
+            break;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      } finally {
+        await tickQueue.close();
       }
       await new Promise((r) => setTimeout(r, 2_000)); // one heartbeat, so the scraped endpoint is the live one
       const status = await collectStatus({
