@@ -123,18 +123,15 @@ export function register(program: Command): void {
           console.log(formatPlanCost(estimatePlanCost(dry)));
           return;
         }
-        const planned = await startBackfill(
-          request,
-          {
-            connection: rt.redis,
-            prefix: settings.queuePrefix,
-            planner: rt.planner,
-            counters: rt.counters,
-            users: rt.users,
-            plan,
-            priority,
-          },
-        );
+        const planned = await startBackfill(request, {
+          connection: rt.redis,
+          prefix: settings.queuePrefix,
+          planner: rt.planner,
+          counters: rt.counters,
+          users: rt.users,
+          plan,
+          priority,
+        });
         console.log(`run ${planned.run.runId}: ${planned.slices.length} slices over ${resources.join(', ')}`);
         if (flags.wait !== true) return;
         const started = Date.now();

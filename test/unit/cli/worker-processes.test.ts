@@ -116,8 +116,8 @@ describe('superviseWorkerProcesses', () => {
   });
 });
 
-describe('the children\'s Node flags', () => {
-  it('add the heap limit and growing factor to the supervisor\'s own flags', () => {
+describe("the children's Node flags", () => {
+  it("add the heap limit and growing factor to the supervisor's own flags", () => {
     expect(childExecArgv(['--enable-source-maps'], undefined, {})).toEqual([
       '--enable-source-maps',
       '--max-old-space-size=256',
