@@ -19,6 +19,7 @@ import type {
   PipelineWorkerDeps,
 } from '../jobs/index.js';
 import type { PipelineSettings } from '../config/index.js';
+import { createLogger } from '../config/create-logger.js';
 import { QUEUE_NAMES } from '../planner/queue-names.js';
 import {
   startScheduleWorker,
@@ -72,11 +73,18 @@ export function createWorkerOperations(
   });
   let schedules: ScheduleWorker | undefined;
   let slicesQueue: Queue | undefined;
+  const evolvedLog = createLogger('publish.schema-evolution');
   return {
     telemetry,
     runtimeOptions: {
       client: { onRequest: (info) => telemetry.onRequest(info) },
       onDrift: (resource, drift) => telemetry.onDrift(resource, drift),
+      // An `evolve` contract registered a field (issue 35): one log line, the subject and the schema id.
+      onSchemaEvolved: (f) =>
+        evolvedLog.info(
+          { resource: f.resource, subject: f.subject, path: f.path, kind: f.kind, schemaId: f.id },
+          `schema of ${f.resource} evolved: ${f.path} (${f.kind}) is a field of ${f.subject} from schema id ${f.id}`,
+        ),
     },
     instrument: (deps) => telemetry.instrument(deps),
     get schedules() {
