@@ -12,6 +12,7 @@
  * and would be lost in turn (`keepNewestLockTracked` puts it back). A chaos run with 512 slots a worker thrashed
  * that way: ~800 processors running for 443 slices, almost none waiting on the upstream, none finishing for minutes.
  */
+import { setMaxListeners } from 'node:events';
 import type { Worker } from 'bullmq';
 
 export interface SliceRun {
@@ -58,6 +59,8 @@ export function createSliceRuns(stop: AbortSignal): SliceRuns {
       const list = runs.get(id) ?? [];
       for (const older of list) loseLock(id, older);
       const entry: Entry = { controller: new AbortController(), lost: false };
+      // Each of the run's page reads (a users page: one call per row) listens on it: no listener cap.
+      setMaxListeners(0, entry.controller.signal);
       const onStop = (): void => entry.controller.abort(stop.reason);
       if (stop.aborted) onStop();
       else stop.addEventListener('abort', onStop, { once: true });

@@ -20,6 +20,7 @@ import { DEFAULT_SCRAPE_HOSTS, recordCountersFromMetrics, scrapeMetrics } from '
 import { readHeartbeats, type WorkerHeartbeat } from './worker-telemetry.js';
 import { budgetKeysOfBase } from '../budget/budget-keys.js';
 import { createRedisDriftStore, type ResourceDrift } from '../drift/index.js';
+import { readEvolvedFields } from '../publish/schema-evolution.js';
 import {
   findBudgetBases,
   proceduresPerRequest,
@@ -82,8 +83,11 @@ export interface StatusReport {
   tails: TailStatus[];
   schedules: ScheduleInfo[];
   workers: WorkerHeartbeat[];
-  /** Schema drift per resource (`<redisPrefix>:drift:<resource>`): only resources with some are listed. */
-  drift: ResourceDrift[];
+  /**
+   * Schema drift per resource (`<redisPrefix>:drift:<resource>`): only resources with some are listed; `evolved` names
+   * the paths an `evolve` contract registered as fields (issue 35), with the subject and schema id.
+   */
+  drift: (ResourceDrift & { evolved?: Record<string, { subject: string; id: number }> })[];
   /**
    * The live workers' `/metrics`, summed (each worker counts since its own start, so this equals `records` only
    * while no worker restarted since the runs began). Undefined when not scraped.
@@ -159,7 +163,17 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
   const tailStates = await createTailStateStore(redis, o.redisPrefix).list();
   const tails = tailStatuses(tailStates, schedules, now);
   const workers = await readHeartbeats(redis, o.redisPrefix, 30_000, now);
-  const drift = await createRedisDriftStore(redis, { prefix: o.redisPrefix }).read();
+  const drift = await Promise.all(
+    (await createRedisDriftStore(redis, { prefix: o.redisPrefix }).read()).map(async (d) => {
+      const evolved = await readEvolvedFields(redis, o.redisPrefix, d.resource);
+      return evolved.size === 0
+        ? d
+        : {
+            ...d,
+            evolved: Object.fromEntries([...evolved].map(([p, e]) => [p, { subject: e.subject, id: e.id }])),
+          };
+    }),
+  );
   const rateLimit = tightestRateLimit(workers);
   const budgets = await readBudgets(redis, `${o.redisPrefix}:budget:`, now);
   const urls = workers.map((w) => w.metricsUrl).filter((u): u is string => u !== undefined);

@@ -64,7 +64,12 @@ export function formatStatus(r: StatusReport): string {
       lines.push(
         `  ${d.resource}${d.dropped > 0 ? ` (${n(d.dropped)} more occurrences over the path bound)` : ''}`,
       );
-      for (const record of d.records) lines.push(`    ${formatDriftRecord(record)}`);
+      for (const record of d.records) {
+        const evolved = d.evolved?.[record.path];
+        lines.push(
+          `    ${formatDriftRecord(record)}${evolved === undefined ? '' : `; absorbed: a field of ${evolved.subject} from schema id ${evolved.id}`}`,
+        );
+      }
     }
   }
   lines.push(`workers: ${r.workers.length}`);

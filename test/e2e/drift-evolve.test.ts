@@ -35,6 +35,7 @@ import {
   testOptionalField,
 } from '../../src/encoding/index.js';
 import { readEvolvedFields } from '../../src/publish/index.js';
+import { collectStatus, formatStatus } from '../../src/status/index.js';
 import { Donation } from '../../src/models/catalogue.js';
 import { parseSchemaContracts, type PipelineSettings } from '../../src/config/index.js';
 import { readTopic } from '../../src/sink/index.js';
@@ -288,6 +289,20 @@ describe('schema drift end to end (evolve)', () => {
       id: v2.id,
       kind: 'string',
     });
+    // status names the absorbed field with its subject and schema id.
+    const status = formatStatus(
+      await collectStatus({
+        redis: rt.redis,
+        queuePrefix: h.settings.queuePrefix,
+        redisPrefix: h.settings.redisPrefix,
+        scrape: false,
+      }),
+    );
+    expect(status).toMatch(
+      new RegExp(
+        `referrerId .*; absorbed: a field of ${subject.replace(/\./g, '\\.')} from schema id ${v2.id}\n`,
+      ),
+    );
     const dlq = new Map<string, number>();
     await readTopic(
       {

@@ -161,7 +161,16 @@ describe('formatStatus', () => {
               firstSeenMs: Date.parse('2026-11-22T09:00:00.000Z'),
               lastSeenMs: Date.parse('2026-11-22T09:59:00.000Z'),
             },
+            {
+              kind: 'new_field',
+              path: 'referrerId',
+              count: 20,
+              types: { string: 20 },
+              firstSeenMs: Date.parse('2026-11-22T09:10:00.000Z'),
+              lastSeenMs: Date.parse('2026-11-22T09:11:00.000Z'),
+            },
           ],
+          evolved: { referrerId: { subject: 'gamedata.transactions-value', id: 7 } },
         },
       ],
       upstream: {
@@ -205,6 +214,8 @@ describe('formatStatus', () => {
     expect(text).toContain('users         lag 42s, watermark 2026-11-01T00:00:00.000Z');
     expect(text).toContain('tail every 30s');
     expect(text).toContain('400 of 500 left (80% headroom)');
+    expect(text).toMatch(/referrerId .*; absorbed: a field of gamedata\.transactions-value from schema id 7\n/);
+    expect(text).not.toMatch(/sellerMuId .*absorbed/);
     expect(text).toContain(
       '  transactions\n    sellerMuId  new_field  1,234 records (string 1,234), first seen 2026-11-22T09:00:00.000Z, last seen 2026-11-22T09:59:00.000Z',
     );
