@@ -14,8 +14,9 @@
  * between them (see docs/guarantees.md, "Chaos").
  * CHAOS_BROKERS=1 runs it on a single-node stack (the broker is restarted instead).
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatChaosReport, runChaos } from '../../bench/chaos.js';
+import { takeHeavyTestLock } from '../helpers/heavy-test-lock.js';
 
 const BROKERS = Number(process.env['CHAOS_BROKERS'] ?? 3);
 const WORKERS = 2;
@@ -23,6 +24,13 @@ const CONCURRENCY = 16;
 const KILLS = 4;
 
 describe('chaos: SIGKILLed workers, a Redis restart and a stopped broker during a backfill', () => {
+  // Not beside the exactly-once e2e in the other CI lane (see the helper).
+  let release: () => Promise<void> = () => Promise.resolve();
+  beforeAll(async () => {
+    release = await takeHeavyTestLock('chaos e2e');
+  }, 900_000);
+  afterAll(() => release());
+
   it('completes with nothing missing, every malformed record dead-lettered, no duplicates under exactly-once', async () => {
     const report = await runChaos({
       scale: 'small',

@@ -10,7 +10,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { takeHeavyTestLock } from '../helpers/heavy-test-lock.js';
 import { RESOURCES, type ResourceName } from '../../src/models/resources.js';
 import { connectRedis, getRunStatus } from '../../src/jobs/index.js';
 import { QUEUE_NAMES } from '../../src/planner/queue-names.js';
@@ -102,8 +103,14 @@ async function takenOver(h: Harness): Promise<number> {
 
 describe('exactly-once delivery through worker processes', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
+  // Not beside the chaos e2e in the other CI lane (see the helper).
+  let release: () => Promise<void> = () => Promise.resolve();
+  beforeAll(async () => {
+    release = await takeHeavyTestLock('exactly-once e2e');
+  }, 900_000);
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    await release();
   });
 
   it('10 x SIGKILL of a worker and a broker kill + restart: every record and dead letter exactly once', async () => {
