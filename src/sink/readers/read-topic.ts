@@ -15,6 +15,7 @@ import { resolveKafkaOptions } from '../kafka-options.js';
 import { toKafkaError } from '../kafka-error.js';
 import { ServiceError } from '../../errors.js';
 import { readPartitionRange } from './read-partition-range.js';
+import { fetchTopicOffsets, retryRetriable } from '../admin/retry-retriable.js';
 
 export interface TopicMessage {
   partition: number;
@@ -193,7 +194,19 @@ export async function readTopic(
       await assertNotForbidden(kafka, options);
       return 0;
     }
-    const offsets = await admin.fetchTopicOffsets(options.topic);
+    // Right after a broker stop the partitions' leaders move: a ListOffsets answer of NOT_LEADER_FOR_PARTITION (seen
+    // failing a chaos run's verification in CI) is retried through a fresh admin client, which reads fresh metadata.
+    let attempt = 0;
+    const offsets = await retryRetriable(async () => {
+      if (attempt++ === 0) return fetchTopicOffsets(admin, options.topic);
+      const fresh = kafka.admin();
+      await fresh.connect();
+      try {
+        return await fetchTopicOffsets(fresh, options.topic);
+      } finally {
+        await fresh.disconnect().catch(() => undefined);
+      }
+    });
     const remaining = new Map<number, bigint>();
     for (const p of offsets) {
       if (BigInt(p.high) > BigInt(p.low)) remaining.set(p.partition, BigInt(p.high));
