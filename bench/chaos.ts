@@ -371,393 +371,402 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     `private stack: ${o.brokers} broker(s) from port ${o.kafkaPort}, redis ${o.redisPort}, dir ${o.stackDir}`,
   );
   const svc = await privateStack(o);
-  log(
-    `stack up in ${((Date.now() - t0) / 1000).toFixed(0)} s: kafka ${svc.kafkaBrokers}, redis ${svc.redisUrl}`,
-  );
-
-  const sim: Simulator = await startSimulator({
-    scale: o.scale,
-    seed: o.seed,
-    port: 0,
-    rateLimit: { enabled: true, keyed: 1_000_000, windowMs: 60_000 },
-    ...o.simulator,
-    ...(o.faults === undefined ? {} : { faults: o.faults }),
-  });
-  const id = `${Date.now().toString(36)}`;
-  const settings: PipelineSettings = {
-    apiUrl: sim.url,
-    apiKey: 'chaos-key',
-    kafkaBrokers: svc.kafkaBrokers.split(','),
-    schemaRegistryUrl: svc.schemaRegistryUrl,
-    redisUrl: svc.redisUrl,
-    topicPrefix: `chaos-${id}`,
-    queuePrefix: `chaosq-${id}`,
-    redisPrefix: `chaosr-${id}`,
-  };
-  const registry = createRegistryClient({ url: settings.schemaRegistryUrl });
-  const files = await readSchemaFiles();
-  const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<
-    ResourceName,
-    AvroRecordSchema
-  >;
-  await registerSchemas({ registry, topicPrefix: settings.topicPrefix, schemas });
-  await removeEarlierRuns(settings.kafkaBrokers, svc.redisUrl, log);
-  await waitForBrokers(settings.kafkaBrokers, o.brokers);
-  // Replicated across the whole cluster, said explicitly: a broker still registering when the topics are made
-  // would otherwise give them the replication of the brokers that answered (2 of 3 seen once, and with the
-  // stack's min.insync.replicas=2 a broker stop then halted every write to them).
-  await createTopics({
-    brokers: settings.kafkaBrokers,
-    topicPrefix: settings.topicPrefix,
-    partitions: 3,
-    replicationFactor: replicationForBrokers(o.brokers),
-  });
-  const workerEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    GAMEDATA_API_URL: settings.apiUrl,
-    GAMEDATA_API_KEY: settings.apiKey,
-    KAFKA_BROKERS: svc.kafkaBrokers,
-    SCHEMA_REGISTRY_URL: settings.schemaRegistryUrl,
-    REDIS_URL: settings.redisUrl,
-    GAMEDATA_TOPIC_PREFIX: settings.topicPrefix,
-    GAMEDATA_QUEUE_PREFIX: settings.queuePrefix,
-    GAMEDATA_REDIS_PREFIX: settings.redisPrefix,
-    GAMEDATA_METRICS_PORT: 'off',
-    GAMEDATA_LOG_LEVEL: 'warn',
-  };
-
-  // ---- workers
-  interface Slot {
-    child: ChildProcess;
-    killed: boolean;
-  }
-  const slots: (Slot | undefined)[] = [];
-  let stopping = false;
-  let unplannedExits = 0;
-  let takenOver = 0;
-  const workerLog: string[] = [];
-  const start = (i: number): void => {
-    const child = spawn(
-      process.execPath,
-      [
-        ...(o.compiled === true ? ['bin/gamedata.mjs'] : ['--import', 'tsx', 'src/cli/main.ts']),
-        'worker',
-        '--concurrency',
-        String(o.concurrency),
-        '--quiet',
-        '--lock-duration',
-        '8000',
-        '--stalled-interval',
-        '2000',
-        '--liveness-timeout',
-        String(o.livenessMs ?? 4000),
-      ],
-      { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+  try {
+    log(
+      `stack up in ${((Date.now() - t0) / 1000).toFixed(0)} s: kafka ${svc.kafkaBrokers}, redis ${svc.redisUrl}`,
     );
-    const slot: Slot = { child, killed: false };
-    slots[i] = slot;
-    const keep = (b: Buffer): void => {
-      if (o.workerLogFile !== undefined)
-        appendFileSync(
-          o.workerLogFile,
-          `${new Date().toISOString()} [w${i} pid ${child.pid}] ${b.toString()}`,
-        );
-      for (const m of b.toString().matchAll(/took over (\d+) slices? of/g)) takenOver += Number(m[1]);
-      workerLog.push(`[w${i}] ${b.toString()}`);
-      if (workerLog.length > 400) workerLog.splice(0, 200);
+
+    const sim: Simulator = await startSimulator({
+      scale: o.scale,
+      seed: o.seed,
+      port: 0,
+      rateLimit: { enabled: true, keyed: 1_000_000, windowMs: 60_000 },
+      ...o.simulator,
+      ...(o.faults === undefined ? {} : { faults: o.faults }),
+    });
+    const id = `${Date.now().toString(36)}`;
+    const settings: PipelineSettings = {
+      apiUrl: sim.url,
+      apiKey: 'chaos-key',
+      kafkaBrokers: svc.kafkaBrokers.split(','),
+      schemaRegistryUrl: svc.schemaRegistryUrl,
+      redisUrl: svc.redisUrl,
+      topicPrefix: `chaos-${id}`,
+      queuePrefix: `chaosq-${id}`,
+      redisPrefix: `chaosr-${id}`,
     };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    child.once('exit', (code, signal) => {
-      if (stopping) return;
-      if (!slot.killed) {
-        unplannedExits += 1;
-        log(`worker ${i} exited on its own (${code ?? signal}); starting it again`);
+    const registry = createRegistryClient({ url: settings.schemaRegistryUrl });
+    const files = await readSchemaFiles();
+    const schemas = Object.fromEntries(Object.entries(files).map(([r, f]) => [r, f.schema])) as Record<
+      ResourceName,
+      AvroRecordSchema
+    >;
+    await registerSchemas({ registry, topicPrefix: settings.topicPrefix, schemas });
+    await removeEarlierRuns(settings.kafkaBrokers, svc.redisUrl, log);
+    await waitForBrokers(settings.kafkaBrokers, o.brokers);
+    // Replicated across the whole cluster, said explicitly: a broker still registering when the topics are made
+    // would otherwise give them the replication of the brokers that answered (2 of 3 seen once, and with the
+    // stack's min.insync.replicas=2 a broker stop then halted every write to them).
+    await createTopics({
+      brokers: settings.kafkaBrokers,
+      topicPrefix: settings.topicPrefix,
+      partitions: 3,
+      replicationFactor: replicationForBrokers(o.brokers),
+    });
+    const workerEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      GAMEDATA_API_URL: settings.apiUrl,
+      GAMEDATA_API_KEY: settings.apiKey,
+      KAFKA_BROKERS: svc.kafkaBrokers,
+      SCHEMA_REGISTRY_URL: settings.schemaRegistryUrl,
+      REDIS_URL: settings.redisUrl,
+      GAMEDATA_TOPIC_PREFIX: settings.topicPrefix,
+      GAMEDATA_QUEUE_PREFIX: settings.queuePrefix,
+      GAMEDATA_REDIS_PREFIX: settings.redisPrefix,
+      GAMEDATA_METRICS_PORT: 'off',
+      GAMEDATA_LOG_LEVEL: 'warn',
+    };
+
+    // ---- workers
+    interface Slot {
+      child: ChildProcess;
+      killed: boolean;
+    }
+    const slots: (Slot | undefined)[] = [];
+    let stopping = false;
+    let unplannedExits = 0;
+    let takenOver = 0;
+    const workerLog: string[] = [];
+    const start = (i: number): void => {
+      const child = spawn(
+        process.execPath,
+        [
+          ...(o.compiled === true ? ['bin/gamedata.mjs'] : ['--import', 'tsx', 'src/cli/main.ts']),
+          'worker',
+          '--concurrency',
+          String(o.concurrency),
+          '--quiet',
+          '--lock-duration',
+          '8000',
+          '--stalled-interval',
+          '2000',
+          '--liveness-timeout',
+          String(o.livenessMs ?? 4000),
+        ],
+        { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      const slot: Slot = { child, killed: false };
+      slots[i] = slot;
+      const keep = (b: Buffer): void => {
+        if (o.workerLogFile !== undefined)
+          appendFileSync(
+            o.workerLogFile,
+            `${new Date().toISOString()} [w${i} pid ${child.pid}] ${b.toString()}`,
+          );
+        for (const m of b.toString().matchAll(/took over (\d+) slices? of/g)) takenOver += Number(m[1]);
+        workerLog.push(`[w${i}] ${b.toString()}`);
+        if (workerLog.length > 400) workerLog.splice(0, 200);
+      };
+      child.stdout?.on('data', keep);
+      child.stderr?.on('data', keep);
+      child.once('exit', (code, signal) => {
+        if (stopping) return;
+        if (!slot.killed) {
+          unplannedExits += 1;
+          log(`worker ${i} exited on its own (${code ?? signal}); starting it again`);
+          setTimeout(() => !stopping && start(i), 1000);
+        }
+      });
+    };
+    for (let i = 0; i < o.workers; i++) start(i);
+
+    // ---- the run
+    const planner = await createPipelineRuntime(settings, { kafka: false });
+    const control = connectRedis(settings.redisUrl);
+    // Redis restarts on purpose: its connections reconnect by themselves, the errors meanwhile are expected.
+    control.on('error', () => undefined);
+    planner.redis.on('error', () => undefined);
+    const planned = await startBackfill(
+      { resources: o.resources, fullHistory: true, until: sim.now() },
+      {
+        connection: control,
+        prefix: settings.queuePrefix,
+        planner: planner.planner,
+        counters: planner.counters,
+        users: planner.users,
+        plan: { partition: o.partition ?? 'off' },
+      },
+    );
+    const runId = planned.run.runId;
+    const runT0 = Date.now();
+    log(`run ${runId}: ${planned.slices.length} slices planned`);
+    let done = false;
+    let failed: string | undefined;
+    const bull = { connection: control, prefix: settings.queuePrefix };
+    // The last slices of a run (a long tail reads differently when they wait out a backoff or run on).
+    const slicesQueue = new Queue(QUEUE_NAMES.slices, bull);
+    slicesQueue.on('error', () => undefined);
+    const pendingSlices = async (run: string): Promise<string> => {
+      const jobs = await slicesQueue
+        .getJobs(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'])
+        .catch(() => []);
+      return jobs
+        .filter((j) => (j.data as { runId?: string } | undefined)?.runId === run)
+        .map(
+          (j) =>
+            `${j.id?.slice(-24) ?? '?'} ${j.attemptsMade} attempt(s), stalled ${j.stalledCounter}${
+              j.failedReason ? `, last error: ${j.failedReason.slice(0, 120)}` : ''
+            }`,
+        )
+        .join('; ');
+    };
+    const watcher = (async () => {
+      let shownAt = 0;
+      while (!done && Date.now() - runT0 < o.timeoutMs) {
+        const s = await getRunStatus(runId, bull).catch(() => undefined);
+        // The run's shape over time (a long tail of a few slices reads differently from a slow start).
+        if (s !== undefined && Date.now() - shownAt >= 10_000) {
+          shownAt = Date.now();
+          log(
+            `${Math.round((shownAt - runT0) / 1000)} s: ${s.slices.completed} slices done, ${s.slices.pending} pending${
+              s.slices.pending > 0 && s.slices.pending <= 10 ? `: ${await pendingSlices(runId)}` : ''
+            }`,
+          );
+        }
+        if (s?.state === 'completed') done = true;
+        else if (s?.state === 'failed') {
+          failed = s.failedReason ?? 'failed';
+          // The run's reason names the child that failed; its own reason says why.
+          const child = /child \S*?:gamedata-slices:(\S+) failed/.exec(failed)?.[1];
+          const job =
+            child === undefined ? undefined : await slicesQueue.getJob(child).catch(() => undefined);
+          if (job)
+            failed += ` (the slice: ${job.failedReason ?? '?'}; ${job.attemptsMade} attempt(s), stalled ${job.stalledCounter})`;
+          done = true;
+        }
+        if (!done) await sleep(1000);
+      }
+    })();
+    const event = (what: string): void => {
+      events.push({ at: Math.round((Date.now() - runT0) / 1000), what, midRun: !done });
+      log(`${Math.round((Date.now() - runT0) / 1000)} s: ${what}${done ? ' (after the run ended)' : ''}`);
+    };
+
+    // ---- 429 storms
+    const storms = (async () => {
+      while (!done && o.storms) {
+        await sleep(o.stormEveryMs);
+        if (done) break;
+        sim.configure({ rateLimit: { keyed: 20, windowMs: 3000 } });
+        await sleep(o.stormMs);
+        sim.configure({ rateLimit: { keyed: 1_000_000, windowMs: 60_000 } });
+      }
+    })();
+
+    // ---- chaos
+    let kills = 0;
+    let redisRestarts = 0;
+    let brokerStops = 0;
+    const redisAt = Math.ceil(o.kills / 3);
+    const brokerAt = Math.ceil(o.kills / 2);
+    let brokerBack: Promise<void> | undefined;
+    const rnd = (
+      (seed) => () =>
+        (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff
+    )(o.seed);
+    while (kills < o.kills && !done) {
+      await sleep(o.killEveryMs);
+      if (done) break;
+      const i = Math.floor(rnd() * o.workers);
+      const slot = slots[i];
+      if (slot !== undefined) {
+        slot.killed = true;
+        slot.child.kill('SIGKILL');
+        kills += 1;
+        event(`SIGKILL worker ${i} (kill ${kills}/${o.kills})`);
         setTimeout(() => !stopping && start(i), 1000);
       }
-    });
-  };
-  for (let i = 0; i < o.workers; i++) start(i);
-
-  // ---- the run
-  const planner = await createPipelineRuntime(settings, { kafka: false });
-  const control = connectRedis(settings.redisUrl);
-  // Redis restarts on purpose: its connections reconnect by themselves, the errors meanwhile are expected.
-  control.on('error', () => undefined);
-  planner.redis.on('error', () => undefined);
-  const planned = await startBackfill(
-    { resources: o.resources, fullHistory: true, until: sim.now() },
-    {
-      connection: control,
-      prefix: settings.queuePrefix,
-      planner: planner.planner,
-      counters: planner.counters,
-      users: planner.users,
-      plan: { partition: o.partition ?? 'off' },
-    },
-  );
-  const runId = planned.run.runId;
-  const runT0 = Date.now();
-  log(`run ${runId}: ${planned.slices.length} slices planned`);
-  let done = false;
-  let failed: string | undefined;
-  const bull = { connection: control, prefix: settings.queuePrefix };
-  // The last slices of a run (a long tail reads differently when they wait out a backoff or run on).
-  const slicesQueue = new Queue(QUEUE_NAMES.slices, bull);
-  slicesQueue.on('error', () => undefined);
-  const pendingSlices = async (run: string): Promise<string> => {
-    const jobs = await slicesQueue
-      .getJobs(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'])
-      .catch(() => []);
-    return jobs
-      .filter((j) => (j.data as { runId?: string } | undefined)?.runId === run)
-      .map(
-        (j) =>
-          `${j.id?.slice(-24) ?? '?'} ${j.attemptsMade} attempt(s), stalled ${j.stalledCounter}${
-            j.failedReason ? `, last error: ${j.failedReason.slice(0, 120)}` : ''
-          }`,
-      )
-      .join('; ');
-  };
-  const watcher = (async () => {
-    let shownAt = 0;
-    while (!done && Date.now() - runT0 < o.timeoutMs) {
-      const s = await getRunStatus(runId, bull).catch(() => undefined);
-      // The run's shape over time (a long tail of a few slices reads differently from a slow start).
-      if (s !== undefined && Date.now() - shownAt >= 10_000) {
-        shownAt = Date.now();
-        log(
-          `${Math.round((shownAt - runT0) / 1000)} s: ${s.slices.completed} slices done, ${s.slices.pending} pending${
-            s.slices.pending > 0 && s.slices.pending <= 10 ? `: ${await pendingSlices(runId)}` : ''
-          }`,
-        );
+      if (kills === redisAt && o.redisRestart) {
+        event('restarting Redis');
+        await stack(['restart-redis'], svc.env);
+        redisRestarts += 1;
+        event('Redis back');
       }
-      if (s?.state === 'completed') done = true;
-      else if (s?.state === 'failed') {
-        failed = s.failedReason ?? 'failed';
-        // The run's reason names the child that failed; its own reason says why.
-        const child = /child \S*?:gamedata-slices:(\S+) failed/.exec(failed)?.[1];
-        const job = child === undefined ? undefined : await slicesQueue.getJob(child).catch(() => undefined);
-        if (job)
-          failed += ` (the slice: ${job.failedReason ?? '?'}; ${job.attemptsMade} attempt(s), stalled ${job.stalledCounter})`;
-        done = true;
-      }
-      if (!done) await sleep(1000);
-    }
-  })();
-  const event = (what: string): void => {
-    events.push({ at: Math.round((Date.now() - runT0) / 1000), what, midRun: !done });
-    log(`${Math.round((Date.now() - runT0) / 1000)} s: ${what}${done ? ' (after the run ended)' : ''}`);
-  };
-
-  // ---- 429 storms
-  const storms = (async () => {
-    while (!done && o.storms) {
-      await sleep(o.stormEveryMs);
-      if (done) break;
-      sim.configure({ rateLimit: { keyed: 20, windowMs: 3000 } });
-      await sleep(o.stormMs);
-      sim.configure({ rateLimit: { keyed: 1_000_000, windowMs: 60_000 } });
-    }
-  })();
-
-  // ---- chaos
-  let kills = 0;
-  let redisRestarts = 0;
-  let brokerStops = 0;
-  const redisAt = Math.ceil(o.kills / 3);
-  const brokerAt = Math.ceil(o.kills / 2);
-  let brokerBack: Promise<void> | undefined;
-  const rnd = (
-    (seed) => () =>
-      (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff
-  )(o.seed);
-  while (kills < o.kills && !done) {
-    await sleep(o.killEveryMs);
-    if (done) break;
-    const i = Math.floor(rnd() * o.workers);
-    const slot = slots[i];
-    if (slot !== undefined) {
-      slot.killed = true;
-      slot.child.kill('SIGKILL');
-      kills += 1;
-      event(`SIGKILL worker ${i} (kill ${kills}/${o.kills})`);
-      setTimeout(() => !stopping && start(i), 1000);
-    }
-    if (kills === redisAt && o.redisRestart) {
-      event('restarting Redis');
-      await stack(['restart-redis'], svc.env);
-      redisRestarts += 1;
-      event('Redis back');
-    }
-    if (kills === brokerAt && o.brokerStop) {
-      brokerStops += 1;
-      if (o.brokers > 1) {
-        event(`stopping broker 2 of ${o.brokers} for ${o.brokerDownMs / 1000} s`);
-        await stack(['stop-broker', '2'], svc.env);
-        event('broker 2 stopped');
-        brokerBack = (async () => {
-          await sleep(o.brokerDownMs);
-          await stack(['start-broker', '2'], svc.env);
-          event('broker 2 back');
-        })();
-      } else {
-        event('restarting the broker');
-        await stack(['restart-broker', '1'], svc.env);
-        event('broker back');
+      if (kills === brokerAt && o.brokerStop) {
+        brokerStops += 1;
+        if (o.brokers > 1) {
+          event(`stopping broker 2 of ${o.brokers} for ${o.brokerDownMs / 1000} s`);
+          await stack(['stop-broker', '2'], svc.env);
+          event('broker 2 stopped');
+          brokerBack = (async () => {
+            await sleep(o.brokerDownMs);
+            await stack(['start-broker', '2'], svc.env);
+            event('broker 2 back');
+          })();
+        } else {
+          event('restarting the broker');
+          await stack(['restart-broker', '1'], svc.env);
+          event('broker back');
+        }
       }
     }
-  }
-  await brokerBack;
-  await watcher;
-  await slicesQueue.close();
-  const runSeconds = (Date.now() - runT0) / 1000;
-  stopping = true;
-  await Promise.all(
-    slots.map(async (s) => {
-      if (s === undefined || s.child.exitCode !== null || s.child.signalCode !== null) return;
-      const exited = new Promise((r) => s.child.once('exit', r));
-      s.child.kill('SIGTERM');
-      await Promise.race([exited, sleep(60_000).then(() => s.child.kill('SIGKILL'))]);
-    }),
-  );
-  await storms;
-  if (failed !== undefined || !done) {
-    log(workerLog.slice(-40).join(''));
-    throw new Error(`run ${runId} ${failed === undefined ? 'did not finish in time' : `failed: ${failed}`}`);
-  }
-  log(
-    `run completed in ${runSeconds.toFixed(0)} s${o.verify ? '; verifying every topic against the truth' : ' (not verified: --no-verify)'}`,
-  );
-
-  // ---- verify
-  const decoder = createRecordDecoder({ registry, topicPrefix: settings.topicPrefix });
-  const perResource: ChaosReport['perResource'] = {};
-  const duplicateTraces: DuplicateTrace[] = [];
-  const dlqMissingIds: Record<string, string[]> = {};
-  let javaOracle: ChaosReport['javaOracle'];
-  const totals = {
-    records: 0,
-    missing: 0,
-    duplicates: 0,
-    unexpected: 0,
-    undecodable: 0,
-    dlq: 0,
-    malformed: 0,
-    found: 0,
-  };
-  for (const resource of o.verify ? o.resources : []) {
-    const verifyT0 = Date.now();
-    const r = await verifyResource({
-      resource,
-      brokers: settings.kafkaBrokers,
-      topicPrefix: settings.topicPrefix,
-      decoder,
-      truth: sim.truth(resource),
-      malformedIds: new Set(sim.malformed(resource).map((m) => m._id)),
-    });
-    perResource[resource] = {
-      expected: r.expected,
-      missing: r.missing,
-      missingSample: r.missingSample,
-      duplicates: r.duplicates,
-      dlq: r.dlq.messages,
-      malformed: r.dlq.expected,
-      reader: r.reader,
-    };
-    totals.records += r.expected;
-    totals.missing += r.missing;
-    totals.duplicates += r.duplicates;
-    totals.unexpected += r.unexpected;
-    totals.undecodable += r.undecodable;
-    totals.dlq += r.dlq.messages;
-    totals.malformed += r.dlq.expected;
-    totals.found += r.dlq.found;
-    const java = o.javaOracle
-      ? await javaReadCommitted(svc.kafkaBrokers, topicName(settings.topicPrefix, resource))
-      : undefined;
-    const t = await traceDuplicates({
-      resource,
-      brokers: settings.kafkaBrokers,
-      topicPrefix: settings.topicPrefix,
-      decoder,
-      runT0,
-      events,
-      java,
-    });
-    // One by one: a spread of 100 k traces overflows the call stack.
-    for (const trace of t.traces) duplicateTraces.push(trace);
-    log(`verified ${resource} in ${((Date.now() - verifyT0) / 1000).toFixed(1)} s`);
-    if (java !== undefined) {
-      javaOracle ??= {
-        duplicates: 0,
-        dlqFound: 0,
-        committedCopiesOfKafkajsDuplicates: 0,
-        javaOnly: 0,
-        kafkajsOnly: 0,
-      };
-      javaOracle.duplicates += t.javaDuplicates;
-      javaOracle.committedCopiesOfKafkajsDuplicates += t.committedCopies;
-      javaOracle.javaOnly += t.javaOnly;
-      javaOracle.kafkajsOnly += t.kafkajsOnly;
-    }
-    const dlqTopic = dlqTopicName(topicName(settings.topicPrefix, resource));
-    const dlqKeys = new Set<string>();
-    await readTopic({ brokers: settings.kafkaBrokers, topic: dlqTopic }, (m) => {
-      if (m.key !== null) dlqKeys.add(m.key.toString());
-    });
-    const malformedIds = sim.malformed(resource).map((m) => m._id);
-    const notThere = malformedIds.filter((id) => !dlqKeys.has(id));
-    if (notThere.length > 0) dlqMissingIds[resource] = notThere;
-    const javaDlq = o.javaOracle ? await javaReadCommitted(svc.kafkaBrokers, dlqTopic) : undefined;
-    if (javaDlq !== undefined && javaOracle !== undefined) {
-      const keys = new Set(javaDlq.values());
-      javaOracle.dlqFound += malformedIds.filter((id) => keys.has(id)).length;
-    }
-  }
-  const counters = await planner.counters.get(runId);
-  // The private stack keeps its data between runs: leave nothing of this one behind.
-  if (!o.keepData) {
-    for (const p of [settings.queuePrefix, settings.redisPrefix]) await deleteKeys(control, p);
-    // Not fatal (the next run deletes what is left), but said: leftover topics slow every later run.
-    await deleteTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix }).catch(
-      (e: unknown) => log(`deleting the run's topics: ${String(e)}`),
+    await brokerBack;
+    await watcher;
+    await slicesQueue.close();
+    const runSeconds = (Date.now() - runT0) / 1000;
+    stopping = true;
+    await Promise.all(
+      slots.map(async (s) => {
+        if (s === undefined || s.child.exitCode !== null || s.child.signalCode !== null) return;
+        const exited = new Promise((r) => s.child.once('exit', r));
+        s.child.kill('SIGTERM');
+        await Promise.race([exited, sleep(60_000).then(() => s.child.kill('SIGKILL'))]);
+      }),
     );
-  } else log(`kept topics ${settings.topicPrefix}.* and Redis keys ${settings.redisPrefix}*`);
-  await control.quit();
-  await planner.close();
-  await sim.close();
-  await deleteSubjects(registry, settings.topicPrefix).catch(() => undefined);
-  log(`cleaned up ${Math.round((Date.now() - t0) / 1000)} s after the start`);
-  if (!o.keepStack) await stack(['down'], svc.env).catch((e: unknown) => log(`stack down: ${String(e)}`));
-  return {
-    scale: o.scale,
-    verified: o.verify,
-    resources: o.resources,
-    brokers: o.brokers,
-    workers: o.workers,
-    concurrency: o.concurrency,
-    delivery: loadConfig({ env: workerEnv }).delivery,
-    records: totals.records,
-    published: counters.published,
-    kills,
-    unplannedExits,
-    takenOver,
-    redisRestarts,
-    brokerStops,
-    missing: totals.missing,
-    duplicates: totals.duplicates,
-    unexpected: totals.unexpected,
-    undecodable: totals.undecodable,
-    dlq: { messages: totals.dlq, malformed: totals.malformed, found: totals.found },
-    perResource,
-    wallSeconds: Math.round((Date.now() - t0) / 1000),
-    runSeconds: Math.round(runSeconds),
-    events,
-    javaOracle,
-    duplicateTraces,
-    dlqMissingIds,
-  };
+    await storms;
+    if (failed !== undefined || !done) {
+      log(workerLog.slice(-40).join(''));
+      throw new Error(
+        `run ${runId} ${failed === undefined ? 'did not finish in time' : `failed: ${failed}`}`,
+      );
+    }
+    log(
+      `run completed in ${runSeconds.toFixed(0)} s${o.verify ? '; verifying every topic against the truth' : ' (not verified: --no-verify)'}`,
+    );
+
+    // ---- verify
+    const decoder = createRecordDecoder({ registry, topicPrefix: settings.topicPrefix });
+    const perResource: ChaosReport['perResource'] = {};
+    const duplicateTraces: DuplicateTrace[] = [];
+    const dlqMissingIds: Record<string, string[]> = {};
+    let javaOracle: ChaosReport['javaOracle'];
+    const totals = {
+      records: 0,
+      missing: 0,
+      duplicates: 0,
+      unexpected: 0,
+      undecodable: 0,
+      dlq: 0,
+      malformed: 0,
+      found: 0,
+    };
+    for (const resource of o.verify ? o.resources : []) {
+      const verifyT0 = Date.now();
+      const r = await verifyResource({
+        resource,
+        brokers: settings.kafkaBrokers,
+        topicPrefix: settings.topicPrefix,
+        decoder,
+        truth: sim.truth(resource),
+        malformedIds: new Set(sim.malformed(resource).map((m) => m._id)),
+      });
+      perResource[resource] = {
+        expected: r.expected,
+        missing: r.missing,
+        missingSample: r.missingSample,
+        duplicates: r.duplicates,
+        dlq: r.dlq.messages,
+        malformed: r.dlq.expected,
+        reader: r.reader,
+      };
+      totals.records += r.expected;
+      totals.missing += r.missing;
+      totals.duplicates += r.duplicates;
+      totals.unexpected += r.unexpected;
+      totals.undecodable += r.undecodable;
+      totals.dlq += r.dlq.messages;
+      totals.malformed += r.dlq.expected;
+      totals.found += r.dlq.found;
+      const java = o.javaOracle
+        ? await javaReadCommitted(svc.kafkaBrokers, topicName(settings.topicPrefix, resource))
+        : undefined;
+      const t = await traceDuplicates({
+        resource,
+        brokers: settings.kafkaBrokers,
+        topicPrefix: settings.topicPrefix,
+        decoder,
+        runT0,
+        events,
+        java,
+      });
+      // One by one: a spread of 100 k traces overflows the call stack.
+      for (const trace of t.traces) duplicateTraces.push(trace);
+      log(`verified ${resource} in ${((Date.now() - verifyT0) / 1000).toFixed(1)} s`);
+      if (java !== undefined) {
+        javaOracle ??= {
+          duplicates: 0,
+          dlqFound: 0,
+          committedCopiesOfKafkajsDuplicates: 0,
+          javaOnly: 0,
+          kafkajsOnly: 0,
+        };
+        javaOracle.duplicates += t.javaDuplicates;
+        javaOracle.committedCopiesOfKafkajsDuplicates += t.committedCopies;
+        javaOracle.javaOnly += t.javaOnly;
+        javaOracle.kafkajsOnly += t.kafkajsOnly;
+      }
+      const dlqTopic = dlqTopicName(topicName(settings.topicPrefix, resource));
+      const dlqKeys = new Set<string>();
+      await readTopic({ brokers: settings.kafkaBrokers, topic: dlqTopic }, (m) => {
+        if (m.key !== null) dlqKeys.add(m.key.toString());
+      });
+      const malformedIds = sim.malformed(resource).map((m) => m._id);
+      const notThere = malformedIds.filter((id) => !dlqKeys.has(id));
+      if (notThere.length > 0) dlqMissingIds[resource] = notThere;
+      const javaDlq = o.javaOracle ? await javaReadCommitted(svc.kafkaBrokers, dlqTopic) : undefined;
+      if (javaDlq !== undefined && javaOracle !== undefined) {
+        const keys = new Set(javaDlq.values());
+        javaOracle.dlqFound += malformedIds.filter((id) => keys.has(id)).length;
+      }
+    }
+    const counters = await planner.counters.get(runId);
+    // The private stack keeps its data between runs: leave nothing of this one behind.
+    if (!o.keepData) {
+      for (const p of [settings.queuePrefix, settings.redisPrefix]) await deleteKeys(control, p);
+      // Not fatal (the next run deletes what is left), but said: leftover topics slow every later run.
+      await deleteTopics({ brokers: settings.kafkaBrokers, topicPrefix: settings.topicPrefix }).catch(
+        (e: unknown) => log(`deleting the run's topics: ${String(e)}`),
+      );
+    } else log(`kept topics ${settings.topicPrefix}.* and Redis keys ${settings.redisPrefix}*`);
+    await control.quit();
+    await planner.close();
+    await sim.close();
+    await deleteSubjects(registry, settings.topicPrefix).catch(() => undefined);
+    log(`cleaned up ${Math.round((Date.now() - t0) / 1000)} s after the start`);
+    if (!o.keepStack) await stack(['down'], svc.env).catch((e: unknown) => log(`stack down: ${String(e)}`));
+    return {
+      scale: o.scale,
+      verified: o.verify,
+      resources: o.resources,
+      brokers: o.brokers,
+      workers: o.workers,
+      concurrency: o.concurrency,
+      delivery: loadConfig({ env: workerEnv }).delivery,
+      records: totals.records,
+      published: counters.published,
+      kills,
+      unplannedExits,
+      takenOver,
+      redisRestarts,
+      brokerStops,
+      missing: totals.missing,
+      duplicates: totals.duplicates,
+      unexpected: totals.unexpected,
+      undecodable: totals.undecodable,
+      dlq: { messages: totals.dlq, malformed: totals.malformed, found: totals.found },
+      perResource,
+      wallSeconds: Math.round((Date.now() - t0) / 1000),
+      runSeconds: Math.round(runSeconds),
+      events,
+      javaOracle,
+      duplicateTraces,
+      dlqMissingIds,
+    };
+  } catch (error) {
+    // A failed run (a stall, a verification error) stops its private stack too: nothing is left running after it.
+    if (!o.keepStack) await stack(['down'], svc.env).catch(() => undefined);
+    throw error;
+  }
 }
 
 /** The `partition:offset -> key` of every record a Java read_committed consumer reads (undefined without java). */
