@@ -143,11 +143,6 @@ export interface PipelineWorkers {
   close(): Promise<void>;
 }
 
-/** Whether `error` is an abort (ours, or the platform's `AbortError` from a fetch or a timer). */
-function isAbort(error: unknown): boolean {
-  return error instanceof AbortedError || (error as { name?: unknown } | null)?.name === 'AbortError';
-}
-
 /** Starts the slice worker (and the run worker). Close it before closing Redis and Kafka. */
 
 export function startPipelineWorkers(
@@ -287,7 +282,10 @@ export function startPipelineWorkers(
       o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
       return result;
     } catch (error) {
-      if (error instanceof SliceInterruptedError || (signal.aborted && isAbort(error))) {
+      if (
+        error instanceof SliceInterruptedError ||
+        (signal.aborted && GamedataError.from(error) instanceof AbortedError)
+      ) {
         // Stopped (shutdown, or the lock lost): hand the slice back (its checkpoint is saved) without spending an
         // attempt. A stop in the middle of a page read aborts the read: the page is read again by the next run.
         await job.moveToDelayed(Date.now(), token).catch(() => undefined);
