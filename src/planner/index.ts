@@ -76,4 +76,6 @@ export type { PartitionWalk, PlannedSlice, PlanPartitionWalksOptions } from './p
 export { readRangeRows, DEFAULT_READ_RANGE_ROWS_OPTIONS } from './read-range-rows.js';
 export type { RangePage, RangeRows, ReadRangePages, ReadRangeRowsOptions } from './read-range-rows.js';
 export { estimatePlanCost, formatPlanCost } from './plan-cost.js';
+export { sampleWalkPages, walkPages, spreadSample } from './sample-walk-pages.js';
+export type { WalkPageSample, SampleWalkPagesOptions } from './sample-walk-pages.js';
 export type { PlanCost, PlanCostOptions, ResourceCost } from './plan-cost.js';

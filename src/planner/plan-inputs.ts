@@ -163,6 +163,11 @@ export interface PlannedRun {
      * `partitionAboveRows` the plan is the per-user walks, without a proof.
      */
     feedWindowRows?: number;
+    /**
+     * Each partition walk's rows in the proof's window (by value of the key, counting only the types the walk reads):
+     * what `backfill --dry-run` prices a quiet walk's whole history by (`sampleWalkPages`).
+     */
+    walkWindowRows?: Map<string, number>;
   };
 }
 

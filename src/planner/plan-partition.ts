@@ -9,7 +9,7 @@
  * growing depths (`probeRows`) and cut into parallel slices, so a deep walk is not one serial chain of cursors. Every
  * walk's slices partition the range exactly whatever the probes saw; only the pages per slice depend on them.
  */
-import { planRowSlices, type TimeRange } from '../slicing/index.js';
+import { planRowSlices, rowsWithin, type TimeRange } from '../slicing/index.js';
 import type { WalkFilters } from './job-types.js';
 import { probeRows, type ProbePage } from './probe-density.js';
 import type { PartitionProof } from './prove-partition.js';
@@ -134,12 +134,18 @@ export async function planPartitionWalks(
         });
         probePages += probed.probes;
         probeRounds = Math.max(probeRounds, probed.rounds);
+        // Each slice's pages from the rows the probes put in it (estimated: the budget's work and the dry run's
+        // figure; the oldest slice has no row below it, so its read ends on an empty page).
         for (const s of planRowSlices(older, probed.stretches, {
           rowsPerSlice: o.rowsPerSlice,
           rowsPerEstimatedSlice: o.rowsPerEstimatedSlice ?? o.rowsPerSlice,
           maxSlices: o.maxSlicesPerWalk,
-        }))
-          slices.push(s);
+        })) {
+          const rows = Math.round(rowsWithin(s, probed.stretches));
+          const pages =
+            s.start === older.start ? Math.ceil(rows / o.pageSize) + 1 : Math.floor(rows / o.pageSize) + 1;
+          slices.push({ ...s, expectedPages: pages });
+        }
       }
       return { filters, slices };
     }),

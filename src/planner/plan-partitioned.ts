@@ -64,6 +64,13 @@ async function partitionWalks(
     probe: (f) => ctx.source.probe('transactions', f),
   });
   ctx.found.planning.probePages += planned.probePages;
+  const wanted = types === undefined ? undefined : new Set(types);
+  ctx.found.planning.walkWindowRows = new Map(
+    [...proof.walkRows].map(([value, rows]) => [
+      value,
+      wanted === undefined ? rows.length : rows.filter((r) => wanted.has(r.type)).length,
+    ]),
+  );
   const walks: Walk[] = planned.walks.map((w) => ({ filters: w.filters, ranges: w.slices }));
   return { walks, rounds: planned.probeRounds };
 }

@@ -17,7 +17,7 @@ export {
   MAX_PLANNED_SLICES,
 } from './plan-slices.js';
 export type { DensityEstimate, PlanSlicesOptions } from './plan-slices.js';
-export { planRowSlices, DEFAULT_PLAN_ROW_SLICES_OPTIONS } from './plan-row-slices.js';
+export { planRowSlices, rowsWithin, DEFAULT_PLAN_ROW_SLICES_OPTIONS } from './plan-row-slices.js';
 export type { ProbedStretch, PlanRowSlicesOptions } from './plan-row-slices.js';
 export {
   splitRemaining,

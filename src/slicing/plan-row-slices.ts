@@ -101,3 +101,19 @@ export function planRowSlices(
   }
   return cutRange(range, cuts).sort((a, b) => b.start - a.start);
 }
+
+/**
+ * The rows probing puts in `range`: every known time inside it, and an estimated stretch's rows in proportion to its
+ * overlap (the probe saw them spread evenly over it).
+ */
+export function rowsWithin(range: TimeRange, stretches: readonly ProbedStretch[]): number {
+  let rows = 0;
+  for (const s of stretches) {
+    const start = Math.max(s.start, range.start);
+    const end = Math.min(s.end, range.end);
+    if (end <= start) continue;
+    if (s.times !== undefined) rows += s.times.filter((t) => t >= range.start && t < range.end).length;
+    else rows += (Math.max(0, s.rows) * (end - start)) / Math.max(1, s.end - s.start);
+  }
+  return rows;
+}

@@ -13,11 +13,15 @@ import { addressOf, requireReachable } from '../service-probes.js';
 import { waitForRunWithProgress } from '../../status/index.js';
 import {
   estimatePlanCost,
+  sampleWalkPages,
   formatPlanCost,
   parseFilters,
   parseResources,
   planBackfill,
   AUTO_PARTITION_ABOVE_ROWS,
+  type BackfillRequest,
+  type PlanBackfillOptions,
+  type PlannerSource,
 } from '../../planner/index.js';
 
 interface BackfillFlags {
@@ -40,6 +44,28 @@ function parseTime(flag: string, value: string | undefined): number | undefined 
   if (Number.isNaN(ms))
     throw new ConfigError(`${flag} must be an ISO-8601 date-time, got ${JSON.stringify(value)}`);
   return ms;
+}
+
+/**
+ * `--dry-run`: plans the run without enqueueing it and prints what it will cost the key. The walks the plan cannot
+ * price (per user, quiet partition walks) are priced by samples: this estimate's own probe pages, never the run's.
+ */
+async function printDryRun(
+  request: BackfillRequest,
+  planner: PlannerSource,
+  plan: PlanBackfillOptions & { partition: 'countryId' | 'off' },
+): Promise<void> {
+  const dry = await planBackfill(request, planner, plan);
+  const p = dry.run.partition;
+  if (p !== undefined)
+    console.log(
+      `partition by ${p.key}: ${p.provenTypes.length} types proven on ${((p.window.end - p.window.start) / 3_600_000).toFixed(1)} h, ${p.unprovenTypes.length} walked per user${p.used === false ? ' (not used: the plan falls back)' : ''}`,
+    );
+  const sampled = await sampleWalkPages(dry.slices, (r, f) => planner.probe(r, f), {
+    windowRows: dry.planning.walkWindowRows,
+    key: plan.partition,
+  });
+  console.log(formatPlanCost(estimatePlanCost(dry, { sampled })));
 }
 
 export function register(program: Command): void {
@@ -114,13 +140,7 @@ export function register(program: Command): void {
         };
         const plan = { targetRows, partition, partitionAboveRows } as const;
         if (flags.dryRun === true) {
-          const dry = await planBackfill(request, rt.planner, plan);
-          const p = dry.run.partition;
-          if (p !== undefined)
-            console.log(
-              `partition by ${p.key}: ${p.provenTypes.length} types proven on ${((p.window.end - p.window.start) / 3_600_000).toFixed(1)} h, ${p.unprovenTypes.length} walked per user${p.used === false ? ' (not used: the plan falls back)' : ''}`,
-            );
-          console.log(formatPlanCost(estimatePlanCost(dry)));
+          await printDryRun(request, rt.planner, plan);
           return;
         }
         const planned = await startBackfill(request, {

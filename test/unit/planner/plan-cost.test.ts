@@ -59,26 +59,45 @@ function run(slices: SliceJobData[], feedSeconds?: number): PlannedRun {
 }
 
 describe('estimatePlanCost', () => {
-  it('filtered walks cost requests only: planned pages where known, 2 per slice otherwise, 50 calls a request', () => {
+  it('filtered walks cost requests: planned pages where known, 2 per slice otherwise, planning in the totals, 50 calls a request', () => {
     const slices = [
       ...Array.from({ length: 100 }, (_, i) => slice({ filters: { userId: `u${i}` } })),
       slice({ filters: { countryId: 'c' }, expectedPages: 300 }),
     ];
     const c = estimatePlanCost(run(slices, 14.5), { requestsPerMinute: 500 });
-    expect(c.pages).toBe(500);
-    expect(c.requests).toBe(10);
-    expect(c.feedSeconds).toBe(0);
-    expect(c.minutesOnOneKey).toBeCloseTo(10 / 500);
-    expect(c.planning).toEqual({ proofFeedSeconds: 14.5, proofPages: 12, probePages: 3 });
-    expect(c.resources[0]).toMatchObject({ slices: 101, slicesPlanned: 1 });
+    // 200 + 300 walk pages, 12 proof and 3 probe pages; the proof's serial feed is the run's too.
+    expect(c.pages).toBe(515);
+    expect(c.requests).toBe(11);
+    expect(c.feedSeconds).toBe(14.5);
+    expect(c.minutesOnOneKey).toBeCloseTo(14.5 / 60);
+    expect(c.planning).toEqual({ proofFeedSeconds: 14.5, proofPages: 12, probePages: 3, samplePages: 0 });
+    expect(c.resources[0]).toMatchObject({ slices: 101, slicesPlanned: 1, slicesSampled: 0, pages: 500 });
+    expect(c.assumptions.join('\n')).toContain('100 slices with no estimate at 2 pages each');
+  });
+
+  it("the dry run's samples price the slices the plan left unpriced, and their own pages are not the run's", () => {
+    const users = Array.from({ length: 10 }, (_, i) =>
+      slice({ sliceId: `u${i}`, filters: { userId: `u${i}` } }),
+    );
+    const pages = new Map(users.map((u, i) => [u.sliceId, i < 5 ? 2 : 7.5]));
+    const c = estimatePlanCost(run(users), {
+      sampled: { pages, probePages: 40, notes: ['transactions:userId: 10 walks'] },
+    });
+    expect(c.resources[0]).toMatchObject({ slices: 10, slicesPlanned: 0, slicesSampled: 10, pages: 48 });
+    expect(c.pages).toBe(48 + 12 + 3);
+    expect(c.planning.samplePages).toBe(40);
+    expect(c.assumptions).toContain('sampled: transactions:userId: 10 walks');
+    expect(c.assumptions.join('\n')).not.toContain('with no estimate');
+    expect(formatPlanCost(c)).toContain("this estimate's samples: 40 probe pages (not spent by the run)");
   });
 
   it('unfiltered feed slices cost serial seconds by depth, and the serial time bounds the run when larger', () => {
-    // 1 000 pages a day deep: 0.24 + 0.09 x 24 = 2.4 s each, 2 400 s of serial feed, 20 requests.
+    // 1 000 pages a day deep: 0.24 + 0.09 x 24 = 2.4 s each, 2 400 s of serial feed; with planning's 15 pages, 21
+    // requests.
     const deep = slice({ start: UNTIL - 25 * HOUR, end: UNTIL - 23 * HOUR, expectedPages: 1000 });
     const c = estimatePlanCost(run([deep]));
     expect(c.feedSeconds).toBeCloseTo(2400, 0);
-    expect(c.requests).toBe(20);
+    expect(c.requests).toBe(21);
     expect(c.minutesOnOneKey).toBeCloseTo(40, 0);
     expect(formatPlanCost(c)).toContain('about 40.0 min on one key');
   });

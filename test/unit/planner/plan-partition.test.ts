@@ -225,7 +225,7 @@ describe('planBackfill with a partition proof', () => {
   it('a busy walk: its window cut between the rows the proof saw, its older part probed and cut; a partition still', async () => {
     const rows = makeWorld(3000, (i) => [COUNTRIES[i % 3] as string]);
     const src = modelSource(rows, COUNTRIES, USERS);
-    const { slices, planning } = await plan(src, {
+    const { slices, planning, run } = await plan(src, {
       historyProbeAbove: 100,
       plan: 'requests',
       targetRows: 200,
@@ -244,6 +244,23 @@ describe('planBackfill with a partition proof', () => {
     }
     for (const s of slices) expect(s.depth).toBe(0);
     expect(planning.probePages).toBeGreaterThan(0);
+    // The older slices expect the pages their probed rows fill (the dry run's and the budget's figure): summed per
+    // walk, within a quarter of the pages its rows need.
+    for (const c of COUNTRIES) {
+      const mine = older.filter((s) => s.filters['countryId'] === c);
+      const expected = mine.reduce((n, s) => n + (s.expectedPages ?? Number.NaN), 0);
+      const rowsIn = rows.filter((r) => matches(r, { countryId: c }) && time(r) < NOW - WINDOW).length;
+      const needed = mine.length + Math.floor(rowsIn / 100);
+      expect(expected).toBeGreaterThanOrEqual(needed * 0.75);
+      expect(expected).toBeLessThanOrEqual(needed * 1.25 + 1);
+    }
+    // Each walk's rows in the proof's window, for the dry run's ratio.
+    const proven = run.partition?.window.start ?? Number.NaN;
+    expect(planning.walkWindowRows?.size).toBe(COUNTRIES.length);
+    for (const c of COUNTRIES)
+      expect(planning.walkWindowRows?.get(c)).toBe(
+        rows.filter((r) => matches(r, { countryId: c }) && time(r) >= proven).length,
+      );
     for (const c of COUNTRIES) {
       const mine = slices.filter((s) => s.filters['countryId'] === c).sort((a, b) => a.start - b.start);
       expect(mine[0]?.start).toBe(0);

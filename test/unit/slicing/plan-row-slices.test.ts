@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   planRowSlices,
+  rowsWithin,
   planSplit,
   roundSplitRule,
   splitGeometric,
@@ -192,5 +193,17 @@ describe('splitGeometric (a long, mostly empty rest: a per-user walk from 1970)'
     );
     expect(splitGeometric({ start: 0, end: 1 }, 1, 5)).toBeNull();
     expect(() => splitGeometric({ start: 0, end: 100 }, 100, 0)).toThrow(/span/);
+  });
+});
+
+describe('rowsWithin', () => {
+  it('counts known times exactly and estimated stretches by their overlap', () => {
+    const stretches = [
+      { start: 0, end: 100, rows: 50 },
+      { start: 100, end: 200, times: [199, 150, 120, 101], rows: 4 },
+    ];
+    expect(rowsWithin({ start: 0, end: 200 }, stretches)).toBe(54);
+    expect(rowsWithin({ start: 50, end: 150 }, stretches)).toBe(25 + 2);
+    expect(rowsWithin({ start: 200, end: 300 }, stretches)).toBe(0);
   });
 });
