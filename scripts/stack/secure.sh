@@ -573,6 +573,25 @@ secure_down() {
   return 0
 }
 
+# Its one Kafka node stopped (controlled shutdown) and started again, for tests of TLS clients across a restart.
+# args: node (1)
+secure_stop_broker() {
+  lock
+  local pid
+  [[ "$1" == 1 ]] || die "the secure stack has one Kafka node: stop-broker 1"
+  pid="$(owned_pid kafka)" || die "kafka is not running (or not started by this stack)"
+  stop_pid kafka "$pid"
+}
+
+secure_start_broker() {
+  lock
+  [[ "$1" == 1 ]] || die "the secure stack has one Kafka node: start-broker 1"
+  ! owned_pid kafka >/dev/null || die "kafka is already running"
+  write_secure_kafka_properties
+  start_secure_kafka
+  wait_until kafka "$KAFKA_WAIT_S" secure_kafka_answers "$KAFKA_DIR/kafka.out" kafka
+}
+
 secure_status() {
   local ok=0
   if secure_kafka_answers 3000; then log "kafka:    up   $KAFKA_URL (SASL_SSL)"; else log "kafka:    down $KAFKA_URL (SASL_SSL)"; ok=1; fi
