@@ -726,8 +726,6 @@ describe('secured stack', () => {
   it('a registry password changed mid-run: the worker ends with one line, no slice fails, the run completes exactly once the password is right again; no secret stored or shown', async () => {
     const own = ownPrefixes('m');
     await prepareTopics(own);
-    // a slower upstream (each request 150 ms): the run is still going when the password changes
-    sim?.configure({ latency: { requestMs: 150 } });
     const passwords = registryPasswordFile();
     const original = readFileSync(passwords, 'utf8');
     onTestFinished(() => {
@@ -737,6 +735,8 @@ describe('secured stack', () => {
     const planned = await cli(['backfill', 'users'], own, 120_000);
     outputs.push(planned.out);
     expect(planned.code, planned.out).toBe(0);
+    // a slower upstream (each request 150 ms): the run is still going when the password changes
+    sim?.configure({ latency: { requestMs: 150 } });
     const first = startWorker(own, ['--concurrency', '2']);
     let code: number | null | 'running';
     try {
@@ -835,8 +835,6 @@ describe('secured stack', () => {
   it('a broker restarted while workers connect over TLS: no worker exits, no slice fails, the run is exact', async () => {
     const own = ownPrefixes('k');
     await prepareTopics(own);
-    // a slower upstream (each request 100 ms): the run spans the broker's restart
-    sim?.configure({ latency: { requestMs: 100 } });
     onTestFinished(() => sim?.configure({ latency: { requestMs: 0 } }));
     const workers = [startWorker(own, ['--concurrency', '2']), startWorker(own, ['--concurrency', '2'])];
     const exits: (number | null)[] = [];
@@ -845,6 +843,8 @@ describe('secured stack', () => {
       const planned = await cli(['backfill', 'users'], own, 120_000);
       outputs.push(planned.out);
       expect(planned.code, planned.out).toBe(0);
+      // a slower upstream while the broker is away (each request 100 ms): the run spans the restart
+      sim?.configure({ latency: { requestMs: 100 } });
       await waitFor(
         'a published page',
         () => workers.some((w) => /^slice \S+: fetched \d+, published [1-9]/m.test(w.out())),
@@ -853,9 +853,9 @@ describe('secured stack', () => {
       const stopped = await stack(['stop-broker', '1'], 60_000);
       expect(stopped.code, stopped.out).toBe(0);
       runningWhileDown = (await statusJson(own)).runs.running;
-      await new Promise((r) => setTimeout(r, 3_000));
       const started = await stack(['start-broker', '1'], 120_000);
       expect(started.code, started.out).toBe(0);
+      sim?.configure({ latency: { requestMs: 0 } });
       await waitFor('the run completed', async () => (await statusJson(own)).runs.completed === 1, 180_000);
       for (const w of workers) expect(w.child.exitCode, w.out()).toBeNull();
     } finally {
