@@ -76,6 +76,8 @@ REGISTRY_WAIT_S="${STACK_REGISTRY_WAIT_S:-180}"
 REDIS_WAIT_S="${STACK_REDIS_WAIT_S:-30}"
 
 WITH_WAREHOUSE=""
+# more JVM options of the registry (the secure stack's auth settings file)
+REGISTRY_EXTRA_ARGS=()
 
 log() { printf '[stack] %s\n' "$*" >&2; }
 die() { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -375,7 +377,7 @@ start_registry() {
     -Dapicurio.datasource.jdbc.initial-size=2 -Dapicurio.datasource.jdbc.min-size=2 \
     -Dapicurio.datasource.jdbc.max-size=20 \
     -Dapicurio.rules.global.compatibility=BACKWARD \
-    -Dapicurio.ccompat.use-canonical-hash=true \
+    -Dapicurio.ccompat.use-canonical-hash=true ${REGISTRY_EXTRA_ARGS[@]+"${REGISTRY_EXTRA_ARGS[@]}"} \
     -jar "$REGISTRY_DIR/app-$APICURIO_VERSION/quarkus-run.jar"
 }
 

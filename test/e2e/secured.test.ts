@@ -158,6 +158,7 @@ function canaries(): string[] {
   const userInfoPassword =
     (secure['GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO'] ?? '').split(':')[1] ?? '';
   const redisPassword = new URL(secure['REDIS_URL'] ?? 'redis://x').password;
+  const warehousePassword = new URL(secure['WAREHOUSE_URL'] ?? 'postgresql://x').password;
   const list = [
     secure['GAMEDATA_KAFKA_SASL_PASSWORD'] ?? '',
     secure['STACK_SECURE_KAFKA_OUTSIDER_PASSWORD'] ?? '',
@@ -165,6 +166,7 @@ function canaries(): string[] {
     (secure['GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO'] ?? '').split(':')[1] ?? '',
     userInfoPassword,
     redisPassword,
+    warehousePassword,
     WRONG,
     CLIENT_SECRET,
     ROTATED,
@@ -412,6 +414,16 @@ describe('secured stack', () => {
     const create = await cli(['connect', 'create', 'parties', 'users', '--wait'], env, 240_000);
     outputs.push(create.out);
     expect(create.code, create.out).toBe(0);
+    // PostgreSQL wants the password (SCRAM over TCP): none, or a wrong one, is refused
+    for (const password of ['', WRONG]) {
+      const url = new URL(secure['WAREHOUSE_URL'] ?? '');
+      url.password = password;
+      const refused = new pg.Client({ connectionString: url.href });
+      await expect(refused.connect()).rejects.toThrow(
+        /password authentication failed|SASL|password must be a string/,
+      );
+      await refused.end().catch(() => undefined);
+    }
     const db = new pg.Client({ connectionString: secure['WAREHOUSE_URL'] });
     await db.connect();
     try {
@@ -451,6 +463,21 @@ describe('secured stack', () => {
     const removed = await cli(['connect', 'delete', 'parties', 'users'], env);
     outputs.push(removed.out);
     expect(removed.code, removed.out).toBe(0);
+  });
+
+  it('the registry behind nginx asks for the password itself too (its loopback port): without it 401', async () => {
+    const conf = readFileSync(join(STACK_FOLDER, 'nginx', 'nginx.conf'), 'utf8');
+    const backend = /proxy_pass\s+(http:\/\/[^;\s]+);/.exec(conf)?.[1] ?? '';
+    expect(backend).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const subjects = `${backend}/apis/ccompat/v7/subjects`;
+    expect((await fetch(subjects)).status).toBe(401);
+    const basic = (userInfo: string) => ({
+      headers: { authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` },
+    });
+    expect((await fetch(subjects, basic(`gamedata:${WRONG}`))).status).toBe(401);
+    expect(
+      (await fetch(subjects, basic(env['GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO'] ?? ''))).status,
+    ).toBe(200);
   });
 
   it('uses mutual TLS when given a client certificate (and fails clearly without one)', async () => {
