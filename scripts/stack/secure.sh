@@ -6,10 +6,13 @@
 #                            OAUTHBEARER validating signed JWTs against the stack's JWKS file, <stack>/oauth), ACLs:
 #                            users gamedata and CN=gamedata-client may do everything, user outsider nothing
 #           127.0.0.1:29095  SSL with client certificates required (mutual TLS)
-#           127.0.0.1:29093  the KRaft controller (PLAINTEXT, loopback, broker-internal)
-#   Registry 127.0.0.1:28082 nginx: TLS + HTTP basic auth in front of an Apicurio Registry on 127.0.0.1:28081
-#                            (also on 127.0.0.2:28082, an address the certificate does not name: host-name tests)
+#           127.0.0.1:29093  the KRaft controller (SASL_SSL, PLAIN as admin, loopback, broker-internal)
+#   Registry 127.0.0.1:28082 nginx: TLS + HTTP basic auth in front of an Apicurio Registry on 127.0.0.1:28081, which
+#                            asks for the same basic auth itself (also on 127.0.0.2:28082, an address the
+#                            certificate does not name: host-name tests)
 #   Redis   127.0.0.1:26479  TLS only (no plaintext port), ACL user `gamedata` with a password, `default` disabled
+#   --with warehouse: Connect 127.0.0.1:28083 (REST basic auth, SASL_SSL to Kafka), PostgreSQL 127.0.0.1:25432 (SCRAM
+#                            passwords over TCP; the admin role only through its socket)
 #
 # A private CA and the server / client certificates are made with openssl under <stack>/tls (once), with names
 # localhost and 127.0.0.1. Passwords are random, made once, in <stack>/secrets (mode 600). `env --secure` prints
