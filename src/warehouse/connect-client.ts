@@ -85,7 +85,8 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
   // errors name the address, never the URL (it may carry `user:password@`)
   const address = addressOf(base);
   const credentialsInUrl = /^https?:\/\/[^/]*@/.test(base);
-  if (base.startsWith('http:') && (userInfo !== undefined || credentialsInUrl))
+  // (a URL's own user:password@ is never sent: refused below, with no warning)
+  if (base.startsWith('http:') && userInfo !== undefined)
     options.onWarning?.(
       `Kafka Connect at ${address}: credentials go over plain http:// (readable on the network); use https:// (GAMEDATA_CONNECT_SSL_CA_LOCATION for a private CA)`,
     );
