@@ -878,6 +878,10 @@ describe('secured stack', () => {
         90_000,
       );
       const stopped = await stack(['stop-broker', '1'], 60_000);
+      // whatever fails from here, the next tests get their broker back
+      onTestFinished(async () => {
+        if ((await stack(['status'], 60_000)).code !== 0) await stack(['start-broker', '1'], 120_000);
+      });
       expect(stopped.code, stopped.out).toBe(0);
       runningWhileDown = (await statusJson(own)).runs.running;
       const started = await stack(['start-broker', '1'], 120_000);
