@@ -4,7 +4,11 @@
  * schemas, topics, a worker, a backfill and `verify`, all through the secured services with the settings of
  * `env --secure`. Then each service with a wrong credential or certificate: one line naming the service and what
  * failed, exit 1, quickly (no retry loop). Throughout, no password of the stack, nor a wrong one tried, appears in
- * any output, `status --json` or a metrics scrape.
+ * any output, `status --json` or a metrics scrape. Then two runs of their own (own prefixes): the registry's password
+ * changed under a running worker (one line, exit 1, no failed slice; the run completed exactly with the password
+ * right again; no secret in any Redis key or value, `status`, the logs or any connector config Connect gives back),
+ * and the broker stopped and started under two workers connected over SASL_SSL (neither exits, no slice fails,
+ * `verify` exact).
  *
  * The test starts the secured stack itself (beside the plaintext one, on other ports) and stops it afterwards
  * unless it was already running. From a fresh clone its first start also fetches the Connect plugins (when the
