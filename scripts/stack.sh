@@ -23,7 +23,8 @@
 #                                    auth), a private CA; its own folder (.stack-secure/) and ports (29092, 28082,
 #                                    26479), so it runs beside the plaintext stack. `env --secure` prints every setting.
 #                                    With --with warehouse: a Connect worker on the SASL_SSL listener (28083) and
-#                                    PostgreSQL (25432).
+#                                    PostgreSQL (25432). stop-broker|start-broker|restart-broker 1 --secure: its one
+#                                    Kafka node, for tests of a broker restart under TLS clients.
 #   ... up|status|env --with warehouse   also Kafka Connect (REST, distributed) + PostgreSQL: CONNECT_URL, WAREHOUSE_URL
 #                                    (scripts/stack/warehouse.sh; `down` and `reset` always include them)
 #
@@ -75,6 +76,8 @@ REGISTRY_WAIT_S="${STACK_REGISTRY_WAIT_S:-180}"
 REDIS_WAIT_S="${STACK_REDIS_WAIT_S:-30}"
 
 WITH_WAREHOUSE=""
+# more JVM options of the registry (the secure stack's auth settings file)
+REGISTRY_EXTRA_ARGS=()
 
 log() { printf '[stack] %s\n' "$*" >&2; }
 die() { printf '[stack] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -374,7 +377,7 @@ start_registry() {
     -Dapicurio.datasource.jdbc.initial-size=2 -Dapicurio.datasource.jdbc.min-size=2 \
     -Dapicurio.datasource.jdbc.max-size=20 \
     -Dapicurio.rules.global.compatibility=BACKWARD \
-    -Dapicurio.ccompat.use-canonical-hash=true \
+    -Dapicurio.ccompat.use-canonical-hash=true ${REGISTRY_EXTRA_ARGS[@]+"${REGISTRY_EXTRA_ARGS[@]}"} \
     -jar "$REGISTRY_DIR/app-$APICURIO_VERSION/quarkus-run.jar"
 }
 
@@ -667,7 +670,10 @@ if [[ -n "$SECURE" ]]; then
     status) secure_status ;;
     reset) secure_reset ;;
     env) print_secure_env ;;
-    *) die "--secure works with up, down, status, reset and env" ;;
+    stop-broker) secure_stop_broker "$NODE_ARG" ;;
+    start-broker) secure_start_broker "$NODE_ARG" ;;
+    restart-broker) (secure_stop_broker "$NODE_ARG") && secure_start_broker "$NODE_ARG" ;;
+    *) die "--secure works with up, down, status, reset, env and stop-broker|start-broker|restart-broker 1" ;;
   esac
   exit $?
 fi

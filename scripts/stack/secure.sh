@@ -6,10 +6,13 @@
 #                            OAUTHBEARER validating signed JWTs against the stack's JWKS file, <stack>/oauth), ACLs:
 #                            users gamedata and CN=gamedata-client may do everything, user outsider nothing
 #           127.0.0.1:29095  SSL with client certificates required (mutual TLS)
-#           127.0.0.1:29093  the KRaft controller (PLAINTEXT, loopback, broker-internal)
-#   Registry 127.0.0.1:28082 nginx: TLS + HTTP basic auth in front of an Apicurio Registry on 127.0.0.1:28081
-#                            (also on 127.0.0.2:28082, an address the certificate does not name: host-name tests)
+#           127.0.0.1:29093  the KRaft controller (SASL_SSL, PLAIN as admin, loopback, broker-internal)
+#   Registry 127.0.0.1:28082 nginx: TLS + HTTP basic auth in front of an Apicurio Registry on 127.0.0.1:28081, which
+#                            asks for the same basic auth itself (also on 127.0.0.2:28082, an address the
+#                            certificate does not name: host-name tests)
 #   Redis   127.0.0.1:26479  TLS only (no plaintext port), ACL user `gamedata` with a password, `default` disabled
+#   --with warehouse: Connect 127.0.0.1:28083 (REST basic auth, SASL_SSL to Kafka), PostgreSQL 127.0.0.1:25432 (SCRAM
+#                            passwords over TCP; the admin role only through its socket)
 #
 # A private CA and the server / client certificates are made with openssl under <stack>/tls (once), with names
 # localhost and 127.0.0.1. Passwords are random, made once, in <stack>/secrets (mode 600). `env --secure` prints
@@ -177,6 +180,59 @@ PROPS
   fi
 }
 
+# PostgreSQL with passwords: the role gamedata logs in over TCP with SCRAM-SHA-256 only (its password a secret of the
+# stack, set again on every up); the admin role postgres only through the Unix socket in the data directory, a folder
+# of mode 700 (its owner and root). WAREHOUSE_URL names no password in logs; `env` prints it with the password.
+WAREHOUSE_URL="postgresql://$WAREHOUSE_USER@$HOST:$POSTGRES_PORT/$WAREHOUSE_DB"
+postgres_configure() {
+  local hba="$1/pg_hba.conf"
+  cat >"$hba.new" <<EOF
+# Written by scripts/stack.sh --secure (every up): SCRAM passwords over TCP; the admin role only through the socket.
+local all postgres trust
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+EOF
+  chmod 600 "$hba.new"
+  [[ "$(id -u)" != 0 ]] || chown postgres: "$hba.new"
+  mv -f "$hba.new" "$hba"
+}
+
+# psql as the admin role through the socket. args: psql options...
+postgres_admin_psql() {
+  local data
+  data="$(postgres_home)/data"
+  as_pg_owner psql -X -q -h "$data" -p "$POSTGRES_PORT" -U postgres -d postgres "$@"
+}
+
+postgres_setup() {
+  local start=$SECONDS
+  until postgres_admin_psql -t -A -c 'select 1' >/dev/null 2>&1; do
+    ((SECONDS - start < POSTGRES_WAIT_S)) || { log_tail postgres "$(postgres_log)"; die "postgres: no answer"; }
+    sleep 0.3
+  done
+  # the password through psql's stdin, not argv; set again each time (a cluster made before had none, or another)
+  postgres_admin_psql -v ON_ERROR_STOP=1 >&2 <<SQL || die "postgres: could not create role/database $WAREHOUSE_DB"
+SET password_encryption = 'scram-sha-256';
+SELECT 'CREATE ROLE $WAREHOUSE_USER LOGIN SUPERUSER'
+  WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$WAREHOUSE_USER') \gexec
+ALTER ROLE $WAREHOUSE_USER PASSWORD '$(secret postgres-gamedata)';
+SELECT 'CREATE DATABASE $WAREHOUSE_DB OWNER $WAREHOUSE_USER'
+  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$WAREHOUSE_DB') \gexec
+SQL
+}
+
+# The role logs in with its password (in the environment of psql, not its argv).
+postgres_answers() {
+  PGPASSWORD="$(secret postgres-gamedata)" PGCONNECT_TIMEOUT=3 psql -X -q -t -A "$WAREHOUSE_URL" -c 'select 1' 2>/dev/null |
+    grep -qx 1
+}
+
+print_warehouse_env() {
+  printf 'export CONNECT_URL=%s\n' "$CONNECT_URL"
+  printf 'export WAREHOUSE_URL=postgresql://%s:%s@%s:%s/%s\n' "$WAREHOUSE_USER" "$(secret postgres-gamedata)" "$HOST" \
+    "$POSTGRES_PORT" "$WAREHOUSE_DB"
+}
+
 # The REST API wants the stack's credentials.
 connect_answers() {
   # the credentials through curl's config on stdin, not its argv (readable by every user in /proc)
@@ -329,9 +385,45 @@ secure_kafka_answers() {
   (eval "$(print_secure_env)"; node "$ROOT/scripts/stack/kafka-ready.mjs" "$KAFKA_URL" "${1:-3000}" 1 2>/dev/null)
 }
 
+# The registry asks for HTTP basic auth itself too (Quarkus's embedded realm: user gamedata, the same password as
+# nginx's, stored as a SHA-512 digest, never in plain text): nothing on loopback reads or writes schemas past nginx
+# without the password. nginx passes the client's Authorization header through, so each request is checked twice.
+REGISTRY_AUTH_PROPERTIES="$REGISTRY_DIR/auth.properties"
+write_registry_auth() {
+  local digest
+  # HEX(SHA-512("user:realm:password")), the embedded realm's form with plain-text=false (realm "Quarkus", its default)
+  digest="$(printf 'gamedata:Quarkus:%s' "$(secret registry-gamedata)" | openssl dgst -sha512 -r | cut -d' ' -f1)"
+  [[ "$digest" =~ ^[0-9a-f]{128}$ ]] || die "registry: could not digest its password"
+  rm -f "$REGISTRY_AUTH_PROPERTIES"
+  (umask 077; cat >"$REGISTRY_AUTH_PROPERTIES") <<EOF
+# Written by scripts/stack.sh --secure: every API path of the registry wants HTTP basic auth (user gamedata).
+quarkus.http.auth.basic=true
+quarkus.security.users.embedded.enabled=true
+quarkus.security.users.embedded.plain-text=false
+quarkus.security.users.embedded.algorithm=digest-sha-512
+quarkus.security.users.embedded.users.gamedata=$digest
+quarkus.http.auth.permission.api.paths=/*
+quarkus.http.auth.permission.api.policy=authenticated
+EOF
+}
+
 start_secure_registry() {
   # the registry itself listens on loopback only; clients reach it through nginx (TLS + basic auth)
+  write_registry_auth
+  REGISTRY_EXTRA_ARGS=("-Dquarkus.config.locations=file:$REGISTRY_AUTH_PROPERTIES")
   start_registry
+}
+
+# The registry's own probe and default settings, with its password (through curl's config on stdin, not argv).
+registry_answers() {
+  printf 'user = "gamedata:%s"\n' "$(secret registry-gamedata)" |
+    curl -fsS -m 3 -o /dev/null -K - "$REGISTRY_URL/subjects" 2>/dev/null
+}
+
+registry_defaults() {
+  printf 'user = "gamedata:%s"\n' "$(secret registry-gamedata)" |
+    curl -fsS -m 10 -o /dev/null -K - -X PUT -H 'Content-Type: application/vnd.schemaregistry.v1+json' \
+      -d '{"compatibility":"BACKWARD"}' "$REGISTRY_URL/config" || die "registry: could not set the default compatibility"
 }
 
 install_nginx() {
@@ -399,7 +491,7 @@ http {
     auth_basic_user_file $wdir/htpasswd;
     location / {
       proxy_pass http://$HOST:$REGISTRY_PORT;
-      proxy_set_header Authorization "";
+      # the registry checks the same credentials again (write_registry_auth)
       proxy_http_version 1.1;
       proxy_set_header Connection "";
     }
@@ -571,6 +663,25 @@ secure_down() {
   rm -f "$RUN_DIR"/*.pid
   [[ -n "$any" ]] || log "nothing started by the secure stack is running"
   return 0
+}
+
+# Its one Kafka node stopped (controlled shutdown) and started again, for tests of TLS clients across a restart.
+# args: node (1)
+secure_stop_broker() {
+  lock
+  local pid
+  [[ "$1" == 1 ]] || die "the secure stack has one Kafka node: stop-broker 1"
+  pid="$(owned_pid kafka)" || die "kafka is not running (or not started by this stack)"
+  stop_pid kafka "$pid"
+}
+
+secure_start_broker() {
+  lock
+  [[ "$1" == 1 ]] || die "the secure stack has one Kafka node: start-broker 1"
+  ! owned_pid kafka >/dev/null || die "kafka is already running"
+  write_secure_kafka_properties
+  start_secure_kafka
+  wait_until kafka "$KAFKA_WAIT_S" secure_kafka_answers "$KAFKA_DIR/kafka.out" kafka
 }
 
 secure_status() {

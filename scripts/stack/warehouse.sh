@@ -72,6 +72,10 @@ postgres_home() {
   printf '%s' "$POSTGRES_DIR"
 }
 
+# Settings written into the data directory before each start: none here (trust on loopback, a throwaway database);
+# the secure stack (scripts/stack/secure.sh) writes its pg_hba.conf. args: data dir
+postgres_configure() { :; }
+
 start_postgres() {
   local bin home data i pid
   bin="$(pg_bin_dir)"
@@ -85,6 +89,7 @@ start_postgres() {
       || as_pg_owner "$bin/initdb" -A trust -U postgres -E UTF8 --no-locale -D "$data" >"$POSTGRES_DIR/initdb.log" 2>&1 \
       || { log_tail initdb "$POSTGRES_DIR/initdb.log"; die "postgres: initdb failed"; }
   fi
+  postgres_configure "$data"
   log "postgres: starting $("$bin/postgres" --version | awk '{print $3}') on $HOST:$POSTGRES_PORT"
   rm -f "$RUN_DIR/postgres.pid"
   # throwaway: no fsync; sockets in the data dir (not /run/postgresql, which may not exist)

@@ -18,6 +18,9 @@ function isConnectionError(error: Error): boolean {
   );
 }
 
+/** See `refused` in {@link startWorkerSlices}. */
+const REFUSAL_LINE_AFTER_MS = 15_000;
+
 export interface WorkerSlicesOptions {
   settings: PipelineSettings;
   flags: WorkerFlags;
@@ -36,6 +39,17 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
   // BullMQ workers get their own connection (blocking commands); the runtime's serves dedup and counters.
   const bull = connectRedis(settings.redisUrl);
   bull.on('error', () => undefined);
+  // A slice refused for this process's credentials (handed back by the slice worker): the probes authenticate the
+  // same way, so the monitor ends the worker with one line. Only if it has not within REFUSAL_LINE_AFTER_MS (a
+  // refusal the probes do not see) is the slice's own reason printed, once.
+  let refusalLine: ReturnType<typeof setTimeout> | undefined;
+  const refused = (e: Error): void => {
+    for (const service of ['kafka', 'schema-registry', 'redis'] as const) monitor.recheck(service);
+    refusalLine ??= setTimeout(() => {
+      if (!o.stop.stopping.signal.aborted) console.error(maskSecrets(`worker: ${e.name}: ${e.message}`));
+    }, REFUSAL_LINE_AFTER_MS);
+    refusalLine.unref();
+  };
   const workers = startPipelineWorkers(
     {
       connection: bull,
@@ -50,6 +64,10 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
           `worker: took over ${ids.length} slice${ids.length === 1 ? '' : 's'} of ${dead.join(', ')} (no heartbeat for ${formatDuration(flags.livenessTimeoutMs)})`,
         ),
       onError: (e, where) => {
+        if (where === 'credentials') {
+          refused(e);
+          return;
+        }
         if (!monitor.isReady() || isConnectionError(e)) {
           // The monitor says it (or will, after this recheck).
           for (const service of ['kafka', 'schema-registry', 'redis'] as const) monitor.recheck(service);
@@ -88,6 +106,7 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
   );
   return {
     async close() {
+      clearTimeout(refusalLine);
       await ops.close();
       await workers.close();
       await bull.quit();

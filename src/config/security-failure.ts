@@ -251,3 +251,20 @@ export function handshakeResetFailure(
 function firstMatch(text: string, pattern: RegExp): string | undefined {
   return pattern.exec(text)?.[0]?.trim();
 }
+
+/** The services whose credentials a worker's probes check (src/cli/service-probes.ts). */
+const PROBED_SERVICES: ReadonlySet<string> = new Set(['kafka', 'schema-registry', 'redis']);
+
+/**
+ * Whether `error` is a refusal of this process's credentials by Kafka, the registry or Redis (wrong password,
+ * expired token: kind `authentication`) reported as a non-retriable {@link ServiceError}-like error. Such a failure is
+ * the worker's, not the slice's: the slice is handed back for a worker whose credentials work, and the worker's probe
+ * of that service, which authenticates too, ends the worker with one line. Missing permissions (`authorisation`) are
+ * not included: a probe may not see them (an ACL on one topic), so they stay the slice's own failure.
+ */
+export function isCredentialRefusal(error: unknown): boolean {
+  const e = error as { name?: unknown; service?: unknown; retriable?: unknown } | null;
+  if (e === null || typeof e !== 'object' || e.name !== 'ServiceError' || e.retriable !== false) return false;
+  if (typeof e.service !== 'string' || !PROBED_SERVICES.has(e.service)) return false;
+  return securityFailure(error)?.kind === 'authentication';
+}

@@ -13,6 +13,7 @@ import {
   SliceInterruptedError,
 } from '../errors.js';
 import { maskError, maskWith, ownSecrets, type Secrets } from '../config/secret-values.js';
+import { isCredentialRefusal } from '../config/security-failure.js';
 import type {
   RunCounterValues,
   RunJobData,
@@ -119,6 +120,9 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
  * requests a minute at ~1.2 s a request and 50 calls each need ~500 chains in flight across the deployment (issue 32).
  */
 export const DEFAULT_MAX_CONCURRENCY = 512;
+
+/** How long a slice refused for this process's credentials waits before any worker takes it again, ms. */
+export const CREDENTIAL_REFUSAL_BACKOFF_MS = 5_000;
 
 export interface PipelineWorkerDeps extends ProcessSliceDeps {
   counters: ProcessSliceDeps['counters'] &
@@ -299,6 +303,14 @@ export function startPipelineWorkers(
       }
       // BullMQ stores the message and the stack in Redis: masked first (a URL with credentials, an upstream's text)
       const e = maskError(GamedataError.from(error), secrets);
+      if (isCredentialRefusal(GamedataError.from(error))) {
+        // This process's credentials were refused (a password changed under it, a token expired): the worker's
+        // fault, not the slice's. Handed back without spending an attempt, for a worker whose credentials work; the
+        // worker's probe of that service, which authenticates the same way, ends this worker with one line.
+        onError(e, 'credentials');
+        await job.moveToDelayed(Date.now() + CREDENTIAL_REFUSAL_BACKOFF_MS, token).catch(() => undefined);
+        throw new DelayedError();
+      }
       if (!isRetriableSliceError(error)) {
         throw new UnrecoverableError(`slice ${job.id ?? '?'} cannot be read: ${e.name}: ${e.message}`);
       }

@@ -84,7 +84,9 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
     userInfo === undefined ? {} : { authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` };
   // errors name the address, never the URL (it may carry `user:password@`)
   const address = addressOf(base);
-  if (base.startsWith('http:') && (userInfo !== undefined || /^http:\/\/[^/]*@/.test(base)))
+  const credentialsInUrl = /^https?:\/\/[^/]*@/.test(base);
+  // (a URL's own user:password@ is never sent: refused below, with no warning)
+  if (base.startsWith('http:') && userInfo !== undefined)
     options.onWarning?.(
       `Kafka Connect at ${address}: credentials go over plain http:// (readable on the network); use https:// (GAMEDATA_CONNECT_SSL_CA_LOCATION for a private CA)`,
     );
@@ -97,6 +99,13 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
     accept: readonly number[] = [],
   ): Promise<[number, unknown]> {
     const url = `${base}${path}`;
+    // fetch refuses a URL with `user:password@` (it would never send them): one line at once, not a retry loop
+    if (credentialsInUrl)
+      throw new ServiceError(
+        `Kafka Connect at ${address}: CONNECT_URL carries credentials (user:password@), which are never sent; put them in GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO`,
+        'kafka-connect',
+        { retriable: false },
+      );
     return withRetry(async () => {
       let response: Response;
       try {

@@ -4,16 +4,20 @@
  * schemas, topics, a worker, a backfill and `verify`, all through the secured services with the settings of
  * `env --secure`. Then each service with a wrong credential or certificate: one line naming the service and what
  * failed, exit 1, quickly (no retry loop). Throughout, no password of the stack, nor a wrong one tried, appears in
- * any output, `status --json` or a metrics scrape.
+ * any output, `status --json` or a metrics scrape. Then two runs of their own (own prefixes): the registry's password
+ * changed under a running worker (one line, exit 1, no failed slice; the run completed exactly with the password
+ * right again; no secret in any Redis key or value, `status`, the logs or any connector config Connect gives back),
+ * and the broker stopped and started under two workers connected over SASL_SSL (neither exits, no slice fails,
+ * `verify` exact).
  *
  * The test starts the secured stack itself (beside the plaintext one, on other ports) and stops it afterwards
  * unless it was already running. From a fresh clone its first start also fetches the Connect plugins (when the
  * plaintext stack has not yet) and the REST auth extension: up to a few minutes; later starts take about a minute.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +30,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WRONG = 'canary-wrong-secret-5e1f';
 /** The OIDC clients' secrets (the token endpoint below): canaries too. */
 const CLIENT_SECRET = 'canary-oidc-client-7c2d';
+/** The registry's password after the test changes it mid-run (never given to a client): a canary too. */
+const ROTATED = `canary-rotated-${randomBytes(6).toString('hex')}`;
 /**
  * Life of the worker's tokens. The broker ends a session when its token expires; the second backfill starts after
  * the worker's first token expired, so the worker must have replaced it (and re-authenticated) to publish it.
@@ -156,6 +162,7 @@ function canaries(): string[] {
   const userInfoPassword =
     (secure['GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO'] ?? '').split(':')[1] ?? '';
   const redisPassword = new URL(secure['REDIS_URL'] ?? 'redis://x').password;
+  const warehousePassword = new URL(secure['WAREHOUSE_URL'] ?? 'postgresql://x').password;
   const list = [
     secure['GAMEDATA_KAFKA_SASL_PASSWORD'] ?? '',
     secure['STACK_SECURE_KAFKA_OUTSIDER_PASSWORD'] ?? '',
@@ -163,8 +170,10 @@ function canaries(): string[] {
     (secure['GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO'] ?? '').split(':')[1] ?? '',
     userInfoPassword,
     redisPassword,
+    warehousePassword,
     WRONG,
     CLIENT_SECRET,
+    ROTATED,
   ];
   for (const c of list) expect(c.length).toBeGreaterThanOrEqual(12);
   return list;
@@ -213,6 +222,110 @@ async function redisDump(prefixes: readonly string[]): Promise<string> {
     redis.disconnect();
   }
   return parts.join('\n');
+}
+
+/** A worker process of the CLI; `out()` is everything it printed so far. */
+function startWorker(
+  workerEnv: NodeJS.ProcessEnv,
+  args: readonly string[] = [],
+): { child: ChildProcess; out: () => string; exited: Promise<number | null> } {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--metrics-port', 'off', ...args],
+    { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { child, out: () => out, exited };
+}
+
+async function waitFor(what: string, ok: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The parts of `status --json` these tests read. */
+interface StatusJson {
+  runs: { total: number; running: number; completed: number; failed: number };
+  slices: { waiting: number; active: number; delayed: number; completed: number; failed: number };
+}
+
+/** `status --json` under `statusEnv`'s prefixes (its output kept for the secret check). */
+async function statusJson(statusEnv: NodeJS.ProcessEnv): Promise<StatusJson> {
+  const r = await cli(['status', '--no-scrape', '--json'], statusEnv);
+  outputs.push(r.out);
+  expect(r.code, r.out).toBe(0);
+  return JSON.parse(r.out) as StatusJson;
+}
+
+/** `verify <resource>` is exact: every expected record once, nothing missing. */
+async function expectVerified(verifyEnv: NodeJS.ProcessEnv, resource: string): Promise<void> {
+  const verify = await cli(['verify', resource], verifyEnv);
+  outputs.push(verify.out);
+  expect(verify.code, verify.out).toBe(0);
+  const counts = /expected (\d+), matched (\d+), missing (\d+), unexpected \d+, duplicates (\d+)/.exec(
+    verify.out,
+  );
+  expect(counts, verify.out).not.toBeNull();
+  const [, expected, matched, missing, duplicates] = (counts ?? []).map(Number);
+  expect(expected).toBeGreaterThan(0);
+  expect([matched, missing, duplicates]).toEqual([expected, 0, 0]);
+}
+
+/** The secure stack's folder (scripts/stack.sh: STACK_DIR, else .stack-secure in the checkout). */
+const STACK_FOLDER = process.env['STACK_DIR'] ?? join(ROOT, '.stack-secure');
+
+/** The password file nginx checks the registry's basic auth against (read on every request: no reload needed). */
+function registryPasswordFile(): string {
+  const conf = readFileSync(join(STACK_FOLDER, 'nginx', 'nginx.conf'), 'utf8');
+  const file = /auth_basic_user_file\s+([^;\s]+);/.exec(conf)?.[1];
+  expect(file, 'auth_basic_user_file in nginx.conf').toBeDefined();
+  return file ?? '';
+}
+
+/** An htpasswd line in nginx's salted SHA-1 form ({SSHA}): the password never at rest. */
+function htpasswdLine(user: string, password: string): string {
+  const salt = randomBytes(8);
+  const digest = createHash('sha1').update(password).update(salt).digest();
+  return `${user}:{SSHA}${Buffer.concat([digest, salt]).toString('base64')}\n`;
+}
+
+/** The test's own topic, queue and Redis prefixes (a run of its own, apart from the other tests'). */
+function ownPrefixes(name: string): NodeJS.ProcessEnv {
+  return {
+    ...env,
+    GAMEDATA_TOPIC_PREFIX: `sec${name}-${id}`,
+    GAMEDATA_QUEUE_PREFIX: `sec${name}q-${id}`,
+    GAMEDATA_REDIS_PREFIX: `sec${name}r-${id}`,
+  };
+}
+
+/** Registers the schemas and creates the topics under `ownEnv`'s prefix. */
+async function prepareTopics(ownEnv: NodeJS.ProcessEnv): Promise<void> {
+  for (const args of [
+    ['schemas', 'register'],
+    ['topics', 'create'],
+  ]) {
+    const r = await cli(args, ownEnv);
+    outputs.push(r.out);
+    expect(r.code, r.out).toBe(0);
+  }
+}
+
+/** Every connector's config as Connect's REST API gives it back (GET /connectors?expand=info). */
+async function connectorConfigs(): Promise<string> {
+  const r = await fetch(`${env['CONNECT_URL'] ?? ''}/connectors?expand=info`, {
+    headers: {
+      authorization: `Basic ${Buffer.from(env['GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO'] ?? '').toString('base64')}`,
+    },
+  });
+  expect(r.status).toBe(200);
+  return r.text();
 }
 
 describe('secured stack', () => {
@@ -305,6 +418,16 @@ describe('secured stack', () => {
     const create = await cli(['connect', 'create', 'parties', 'users', '--wait'], env, 240_000);
     outputs.push(create.out);
     expect(create.code, create.out).toBe(0);
+    // PostgreSQL wants the password (SCRAM over TCP): none, or a wrong one, is refused
+    for (const password of ['', WRONG]) {
+      const url = new URL(secure['WAREHOUSE_URL'] ?? '');
+      url.password = password;
+      const refused = new pg.Client({ connectionString: url.href });
+      await expect(refused.connect()).rejects.toThrow(
+        /password authentication failed|SASL|password must be a string/,
+      );
+      await refused.end().catch(() => undefined);
+    }
     const db = new pg.Client({ connectionString: secure['WAREHOUSE_URL'] });
     await db.connect();
     try {
@@ -344,6 +467,21 @@ describe('secured stack', () => {
     const removed = await cli(['connect', 'delete', 'parties', 'users'], env);
     outputs.push(removed.out);
     expect(removed.code, removed.out).toBe(0);
+  });
+
+  it('the registry behind nginx asks for the password itself too (its loopback port): without it 401', async () => {
+    const conf = readFileSync(join(STACK_FOLDER, 'nginx', 'nginx.conf'), 'utf8');
+    const backend = /proxy_pass\s+(http:\/\/[^;\s]+);/.exec(conf)?.[1] ?? '';
+    expect(backend).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const subjects = `${backend}/apis/ccompat/v7/subjects`;
+    expect((await fetch(subjects)).status).toBe(401);
+    const basic = (userInfo: string) => ({
+      headers: { authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` },
+    });
+    expect((await fetch(subjects, basic(`gamedata:${WRONG}`))).status).toBe(401);
+    expect(
+      (await fetch(subjects, basic(env['GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO'] ?? ''))).status,
+    ).toBe(200);
   });
 
   it('uses mutual TLS when given a client certificate (and fails clearly without one)', async () => {
@@ -614,6 +752,164 @@ describe('secured stack', () => {
     stored = await redisDump([`secr-${id}`, `secq-${id}`]);
     for (const form of secretForms())
       expect(stored.includes(form), 'a secret is stored in Redis').toBe(false);
+  });
+
+  it('a registry password changed mid-run: the worker ends with one line, no slice fails, the run completes exactly once the password is right again; no secret stored or shown', async () => {
+    const own = ownPrefixes('m');
+    await prepareTopics(own);
+    const passwords = registryPasswordFile();
+    const original = readFileSync(passwords, 'utf8');
+    onTestFinished(() => {
+      writeFileSync(passwords, original);
+      sim?.configure({ latency: { requestMs: 0 } });
+    });
+    const planned = await cli(['backfill', 'users'], own, 120_000);
+    outputs.push(planned.out);
+    expect(planned.code, planned.out).toBe(0);
+    // a slower upstream (each request 150 ms): the run is still going when the password changes
+    sim?.configure({ latency: { requestMs: 150 } });
+    const first = startWorker(own, ['--concurrency', '2']);
+    let code: number | null | 'running';
+    try {
+      await waitFor(
+        'a published page',
+        () => /^slice \S+: fetched \d+, published [1-9]/m.test(first.out()),
+        90_000,
+      );
+      // the registry's password changes under the worker (rotated, and the worker not given the new one)
+      writeFileSync(passwords, htpasswdLine('gamedata', ROTATED));
+      code = await Promise.race([
+        first.exited,
+        new Promise<'running'>((r) => setTimeout(() => r('running'), 60_000)),
+      ]);
+    } finally {
+      if (first.child.exitCode === null) first.child.kill('SIGKILL');
+      await first.exited;
+      outputs.push(first.out());
+    }
+    expect(code, first.out()).toBe(1);
+    // one line says what failed: the registry refused the worker's credentials (the password is never in it)
+    const refusals = first
+      .out()
+      .split('\n')
+      .filter((l) => /schema registry/i.test(l) && /401|authentication/i.test(l));
+    expect(refusals, first.out()).toHaveLength(1);
+    expect(refusals[0]).toMatch(
+      /^gamedata: ServiceError: The schema registry at 127\.0\.0\.1:\d+: authentication failed \(HTTP 401\) \(check GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO/,
+    );
+    // no slice failed for good, and the run was stopped in the middle
+    const stopped = await statusJson(own);
+    expect(stopped.slices.failed, JSON.stringify(stopped)).toBe(0);
+    expect(stopped.runs, JSON.stringify(stopped)).toMatchObject({ failed: 0, completed: 0, running: 1 });
+    expect(stopped.slices.completed).toBeGreaterThan(0);
+    // the password right again: a worker completes the same run, every record once
+    writeFileSync(passwords, original);
+    sim?.configure({ latency: { requestMs: 0 } });
+    const second = startWorker(own, ['--concurrency', '4']);
+    try {
+      await waitFor('the run completed', async () => (await statusJson(own)).runs.completed === 1, 180_000);
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+      outputs.push(second.out());
+    }
+    expect((await statusJson(own)).slices.failed).toBe(0);
+    await expectVerified(own, 'users');
+    // a Connect call with the real password in its URL (not in GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO): one line
+    const connectUrl = new URL(env['CONNECT_URL'] ?? '');
+    const userInfo = (env['GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO'] ?? '').split(':');
+    connectUrl.username = userInfo[0] ?? '';
+    connectUrl.password = userInfo[1] ?? '';
+    const inUrl = await cli(
+      ['connect', 'list'],
+      { ...own, CONNECT_URL: connectUrl.href, GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO: '' },
+      120_000,
+    );
+    outputs.push(inUrl.out);
+    expect(inUrl.code, inUrl.out).toBe(1);
+    const inUrlLines = inUrl.out
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('gamedata: warning: '));
+    expect(inUrlLines, inUrl.out).toHaveLength(1);
+    expect(inUrlLines[0]).toMatch(
+      /^gamedata: ServiceError: Kafka Connect at 127\.0\.0\.1:\d+: CONNECT_URL carries credentials/,
+    );
+    expect(inUrl.ms).toBeLessThan(30_000);
+    // what the failed run left: every key and value under its prefixes, status in both forms, and every connector
+    // config Connect gives back (the other tests' sinks were deleted; a sink of this run's topic is created for it)
+    for (const args of [['status', '--no-scrape'], ['status']]) {
+      const r = await cli(args, own);
+      outputs.push(r.out);
+      expect(r.code, r.out).toBe(0);
+    }
+    const secretsFile = env['GAMEDATA_CONNECT_SECRETS_FILE'] ?? '';
+    const written = await cli(['connect', 'secrets-file', '--output', secretsFile], own);
+    outputs.push(written.out);
+    expect(written.code, written.out).toBe(0);
+    const created = await cli(['connect', 'create', 'users'], own, 120_000);
+    outputs.push(created.out);
+    expect(created.code, created.out).toBe(0);
+    const configs = await connectorConfigs();
+    const removed = await cli(['connect', 'delete', 'users'], own);
+    outputs.push(removed.out);
+    expect(removed.code, removed.out).toBe(0);
+    expect(configs).toContain(`secm-${id}.users`);
+    const stored = await redisDump([`secmr-${id}`, `secmq-${id}`]);
+    expect(stored.length).toBeGreaterThan(1000);
+    for (const form of secretForms()) {
+      expect(stored.includes(form), 'a secret is stored in Redis').toBe(false);
+      expect(configs.includes(form), "a secret in Connect's connector configs").toBe(false);
+    }
+  });
+
+  it('a broker restarted while workers connect over TLS: no worker exits, no slice fails, the run is exact', async () => {
+    const own = ownPrefixes('k');
+    await prepareTopics(own);
+    onTestFinished(() => sim?.configure({ latency: { requestMs: 0 } }));
+    const workers = [startWorker(own, ['--concurrency', '2']), startWorker(own, ['--concurrency', '2'])];
+    const exits: (number | null)[] = [];
+    let runningWhileDown: number | undefined;
+    try {
+      const planned = await cli(['backfill', 'users'], own, 120_000);
+      outputs.push(planned.out);
+      expect(planned.code, planned.out).toBe(0);
+      // a slower upstream while the broker is away (each request 100 ms): the run spans the restart
+      sim?.configure({ latency: { requestMs: 100 } });
+      await waitFor(
+        'a published page',
+        () => workers.some((w) => /^slice \S+: fetched \d+, published [1-9]/m.test(w.out())),
+        90_000,
+      );
+      const stopped = await stack(['stop-broker', '1'], 60_000);
+      // whatever fails from here, the next tests get their broker back
+      onTestFinished(async () => {
+        if ((await stack(['status'], 60_000)).code !== 0) await stack(['start-broker', '1'], 120_000);
+      });
+      expect(stopped.code, stopped.out).toBe(0);
+      runningWhileDown = (await statusJson(own)).runs.running;
+      const started = await stack(['start-broker', '1'], 120_000);
+      expect(started.code, started.out).toBe(0);
+      sim?.configure({ latency: { requestMs: 0 } });
+      await waitFor('the run completed', async () => (await statusJson(own)).runs.completed === 1, 180_000);
+      for (const w of workers) expect(w.child.exitCode, w.out()).toBeNull();
+    } finally {
+      for (const w of workers) w.child.kill('SIGTERM');
+      for (const w of workers) exits.push(await w.exited);
+      for (const w of workers) outputs.push(w.out());
+    }
+    // the broker was down in the middle of the run
+    expect(runningWhileDown).toBe(1);
+    const done = await statusJson(own);
+    expect(done.slices.failed, JSON.stringify(done)).toBe(0);
+    expect(done.runs.failed).toBe(0);
+    await expectVerified(own, 'users');
+    // they saw the broker go and come back, said so, and drained normally; nothing was taken for a TLS fault
+    const said = workers.map((w) => w.out()).join('\n');
+    expect(said).toMatch(/Kafka unreachable at 127\.0\.0\.1:\d+/);
+    expect(said).toMatch(/Kafka reachable again/);
+    expect(said).not.toMatch(/TLS handshake failed|certificate|giving up|cannot be read/);
+    expect(exits).toEqual([0, 0]);
   });
 
   it('never shows a password: logs, errors, status, metrics', () => {

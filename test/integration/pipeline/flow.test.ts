@@ -1,9 +1,11 @@
 /* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 /**
  * The BullMQ flow against the real Redis: a run with slices, workers with a recording publisher over an in-memory
- * upstream, dense slices splitting into children, counters, and a failing slice failing its run.
+ * upstream, dense slices splitting into children, counters, a failing slice failing its run, and a slice refused for
+ * the worker's credentials handed back instead.
  */
 import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDedupStore, createRedisSeenSet, type DedupRecord } from '../../../src/dedup/index.js';
@@ -14,8 +16,8 @@ import {
   waitForRun,
   type SliceSource,
 } from '../../../src/jobs/index.js';
-import { sliceJobId, type RunJobData, type SliceJobData } from '../../../src/planner/index.js';
-import { UpstreamError } from '../../../src/errors.js';
+import { QUEUE_NAMES, sliceJobId, type RunJobData, type SliceJobData } from '../../../src/planner/index.js';
+import { ServiceError, UpstreamError } from '../../../src/errors.js';
 import type { PagePublisher } from '../../../src/publish/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
@@ -180,6 +182,61 @@ describe('pipeline flow on real Redis', () => {
       expect(new Set(sent).size).toBe(400);
     } finally {
       await second.close();
+    }
+  });
+
+  it("a slice refused for the worker's credentials (a registry password changed) is handed back, not failed; a worker whose credentials work finishes the run, each row once", async () => {
+    const all = rows(200);
+    const sent: string[] = [];
+    const contexts: string[] = [];
+    const deps = (refused: boolean) => ({
+      source: source(all),
+      dedup: createDedupStore(createRedisSeenSet(redis), { prefix: `${prefix}d` }),
+      publisher: {
+        async publishPage({ records: recs }) {
+          if (refused)
+            throw new ServiceError(
+              'schema registry at 127.0.0.1:1: authentication failed (HTTP 401) (check GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO) (while fetching the latest schema of x-value)',
+              'schema-registry',
+              { retriable: false },
+            );
+          sent.push(...recs.map((r) => String((r as DedupRecord)._id)));
+          return { published: recs.length, deadLettered: 0, deadLetters: [] };
+        },
+      } as PagePublisher,
+      counters: createRunCounters(redis, `${prefix}d`),
+    });
+    const runId = `r5-${Date.now()}`;
+    const slices = [slice(runId, 0, 1_000_700), slice(runId, 1_000_700, 2_000_000)];
+    await enqueueRun(run(runId, slices), slices, { connection: redis, prefix });
+    const refusedWorker = startPipelineWorkers(
+      { connection: redis, prefix, concurrency: 2, onError: (_e, where) => contexts.push(where) },
+      deps(true),
+    );
+    try {
+      while (contexts.filter((c) => c === 'credentials').length < 2)
+        await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await refusedWorker.close();
+    }
+    // reported as the worker's credentials (the CLI rechecks its services), never as a failed slice
+    expect(
+      contexts.every((c) => c === 'credentials'),
+      contexts.join(),
+    ).toBe(true);
+    const queue = new Queue(QUEUE_NAMES.slices, { connection: redis, prefix });
+    try {
+      expect(await queue.getJobCounts('failed')).toEqual({ failed: 0 });
+    } finally {
+      await queue.close();
+    }
+    const working = startPipelineWorkers({ connection: redis, prefix, concurrency: 2 }, deps(false));
+    try {
+      await waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 });
+      expect(sent).toHaveLength(200);
+      expect(new Set(sent).size).toBe(200);
+    } finally {
+      await working.close();
     }
   });
 

@@ -4,7 +4,8 @@ import {
   KafkaJSSASLAuthenticationError,
 } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { securityFailure } from '../../../src/config/security-failure.js';
+import { isCredentialRefusal, securityFailure } from '../../../src/config/security-failure.js';
+import { ServiceError } from '../../../src/errors.js';
 import { toKafkaError } from '../../../src/sink/kafka-error.js';
 import { toRegistryError } from '../../../src/encoding/registry-client.js';
 import { probeSecurityFailure } from '../../../src/cli/service-probes.js';
@@ -133,5 +134,39 @@ describe('mapping to ServiceError', () => {
       /^Kafka at 127\.0\.0\.1:29092: certificate not trusted: self-signed certificate in certificate chain \(check GAMEDATA_KAFKA_SSL_CA_LOCATION/,
     );
     expect(probeSecurityFailure('redis', 'Redis', 'h:1', new Error('ECONNREFUSED'))).toBeUndefined();
+  });
+});
+
+describe('isCredentialRefusal', () => {
+  const refused = (service: ServiceError['service'], message: string, retriable = false): ServiceError =>
+    new ServiceError(message, service, { retriable });
+
+  it('a refused password or token of Kafka, the registry or Redis: the worker is at fault, not the slice', () => {
+    expect(
+      isCredentialRefusal(
+        refused('schema-registry', 'schema registry at h:1: authentication failed (HTTP 401) (while x)'),
+      ),
+    ).toBe(true);
+    expect(isCredentialRefusal(refused('kafka', 'Kafka at h:1: authentication failed (check ...)'))).toBe(
+      true,
+    );
+    expect(isCredentialRefusal(refused('redis', 'Redis at h:1: authentication failed (WRONGPASS)'))).toBe(
+      true,
+    );
+  });
+
+  it('not a missing permission, a retriable error, another service, or something else', () => {
+    expect(
+      isCredentialRefusal(refused('kafka', 'Kafka at h:1: not authorised: TOPIC_AUTHORIZATION_FAILED')),
+    ).toBe(false);
+    expect(isCredentialRefusal(refused('schema-registry', 'authentication failed (HTTP 401)', true))).toBe(
+      false,
+    );
+    expect(isCredentialRefusal(refused('kafka-connect', 'authentication failed (HTTP 401)'))).toBe(false);
+    expect(isCredentialRefusal(refused('schema-registry', 'schema registry answered 422: bad schema'))).toBe(
+      false,
+    );
+    expect(isCredentialRefusal(new Error('authentication failed'))).toBe(false);
+    expect(isCredentialRefusal(undefined)).toBe(false);
   });
 });

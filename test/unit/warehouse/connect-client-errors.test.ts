@@ -10,18 +10,19 @@ import { DEFAULT_RETRY_POLICY } from '../../../src/client/retry.js';
 import { createConnectClient } from '../../../src/warehouse/index.js';
 import { buildDeadLetter } from '../../../src/publish/dead-letter.js';
 import { secretsOf } from '../../../src/config/secret-values.js';
+import type { ServiceError } from '../../../src/errors.js';
 import { EncodingError } from '../../../src/errors.js';
 
 const fastRetry = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 };
 
 describe('Connect client errors', () => {
-  it('an unreachable worker: the address only (not the user:password of its URL)', async () => {
+  it('an unreachable worker: the address only', async () => {
     const fetch = (() => Promise.reject(new TypeError('fetch failed'))) as typeof globalThis.fetch;
     const client = createConnectClient({
-      url: 'http://admin:c0nnect-pw@connect.example:8083',
+      url: 'http://connect.example:8083',
       fetch,
       retry: fastRetry,
-      basicAuthUserInfo: false,
+      basicAuthUserInfo: 'admin:c0nnect-pw',
     });
     const error = await client.listConnectors().then(
       () => new Error('no error'),
@@ -29,6 +30,29 @@ describe('Connect client errors', () => {
     );
     expect(error.message).toMatch(/^Kafka Connect at connect\.example:8083 did not answer GET \/connectors/);
     expect(error.message).not.toContain('c0nnect-pw');
+  });
+
+  it('a URL with user:password@ (fetch would refuse it): one line at once, no request, no retry, no password', async () => {
+    let calls = 0;
+    const fetch = (() => {
+      calls++;
+      return Promise.resolve(new Response('[]'));
+    }) as typeof globalThis.fetch;
+    const client = createConnectClient({
+      url: 'http://admin:c0nnect-pw@connect.example:8083',
+      fetch,
+      retry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 8 },
+      basicAuthUserInfo: false,
+    });
+    const error = await client.listConnectors().then(
+      () => new Error('no error'),
+      (e: unknown) => e as ServiceError,
+    );
+    expect(error.message).toBe(
+      'Kafka Connect at connect.example:8083: CONNECT_URL carries credentials (user:password@), which are never sent; put them in GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO',
+    );
+    expect((error as ServiceError).retriable).toBe(false);
+    expect(calls).toBe(0);
   });
 
   it("an answer quoting a URL with credentials (a JDBC sink's error): masked", async () => {
@@ -66,7 +90,7 @@ describe('dead letters', () => {
 });
 
 describe('Connect client transport security', () => {
-  it('warns once when credentials would go over plain http://, not over https://', () => {
+  it('warns once when credentials would go over plain http://, not over https:// (nor for a URL whose own credentials are refused)', () => {
     const warnings: string[] = [];
     const fetch = (() => Promise.resolve(new Response('[]'))) as typeof globalThis.fetch;
     createConnectClient({
@@ -93,7 +117,7 @@ describe('Connect client transport security', () => {
       basicAuthUserInfo: false,
       onWarning: (l) => warnings.push(l),
     });
-    expect(warnings).toHaveLength(2);
+    expect(warnings).toHaveLength(1);
     for (const w of warnings) {
       expect(w).toMatch(/^Kafka Connect at connect\.example:8083: credentials go over plain http:\/\//);
       expect(w).not.toContain('secret-pw-1');
