@@ -271,8 +271,26 @@ async function sliceDepsOf(
 }
 
 /**
- * Ends a slice that threw: hands it back without spending an attempt when it was stopped or fenced (DelayedError),
- * else rethrows it masked, as UnrecoverableError when retrying cannot help.
+ * How long after now a slice that threw runs again when it is handed back without spending an attempt; undefined
+ * when it failed instead.
+ */
+function handBackDelayMs(error: unknown, signal: AbortSignal): number | undefined {
+  // Stopped (shutdown, or the lock lost): hand the slice back (its checkpoint is saved) without spending an
+  // attempt. A stop in the middle of a page read aborts the read: the page is read again by the next run.
+  if (
+    error instanceof SliceInterruptedError ||
+    (signal.aborted && GamedataError.from(error) instanceof AbortedError)
+  )
+    return 0;
+  // Another owner took the slice (or fenced it to resolve a stale dedup lock). While we still hold its
+  // lock, hand it back without spending an attempt; a zombie's lock is gone and BullMQ ignores it.
+  if (error instanceof SliceFencedError) return 1_000;
+  return undefined;
+}
+
+/**
+ * Ends a slice that threw: hands it back (DelayedError) when {@link handBackDelayMs} says so, else rethrows it
+ * masked, as UnrecoverableError when retrying cannot help.
  */
 async function failSlice(
   c: SliceJobContext,
@@ -281,19 +299,9 @@ async function failSlice(
   signal: AbortSignal,
   error: unknown,
 ): Promise<never> {
-  if (
-    error instanceof SliceInterruptedError ||
-    (signal.aborted && GamedataError.from(error) instanceof AbortedError)
-  ) {
-    // Stopped (shutdown, or the lock lost): hand the slice back (its checkpoint is saved) without spending an
-    // attempt. A stop in the middle of a page read aborts the read: the page is read again by the next run.
-    await job.moveToDelayed(Date.now(), token).catch(() => undefined);
-    throw new DelayedError();
-  }
-  if (error instanceof SliceFencedError) {
-    // Another owner took the slice (or fenced it to resolve a stale dedup lock). While we still hold its
-    // lock, hand it back without spending an attempt; a zombie's lock is gone and BullMQ ignores it.
-    await job.moveToDelayed(Date.now() + 1_000, token).catch(() => undefined);
+  const delayMs = handBackDelayMs(error, signal);
+  if (delayMs !== undefined) {
+    await job.moveToDelayed(Date.now() + delayMs, token).catch(() => undefined);
     throw new DelayedError();
   }
   // BullMQ stores the message and the stack in Redis: masked first (a URL with credentials, an upstream's text)
