@@ -90,21 +90,92 @@ function oneLine(error: unknown): string {
   return (text.split('\n')[0] ?? '').trim() || 'no answer';
 }
 
+function newEntry(probe: ServiceProbe, retryMs: number): Entry {
+  return {
+    probe,
+    state: 'unknown',
+    retryMs,
+    timer: undefined,
+    giveUpTimer: undefined,
+    inFlight: undefined,
+    again: false,
+  };
+}
+
+/**
+ * Runs the entry's check once (as its `inFlight`): `failure` says why it failed, `fatal` is set for wrong
+ * credentials or certificates (the probes' non-retriable errors), where waiting will not help.
+ */
+async function checkOnce(e: Entry): Promise<{ failure?: string; fatal?: ServiceError }> {
+  let outcome: { failure?: string; fatal?: ServiceError } = {};
+  try {
+    e.inFlight = e.probe.check();
+    await e.inFlight;
+  } catch (error) {
+    const failure = oneLine(error);
+    outcome = error instanceof ServiceError && !error.retriable ? { failure, fatal: error } : { failure };
+  }
+  e.inFlight = undefined;
+  return outcome;
+}
+
+/**
+ * Resolves to true at the next change to ready, to false when `signal` aborts first; rejects with the give-up
+ * error when one is told instead.
+ */
+function waitForReady(
+  onReadyChange: (listener: (ready: boolean) => void) => () => void,
+  giveUpError: () => ServiceError | undefined,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  return new Promise<boolean>((resolve, reject) => {
+    const done = (): void => {
+      off();
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = (): void => {
+      done();
+      resolve(false);
+    };
+    const off = onReadyChange((ready) => {
+      const error = giveUpError();
+      if (error !== undefined) {
+        done();
+        reject(error);
+      } else if (ready) {
+        done();
+        resolve(true);
+      }
+    });
+    if (signal?.aborted === true) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Clears every timer of the entries, then closes each probe once the check on its way (if any) ended. */
+async function closeEntries(entries: readonly Entry[]): Promise<void> {
+  for (const e of entries) {
+    clearTimeout(e.timer);
+    clearTimeout(e.giveUpTimer);
+  }
+  // A check on its way may be connecting (a worker woken from SIGSTOP runs its overdue checks as it drains):
+  // closing the probe under it would leave the connection it then opens, and that socket keeps the process
+  // alive. The checks carry their own timeouts.
+  await Promise.all(
+    entries.map(async (e) => {
+      await e.inFlight?.catch(() => undefined);
+      await e.probe.close?.().catch(() => undefined);
+    }),
+  );
+}
+
 export function createServiceMonitor(
   probes: readonly ServiceProbe[],
   options: ServiceMonitorOptions,
 ): ServiceMonitor {
   const o = { ...DEFAULT_SERVICE_MONITOR_OPTIONS, ...options };
   const giveUpLabel = options.giveUpLabel ?? `${o.giveUpAfterMs} ms`;
-  const entries = probes.map<Entry>((probe) => ({
-    probe,
-    state: 'unknown',
-    retryMs: o.retryMinMs,
-    timer: undefined,
-    giveUpTimer: undefined,
-    inFlight: undefined,
-    again: false,
-  }));
+  const entries = probes.map((probe) => newEntry(probe, o.retryMinMs));
   const readyListeners = new Set<(ready: boolean) => void>();
   let giveUpError: ServiceError | undefined;
   let stopped = false;
@@ -126,16 +197,22 @@ export function createServiceMonitor(
     e.timer = setTimeout(() => void run(e), ms);
   };
 
+  // Once: every loop stops, the worker is told, and so is every readiness listener.
+  const fail = (error: ServiceError): void => {
+    giveUpError = error;
+    for (const x of entries) clearTimeout(x.timer);
+    o.onGiveUp(error);
+    for (const l of [...readyListeners]) l(false);
+  };
   const giveUp = (e: Entry, why: string): void => {
     if (giveUpError !== undefined || stopped) return;
-    giveUpError = new ServiceError(
-      `${e.probe.label} unreachable at ${e.probe.address} for ${giveUpLabel} (${why}); giving up`,
-      e.probe.service,
-      { retriable: false },
+    fail(
+      new ServiceError(
+        `${e.probe.label} unreachable at ${e.probe.address} for ${giveUpLabel} (${why}); giving up`,
+        e.probe.service,
+        { retriable: false },
+      ),
     );
-    for (const x of entries) clearTimeout(x.timer);
-    o.onGiveUp(giveUpError);
-    for (const l of [...readyListeners]) l(false);
   };
 
   const run = async (e: Entry): Promise<void> => {
@@ -144,25 +221,9 @@ export function createServiceMonitor(
       e.again = true;
       return;
     }
-    let failure: string | undefined;
-    let fatal: ServiceError | undefined;
-    try {
-      e.inFlight = e.probe.check();
-      await e.inFlight;
-    } catch (error) {
-      failure = oneLine(error);
-      // Wrong credentials or certificates (the probes' non-retriable errors): waiting will not help.
-      if (error instanceof ServiceError && !error.retriable) fatal = error;
-    }
-    e.inFlight = undefined;
+    const { failure, fatal } = await checkOnce(e);
     if (stopped || giveUpError !== undefined) return;
-    if (fatal !== undefined) {
-      giveUpError = fatal;
-      for (const x of entries) clearTimeout(x.timer);
-      o.onGiveUp(fatal);
-      for (const l of [...readyListeners]) l(false);
-      return;
-    }
+    if (fatal !== undefined) return fail(fatal);
     if (failure === undefined) {
       if (e.state === 'unreachable') o.onChange(`${e.probe.label} reachable again`);
       e.state = 'reachable';
@@ -201,27 +262,11 @@ export function createServiceMonitor(
     waitUntilReady(signal) {
       if (giveUpError !== undefined) return Promise.reject(giveUpError);
       if (isReady()) return Promise.resolve(true);
-      return new Promise<boolean>((resolve, reject) => {
-        const done = (): void => {
-          off();
-          signal?.removeEventListener('abort', onAbort);
-        };
-        const onAbort = (): void => {
-          done();
-          resolve(false);
-        };
-        const off = this.onReadyChange((ready) => {
-          if (giveUpError !== undefined) {
-            done();
-            reject(giveUpError);
-          } else if (ready) {
-            done();
-            resolve(true);
-          }
-        });
-        if (signal?.aborted === true) onAbort();
-        else signal?.addEventListener('abort', onAbort, { once: true });
-      });
+      return waitForReady(
+        (listener) => this.onReadyChange(listener),
+        () => giveUpError,
+        signal,
+      );
     },
     recheck(service) {
       for (const e of entries) if (e.probe.service === service) schedule(e, 0);
@@ -232,19 +277,7 @@ export function createServiceMonitor(
     },
     async close() {
       stopped = true;
-      for (const e of entries) {
-        clearTimeout(e.timer);
-        clearTimeout(e.giveUpTimer);
-      }
-      // A check on its way may be connecting (a worker woken from SIGSTOP runs its overdue checks as it drains):
-      // closing the probe under it would leave the connection it then opens, and that socket keeps the process
-      // alive. The checks carry their own timeouts.
-      await Promise.all(
-        entries.map(async (e) => {
-          await e.inFlight?.catch(() => undefined);
-          await e.probe.close?.().catch(() => undefined);
-        }),
-      );
+      await closeEntries(entries);
     },
   };
 }

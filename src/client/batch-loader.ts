@@ -101,7 +101,16 @@ function positiveInt(name: string, value: number, max = Infinity): number {
   return value;
 }
 
-export function createBatchLoader(transport: Transport, options: BatchLoaderOptions = {}): BatchLoader {
+/** The loader's numeric options, checked, with their defaults. */
+interface LoaderLimits {
+  maxBatchSize: number;
+  maxInFlight: number;
+  windowMs: number;
+  maxHoldMs: number;
+  maxSerialMs: number;
+}
+
+function resolveBatchLoaderOptions(options: BatchLoaderOptions): LoaderLimits {
   const maxBatchSize = positiveInt(
     'maxBatchSize',
     options.maxBatchSize ?? DEFAULT_BATCH_LOADER_OPTIONS.maxBatchSize,
@@ -115,15 +124,131 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
   if (!(windowMs >= 0)) throw new ConfigError(`windowMs must be >= 0, got ${windowMs}`);
   const maxHoldMs = options.maxHoldMs ?? DEFAULT_BATCH_LOADER_OPTIONS.maxHoldMs;
   if (!(maxHoldMs >= 0)) throw new ConfigError(`maxHoldMs must be >= 0, got ${maxHoldMs}`);
+  const maxSerialMs = options.maxSerialMs ?? DEFAULT_BATCH_LOADER_OPTIONS.maxSerialMs;
+  if (!(maxSerialMs > 0)) throw new ConfigError(`maxSerialMs must be > 0, got ${maxSerialMs}`);
+  return { maxBatchSize, maxInFlight, windowMs, maxHoldMs, maxSerialMs };
+}
+
+/**
+ * How long a partial batch still waits for more calls (ms), or undefined when it goes now: only while other
+ * requests are in flight (their answers will bring more calls), up to `maxHoldMs` after its oldest call queued.
+ */
+function holdLeftMs(
+  queue: readonly Entry[],
+  limits: { maxBatchSize: number; maxHoldMs: number },
+  active: number,
+  now: number,
+): number | undefined {
+  const oldest = queue[0];
+  if (!oldest || queue.length >= limits.maxBatchSize || active === 0 || limits.maxHoldMs <= 0)
+    return undefined;
+  const waited = now - oldest.queuedAt;
+  return waited < limits.maxHoldMs ? limits.maxHoldMs - waited : undefined;
+}
+
+/**
+ * The next request's calls: up to `maxBatchSize` in queue order, feed calls only while the serial work in flight
+ * stays within `maxSerialMs` (the first one always when nothing serial is in flight); the feed calls left wait.
+ */
+function takeChunk(
+  queue: readonly Entry[],
+  limits: { maxBatchSize: number; maxSerialMs: number },
+  serialInFlight: number,
+): { chunk: Entry[]; left: Entry[]; serialMs: number } {
+  const chunk: Entry[] = [];
+  const left: Entry[] = [];
+  let serialMs = 0;
+  for (const e of queue) {
+    if (chunk.length >= limits.maxBatchSize) {
+      left.push(e);
+      continue;
+    }
+    const s = e.call.serialMs ?? 0;
+    if (s > 0 && serialInFlight + serialMs + s > limits.maxSerialMs && serialInFlight + serialMs > 0) {
+      left.push(e);
+      continue;
+    }
+    serialMs += s;
+    chunk.push(e);
+  }
+  return { chunk, left, serialMs };
+}
+
+/** Settles each entry of a request on its own slot (a slot the answer lacks: MissingResultError). */
+function settleSlots(
+  chunk: readonly Entry[],
+  results: readonly (SlotResult | undefined)[],
+  settle: (entry: Entry, fn: (w: Waiter) => void) => void,
+  cost: CallCostEstimator,
+): void {
+  chunk.forEach((entry, i) => {
+    const r = results[i];
+    if (r?.ok === true) cost.observeAnswer(entry.call, r.data);
+    if (r === undefined)
+      settle(entry, (w) =>
+        w.reject(
+          new MissingResultError(`no result for ${entry.call.procedure} (slot ${i} of ${chunk.length})`),
+        ),
+      );
+    else if (r.ok) settle(entry, (w) => w.resolve(r.data));
+    else settle(entry, (w) => w.reject(r.error));
+  });
+}
+
+/**
+ * One caller's wait on an entry: settles with the entry, or rejects at once when `signal` aborts (then
+ * `onAbandoned` runs if the caller was the entry's last waiter).
+ */
+function waitOn(target: Entry, signal: AbortSignal | undefined, onAbandoned: () => void): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const waiter: Waiter = { resolve, reject };
+    target.waiters.add(waiter);
+    if (!signal) return;
+    const onAbort = (): void => {
+      target.waiters.delete(waiter);
+      reject(new AbortedError('aborted', { cause: signal.reason }));
+      if (target.waiters.size === 0 && !target.settled) onAbandoned();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    const cleanup = (): void => signal.removeEventListener('abort', onAbort);
+    waiter.resolve = (v) => (cleanup(), resolve(v));
+    waiter.reject = (e) => (cleanup(), reject(e));
+  });
+}
+
+/** A new entry for a call no caller has in flight, priced for its serial feed work. */
+function newEntry(key: string, procedure: string, input: unknown, cost: CallCostEstimator): Entry {
+  const call: ProcedureCall = { procedure, input };
+  const serialMs = cost.serialMs(call);
+  if (serialMs > 0) call.serialMs = serialMs;
+  return { key, call, waiters: new Set(), sent: false, settled: false, queuedAt: performance.now() };
+}
+
+/** Hands an entry to the shared budget's router; it settles on the call's own slot result. */
+function route(
+  entry: Entry,
+  router: CallRouter,
+  settle: (entry: Entry, fn: (w: Waiter) => void) => void,
+): void {
+  const controller = new AbortController();
+  entry.sent = true;
+  entry.controller = controller;
+  router.route(entry.call, controller.signal).then(
+    (r) => settle(entry, (w) => (r.ok ? w.resolve(r.data) : w.reject(r.error))),
+    (error: unknown) => settle(entry, (w) => w.reject(GamedataError.from(error))),
+  );
+}
+
+export function createBatchLoader(transport: Transport, options: BatchLoaderOptions = {}): BatchLoader {
+  const limits = resolveBatchLoaderOptions(options);
+  const { maxBatchSize, windowMs } = limits;
   let active = 0;
   let holdTimer: NodeJS.Timeout | undefined;
   const cost = options.cost ?? createCallCostEstimator();
-  const maxSerialMs = options.maxSerialMs ?? DEFAULT_BATCH_LOADER_OPTIONS.maxSerialMs;
-  if (!(maxSerialMs > 0)) throw new ConfigError(`maxSerialMs must be > 0, got ${maxSerialMs}`);
   /** Serial feed work (estimated ms) of the requests in flight. */
   let serialInFlight = 0;
 
-  const limit = pLimit(maxInFlight);
+  const limit = pLimit(limits.maxInFlight);
   const inFlight = new Map<string, Entry>();
   let queue: Entry[] = [];
   let scheduled = false;
@@ -145,19 +270,17 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
     // Let callers resolved by the previous answer queue their follow-up calls first.
     await new Promise<void>((resolve) => setImmediate(resolve));
     queue = queue.filter((e) => e.waiters.size > 0);
-    const oldest = queue[0];
-    if (oldest && queue.length < maxBatchSize && active > 0 && maxHoldMs > 0) {
-      // A partial batch while others are in flight: their answers will bring more calls. Wait for them (or the hold).
-      const waited = performance.now() - oldest.queuedAt;
-      if (waited < maxHoldMs) {
-        holdTimer ??= setTimeout(() => {
-          holdTimer = undefined;
-          schedule();
-        }, maxHoldMs - waited);
-        return;
-      }
+    // A partial batch while others are in flight: their answers will bring more calls. Wait for them (or the hold).
+    const holdMs = holdLeftMs(queue, limits, active, performance.now());
+    if (holdMs !== undefined) {
+      holdTimer ??= setTimeout(() => {
+        holdTimer = undefined;
+        schedule();
+      }, holdMs);
+      return;
     }
-    const { chunk, serialMs } = takeChunk();
+    const { chunk, left, serialMs } = takeChunk(queue, limits, serialInFlight);
+    queue = left;
     // Nothing taken while calls wait: feed calls held by the serial work in flight; its answer schedules again.
     if (chunk.length === 0) return;
     if (queue.length > 0) schedule();
@@ -175,18 +298,7 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
         controller.signal,
         { serialMs: serialAhead + serialMs },
       );
-      chunk.forEach((entry, i) => {
-        const r = results[i];
-        if (r?.ok === true) cost.observeAnswer(entry.call, r.data);
-        if (r === undefined)
-          settle(entry, (w) =>
-            w.reject(
-              new MissingResultError(`no result for ${entry.call.procedure} (slot ${i} of ${chunk.length})`),
-            ),
-          );
-        else if (r.ok) settle(entry, (w) => w.resolve(r.data));
-        else settle(entry, (w) => w.reject(r.error));
-      });
+      settleSlots(chunk, results, settle, cost);
     } catch (error) {
       const e = GamedataError.from(error);
       for (const entry of chunk) settle(entry, (w) => w.reject(e));
@@ -196,31 +308,6 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
       // Held partial batches may go now (or fill up with the calls this answer triggers).
       if (queue.length > 0) schedule();
     }
-  }
-
-  /**
-   * The next request's calls: up to `maxBatchSize` in queue order, feed calls only while the serial work in flight
-   * stays within `maxSerialMs` (the first one always when nothing serial is in flight); the feed calls left wait.
-   */
-  function takeChunk(): { chunk: Entry[]; serialMs: number } {
-    const chunk: Entry[] = [];
-    const left: Entry[] = [];
-    let serialMs = 0;
-    for (const e of queue) {
-      if (chunk.length >= maxBatchSize) {
-        left.push(e);
-        continue;
-      }
-      const s = e.call.serialMs ?? 0;
-      if (s > 0 && serialInFlight + serialMs + s > maxSerialMs && serialInFlight + serialMs > 0) {
-        left.push(e);
-        continue;
-      }
-      serialMs += s;
-      chunk.push(e);
-    }
-    queue = left;
-    return { chunk, serialMs };
   }
 
   function schedule(): void {
@@ -237,58 +324,25 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
     });
   }
 
-  function route(entry: Entry, router: CallRouter): void {
-    const controller = new AbortController();
-    entry.sent = true;
-    entry.controller = controller;
-    router.route(entry.call, controller.signal).then(
-      (r) => settle(entry, (w) => (r.ok ? w.resolve(r.data) : w.reject(r.error))),
-      (error: unknown) => settle(entry, (w) => w.reject(GamedataError.from(error))),
-    );
-  }
-
   function load(procedure: string, input: unknown, signal?: AbortSignal): Promise<unknown> {
     if (signal?.aborted) return Promise.reject(new AbortedError('aborted', { cause: signal.reason }));
     const key = `${procedure}\u0000${JSON.stringify(input)}`;
     let entry = inFlight.get(key);
     if (!entry) {
-      const call: ProcedureCall = { procedure, input };
-      const serialMs = cost.serialMs(call);
-      if (serialMs > 0) call.serialMs = serialMs;
-      entry = {
-        key,
-        call,
-        waiters: new Set(),
-        sent: false,
-        settled: false,
-        queuedAt: performance.now(),
-      };
+      entry = newEntry(key, procedure, input, cost);
       inFlight.set(key, entry);
-      if (options.router) route(entry, options.router);
+      if (options.router) route(entry, options.router, settle);
       else {
         queue.push(entry);
         schedule();
       }
     }
     const target = entry;
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject };
-      target.waiters.add(waiter);
-      if (!signal) return;
-      const onAbort = (): void => {
-        target.waiters.delete(waiter);
-        reject(new AbortedError('aborted', { cause: signal.reason }));
-        if (target.waiters.size === 0 && !target.settled) {
-          // Nobody wants it any more: forget it, and abort its request if every other slot is abandoned too.
-          if (inFlight.get(target.key) === target) inFlight.delete(target.key);
-          target.settled = true;
-          if (target.sent && target.controller) abortIfAbandoned(target.controller);
-        }
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      const cleanup = (): void => signal.removeEventListener('abort', onAbort);
-      waiter.resolve = (v) => (cleanup(), resolve(v));
-      waiter.reject = (e) => (cleanup(), reject(e));
+    return waitOn(target, signal, () => {
+      // Nobody wants it any more: forget it, and abort its request if every other slot is abandoned too.
+      if (inFlight.get(target.key) === target) inFlight.delete(target.key);
+      target.settled = true;
+      if (target.sent && target.controller) abortIfAbandoned(target.controller);
     });
   }
 

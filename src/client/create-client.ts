@@ -20,7 +20,7 @@ import type { ClientCore, FetchPageOptions, PageRequest } from './core.js';
 import type { CursorFormat } from './cursor.js';
 import type { Listing } from './listing.js';
 import { listingModel } from './listing.js';
-import type { RateLimiterOptions, RateLimiterState } from './rate-limiter.js';
+import type { RateLimiter, RateLimiterOptions, RateLimiterState } from './rate-limiter.js';
 import { createRateLimiter } from './rate-limiter.js';
 import type { RetryPolicy } from './retry.js';
 import { resolveRetryPolicy, withRetry } from './retry.js';
@@ -173,14 +173,8 @@ function checkEnvelope(procedure: string, data: unknown): CursorPage<unknown> {
   return page as unknown as CursorPage<unknown>;
 }
 
-/**
- * Creates a client.
- * @example
- * const client = createClient({ baseUrl: sim.url, apiKey: 'k' });
- * const txs = await client.transaction.collectAll({ oldestDate: Date.now() - 3_600_000 });
- * @throws ConfigError naming a bad option.
- */
-export function createClient(options: ClientOptions): Client {
+/** Checks the options nothing else checks; returns the ones with defaults. @throws ConfigError naming the option. */
+function checkClientOptions(options: ClientOptions): { timeoutMs: number; cursorFormat: CursorFormat } {
   if (typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl))
     throw new ConfigError(`baseUrl must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`, [
       'baseUrl',
@@ -190,16 +184,78 @@ export function createClient(options: ClientOptions): Client {
   const cursorFormat = options.cursorFormat ?? DEFAULT_CLIENT_OPTIONS.cursorFormat;
   if (cursorFormat !== 'v2' && cursorFormat !== 'v1')
     throw new ConfigError(`cursorFormat must be 'v2' or 'v1', got ${String(cursorFormat)}`, ['cursorFormat']);
+  return { timeoutMs, cursorFormat };
+}
+
+/** The client's pacing: the shared budget's limiter, none (`rateLimit: false`), or its own header-driven one. */
+function createClientLimiter(
+  options: ClientOptions,
+): Pick<RateLimiter, 'acquire' | 'complete'> & { state(): RateLimiterState | undefined } {
+  return options.budget
+    ? options.budget.limiter
+    : options.rateLimit === false
+      ? { acquire: async () => {}, complete: () => {}, state: () => undefined }
+      : createRateLimiter(options.rateLimit ?? {});
+}
+
+/** The SWR cache over the given stores, or memory and/or Redis; undefined with `cache: false`. */
+function createClientCache(options: ClientOptions): SwrCache | undefined {
+  if (options.cache === false) return undefined;
+  const c = options.cache ?? {};
+  const stores: CacheStore[] = options.cacheStores ? [...options.cacheStores] : [];
+  if (!options.cacheStores) {
+    if (c.memory !== false || !options.redis)
+      stores.push(
+        createMemoryStore({ max: c.maxEntries ?? 10_000, ...(options.now ? { now: options.now } : {}) }),
+      );
+    if (options.redis)
+      stores.push(
+        createRedisStore({ redis: options.redis, ...(c.redisPrefix ? { prefix: c.redisPrefix } : {}) }),
+      );
+  }
+  return createSwrCache({
+    stores,
+    ...(options.now ? { now: options.now } : {}),
+    onError: (error) => options.onError?.(error),
+  });
+}
+
+/** The wire input of one listing page. */
+function pageInput(listing: Listing, request: PageRequest): Record<string, unknown> {
+  const input: Record<string, unknown> = { ...listing.filters, limit: request.limit };
+  if (request.cursor !== undefined) input['cursor'] = request.cursor;
+  if (request.direction !== undefined) input['direction'] = request.direction;
+  return input;
+}
+
+/**
+ * The shared budget's own rule when plugged in (its limiter's `binds`: sending all that waits would spend the
+ * tokens left before the reset, or a pause runs); else a pause runs, or less than a fifth of the window is left.
+ */
+function limiterBinds(limiter: { state(): RateLimiterState | undefined }, maxInFlight: number): boolean {
+  const rule = (limiter as { binds?: unknown }).binds;
+  if (typeof rule === 'function') return Boolean((rule as (n: number) => unknown).call(limiter, maxInFlight));
+  const st = limiter.state();
+  if (!st) return false;
+  if (st.pauseUntil > Date.now()) return true;
+  return st.limit !== undefined && st.remaining !== undefined && st.remaining < st.limit / 5;
+}
+
+/**
+ * Creates a client.
+ * @example
+ * const client = createClient({ baseUrl: sim.url, apiKey: 'k' });
+ * const txs = await client.transaction.collectAll({ oldestDate: Date.now() - 3_600_000 });
+ * @throws ConfigError naming a bad option.
+ */
+export function createClient(options: ClientOptions): Client {
+  const { timeoutMs, cursorFormat } = checkClientOptions(options);
   const retry = resolveRetryPolicy(options.retry);
   const fetchImpl: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
 
   const counters = { httpRequests: 0, procedures: 0, rounds: 0, status429: 0, networkErrors: 0 };
   let callsInFlight = 0;
-  const limiter = options.budget
-    ? options.budget.limiter
-    : options.rateLimit === false
-      ? { acquire: async () => {}, complete: () => {}, state: () => undefined }
-      : createRateLimiter(options.rateLimit ?? {});
+  const limiter = createClientLimiter(options);
   const transport = createTransport({
     baseUrl: options.baseUrl,
     apiKey: options.apiKey,
@@ -232,30 +288,11 @@ export function createClient(options: ClientOptions): Client {
   // Whole-request failures were already retried by the transport; here only a failed slot is retried, alone.
   const slotPolicy: RetryPolicy = { ...retry, isRetriable: (e) => isSlotError(e) && retry.isRetriable(e) };
 
-  let cache: SwrCache | undefined;
   const windows: CacheWindowsByOperation = {
     ...DEFAULT_CACHE_WINDOWS,
     ...(options.cache ? options.cache.windows : {}),
   };
-  if (options.cache !== false) {
-    const c = options.cache ?? {};
-    const stores: CacheStore[] = options.cacheStores ? [...options.cacheStores] : [];
-    if (!options.cacheStores) {
-      if (c.memory !== false || !options.redis)
-        stores.push(
-          createMemoryStore({ max: c.maxEntries ?? 10_000, ...(options.now ? { now: options.now } : {}) }),
-        );
-      if (options.redis)
-        stores.push(
-          createRedisStore({ redis: options.redis, ...(c.redisPrefix ? { prefix: c.redisPrefix } : {}) }),
-        );
-    }
-    cache = createSwrCache({
-      stores,
-      ...(options.now ? { now: options.now } : {}),
-      onError: (error) => options.onError?.(error),
-    });
-  }
+  const cache = createClientCache(options);
 
   function call(
     procedure: string,
@@ -293,10 +330,7 @@ export function createClient(options: ClientOptions): Client {
     request: PageRequest,
     pageOptions: FetchPageOptions = {},
   ): Promise<CursorPage<T>> {
-    const input: Record<string, unknown> = { ...listing.filters, limit: request.limit };
-    if (request.cursor !== undefined) input['cursor'] = request.cursor;
-    if (request.direction !== undefined) input['direction'] = request.direction;
-    const data = await call(listing.procedure, input, { signal: pageOptions.signal });
+    const data = await call(listing.procedure, pageInput(listing, request), { signal: pageOptions.signal });
     const page = checkEnvelope(listing.procedure, data);
     if ((pageOptions.onInvalidItem ?? 'throw') === 'throw') {
       const model = listingModel(listing);
@@ -305,20 +339,8 @@ export function createClient(options: ClientOptions): Client {
     return page as CursorPage<T>;
   }
 
-  /**
-   * The shared budget's own rule when plugged in (its limiter's `binds`: sending all that waits would spend the
-   * tokens left before the reset, or a pause runs); else a pause runs, or less than a fifth of the window is left.
-   */
   const maxInFlight = options.maxInFlight ?? DEFAULT_CLIENT_OPTIONS.maxInFlight;
-  const budgetBinds = (): boolean => {
-    const rule = (limiter as { binds?: unknown }).binds;
-    if (typeof rule === 'function')
-      return Boolean((rule as (n: number) => unknown).call(limiter, maxInFlight));
-    const st = limiter.state();
-    if (!st) return false;
-    if (st.pauseUntil > Date.now()) return true;
-    return st.limit !== undefined && st.remaining !== undefined && st.remaining < st.limit / 5;
-  };
+  const budgetBinds = (): boolean => limiterBinds(limiter, maxInFlight);
   const core: ClientCore = { fetchPage, cursorFormat, budgetBinds };
   const invalidateCache = async (): Promise<void> => {
     await cache?.clear();

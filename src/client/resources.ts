@@ -331,146 +331,223 @@ export function flattenEquipment(raw: unknown): Equipment[] {
   return out;
 }
 
-export function createResources(deps: ResourceDeps): Resources {
-  const { core, read, invalidateCache } = deps;
+/** A listing's resource name, as `createListing` takes it. */
+type ListingResource = Parameters<typeof createListing>[0];
 
-  function paginated<T>(
-    resource: Parameters<typeof createListing>[0],
-    filters: ListingFilters,
-    options: AnyPageOptions,
-    defaultLimit: number,
-  ): AsyncIterable<T> | Promise<CursorPage<T>> {
-    const listing = createListing(resource, filters);
-    const limit = options.limit ?? defaultLimit;
-    if (options.autoItems) {
-      return paginateItems<T>(core, listing, {
-        limit,
-        cursor: options.cursor,
-        direction: options.direction,
-        maxPages: options.maxPages,
-        cursorEnd: options.cursorEnd,
-        signal: options.signal,
-        onInvalidItem: options.onInvalidItem,
-      });
-    }
-    return core.fetchPage<T>(
-      listing,
-      { limit, cursor: options.cursor ?? undefined, direction: options.direction },
-      { signal: options.signal, onInvalidItem: options.onInvalidItem },
+/** One page of a listing, or with `autoItems` every item across pages. */
+function paginate<T>(
+  core: ClientCore,
+  resource: ListingResource,
+  filters: ListingFilters,
+  options: AnyPageOptions,
+  defaultLimit: number,
+): AsyncIterable<T> | Promise<CursorPage<T>> {
+  const listing = createListing(resource, filters);
+  const limit = options.limit ?? defaultLimit;
+  if (options.autoItems) {
+    return paginateItems<T>(core, listing, {
+      limit,
+      cursor: options.cursor,
+      direction: options.direction,
+      maxPages: options.maxPages,
+      cursorEnd: options.cursorEnd,
+      signal: options.signal,
+      onInvalidItem: options.onInvalidItem,
+    });
+  }
+  return core.fetchPage<T>(
+    listing,
+    { limit, cursor: options.cursor ?? undefined, direction: options.direction },
+    { signal: options.signal, onInvalidItem: options.onInvalidItem },
+  );
+}
+
+/**
+ * A listing's page reader with its resource's overloads (one page, or with `autoItems` every item across pages):
+ * `A` are the positional arguments before the options (`type`, `countryId`), `filters` turns them and the options
+ * into wire filters. The one cast of the overloads lives here.
+ */
+function pageReaderOf<T, F, A extends unknown[]>(
+  core: ClientCore,
+  resource: ListingResource,
+  defaultLimit: number,
+  positional: A['length'],
+  filters: (args: A, options: F & AnyPageOptions) => ListingFilters,
+): PageReader<T, F, A> {
+  const read = (...args: unknown[]): AsyncIterable<T> | Promise<CursorPage<T>> => {
+    const options = (args[positional] ?? {}) as F & AnyPageOptions;
+    return paginate<T>(
+      core,
+      resource,
+      filters(args.slice(0, positional) as A, options),
+      options,
+      defaultLimit,
     );
-  }
+  };
+  return read as unknown as PageReader<T, F, A>;
+}
 
-  /**
-   * A listing's page reader with its resource's overloads (one page, or with `autoItems` every item across pages):
-   * `A` are the positional arguments before the options (`type`, `countryId`), `filters` turns them and the options
-   * into wire filters. The one cast of the overloads lives here.
-   */
-  function pageReader<T, F, A extends unknown[]>(
-    resource: Parameters<typeof createListing>[0],
-    defaultLimit: number,
-    positional: A['length'],
-    filters: (args: A, options: F & AnyPageOptions) => ListingFilters,
-  ): PageReader<T, F, A> {
-    const read = (...args: unknown[]): AsyncIterable<T> | Promise<CursorPage<T>> => {
-      const options = (args[positional] ?? {}) as F & AnyPageOptions;
-      return paginated<T>(resource, filters(args.slice(0, positional) as A, options), options, defaultLimit);
-    };
-    return read as unknown as PageReader<T, F, A>;
-  }
+/**
+ * The `collectAll` / `iterateAll` pair of a listing: one listing of `resource`, filtered by the call's
+ * non-slice options. `check` runs first (synchronously, as the caller's own validation).
+ */
+function slicedOf<T, O extends SliceOptions>(
+  core: ClientCore,
+  resource: ListingResource,
+  check: (options: O) => void = () => undefined,
+): { collectAll: (options?: O) => Promise<T[]>; iterateAll: (options?: O) => AsyncIterable<T> } {
+  const listings = (o: O): Listing[] => [createListing(resource, filtersOf(o, SLICE_KEYS))];
+  return {
+    collectAll: (o = {} as O) => {
+      check(o);
+      return collectSlices<T>(core, listings(o), sliceOptions(o, {}));
+    },
+    iterateAll: (o = {} as O) => {
+      check(o);
+      return iterateSlices<T>(core, listings(o), sliceOptions(o, {}));
+    },
+  };
+}
 
-  /**
-   * The `collectAll` / `iterateAll` pair of a listing: one listing of `resource`, filtered by the call's
-   * non-slice options. `check` runs first (synchronously, as the caller's own validation).
-   */
-  function sliced<T, O extends SliceOptions>(
-    resource: Parameters<typeof createListing>[0],
-    check: (options: O) => void = () => undefined,
-  ): { collectAll: (options?: O) => Promise<T[]>; iterateAll: (options?: O) => AsyncIterable<T> } {
-    const listings = (o: O): Listing[] => [createListing(resource, filtersOf(o, SLICE_KEYS))];
-    return {
-      collectAll: (o = {} as O) => {
-        check(o);
-        return collectSlices<T>(core, listings(o), sliceOptions(o, {}));
-      },
-      iterateAll: (o = {} as O) => {
-        check(o);
-        return iterateSlices<T>(core, listings(o), sliceOptions(o, {}));
-      },
-    };
-  }
+/** Every item of an async iterable, in order. */
+async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
 
-  async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
-    const out: T[] = [];
-    for await (const x of it) out.push(x);
-    return out;
-  }
+/** Every item of a country's listing (all pages, 100 per page). */
+function everyItemOfCountry<T>(
+  core: ClientCore,
+  resource: ListingResource,
+  countryId: string,
+  signal: AbortSignal | undefined,
+): Promise<T[]> {
+  return all(
+    paginate<T>(
+      core,
+      resource,
+      { countryId },
+      { autoItems: true, limit: 100, signal },
+      100,
+    ) as AsyncIterable<T>,
+  );
+}
 
-  const article: ArticleResource = {
+function articleResource({ core, read, invalidateCache }: ResourceDeps): ArticleResource {
+  return {
     get: (articleId, o = {}) => read<Article>('article.getArticleById', { articleId }, models.Article, o),
     getLite: (articleId, o = {}) =>
       read<ArticleLite>('article.getArticleLiteById', { articleId }, models.ArticleLite, o),
-    getPaginated: pageReader<ArticleLite, ArticleFilters, [ArticleType]>(
+    getPaginated: pageReaderOf<ArticleLite, ArticleFilters, [ArticleType]>(
+      core,
       'articles',
       DEFAULT_PAGE_LIMITS.article,
       1,
       ([type], o) => ({ ...filtersOf(o, PAGE_KEYS), type }),
     ),
-    ...sliced<ArticleLite, ArticleFilters & { type?: ArticleType } & SliceOptions>('articles'),
+    ...slicedOf<ArticleLite, ArticleFilters & { type?: ArticleType } & SliceOptions>(core, 'articles'),
     invalidateCache,
   };
+}
 
-  function requireOldest(o: { oldestDate?: unknown } = {}): void {
-    if (o.oldestDate === undefined || o.oldestDate === null)
-      throw new ConfigError(
-        'transaction.collectAll: oldestDate is required (the unfiltered feed reaches back 72 h only)',
-        ['oldestDate'],
-      );
-  }
-  const transaction: TransactionResource = {
-    getPaginated: pageReader<Transaction, TransactionFilters, []>(
+function requireOldest(o: { oldestDate?: unknown } = {}): void {
+  if (o.oldestDate === undefined || o.oldestDate === null)
+    throw new ConfigError(
+      'transaction.collectAll: oldestDate is required (the unfiltered feed reaches back 72 h only)',
+      ['oldestDate'],
+    );
+}
+
+function transactionResource({ core, invalidateCache }: ResourceDeps): TransactionResource {
+  return {
+    getPaginated: pageReaderOf<Transaction, TransactionFilters, []>(
+      core,
       'transactions',
       DEFAULT_PAGE_LIMITS.transaction,
       0,
       (_, o) => filtersOf(o, PAGE_KEYS),
     ),
-    ...sliced<Transaction, TransactionFilters & SliceOptions>('transactions', requireOldest),
+    ...slicedOf<Transaction, TransactionFilters & SliceOptions>(core, 'transactions', requireOldest),
     invalidateCache,
   };
+}
 
-  const party: PartyResource = {
+function partyResource({ core, read, invalidateCache }: ResourceDeps): PartyResource {
+  return {
     get: (partyId, o = {}) => read<Party>('party.getById', { partyId }, models.Party, o),
-    getByCountry: (countryId, o = {}) =>
-      all(
-        paginated<Party>(
-          'parties',
-          { countryId },
-          { autoItems: true, limit: 100, signal: o.signal },
-          100,
-        ) as AsyncIterable<Party>,
-      ),
-    getPaginated: pageReader<Party, CountryFilter, []>('parties', DEFAULT_PAGE_LIMITS.party, 0, (_, o) =>
-      filtersOf(o, PAGE_KEYS),
+    getByCountry: (countryId, o = {}) => everyItemOfCountry<Party>(core, 'parties', countryId, o.signal),
+    getPaginated: pageReaderOf<Party, CountryFilter, []>(
+      core,
+      'parties',
+      DEFAULT_PAGE_LIMITS.party,
+      0,
+      (_, o) => filtersOf(o, PAGE_KEYS),
     ),
-    ...sliced<Party, CountryFilter & SliceOptions>('parties'),
+    ...slicedOf<Party, CountryFilter & SliceOptions>(core, 'parties'),
     invalidateCache,
   };
+}
 
-  const country: CountryResource = {
+function countryResource({ read, invalidateCache }: ResourceDeps): CountryResource {
+  return {
     getAllCountries: async (o = {}) =>
       normaliseCountries(await read<unknown>('country.getAllCountries', {}, undefined, o)),
     invalidateCache,
   };
+}
 
-  async function countryListings(signal?: AbortSignal): Promise<ReturnType<typeof createListing>[]> {
+/**
+ * Users by id, `concurrency` at once, aligned with `userIds`; `null` for ids that do not exist. One failure (other
+ * than not-found) fails the call and cancels the rest.
+ */
+async function getUsersById(
+  getById: (userId: string, signal: AbortSignal) => Promise<User>,
+  userIds: readonly string[],
+  o: { concurrency?: number; signal?: AbortSignal },
+): Promise<(User | null)[]> {
+  const concurrency = o.concurrency ?? DEFAULT_RESOURCE_COLLECT.concurrency;
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new ConfigError(`concurrency must be an integer >= 1, got ${concurrency}`, ['concurrency']);
+  const limit = pLimit(concurrency);
+  const internal = new AbortController();
+  const signal = o.signal ? AbortSignal.any([o.signal, internal.signal]) : internal.signal;
+  setMaxListeners(0, signal);
+  try {
+    return await Promise.all(
+      userIds.map((id) =>
+        limit(async () => {
+          try {
+            return await getById(id, signal);
+          } catch (error) {
+            if (error instanceof NotFoundError) return null;
+            if (!internal.signal.aborted) internal.abort(error);
+            throw error;
+          }
+        }),
+      ),
+    );
+  } catch (error) {
+    // Report the first real failure, not the cancellations it caused.
+    const reason: unknown = internal.signal.reason;
+    throw error instanceof AbortedError && reason instanceof GamedataError && !o.signal?.aborted
+      ? reason
+      : error;
+  }
+}
+
+function userResource(deps: ResourceDeps, country: CountryResource): UserResource {
+  const { core, read, invalidateCache } = deps;
+  const countryListings = async (signal?: AbortSignal): Promise<Listing[]> => {
     const countries = await country.getAllCountries(signal ? { signal } : {});
     return countries.map((c) => createListing('users', { countryId: c._id }));
-  }
+  };
   const userDefaults = { timeSliceDays: DEFAULT_RESOURCE_COLLECT.userTimeSliceDays };
-
   const user: UserResource = {
     getById: (userId, o = {}) => read<User>('user.getUserById', { userId }, models.User, o),
     getLite: (userId, o = {}) => read<UserLite>('user.getUserLite', { userId }, models.UserLite, o),
-    getByCountry: pageReader<UserLite, object, [string]>(
+    getByCountry: pageReaderOf<UserLite, object, [string]>(
+      core,
       'users',
       DEFAULT_PAGE_LIMITS.user,
       1,
@@ -479,45 +556,8 @@ export function createResources(deps: ResourceDeps): Resources {
       }),
     ),
     getUsersByCountry: (countryId, o = {}) =>
-      all(
-        paginated<UserLite>(
-          'users',
-          { countryId },
-          { autoItems: true, limit: 100, signal: o.signal },
-          100,
-        ) as AsyncIterable<UserLite>,
-      ),
-    async getMany(userIds, o = {}) {
-      const concurrency = o.concurrency ?? DEFAULT_RESOURCE_COLLECT.concurrency;
-      if (!Number.isInteger(concurrency) || concurrency < 1)
-        throw new ConfigError(`concurrency must be an integer >= 1, got ${concurrency}`, ['concurrency']);
-      const limit = pLimit(concurrency);
-      // One failure (other than not-found) fails the call and cancels the rest.
-      const internal = new AbortController();
-      const signal = o.signal ? AbortSignal.any([o.signal, internal.signal]) : internal.signal;
-      setMaxListeners(0, signal);
-      try {
-        return await Promise.all(
-          userIds.map((id) =>
-            limit(async () => {
-              try {
-                return await user.getById(id, { signal });
-              } catch (error) {
-                if (error instanceof NotFoundError) return null;
-                if (!internal.signal.aborted) internal.abort(error);
-                throw error;
-              }
-            }),
-          ),
-        );
-      } catch (error) {
-        // Report the first real failure, not the cancellations it caused.
-        const reason: unknown = internal.signal.reason;
-        throw error instanceof AbortedError && reason instanceof GamedataError && !o.signal?.aborted
-          ? reason
-          : error;
-      }
-    },
+      everyItemOfCountry<UserLite>(core, 'users', countryId, o.signal),
+    getMany: (userIds, o = {}) => getUsersById((id, signal) => user.getById(id, { signal }), userIds, o),
     collectByCountry: (countryId, o = {}) =>
       collectSlices<UserLite>(core, [createListing('users', { countryId })], sliceOptions(o, userDefaults)),
     iterateByCountry: (countryId, o = {}) =>
@@ -538,29 +578,28 @@ export function createResources(deps: ResourceDeps): Resources {
     },
     invalidateCache,
   };
+  return user;
+}
 
-  const election: ElectionResource = {
-    getPaginated: pageReader<Election, CountryFilter, []>(
+function electionResource({ core, invalidateCache }: ResourceDeps): ElectionResource {
+  return {
+    getPaginated: pageReaderOf<Election, CountryFilter, []>(
+      core,
       'elections',
       DEFAULT_PAGE_LIMITS.election,
       0,
       (_, o) => filtersOf(o, PAGE_KEYS),
     ),
-    getByCountry: (countryId, o = {}) =>
-      all(
-        paginated<Election>(
-          'elections',
-          { countryId },
-          { autoItems: true, limit: 100, signal: o.signal },
-          100,
-        ) as AsyncIterable<Election>,
-      ),
-    ...sliced<Election, CountryFilter & SliceOptions>('elections'),
+    getByCountry: (countryId, o = {}) => everyItemOfCountry<Election>(core, 'elections', countryId, o.signal),
+    ...slicedOf<Election, CountryFilter & SliceOptions>(core, 'elections'),
     invalidateCache,
   };
+}
 
-  const donation: DonationResource = {
-    getPaginated: pageReader<Donation, DonationTarget, []>(
+function donationResource({ core, read, invalidateCache }: ResourceDeps): DonationResource {
+  return {
+    getPaginated: pageReaderOf<Donation, DonationTarget, []>(
+      core,
       'donations',
       DEFAULT_PAGE_LIMITS.donation,
       0,
@@ -571,17 +610,31 @@ export function createResources(deps: ResourceDeps): Resources {
       for (const k of ['muId', 'countryId', 'partyId'] as const) if (o[k] !== undefined) input[k] = o[k];
       return read<DonationTotals>('donation.getTotalDonations', input, models.DonationTotals, o);
     },
-    ...sliced<Donation, DonationTarget & SliceOptions>('donations'),
+    ...slicedOf<Donation, DonationTarget & SliceOptions>(core, 'donations'),
     invalidateCache,
   };
+}
 
-  const inventory: InventoryResource = {
+function inventoryResource({ read, invalidateCache }: ResourceDeps): InventoryResource {
+  return {
     fetchCurrentEquipment: async (userId, o = {}) =>
       flattenEquipment(await read<unknown>('inventory.fetchCurrentEquipment', { userId }, undefined, o)),
     invalidateCache,
   };
+}
 
-  return { article, transaction, party, user, election, donation, country, inventory };
+export function createResources(deps: ResourceDeps): Resources {
+  const country = countryResource(deps);
+  return {
+    article: articleResource(deps),
+    transaction: transactionResource(deps),
+    party: partyResource(deps),
+    user: userResource(deps, country),
+    election: electionResource(deps),
+    donation: donationResource(deps),
+    country,
+    inventory: inventoryResource(deps),
+  };
 }
 
 function compareNewestFirst(at: unknown, aid: string, bt: unknown, bid: string): number {

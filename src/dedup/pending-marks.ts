@@ -196,6 +196,248 @@ function positiveInteger(name: string, value: number): number {
   return value;
 }
 
+/** The Redis keys of the protocol under one prefix. */
+interface PendingKeys {
+  /** The lock of one entity; scoped locks are separate (a replay run publishes again what the global set holds). */
+  lock(resource: ResourceName, scope: string | undefined, id: string): string;
+  /** The seen-set a claim checks: the run-scoped one under `--replay`, else the global one. */
+  claimSet(resource: ResourceName, scope: string | undefined): string;
+  /** The seen-sets a committed page is marked in: the global one, and the run-scoped one under `--replay`. */
+  markSets(resource: ResourceName, scope: string | undefined): string[];
+  /** The intent (pages not settled yet) of one slice. */
+  intent(sliceKey: string): string;
+}
+
+function pendingKeysOf(prefix: string): PendingKeys {
+  const globalSet = (r: ResourceName): string => `${prefix}:seen:${r}`;
+  const scopedSet = (r: ResourceName, scope: string): string => `${prefix}:seen:${r}:run:${scope}`;
+  return {
+    lock: (resource, scope, id) =>
+      scope === undefined
+        ? `${prefix}:lock:${resource}/${id}`
+        : `${prefix}:lock:${resource}:run:${scope}/${id}`,
+    claimSet: (r, scope) => (scope === undefined ? globalSet(r) : scopedSet(r, scope)),
+    markSets: (r, scope) => (scope === undefined ? [globalSet(r)] : [globalSet(r), scopedSet(r, scope)]),
+    intent: (sliceKey) => `${prefix}:intent:${sliceKey}`,
+  };
+}
+
+function checkScope(scope: string | undefined): void {
+  if (scope !== undefined && (scope === '' || scope.includes('/')))
+    throw new GamedataError(`scope must be a non-empty string without "/", got ${JSON.stringify(scope)}`);
+}
+
+function checkPage(sliceKey: string, page: PendingPage): void {
+  const parsed = parsePageKey(page.pageKey);
+  if (parsed.sliceKey !== sliceKey || parsed.seq !== page.seq)
+    throw new GamedataError(
+      `page ${page.pageKey} (seq ${page.seq}) is not a page of slice ${JSON.stringify(sliceKey)}`,
+    );
+}
+
+const versionedOf = (r: ResourceName): boolean => RESOURCE_INFO[r].dedup === 'version';
+
+/** One entity of a page being claimed: the record it came from, its seen entry and its lock. */
+interface ClaimItem {
+  index: number;
+  entry: SeenEntry;
+  lock: string;
+}
+
+/**
+ * One record per entity: the first occurrence (immutable), the latest version (changing resources). Records without
+ * an `_id` cannot be recognised again: they always pass (they will be dead-lettered), as `fresh` indexes.
+ */
+function pickClaimItems(
+  resource: ResourceName,
+  records: readonly DedupRecord[],
+  lockOf: (id: string) => string,
+): { items: ClaimItem[]; fresh: Set<number> } {
+  const versioned = versionedOf(resource);
+  const byId = new Map<string, ClaimItem>();
+  const fresh = new Set<number>();
+  records.forEach((rec, index) => {
+    if (!hasDedupId(rec)) return void fresh.add(index);
+    const entry = seenEntry(resource, rec);
+    const current = byId.get(entry.id);
+    if (current === undefined || (versioned && laterWins(current.entry.version, entry.version)))
+      byId.set(entry.id, { index, entry, lock: lockOf(entry.id) });
+  });
+  return { items: [...byId.values()], fresh };
+}
+
+/** Sorts one claim step's items by the state the backend found their locks in ('seen' ones are repeats: dropped). */
+function sortByLockState(
+  batch: readonly ClaimItem[],
+  states: readonly LockState[],
+): { mine: ClaimItem[]; retry: ClaimItem[]; expired: Map<string, ClaimItem[]> } {
+  const mine: ClaimItem[] = [];
+  const retry: ClaimItem[] = [];
+  const expired = new Map<string, ClaimItem[]>();
+  batch.forEach((it, i) => {
+    const s = states[i];
+    if (s?.state === 'mine') mine.push(it);
+    else if (s?.state === 'wait') retry.push(it);
+    else if (s?.state === 'expired') {
+      expired.set(s.owner, [...(expired.get(s.owner) ?? []), it]);
+      retry.push(it);
+    }
+  });
+  return { mine, retry, expired };
+}
+
+/** What a claim of one page works with. */
+interface ClaimContext {
+  backend: PendingMarksBackend;
+  keys: PendingKeys;
+  leaseMs: number;
+  pollMs: number;
+  pageKey: string;
+  resource: ResourceName;
+  options: PageClaimOptions;
+}
+
+/** Settles `items`'s locks held by `pageKey` (committed: marks them seen first). */
+function settleItems(
+  c: ClaimContext,
+  what: string,
+  pageKey: string,
+  committed: boolean,
+  versionFromLock: boolean,
+  items: readonly ClaimItem[],
+): Promise<void> {
+  return onRedis(what, () =>
+    c.backend.settle({
+      sets: c.keys.markSets(c.resource, c.options.scope),
+      versioned: versionedOf(c.resource),
+      pageKey,
+      committed,
+      versionFromLock,
+      locks: items.map((it) => it.lock),
+      entries: items.map((it) => it.entry),
+    }),
+  );
+}
+
+/** Resolves the pages whose lease expired (fence, ask whether they committed) and settles their locks. */
+async function settleExpired(
+  c: ClaimContext,
+  expired: ReadonlyMap<string, readonly ClaimItem[]>,
+  resolveForeign: ResolveForeignPage,
+): Promise<void> {
+  for (const [owner, items] of expired) {
+    parsePageKey(owner);
+    const committed = await resolveForeign(owner);
+    await settleItems(c, `settling page ${owner}`, owner, committed, true, items);
+  }
+}
+
+/** Waits one jittered poll, so that two pages that collide do not retry in step. */
+async function pollAgain(pollMs: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    const jittered = Math.round(pollMs * (0.5 + Math.random()));
+    await sleep(jittered, undefined, signal === undefined ? undefined : { signal });
+  } catch (error) {
+    throw GamedataError.from(error);
+  }
+}
+
+/** Takes the locks of `items` for the page, waiting for live foreign pages and resolving expired ones. */
+async function takeLocks(
+  c: ClaimContext,
+  items: readonly ClaimItem[],
+  resolveForeign: ResolveForeignPage,
+): Promise<ClaimItem[]> {
+  let todo = [...items];
+  const mine: ClaimItem[] = [];
+  let waited = false;
+  while (todo.length > 0) {
+    const batch = todo;
+    const states = await onRedis(`claiming page ${c.pageKey}`, () =>
+      c.backend.claim({
+        set: c.keys.claimSet(c.resource, c.options.scope),
+        versioned: versionedOf(c.resource),
+        pageKey: c.pageKey,
+        leaseMs: c.leaseMs,
+        locks: batch.map((it) => it.lock),
+        entries: batch.map((it) => it.entry),
+      }),
+    );
+    const step = sortByLockState(batch, states);
+    mine.push(...step.mine);
+    await settleExpired(c, step.expired, resolveForeign);
+    todo = step.retry;
+    if (todo.length > 0 && step.expired.size === 0) {
+      if (!waited && c.options.onWait !== undefined) await c.options.onWait();
+      waited = true;
+      // Never hold while waiting: a page that kept the locks it got while it waits for another page's can close
+      // a cycle (walk A holds trade 1 and waits for trade 2, walk B holds 2 and waits for 1; the buyer's and
+      // the seller's walks read the same trades), and leases renewed by the waiters never expire. So this
+      // page's locks are released (compare-and-delete: only the ones still carrying this page key) and taken
+      // again with the rest; the poll is jittered so two pages that collide do not retry in step.
+      if (mine.length > 0) {
+        const held = mine.splice(0);
+        await settleItems(c, `releasing page ${c.pageKey} while it waits`, c.pageKey, false, false, held);
+        todo = [...todo, ...held];
+      }
+      await pollAgain(c.pollMs, c.options.signal);
+    }
+  }
+  return mine;
+}
+
+/** {@link PendingMarks.claim} of one page. */
+async function claimPage<T extends DedupRecord>(
+  c: ClaimContext,
+  records: readonly T[],
+  resolveForeign: ResolveForeignPage,
+): Promise<PageClaim<T>> {
+  const { seq } = parsePageKey(c.pageKey);
+  checkScope(c.options.scope);
+  const { scope } = c.options;
+  const { items, fresh } = pickClaimItems(c.resource, records, (id) => c.keys.lock(c.resource, scope, id));
+  const mine = await takeLocks(c, items, resolveForeign);
+  for (const it of mine) fresh.add(it.index);
+  const page: PendingPage = {
+    pageKey: c.pageKey,
+    seq,
+    resource: c.resource,
+    ...(scope === undefined ? {} : { scope }),
+    entries: mine.map((it) => it.entry),
+  };
+  return {
+    fresh: records.filter((_, i) => fresh.has(i)),
+    repeats: records.length - fresh.size,
+    page,
+  };
+}
+
+/** A page as the intent stores it (its seq is the field). */
+function encodeIntentPage(page: PendingPage): string {
+  return JSON.stringify({
+    pageKey: page.pageKey,
+    resource: page.resource,
+    scope: page.scope,
+    entries: page.entries.map((e) => [e.id, e.version]),
+  });
+}
+
+function decodeIntentPage(seq: number, value: string): PendingPage {
+  const v = JSON.parse(value) as {
+    pageKey: string;
+    resource: ResourceName;
+    scope?: string;
+    entries: [string, string][];
+  };
+  return {
+    pageKey: v.pageKey,
+    seq,
+    resource: v.resource,
+    ...(v.scope === undefined ? {} : { scope: v.scope }),
+    entries: v.entries.map(([id, version]) => ({ id, version })),
+  };
+}
+
 /** Creates the pending-marks protocol on a backend (`createRedisPendingMarks(redis)` in production). */
 export function createPendingMarks(
   backend: PendingMarksBackend,
@@ -205,178 +447,26 @@ export function createPendingMarks(
   if (prefix === '') throw new ConfigError('option prefix must be a non-empty string, got ""');
   const leaseMs = positiveInteger('leaseMs', options.leaseMs ?? DEFAULT_PENDING_MARKS_OPTIONS.leaseMs);
   const pollMs = positiveInteger('pollMs', options.pollMs ?? DEFAULT_PENDING_MARKS_OPTIONS.pollMs);
-
-  const checkScope = (scope: string | undefined): void => {
-    if (scope !== undefined && (scope === '' || scope.includes('/')))
-      throw new GamedataError(`scope must be a non-empty string without "/", got ${JSON.stringify(scope)}`);
-  };
-  // Scoped locks are separate: a replay run publishes again what the global set holds.
-  const lockKey = (resource: ResourceName, scope: string | undefined, id: string): string =>
-    scope === undefined
-      ? `${prefix}:lock:${resource}/${id}`
-      : `${prefix}:lock:${resource}:run:${scope}/${id}`;
-  const globalSet = (r: ResourceName): string => `${prefix}:seen:${r}`;
-  const scopedSet = (r: ResourceName, scope: string): string => `${prefix}:seen:${r}:run:${scope}`;
-  const setsFor = (r: ResourceName, scope: string | undefined): string[] =>
-    scope === undefined ? [globalSet(r)] : [globalSet(r), scopedSet(r, scope)];
-  const intentKey = (sliceKey: string): string => `${prefix}:intent:${sliceKey}`;
-  const versionedOf = (r: ResourceName): boolean => RESOURCE_INFO[r].dedup === 'version';
-  const checkPage = (sliceKey: string, page: PendingPage): void => {
-    const parsed = parsePageKey(page.pageKey);
-    if (parsed.sliceKey !== sliceKey || parsed.seq !== page.seq)
-      throw new GamedataError(
-        `page ${page.pageKey} (seq ${page.seq}) is not a page of slice ${JSON.stringify(sliceKey)}`,
-      );
-  };
+  const keys = pendingKeysOf(prefix);
 
   return {
-    async claim<T extends DedupRecord>(
-      pageKey: string,
-      resource: ResourceName,
-      records: readonly T[],
-      resolveForeign: ResolveForeignPage,
-      o: PageClaimOptions = {},
-    ): Promise<PageClaim<T>> {
-      const { seq } = parsePageKey(pageKey);
-      checkScope(o.scope);
-      const versioned = versionedOf(resource);
-      // One record per entity: the first occurrence (immutable), the latest version (changing resources).
-      type Item = { index: number; entry: SeenEntry; lock: string };
-      const byId = new Map<string, Item>();
-      const fresh = new Set<number>();
-      records.forEach((rec, index) => {
-        // A record without an `_id` cannot be recognised again: it always passes (it will be dead-lettered).
-        if (!hasDedupId(rec)) return void fresh.add(index);
-        const entry = seenEntry(resource, rec);
-        const current = byId.get(entry.id);
-        if (current === undefined || (versioned && laterWins(current.entry.version, entry.version)))
-          byId.set(entry.id, { index, entry, lock: lockKey(resource, o.scope, entry.id) });
-      });
-      const set = o.scope === undefined ? globalSet(resource) : scopedSet(resource, o.scope);
-      let todo = [...byId.values()];
-      const mine: Item[] = [];
-      let waited = false;
-      while (todo.length > 0) {
-        const batch = todo;
-        const states = await onRedis(`claiming page ${pageKey}`, () =>
-          backend.claim({
-            set,
-            versioned,
-            pageKey,
-            leaseMs,
-            locks: batch.map((it) => it.lock),
-            entries: batch.map((it) => it.entry),
-          }),
-        );
-        const next: Item[] = [];
-        const expired = new Map<string, Item[]>();
-        batch.forEach((it, i) => {
-          const s = states[i];
-          if (s?.state === 'mine') mine.push(it);
-          else if (s?.state === 'wait') next.push(it);
-          else if (s?.state === 'expired') {
-            expired.set(s.owner, [...(expired.get(s.owner) ?? []), it]);
-            next.push(it);
-          }
-          // 'seen': a repeat.
-        });
-        for (const [owner, items] of expired) {
-          parsePageKey(owner);
-          const committed = await resolveForeign(owner);
-          await onRedis(`settling page ${owner}`, () =>
-            backend.settle({
-              sets: setsFor(resource, o.scope),
-              versioned,
-              pageKey: owner,
-              committed,
-              versionFromLock: true,
-              locks: items.map((it) => it.lock),
-              entries: items.map((it) => it.entry),
-            }),
-          );
-        }
-        todo = next;
-        if (todo.length > 0 && expired.size === 0) {
-          if (!waited && o.onWait !== undefined) await o.onWait();
-          waited = true;
-          // Never hold while waiting: a page that kept the locks it got while it waits for another page's can close
-          // a cycle (walk A holds trade 1 and waits for trade 2, walk B holds 2 and waits for 1; the buyer's and
-          // the seller's walks read the same trades), and leases renewed by the waiters never expire. So this
-          // page's locks are released (compare-and-delete: only the ones still carrying this page key) and taken
-          // again with the rest; the poll is jittered so two pages that collide do not retry in step.
-          if (mine.length > 0) {
-            const held = mine.splice(0);
-            await onRedis(`releasing page ${pageKey} while it waits`, () =>
-              backend.settle({
-                sets: setsFor(resource, o.scope),
-                versioned,
-                pageKey,
-                committed: false,
-                versionFromLock: false,
-                locks: held.map((it) => it.lock),
-                entries: held.map((it) => it.entry),
-              }),
-            );
-            todo = [...todo, ...held];
-          }
-          try {
-            const jittered = Math.round(pollMs * (0.5 + Math.random()));
-            await sleep(jittered, undefined, o.signal === undefined ? undefined : { signal: o.signal });
-          } catch (error) {
-            throw GamedataError.from(error);
-          }
-        }
-      }
-      for (const it of mine) fresh.add(it.index);
-      const page: PendingPage = {
-        pageKey,
-        seq,
-        resource,
-        ...(o.scope === undefined ? {} : { scope: o.scope }),
-        entries: mine.map((it) => it.entry),
-      };
-      return {
-        fresh: records.filter((_, i) => fresh.has(i)),
-        repeats: records.length - fresh.size,
-        page,
-      };
-    },
+    claim: (pageKey, resource, records, resolveForeign, o = {}) =>
+      claimPage({ backend, keys, leaseMs, pollMs, pageKey, resource, options: o }, records, resolveForeign),
 
     async writeIntent(sliceKey, page) {
       checkPage(sliceKey, page);
       checkScope(page.scope);
-      const value = JSON.stringify({
-        pageKey: page.pageKey,
-        resource: page.resource,
-        scope: page.scope,
-        entries: page.entries.map((e) => [e.id, e.version]),
-      });
+      const value = encodeIntentPage(page);
       await onRedis(`writing the intent of ${sliceKey}`, () =>
-        backend.writeIntent(intentKey(sliceKey), page.seq, value),
+        backend.writeIntent(keys.intent(sliceKey), page.seq, value),
       );
     },
 
     async readIntent(sliceKey) {
       const fields = await onRedis(`reading the intent of ${sliceKey}`, () =>
-        backend.readIntent(intentKey(sliceKey)),
+        backend.readIntent(keys.intent(sliceKey)),
       );
-      return fields
-        .map(([seq, value]): PendingPage => {
-          const v = JSON.parse(value) as {
-            pageKey: string;
-            resource: ResourceName;
-            scope?: string;
-            entries: [string, string][];
-          };
-          return {
-            pageKey: v.pageKey,
-            seq,
-            resource: v.resource,
-            ...(v.scope === undefined ? {} : { scope: v.scope }),
-            entries: v.entries.map(([id, version]) => ({ id, version })),
-          };
-        })
-        .sort((a, b) => a.seq - b.seq);
+      return fields.map(([seq, value]) => decodeIntentPage(seq, value)).sort((a, b) => a.seq - b.seq);
     },
 
     async settle(sliceKey, pages, committed) {
@@ -389,12 +479,12 @@ export function createPendingMarks(
           .map((page) =>
             onRedis(`settling page ${page.pageKey}`, () =>
               backend.settle({
-                sets: setsFor(page.resource, page.scope),
+                sets: keys.markSets(page.resource, page.scope),
                 versioned: versionedOf(page.resource),
                 pageKey: page.pageKey,
                 committed,
                 versionFromLock: false,
-                locks: page.entries.map((e) => lockKey(page.resource, page.scope, e.id)),
+                locks: page.entries.map((e) => keys.lock(page.resource, page.scope, e.id)),
                 entries: page.entries,
               }),
             ),
@@ -403,7 +493,7 @@ export function createPendingMarks(
       if (pages.length > 0)
         await onRedis(`clearing the intent of ${sliceKey}`, () =>
           backend.clearIntent(
-            intentKey(sliceKey),
+            keys.intent(sliceKey),
             pages.map((p) => p.seq),
           ),
         );

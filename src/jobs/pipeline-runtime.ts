@@ -174,6 +174,69 @@ export interface PipelineRuntimeOptions {
   onSchemaEvolved?: (field: EvolvedField) => void;
 }
 
+/** The API key's shared budget under `<redisPrefix>:budget:`. */
+function createRuntimeBudget(
+  settings: PipelineSettings,
+  redis: Redis,
+  options: Omit<SharedBudgetOptions, 'redis' | 'apiKey'> | undefined,
+): SharedBudget {
+  return createSharedBudget({
+    prefix: `${settings.redisPrefix}:budget:`,
+    // The hold weighs the slices queued and running across the deployment against the key's tokens.
+    work: createWorkEstimator({
+      source: createQueuedSlices({ connection: redis, prefix: settings.queuePrefix }),
+    }),
+    ...options,
+    redis,
+    apiKey: settings.apiKey,
+  });
+}
+
+/** Closes the budget and drops both Redis connections at once (a runtime that failed while it was built). */
+async function releaseConnections(budget: SharedBudget | undefined, redis: Redis, hot: Redis): Promise<void> {
+  await budget?.close().catch(() => undefined);
+  redis.disconnect();
+  hot.disconnect();
+}
+
+/**
+ * The page encoder's schema-drift hooks: each page's unknown fields and wrong-typed values, folded per page, stored
+ * without awaiting (a Redis hiccup must not fail a page: the counts are an alarm, the records are what is
+ * guaranteed); and the `evolve` contract, asked when a page of such a resource has a new field. None without a
+ * registry or with drift tracking off.
+ */
+function createDriftHooks(
+  settings: PipelineSettings,
+  hot: Redis,
+  registry: ReturnType<typeof createRegistryClient> | undefined,
+  options: PipelineRuntimeOptions,
+): {
+  onDrift?: (resource: ResourceName, drift: PageDrift) => void;
+  evolve?: ReturnType<typeof createSchemaEvolution>;
+} {
+  const driftStore = createRedisDriftStore(hot, { prefix: settings.redisPrefix });
+  if (!(options.driftTracking ?? true) || registry === undefined) return {};
+  const onDrift = (resource: ResourceName, drift: PageDrift): void => {
+    driftStore.record(resource, drift).catch(() => undefined);
+    options.onDrift?.(resource, drift);
+  };
+  const contracts = settings.schemaContracts ?? DEFAULT_SCHEMA_CONTRACTS;
+  const evolving = RESOURCES.filter((r) => contracts[r] === 'evolve');
+  if (evolving.length === 0) return { onDrift };
+  return {
+    onDrift,
+    evolve: createSchemaEvolution({
+      registry,
+      redis: hot,
+      redisPrefix: settings.redisPrefix,
+      topicPrefix: settings.topicPrefix,
+      resources: evolving,
+      store: driftStore,
+      ...(options.onSchemaEvolved === undefined ? {} : { onEvolved: options.onSchemaEvolved }),
+    }),
+  };
+}
+
 /** Builds every real dependency of the pipeline from the settings. */
 export async function createPipelineRuntime(
   settings: PipelineSettings,
@@ -185,19 +248,7 @@ export async function createPipelineRuntime(
   // slices at once, and each then settles its pages and counts.
   const hot = connectRedis(settings.redisUrl, { autoPipelining: true });
   hot.on('error', () => undefined); // `redis` carries the errors to the service monitor
-  const budget =
-    options.budget === false
-      ? undefined
-      : createSharedBudget({
-          prefix: `${settings.redisPrefix}:budget:`,
-          // The hold weighs the slices queued and running across the deployment against the key's tokens.
-          work: createWorkEstimator({
-            source: createQueuedSlices({ connection: redis, prefix: settings.queuePrefix }),
-          }),
-          ...options.budget,
-          redis,
-          apiKey: settings.apiKey,
-        });
+  const budget = options.budget === false ? undefined : createRuntimeBudget(settings, redis, options.budget);
   const client = createClient({
     baseUrl: settings.apiUrl,
     apiKey: settings.apiKey,
@@ -212,47 +263,17 @@ export async function createPipelineRuntime(
       await sink.connect();
     } catch (error) {
       // Nothing of this runtime may outlive the failure (a worker retries; a command must exit after its line).
-      await budget?.close().catch(() => undefined);
-      redis.disconnect();
-      hot.disconnect();
+      await releaseConnections(budget, redis, hot);
       throw error;
     }
   }
   const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
-  // Schema drift: each page's unknown fields and wrong-typed values, folded per page, stored without awaiting (a
-  // Redis hiccup must not fail a page: the counts are an alarm, the records are what is guaranteed).
-  const driftStore = createRedisDriftStore(hot, { prefix: settings.redisPrefix });
-  const onDrift = (resource: ResourceName, drift: PageDrift): void => {
-    driftStore.record(resource, drift).catch(() => undefined);
-    options.onDrift?.(resource, drift);
-  };
   const contracts = settings.schemaContracts ?? DEFAULT_SCHEMA_CONTRACTS;
   const encoderOptions = {
     topicPrefix: settings.topicPrefix,
     discardUnknown: RESOURCES.filter((r) => contracts[r] === 'discard'),
   };
-  const evolving = RESOURCES.filter((r) => contracts[r] === 'evolve');
-  const tracking = options.driftTracking ?? true;
-  // The `evolve` contract: asked by the page encoder when a page of such a resource has a new field.
-  const drift =
-    !tracking || registry === undefined
-      ? {}
-      : {
-          onDrift,
-          ...(evolving.length === 0
-            ? {}
-            : {
-                evolve: createSchemaEvolution({
-                  registry,
-                  redis: hot,
-                  redisPrefix: settings.redisPrefix,
-                  topicPrefix: settings.topicPrefix,
-                  resources: evolving,
-                  store: driftStore,
-                  ...(options.onSchemaEvolved === undefined ? {} : { onEvolved: options.onSchemaEvolved }),
-                }),
-              }),
-        };
+  const drift = createDriftHooks(settings, hot, registry, options);
   const publisher: PagePublisher = registry
     ? createPagePublisher({
         sink: createCoalescingSink(sink),
@@ -274,9 +295,7 @@ export async function createPipelineRuntime(
   } catch (error) {
     // As above: nothing of this runtime outlives the failure.
     await sink.disconnect().catch(() => undefined);
-    await budget?.close().catch(() => undefined);
-    redis.disconnect();
-    hot.disconnect();
+    await releaseConnections(budget, redis, hot);
     throw error;
   }
   const transactional =

@@ -147,12 +147,8 @@ export interface PipelineWorkers {
   close(): Promise<void>;
 }
 
-/** Starts the slice worker (and the run worker). Close it before closing Redis and Kafka. */
-
-export function startPipelineWorkers(
-  options: PipelineWorkerOptions,
-  deps: PipelineWorkerDeps,
-): PipelineWorkers {
+/** The options with their defaults, checked once. @throws ConfigError naming the option. */
+function resolvePipelineWorkerOptions(options: PipelineWorkerOptions) {
   const o = { ...DEFAULT_PIPELINE_WORKER_OPTIONS, ...options };
   if (!Number.isSafeInteger(o.concurrency) || o.concurrency < 1) {
     throw new ConfigError(`option concurrency must be a positive integer, got ${String(o.concurrency)}`);
@@ -167,49 +163,304 @@ export function startPipelineWorkers(
     throw new ConfigError(
       `option livenessTimeoutMs must be a non-negative integer, got ${String(o.livenessTimeoutMs)}`,
     );
+  return { ...o, maxConcurrency };
+}
+
+type ResolvedPipelineWorkerOptions = ReturnType<typeof resolvePipelineWorkerOptions>;
+
+/** A processor whose errors are masked before BullMQ stores them (`failedReason`, `stacktrace`). */
+const maskingWith =
+  (secrets: Secrets) =>
+  <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+  async (...args: A): Promise<R> => {
+    try {
+      return await fn(...args);
+    } catch (error) {
+      throw maskError(error, secrets);
+    }
+  };
+
+/**
+ * The runs' data, read by per-user slices to know whether (and over which range) to discover users, and by every
+ * slice for its run's priority. Cached (up to 1000 runs); the run queue opens at the first read.
+ */
+function createRunReader(
+  o: { connection: ConnectionOptions; prefix: string },
+  onError: (error: Error, context: string) => void,
+): { read(runId: string): Promise<RunJobData | null>; close(): Promise<void> } {
+  let runQueue: Queue<RunJobData, RunResult> | undefined;
+  const runData = new Map<string, RunJobData | null>();
+  return {
+    async read(runId) {
+      if (runData.has(runId)) return runData.get(runId) ?? null;
+      if (runQueue === undefined) {
+        runQueue = new Queue<RunJobData, RunResult>(QUEUE_NAMES.runs, {
+          connection: o.connection,
+          prefix: o.prefix,
+        });
+        // Without a listener BullMQ prints each connection error's stack (a worker's log during a Redis restart).
+        runQueue.on('error', (e) => onError(e, 'run-queue'));
+      }
+      const run = (await runQueue.getJob(runId))?.data ?? null;
+      if (runData.size >= 1000) runData.clear();
+      runData.set(runId, run);
+      return run;
+    },
+    async close() {
+      await runQueue?.close();
+    },
+  };
+}
+
+/** What a slice job's processing needs from the worker around it. */
+interface SliceJobContext {
+  o: ResolvedPipelineWorkerOptions;
+  deps: PipelineWorkerDeps;
+  spawner: Queue<SliceJobData>;
+  readRun: (runId: string) => Promise<RunJobData | null>;
+  secrets: Secrets;
+  onError: (error: Error, where: string) => void;
+}
+
+/** The slice contract's handle on a BullMQ job: its data, reload, checkpoint and spawn of children. */
+function sliceHandleOf(
+  c: SliceJobContext,
+  job: Job<SliceJobData, SliceResult>,
+  priority: CallPriority | undefined,
+): {
+  data: SliceJobData;
+  reload: () => Promise<SliceJobData>;
+  checkpoint: (d: SliceJobData) => Promise<void>;
+  spawn: (children: SliceJobData[]) => Promise<void>;
+} {
+  return {
+    data: job.data,
+    // Exactly-once: the job data as stored now, re-read after fencing the slice's earlier owners.
+    reload: async () => (await c.spawner.getJob(job.id ?? ''))?.data ?? job.data,
+    checkpoint: async (d: SliceJobData) => {
+      await job.updateData(d);
+    },
+    spawn: async (children: SliceJobData[]) => {
+      const parent = job.parent;
+      if (parent?.id === undefined)
+        throw new GamedataError(`slice ${job.id ?? '?'} has no run to add children to`);
+      await c.spawner.addBulk(
+        childSliceJobs(children, {
+          parent: { id: parent.id, queue: parent.queueKey },
+          ...(priority === undefined ? {} : { priority }),
+          ...(c.deps.counters.retention === undefined ? {} : { retention: c.deps.counters.retention }),
+        }),
+      );
+    },
+  };
+}
+
+/** The slice's deps: with user discovery for a per-user transactions slice of a run that discovers users. */
+async function sliceDepsOf(
+  c: SliceJobContext,
+  job: Job<SliceJobData, SliceResult>,
+  spawn: (children: SliceJobData[]) => Promise<void>,
+): Promise<ProcessSliceDeps> {
+  const { deps } = c;
+  if (
+    deps.users !== undefined &&
+    job.data.resource === 'transactions' &&
+    job.data.filters['userId'] !== undefined &&
+    job.parent?.id !== undefined
+  ) {
+    const run = await c.readRun(job.parent.id);
+    if (run !== null && discoversUsers(run))
+      return { ...deps, source: withUserDiscovery(deps.source, run, { users: deps.users, spawn }) };
+  }
+  return deps;
+}
+
+/**
+ * How long after now a slice that threw runs again when it is handed back without spending an attempt; undefined
+ * when it failed instead.
+ */
+function handBackDelayMs(error: unknown, signal: AbortSignal): number | undefined {
+  // Stopped (shutdown, or the lock lost): hand the slice back (its checkpoint is saved) without spending an
+  // attempt. A stop in the middle of a page read aborts the read: the page is read again by the next run.
+  if (
+    error instanceof SliceInterruptedError ||
+    (signal.aborted && GamedataError.from(error) instanceof AbortedError)
+  )
+    return 0;
+  // Another owner took the slice (or fenced it to resolve a stale dedup lock). While we still hold its
+  // lock, hand it back without spending an attempt; a zombie's lock is gone and BullMQ ignores it.
+  if (error instanceof SliceFencedError) return 1_000;
+  // This process's credentials were refused (a password changed under it, a token expired): the worker's fault, not
+  // the slice's. Handed back without spending an attempt, for a worker whose credentials work; the worker's probe of
+  // that service, which authenticates the same way, ends this worker with one line.
+  if (isCredentialRefusal(GamedataError.from(error))) return CREDENTIAL_REFUSAL_BACKOFF_MS;
+  return undefined;
+}
+
+/**
+ * Ends a slice that threw: hands it back (DelayedError) when {@link handBackDelayMs} says so, else rethrows it
+ * masked, as UnrecoverableError when retrying cannot help.
+ */
+async function failSlice(
+  c: SliceJobContext,
+  job: Job<SliceJobData, SliceResult>,
+  token: string | undefined,
+  signal: AbortSignal,
+  error: unknown,
+): Promise<never> {
+  const delayMs = handBackDelayMs(error, signal);
+  if (delayMs !== undefined) {
+    if (isCredentialRefusal(GamedataError.from(error)))
+      c.onError(maskError(GamedataError.from(error), c.secrets), 'credentials');
+    await job.moveToDelayed(Date.now() + delayMs, token).catch(() => undefined);
+    throw new DelayedError();
+  }
+  // BullMQ stores the message and the stack in Redis: masked first (a URL with credentials, an upstream's text)
+  const e = maskError(GamedataError.from(error), c.secrets);
+  if (!isRetriableSliceError(error)) {
+    throw new UnrecoverableError(`slice ${job.id ?? '?'} cannot be read: ${e.name}: ${e.message}`);
+  }
+  throw e;
+}
+
+/** Runs one slice to its end (or its hand-back), stopping when `signal` aborts. */
+async function runSlice(
+  c: SliceJobContext,
+  job: Job<SliceJobData, SliceResult>,
+  token: string | undefined,
+  signal: AbortSignal,
+): Promise<SliceResult> {
+  // The slice's priority on the shared budget: its own, else its run's (runs record who started them).
+  let priority: CallPriority | undefined = job.data.priority;
+  if (priority === undefined && job.parent?.id !== undefined)
+    priority = (await c.readRun(job.parent.id).catch(() => null))?.priority;
+  const handle = sliceHandleOf(c, job, priority);
+  try {
+    const sliceDeps = await sliceDepsOf(c, job, handle.spawn);
+    // The deployment's delivery mode: the runtime gives `eos` under exactly-once, nothing under at-least-once.
+    const sliceOptions = { ...DEFAULT_PROCESS_SLICE_OPTIONS, ...c.o.slice, signal };
+    const eos = sliceDeps.eos;
+    const result = await runWithPriority(priority ?? 'backfill', () =>
+      eos === undefined
+        ? processSliceAtLeastOnce(handle, sliceDeps, sliceOptions)
+        : processSliceExactlyOnce(handle, sliceDeps, eos, { ...sliceOptions, now: Date.now }),
+    );
+    c.o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
+    return result;
+  } catch (error) {
+    return failSlice(c, job, token, signal, error);
+  }
+}
+
+/** The sweep that moves the slices of workers that stopped beating back to wait (undefined when turned off). */
+function startSliceLiveness(
+  o: ResolvedPipelineWorkerOptions,
+  slices: Worker<SliceJobData, SliceResult>,
+  spawner: Queue<SliceJobData>,
+  onError: (error: Error, context: string) => void,
+): ReturnType<typeof startWorkerLiveness> | undefined {
+  if (o.livenessTimeoutMs === 0) return undefined;
+  return startWorkerLiveness(
+    slices,
+    // BullMQ's Redis backend's client is ioredis (its interface type does not list eval).
+    {
+      eval: async (...args) => ((await spawner.backend.client) as unknown as LivenessRedis).eval(...args),
+    },
+    async (id) => (await spawner.getJob(id)) ?? undefined,
+    {
+      prefix: o.prefix,
+      queue: QUEUE_NAMES.slices,
+      timeoutMs: o.livenessTimeoutMs,
+      maxStalledCount: o.maxStalledCount,
+      // A dead worker's locks last at most lockDuration; its entry is needed no longer than that.
+      forgetAfterMs: Math.max(600_000, 2 * o.lockDuration),
+      ...(o.onTakeover === undefined ? {} : { onTakeover: o.onTakeover }),
+      onError: (e) => onError(e, 'worker-liveness'),
+    },
+  );
+}
+
+/** Completes a run once every slice completed (BullMQ flow): its counters and users, stored and returned. */
+async function completeRun(
+  o: ResolvedPipelineWorkerOptions,
+  deps: PipelineWorkerDeps,
+  job: Job<RunJobData, RunResult>,
+): Promise<RunResult> {
+  const counters: RunCounterValues = await deps.counters.get(job.data.runId);
+  const users =
+    deps.users !== undefined && discoversUsers(job.data) ? await deps.users.stats(job.data.runId) : undefined;
+  const result: RunResult = {
+    runId: job.data.runId,
+    counters: {
+      fetched: counters.fetched,
+      published: counters.published,
+      deduplicated: counters.deduplicated,
+      deadLettered: counters.deadLettered,
+    },
+    completedAt: Date.now(),
+    ...(users === undefined ? {} : { users }),
+  };
+  await deps.counters.setState(job.data.runId, 'completed', {
+    completedAt: result.completedAt,
+    ...users,
+  });
+  o.onProgress?.({ kind: 'run', id: job.data.runId, result });
+  return result;
+}
+
+/** The run worker (parents): runs only once every slice completed; a failed slice fails the run instead. */
+function startRunWorker(
+  o: ResolvedPipelineWorkerOptions,
+  deps: PipelineWorkerDeps,
+  secrets: Secrets,
+  onError: (error: Error, context: string) => void,
+): Worker<RunJobData, RunResult> {
+  const runs = new Worker<RunJobData, RunResult>(
+    QUEUE_NAMES.runs,
+    maskingWith(secrets)(async (job: Job<RunJobData, RunResult>) => completeRun(o, deps, job)),
+    { connection: o.connection, prefix: o.prefix, concurrency: 1 },
+  );
+  runs.on('error', (e) => onError(e, 'run-worker'));
+  runs.on('failed', (job, e) => {
+    onError(e, `run ${job?.id ?? '?'}`);
+    if (job)
+      void deps.counters
+        .setState(job.data.runId, 'failed', { reason: maskWith(e.message, secrets) })
+        .catch(() => undefined);
+  });
+  return runs;
+}
+
+/** Starts the slice worker (and the run worker). Close it before closing Redis and Kafka. */
+export function startPipelineWorkers(
+  options: PipelineWorkerOptions,
+  deps: PipelineWorkerDeps,
+): PipelineWorkers {
+  const o = resolvePipelineWorkerOptions(options);
   const onError = o.onError ?? (() => undefined);
   const secrets = o.secrets ?? ownSecrets();
-  // A processor whose errors are masked before BullMQ stores them (`failedReason`, `stacktrace`).
-  const masking =
-    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      try {
-        return await fn(...args);
-      } catch (error) {
-        throw maskError(error, secrets);
-      }
-    };
   const stop = new AbortController();
   // Every running slice listens on this one signal (through its own, which also stops when its lock is lost).
   setMaxListeners(0, stop.signal);
   const sliceRuns = createSliceRuns(stop.signal);
   const spawner = new Queue<SliceJobData>(QUEUE_NAMES.slices, { connection: o.connection, prefix: o.prefix });
   spawner.on('error', (e) => onError(e, 'spawn-queue'));
-  // The runs' data, read by per-user slices to know whether (and over which range) to discover users.
-  let runQueue: Queue<RunJobData, RunResult> | undefined;
-  const runData = new Map<string, RunJobData | null>();
-  const readRun = async (runId: string): Promise<RunJobData | null> => {
-    if (runData.has(runId)) return runData.get(runId) ?? null;
-    if (runQueue === undefined) {
-      runQueue = new Queue<RunJobData, RunResult>(QUEUE_NAMES.runs, {
-        connection: o.connection,
-        prefix: o.prefix,
-      });
-      // Without a listener BullMQ prints each connection error's stack (a worker's log during a Redis restart).
-      runQueue.on('error', (e) => onError(e, 'run-queue'));
-    }
-    const run = (await runQueue.getJob(runId))?.data ?? null;
-    if (runData.size >= 1000) runData.clear();
-    runData.set(runId, run);
-    return run;
+  const runReader = createRunReader(o, onError);
+  const context: SliceJobContext = {
+    o,
+    deps,
+    spawner,
+    readRun: (runId) => runReader.read(runId),
+    secrets,
+    onError,
   };
 
   const slices = new Worker<SliceJobData, SliceResult>(
     QUEUE_NAMES.slices,
-    masking(async (job: Job<SliceJobData, SliceResult>, token?: string) => {
+    maskingWith(secrets)(async (job: Job<SliceJobData, SliceResult>, token?: string) => {
       const sliceRun = sliceRuns.begin(job.id ?? '');
       try {
-        return await runSlice(job, token, sliceRun.signal);
+        return await runSlice(context, job, token, sliceRun.signal);
       } catch (error) {
         // The lock is lost: the slice is another worker's now (or the stalled check gives it back). Touch nothing.
         if (sliceRun.lockLost()) throw new DelayedError();
@@ -229,122 +480,13 @@ export function startPipelineWorkers(
   );
   slices.on('lockRenewalFailed', (ids) => sliceRuns.lost(ids));
   keepNewestLockTracked(slices);
-
-  /** Runs one slice to its end (or its hand-back), stopping when `signal` aborts. */
-  async function runSlice(
-    job: Job<SliceJobData, SliceResult>,
-    token: string | undefined,
-    signal: AbortSignal,
-  ): Promise<SliceResult> {
-    // The slice's priority on the shared budget: its own, else its run's (runs record who started them).
-    let priority: CallPriority | undefined = job.data.priority;
-    if (priority === undefined && job.parent?.id !== undefined)
-      priority = (await readRun(job.parent.id).catch(() => null))?.priority;
-    const handle = {
-      data: job.data,
-      // Exactly-once: the job data as stored now, re-read after fencing the slice's earlier owners.
-      reload: async () => (await spawner.getJob(job.id ?? ''))?.data ?? job.data,
-      checkpoint: async (d: SliceJobData) => {
-        await job.updateData(d);
-      },
-      spawn: async (children: SliceJobData[]) => {
-        const parent = job.parent;
-        if (parent?.id === undefined)
-          throw new GamedataError(`slice ${job.id ?? '?'} has no run to add children to`);
-        await spawner.addBulk(
-          childSliceJobs(children, {
-            parent: { id: parent.id, queue: parent.queueKey },
-            ...(priority === undefined ? {} : { priority }),
-            ...(deps.counters.retention === undefined ? {} : { retention: deps.counters.retention }),
-          }),
-        );
-      },
-    };
-    try {
-      let sliceDeps: ProcessSliceDeps = deps;
-      if (
-        deps.users !== undefined &&
-        job.data.resource === 'transactions' &&
-        job.data.filters['userId'] !== undefined &&
-        job.parent?.id !== undefined
-      ) {
-        const run = await readRun(job.parent.id);
-        if (run !== null && discoversUsers(run))
-          sliceDeps = {
-            ...deps,
-            source: withUserDiscovery(deps.source, run, { users: deps.users, spawn: handle.spawn }),
-          };
-      }
-      // The deployment's delivery mode: the runtime gives `eos` under exactly-once, nothing under at-least-once.
-      const sliceOptions = { ...DEFAULT_PROCESS_SLICE_OPTIONS, ...o.slice, signal };
-      const eos = sliceDeps.eos;
-      const result = await runWithPriority(priority ?? 'backfill', () =>
-        eos === undefined
-          ? processSliceAtLeastOnce(handle, sliceDeps, sliceOptions)
-          : processSliceExactlyOnce(handle, sliceDeps, eos, { ...sliceOptions, now: Date.now }),
-      );
-      o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
-      return result;
-    } catch (error) {
-      if (
-        error instanceof SliceInterruptedError ||
-        (signal.aborted && GamedataError.from(error) instanceof AbortedError)
-      ) {
-        // Stopped (shutdown, or the lock lost): hand the slice back (its checkpoint is saved) without spending an
-        // attempt. A stop in the middle of a page read aborts the read: the page is read again by the next run.
-        await job.moveToDelayed(Date.now(), token).catch(() => undefined);
-        throw new DelayedError();
-      }
-      if (error instanceof SliceFencedError) {
-        // Another owner took the slice (or fenced it to resolve a stale dedup lock). While we still hold its
-        // lock, hand it back without spending an attempt; a zombie's lock is gone and BullMQ ignores it.
-        await job.moveToDelayed(Date.now() + 1_000, token).catch(() => undefined);
-        throw new DelayedError();
-      }
-      // BullMQ stores the message and the stack in Redis: masked first (a URL with credentials, an upstream's text)
-      const e = maskError(GamedataError.from(error), secrets);
-      if (isCredentialRefusal(GamedataError.from(error))) {
-        // This process's credentials were refused (a password changed under it, a token expired): the worker's
-        // fault, not the slice's. Handed back without spending an attempt, for a worker whose credentials work; the
-        // worker's probe of that service, which authenticates the same way, ends this worker with one line.
-        onError(e, 'credentials');
-        await job.moveToDelayed(Date.now() + CREDENTIAL_REFUSAL_BACKOFF_MS, token).catch(() => undefined);
-        throw new DelayedError();
-      }
-      if (!isRetriableSliceError(error)) {
-        throw new UnrecoverableError(`slice ${job.id ?? '?'} cannot be read: ${e.name}: ${e.message}`);
-      }
-      throw e;
-    }
-  }
   slices.on('error', (e) => onError(e, 'slice-worker'));
-  const liveness =
-    o.livenessTimeoutMs === 0
-      ? undefined
-      : startWorkerLiveness(
-          slices,
-          // BullMQ's Redis backend's client is ioredis (its interface type does not list eval).
-          {
-            eval: async (...args) =>
-              ((await spawner.backend.client) as unknown as LivenessRedis).eval(...args),
-          },
-          async (id) => (await spawner.getJob(id)) ?? undefined,
-          {
-            prefix: o.prefix,
-            queue: QUEUE_NAMES.slices,
-            timeoutMs: o.livenessTimeoutMs,
-            maxStalledCount: o.maxStalledCount,
-            // A dead worker's locks last at most lockDuration; its entry is needed no longer than that.
-            forgetAfterMs: Math.max(600_000, 2 * o.lockDuration),
-            ...(o.onTakeover === undefined ? {} : { onTakeover: o.onTakeover }),
-            onError: (e) => onError(e, 'worker-liveness'),
-          },
-        );
+  const liveness = startSliceLiveness(o, slices, spawner, onError);
   const sizing =
-    maxConcurrency > o.concurrency && deps.budget !== undefined
+    o.maxConcurrency > o.concurrency && deps.budget !== undefined
       ? startSlotSizing(slices, deps.budget, {
           base: o.concurrency,
-          max: maxConcurrency,
+          max: o.maxConcurrency,
           intervalMs: o.demandIntervalMs,
           settleMs: o.settleMs,
           onChange: (change) => o.onConcurrency?.(change),
@@ -356,47 +498,7 @@ export function startPipelineWorkers(
     if (e instanceof DelayedError || e.name === 'DelayedError') return;
     onError(e, `slice ${job?.id ?? '?'}`);
   });
-
-  let runs: Worker<RunJobData, RunResult> | undefined;
-  if (o.runs) {
-    runs = new Worker<RunJobData, RunResult>(
-      QUEUE_NAMES.runs,
-      masking(async (job: Job<RunJobData, RunResult>) => {
-        // Runs only once every slice completed (BullMQ flow); a failed slice fails the run instead.
-        const counters: RunCounterValues = await deps.counters.get(job.data.runId);
-        const users =
-          deps.users !== undefined && discoversUsers(job.data)
-            ? await deps.users.stats(job.data.runId)
-            : undefined;
-        const result: RunResult = {
-          runId: job.data.runId,
-          counters: {
-            fetched: counters.fetched,
-            published: counters.published,
-            deduplicated: counters.deduplicated,
-            deadLettered: counters.deadLettered,
-          },
-          completedAt: Date.now(),
-          ...(users === undefined ? {} : { users }),
-        };
-        await deps.counters.setState(job.data.runId, 'completed', {
-          completedAt: result.completedAt,
-          ...users,
-        });
-        o.onProgress?.({ kind: 'run', id: job.data.runId, result });
-        return result;
-      }),
-      { connection: o.connection, prefix: o.prefix, concurrency: 1 },
-    );
-    runs.on('error', (e) => onError(e, 'run-worker'));
-    runs.on('failed', (job, e) => {
-      onError(e, `run ${job?.id ?? '?'}`);
-      if (job)
-        void deps.counters
-          .setState(job.data.runId, 'failed', { reason: maskWith(e.message, secrets) })
-          .catch(() => undefined);
-    });
-  }
+  const runs = o.runs ? startRunWorker(o, deps, secrets, onError) : undefined;
 
   let closing: Promise<void> | undefined;
   return {
@@ -411,7 +513,7 @@ export function startPipelineWorkers(
         await liveness?.stop();
         await runs?.close();
         await spawner.close();
-        await runQueue?.close();
+        await runReader.close();
       })();
       return closing;
     },

@@ -56,6 +56,111 @@ export interface SliceScheduler<T> {
   close(): void;
 }
 
+/** The call's one failure: the first error of any reader, or the caller's abort; either stops every reader. */
+interface CallFailure {
+  /** Aborts when the call fails or closes; every in-flight page listens on it. */
+  readonly signal: AbortSignal;
+  readonly failure: GamedataError | undefined;
+  fail(error: unknown): void;
+  /** Detaches from the caller's signal and aborts readers still running. */
+  close(): void;
+}
+
+function createCallFailure(callerSignal: AbortSignal | undefined, events: ChangeSignal): CallFailure {
+  const internal = new AbortController();
+  const signal = callerSignal ? AbortSignal.any([callerSignal, internal.signal]) : internal.signal;
+  // Every in-flight page listens on it: hundreds of listeners are expected, not a leak.
+  setMaxListeners(0, signal);
+  let failure: GamedataError | undefined;
+  const onAbort = (): void => {
+    if (!failure) failure = new AbortedError('collect aborted', { cause: callerSignal?.reason });
+    events.notify();
+  };
+  callerSignal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal,
+    get failure() {
+      return failure;
+    },
+    fail(error) {
+      if (!failure) failure = GamedataError.from(error);
+      internal.abort(failure);
+      events.notify();
+    },
+    close() {
+      callerSignal?.removeEventListener('abort', onAbort);
+      if (!internal.signal.aborted) internal.abort(new AbortedError('collect finished or abandoned'));
+    },
+  };
+}
+
+/** Rows per ms learned over completed spans. */
+interface Density {
+  rows: number;
+  ms: number;
+}
+
+/** Learns rows per ms from a page over a finite span (`prevTime` down to `spanEnd`). */
+function learnDensity(density: Density, prevTime: number, spanEnd: number, rows: number): void {
+  if (prevTime !== Infinity && Number.isFinite(spanEnd) && prevTime > spanEnd) {
+    density.rows += rows;
+    density.ms += prevTime - spanEnd;
+  }
+}
+
+/** A slice expected to be sparse asks for a short first page (less to transfer for empty slices). */
+function firstPageLimit(
+  seg: { start: number; end: number },
+  s: Pick<SchedulerSettings, 'forRounds' | 'limit'>,
+  density: Density,
+): number {
+  // For rounds a page costs the same whatever its size: ask for a full one, so the slice likely ends with it.
+  if (s.forRounds()) return s.limit;
+  // Unknown density (the first wave): a short page, since most slices of a wide grid may be empty.
+  const expected =
+    density.ms > 0 && seg.end !== Infinity && seg.start !== -Infinity
+      ? (density.rows / density.ms) * (seg.end - seg.start)
+      : 0;
+  return Math.min(s.limit, Math.max(10, Math.ceil(expected * 1.5) + 1));
+}
+
+/**
+ * How a dense running slice splits. Rounds: pieces of half a page, all read in the next round (the shared rule).
+ * Requests: pieces of `splitPages` pages, or of two with fewer readers than one full batch (the tail of a call), so
+ * the last POSTs stay full.
+ */
+function splitRuleOf(s: SchedulerSettings, running: number): Parameters<typeof planSplit>[2] {
+  const rowsPerPart = (running < FULL_BATCH ? 2 : s.splitPages) * s.limit;
+  return s.forRounds()
+    ? roundSplitRule(s.limit, s.alignMs)
+    : { rowsPerPart, splitAbove: rowsPerPart, maxParts: MAX_SPLIT_PARTS, alignMs: s.alignMs };
+}
+
+/** The slices waiting for a reader: split-off parts first, then the initial grid in order. */
+function createSegmentQueue<T>(initial: readonly Segment<T>[]): {
+  pushSplit(parts: readonly Segment<T>[]): void;
+  next(): Segment<T> | undefined;
+} {
+  let nextInitial = 0;
+  const splitQueue: Segment<T>[] = [];
+  return {
+    pushSplit(parts) {
+      for (const older of parts) splitQueue.push(older);
+    },
+    next() {
+      while (splitQueue.length > 0) {
+        const seg = splitQueue.shift();
+        if (seg && !seg.started) return seg;
+      }
+      while (nextInitial < initial.length) {
+        const seg = initial[nextInitial++];
+        if (seg && !seg.started) return seg;
+      }
+      return undefined;
+    },
+  };
+}
+
 export function createSliceScheduler<T>(
   core: ClientCore,
   initial: readonly Segment<T>[],
@@ -63,41 +168,13 @@ export function createSliceScheduler<T>(
   events: ChangeSignal,
   stats: CollectStats,
 ): SliceScheduler<T> {
-  const internal = new AbortController();
-  const signal = s.signal ? AbortSignal.any([s.signal, internal.signal]) : internal.signal;
-  // Every in-flight page listens on it: hundreds of listeners are expected, not a leak.
-  setMaxListeners(0, signal);
-  let failure: GamedataError | undefined;
-  const onAbort = (): void => {
-    if (!failure) failure = new AbortedError('collect aborted', { cause: s.signal?.reason });
-    events.notify();
-  };
-  s.signal?.addEventListener('abort', onAbort, { once: true });
-
+  const call = createCallFailure(s.signal, events);
+  const signal = call.signal;
   let running = 0;
   let buffered = 0;
   // Rows per ms over completed spans: sizes the first page of later slices.
-  const density = { rows: 0, ms: 0 };
-  let nextInitial = 0;
-  const splitQueue: Segment<T>[] = [];
-
-  const fail = (error: unknown): void => {
-    if (!failure) failure = GamedataError.from(error);
-    internal.abort(failure);
-    events.notify();
-  };
-
-  /** A slice expected to be sparse asks for a short first page (less to transfer for empty slices). */
-  function firstPageLimit(seg: Segment<T>): number {
-    // For rounds a page costs the same whatever its size: ask for a full one, so the slice likely ends with it.
-    if (s.forRounds()) return s.limit;
-    // Unknown density (the first wave): a short page, since most slices of a wide grid may be empty.
-    const expected =
-      density.ms > 0 && seg.end !== Infinity && seg.start !== -Infinity
-        ? (density.rows / density.ms) * (seg.end - seg.start)
-        : 0;
-    return Math.min(s.limit, Math.max(10, Math.ceil(expected * 1.5) + 1));
-  }
+  const density: Density = { rows: 0, ms: 0 };
+  const segments = createSegmentQueue(initial);
 
   /** Splits a dense running slice; its older parts are scheduled at once. */
   function maybeSplit(
@@ -107,16 +184,10 @@ export function createSliceScheduler<T>(
     lastTime: number,
     round: number,
   ): void {
-    // Rounds: pieces of half a page, all read in the next round (the shared rule). Requests: pieces of `splitPages`
-    // pages, or of two with fewer readers than one full batch (the tail of a call), so the last POSTs stay full.
-    const rowsPerPart = (running < FULL_BATCH ? 2 : s.splitPages) * s.limit;
-    const rule = s.forRounds()
-      ? roundSplitRule(s.limit, s.alignMs)
-      : { rowsPerPart, splitAbove: rowsPerPart, maxParts: MAX_SPLIT_PARTS, alignMs: s.alignMs };
-    const split = planSplit(seg, { rowsRead, topTime, lastTime }, rule);
+    const split = planSplit(seg, { rowsRead, topTime, lastTime }, splitRuleOf(s, running));
     if (split === null) return;
     const added = splitSegment(seg, split, round);
-    for (const older of added) splitQueue.push(older);
+    segments.pushSplit(added);
     stats.slices += added.length;
     stats.splits++;
     pump();
@@ -132,7 +203,7 @@ export function createSliceScheduler<T>(
       let round = seg.round;
       const pages = readSlicePages<T>(core, seg.listing, seg.end, () => seg.start, {
         limit: s.limit,
-        firstLimit: firstPageLimit(seg),
+        firstLimit: firstPageLimit(seg, s, density),
         signal,
         onInvalidItem: s.onInvalidItem,
       });
@@ -141,11 +212,12 @@ export function createSliceScheduler<T>(
         round++;
         if (round > (stats.rounds ?? 0)) stats.rounds = round;
         // Learn rows per ms from every page over a finite span.
-        const spanEnd = page.cursor === null ? seg.start : page.lastTimeMs;
-        if (prevTime !== Infinity && Number.isFinite(spanEnd) && prevTime > spanEnd) {
-          density.rows += page.items.length;
-          density.ms += prevTime - spanEnd;
-        }
+        learnDensity(
+          density,
+          prevTime,
+          page.cursor === null ? seg.start : page.lastTimeMs,
+          page.items.length,
+        );
         if (!Number.isNaN(page.lastTimeMs)) prevTime = page.lastTimeMs;
         if (page.cursor === null) {
           const skipped = skipEmptyBelow(seg, page.fetched === 0 ? -Infinity : page.belowTimeMs, s.alignMs);
@@ -162,12 +234,12 @@ export function createSliceScheduler<T>(
         if (s.splitDense && page.fetched >= page.limit && !Number.isNaN(page.lastTimeMs))
           maybeSplit(seg, rows, top, page.lastTimeMs, round);
         // Backpressure for streaming: only the slice being emitted may run ahead without bound.
-        while (seg !== scheduler.current && buffered > s.highWater && !failure) await events.changed();
-        if (failure) return;
+        while (seg !== scheduler.current && buffered > s.highWater && !call.failure) await events.changed();
+        if (call.failure) return;
       }
       seg.done = true;
     } catch (error) {
-      fail(error);
+      call.fail(error);
     } finally {
       running--;
       events.notify();
@@ -175,25 +247,13 @@ export function createSliceScheduler<T>(
     }
   }
 
-  function nextSegment(): Segment<T> | undefined {
-    while (splitQueue.length > 0) {
-      const seg = splitQueue.shift();
-      if (seg && !seg.started) return seg;
-    }
-    while (nextInitial < initial.length) {
-      const seg = initial[nextInitial++];
-      if (seg && !seg.started) return seg;
-    }
-    return undefined;
-  }
-
   function pump(): void {
-    if (failure) return;
+    if (call.failure) return;
     // The slice being emitted never waits for a slot (no deadlock behind paused readers).
     if (scheduler.current && !scheduler.current.started) void read(scheduler.current);
     // Streaming back-pressure: no new slice starts while the buffer is over its mark (take() pumps again).
     while (running < s.concurrency && buffered <= s.highWater) {
-      const seg = nextSegment();
+      const seg = segments.next();
       if (!seg) break;
       void read(seg);
     }
@@ -211,12 +271,9 @@ export function createSliceScheduler<T>(
       return items;
     },
     get failure() {
-      return failure;
+      return call.failure;
     },
-    close() {
-      s.signal?.removeEventListener('abort', onAbort);
-      if (!internal.signal.aborted) internal.abort(new AbortedError('collect finished or abandoned'));
-    },
+    close: () => call.close(),
   };
   return scheduler;
 }

@@ -36,16 +36,15 @@ export interface TransactionRows {
   readonly index: (row: number) => void;
 }
 
-export function generateTransactions(
+/**
+ * The sorted times of every transaction: spread over the history, denser in the last 72 h, and the two
+ * same-millisecond bursts (`burstAt` inside the window, `olderBurstAt` beyond it).
+ */
+function drawTransactionTimes(
   seed: number,
   spec: ScaleSpec,
   startMs: number,
-  population: Population,
-  drawDonationTarget: DrawDonationTarget,
-  /** Share of each type's rows without a country (`WorldOptions.transactionsWithoutCountry`). */
-  withoutCountry: Readonly<Partial<Record<string, number>>> = {},
-): TransactionRows {
-  const { pickUser, userCountry, userMu } = population;
+): { txTimes: Float64Array; burstAt: number; olderBurstAt: number } {
   const historyStart = startMs - spec.historyDays * DAY;
   const rng = createRng(hash32(seed, STREAM.transactions));
   const nTx = spec.transactions;
@@ -60,7 +59,11 @@ export function generateTransactions(
   txTimes.fill(burstAt, inWindow - spec.burst + spread, inWindow + spread);
   txTimes.fill(olderBurstAt, inWindow + spread);
   txTimes.sort();
-  const tx: TransactionColumns = {
+  return { txTimes, burstAt, olderBurstAt };
+}
+
+function createTransactionColumns(nTx: number): TransactionColumns {
+  return {
     type: createColumn(Uint8Array, nTx),
     buyer: createColumn(Int32Array, nTx),
     seller: createColumn(Int32Array, nTx),
@@ -69,6 +72,39 @@ export function generateTransactions(
     mu: createColumn(Int32Array, nTx),
     party: createColumn(Int32Array, nTx),
   };
+}
+
+/** Adds a row to every index it belongs to (user: buyer and seller, type, country, item, unit, party). */
+function indexTransactionRow(table: OrderedTable, tx: TransactionColumns, row: number): void {
+  const ident = table.ident(row);
+  const buyer = tx.buyer.get(ident);
+  const seller = tx.seller.get(ident);
+  table.addToIndex('user', buyer, row);
+  if (seller >= 0 && seller !== buyer) table.addToIndex('user', seller, row);
+  table.addToIndex('type', tx.type.get(ident), row);
+  const country = tx.country.get(ident);
+  if (country >= 0) table.addToIndex('country', country, row);
+  const item = tx.item.get(ident);
+  if (item >= 0) table.addToIndex('item', item, row);
+  const mu = tx.mu.get(ident);
+  if (mu >= 0) table.addToIndex('mu', mu, row);
+  const party = tx.party.get(ident);
+  if (party >= 0) table.addToIndex('party', party, row);
+}
+
+export function generateTransactions(
+  seed: number,
+  spec: ScaleSpec,
+  startMs: number,
+  population: Population,
+  drawDonationTarget: DrawDonationTarget,
+  /** Share of each type's rows without a country (`WorldOptions.transactionsWithoutCountry`). */
+  withoutCountry: Readonly<Partial<Record<string, number>>> = {},
+): TransactionRows {
+  const { pickUser, userCountry, userMu } = population;
+  const nTx = spec.transactions;
+  const { txTimes, burstAt, olderBurstAt } = drawTransactionTimes(seed, spec, startMs);
+  const tx = createTransactionColumns(nTx);
   const typeWeightTotal = TRANSACTION_TYPE_WEIGHTS.reduce((a, b) => a + b, 0);
   const goodBase = 0;
   const equipCount = ITEM_CODES.length - EQUIPMENT_BASE;
@@ -138,22 +174,7 @@ export function generateTransactions(
     pushAttrs(ident, txTimes[ident] === burstAt || txTimes[ident] === olderBurstAt ? burstType : undefined);
   }
   const table = createOrderedTable('transactions', seed, txTimes, secondsOf(txTimes));
-  const index = (row: number): void => {
-    const ident = table.ident(row);
-    const buyer = tx.buyer.get(ident);
-    const seller = tx.seller.get(ident);
-    table.addToIndex('user', buyer, row);
-    if (seller >= 0 && seller !== buyer) table.addToIndex('user', seller, row);
-    table.addToIndex('type', tx.type.get(ident), row);
-    const country = tx.country.get(ident);
-    if (country >= 0) table.addToIndex('country', country, row);
-    const item = tx.item.get(ident);
-    if (item >= 0) table.addToIndex('item', item, row);
-    const mu = tx.mu.get(ident);
-    if (mu >= 0) table.addToIndex('mu', mu, row);
-    const party = tx.party.get(ident);
-    if (party >= 0) table.addToIndex('party', party, row);
-  };
+  const index = (row: number): void => indexTransactionRow(table, tx, row);
   for (let row = 0; row < table.length; row++) index(row);
   return { table, tx, pushAttrs, index };
 }
