@@ -163,7 +163,11 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     };
   } finally {
     worker.child.kill('SIGTERM');
-    await worker.done;
+    const { out } = await worker.done;
+    // The worker's slot changes (printed even when quiet): how far the slot sizing grew the slots.
+    const slots = out.split('\n').filter((l) => l.includes('slices at once'));
+    console.log(`${plan}: ${slots.length} slot changes${slots.length > 0 ? ':' : ''}`);
+    for (const l of slots.slice(-12)) console.log(`  ${l}`);
     await sim.close();
   }
 }
