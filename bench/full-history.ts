@@ -16,22 +16,12 @@
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone on the
  * machine: it measures wall time.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startSimulator, type Simulator } from '../src/simulator/index.js';
 import { parseLatencySpec } from '../src/simulator/options.js';
 import { describeMachine } from './machine.js';
-import { verifyResource } from '../src/verify/index.js';
-import { createRecordDecoder } from '../src/encoding/record-decoder.js';
-import { createRegistryClient } from '../src/encoding/registry-client.js';
+import { flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
-const flag = (name: string, def: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? (args[i + 1] ?? def) : def;
-};
 const scale = flag('scale', 'small') as 'small' | 'medium';
 const seed = Number(flag('seed', '7'));
 const latency = parseLatencySpec(flag('latency', 'realistic'));
@@ -60,30 +50,6 @@ function parseEstimate(out: string): Outcome['estimate'] {
   return m === null ? undefined : { pages: Number(m[1]), requests: Number(m[2]), feedS: Number(m[3]) };
 }
 
-function cli(
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-): { child: ChildProcess; done: Promise<{ code: number | null; out: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...argv], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const done = new Promise<{ code: number | null; out: string }>((resolve) =>
-    child.on('exit', (code) => resolve({ code, out })),
-  );
-  return { child, done };
-}
-
-async function must(argv: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const { code, out } = await cli(argv, env).done;
-  if (code !== 0) throw new Error(`gamedata ${argv.join(' ')} exited ${code}:\n${out}`);
-  return out;
-}
-
 async function runPlan(plan: string, index: number): Promise<Outcome> {
   const sim: Simulator = await startSimulator({
     scale,
@@ -101,20 +67,20 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     GAMEDATA_REDIS_PREFIX: tag,
     GAMEDATA_LOG_LEVEL: 'warn',
   };
-  await must(['schemas', 'register'], env);
-  await must(['topics', 'create'], env);
-  const worker = cli(['worker', '--concurrency', concurrency], env);
+  await mustGamedata(['schemas', 'register'], env);
+  await mustGamedata(['topics', 'create'], env);
+  const worker = gamedata(['worker', '--concurrency', concurrency], env);
   try {
     const until = new Date(sim.now()).toISOString();
     const estimate = parseEstimate(
-      await must(
+      await mustGamedata(
         ['backfill', 'transactions', '--full-history', '--until', until, '--partition', plan, '--dry-run'],
         env,
       ),
     );
     sim.resetStats();
     const started = performance.now();
-    const out = await must(
+    const out = await mustGamedata(
       ['backfill', 'transactions', '--full-history', '--until', until, '--partition', plan, '--wait'],
       env,
     );
@@ -129,21 +95,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
           .pop() ?? ''
       } (${wallS.toFixed(1)} s with planning)`,
     );
-    let verdict = 'not verified';
-    if (verify) {
-      const truth = sim.truth('transactions');
-      const r = await verifyResource({
-        resource: 'transactions',
-        brokers: (process.env['KAFKA_BROKERS'] ?? '').split(','),
-        topicPrefix: tag,
-        decoder: createRecordDecoder({
-          registry: createRegistryClient({ url: process.env['SCHEMA_REGISTRY_URL'] ?? '' }),
-          topicPrefix: tag,
-        }),
-        truth,
-      });
-      verdict = `${r.matched}/${truth.length} matched, missing ${r.missing}, duplicates ${r.duplicates}, unexpected ${r.unexpected}`;
-    }
+    const verdict = verify ? (await verifyTransactions(tag, sim.truth('transactions'))).line : 'not verified';
     return {
       plan,
       wallS,

@@ -12,22 +12,11 @@
  *
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startSimulator } from '../src/simulator/index.js';
 import { parseLatencySpec } from '../src/simulator/options.js';
 import { describeMachine } from './machine.js';
-import { verifyResource } from '../src/verify/index.js';
-import { createRecordDecoder } from '../src/encoding/record-decoder.js';
-import { createRegistryClient } from '../src/encoding/registry-client.js';
+import { flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const args = process.argv.slice(2);
-const flag = (name: string, def: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? (args[i + 1] ?? def) : def;
-};
 const scale = flag('scale', 'medium') as 'small' | 'medium';
 const seed = Number(flag('seed', '1'));
 const hours = Number(flag('hours', '24'));
@@ -35,23 +24,6 @@ const latency = parseLatencySpec(flag('latency', 'realistic'));
 const concurrency = flag('concurrency', '32');
 const KEY = 'bench-key';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function cli(argv: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...argv], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const done = new Promise<string>((resolve, reject) =>
-    child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`gamedata ${argv.join(' ')} exited ${code}:\n${out}`)),
-    ),
-  );
-  return { child, done };
-}
 
 interface TailLine {
   resource: string;
@@ -87,30 +59,18 @@ async function main(): Promise<void> {
   console.log(
     `scale ${scale}, seed ${seed}, latency ${JSON.stringify(latency)}, one worker x ${concurrency}; watermark ${hours} h behind the head`,
   );
-  await cli(['schemas', 'register'], env).done;
-  await cli(['topics', 'create'], env).done;
-  const worker = cli(['worker', '--concurrency', concurrency], env);
-  worker.done.catch((e: unknown) => console.error(e));
+  await mustGamedata(['schemas', 'register'], env);
+  await mustGamedata(['topics', 'create'], env);
+  const worker = gamedata(['worker', '--concurrency', concurrency], env);
   try {
     sim.resetStats();
     const started = performance.now();
-    await cli(
-      [
-        'tail',
-        'transactions',
-        '--every',
-        '10s',
-        '--since',
-        new Date(since).toISOString(),
-        '--lookback',
-        '1m',
-      ],
-      env,
-    ).done;
+    const tail = ['tail', 'transactions', '--every', '10s', '--since', new Date(since).toISOString()];
+    await mustGamedata([...tail, '--lookback', '1m'], env);
     let line: TailLine | undefined;
     for (;;) {
       await sleep(5_000);
-      const report = JSON.parse(await cli(['status', '--json'], env).done) as { tails: TailLine[] };
+      const report = JSON.parse(await mustGamedata(['status', '--json'], env)) as { tails: TailLine[] };
       line = report.tails.find((t) => t.resource === 'transactions');
       if (line?.failedRuns !== undefined && line.failedRuns > 0)
         throw new Error(`the catch-up run failed: ${line.lastError ?? '?'}`);
@@ -119,30 +79,21 @@ async function main(): Promise<void> {
     }
     const wallS = (performance.now() - started) / 1000;
     const stats = sim.stats();
-    await cli(['tail', 'transactions', '--remove'], env).done;
+    await mustGamedata(['tail', 'transactions', '--remove'], env);
     const truth = sim.truth('transactions').filter((t) => Date.parse(String(t['createdAt'])) >= since);
-    const r = await verifyResource({
-      resource: 'transactions',
-      brokers: (process.env['KAFKA_BROKERS'] ?? '').split(','),
-      topicPrefix: tag,
-      decoder: createRecordDecoder({
-        registry: createRegistryClient({ url: process.env['SCHEMA_REGISTRY_URL'] ?? '' }),
-        topicPrefix: tag,
-      }),
-      truth,
-    });
+    const verdict = await verifyTransactions(tag, truth);
     const txCalls = stats.procedureCalls.byProcedure['transaction.getPaginatedTransactions'] ?? 0;
     console.log(
       '\n| caught up h | wall s | requests | request floor s (500/min) | tx calls | serial feed s | answered after client gone (slowest s) | verify |',
     );
     console.log('|---:|---:|---:|---:|---:|---:|---:|---|');
     console.log(
-      `| ${hours} | ${wallS.toFixed(1)} | ${stats.httpRequests} | ${((stats.httpRequests / 500) * 60).toFixed(1)} | ${txCalls} | ${(stats.feedLane.busyMs / 1000).toFixed(1)} | ${stats.answeredAfterClientGone.requests} (${(stats.answeredAfterClientGone.slowestMs / 1000).toFixed(1)}) | ${r.matched}/${truth.length} matched, missing ${r.missing}, duplicates ${r.duplicates}, unexpected ${r.unexpected} |`,
+      `| ${hours} | ${wallS.toFixed(1)} | ${stats.httpRequests} | ${((stats.httpRequests / 500) * 60).toFixed(1)} | ${txCalls} | ${(stats.feedLane.busyMs / 1000).toFixed(1)} | ${stats.answeredAfterClientGone.requests} (${(stats.answeredAfterClientGone.slowestMs / 1000).toFixed(1)}) | ${verdict.line} |`,
     );
-    if (r.missing > 0 || r.duplicates > 0 || r.unexpected > 0) process.exitCode = 1;
+    if (!verdict.exact) process.exitCode = 1;
   } finally {
     worker.child.kill('SIGTERM');
-    await worker.done.catch(() => undefined);
+    await worker.done;
     await sim.close();
   }
 }

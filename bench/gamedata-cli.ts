@@ -1,0 +1,66 @@
+/**
+ * What the benches that drive the CLI share (bench/full-history.ts, bench/tail-outage.ts): their `--name value` flags,
+ * `gamedata <argv>` as a child process, and a record-by-record verify of a topic against the simulator's truth.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { verifyResource } from '../src/verify/index.js';
+import { createRecordDecoder } from '../src/encoding/record-decoder.js';
+import { createRegistryClient } from '../src/encoding/registry-client.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The value of `--name` on the command line, else `def`. */
+export function flag(name: string, def: string): string {
+  const args = process.argv.slice(2);
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? (args[i + 1] ?? def) : def;
+}
+
+/** `gamedata <argv>` (the source CLI through tsx), its output (stdout and stderr) collected. */
+export function gamedata(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; done: Promise<{ code: number | null; out: string }> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...argv], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const done = new Promise<{ code: number | null; out: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, out })),
+  );
+  return { child, done };
+}
+
+/** `gamedata <argv>`'s output; throws with it when the command exits non-zero. */
+export async function mustGamedata(argv: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const { code, out } = await gamedata(argv, env).done;
+  if (code !== 0) throw new Error(`gamedata ${argv.join(' ')} exited ${code}:\n${out}`);
+  return out;
+}
+
+/** Transactions on the topics under `topicPrefix` against `truth`, record by record, as one line. */
+export async function verifyTransactions(
+  topicPrefix: string,
+  truth: Record<string, unknown>[],
+): Promise<{ line: string; exact: boolean }> {
+  const r = await verifyResource({
+    resource: 'transactions',
+    brokers: (process.env['KAFKA_BROKERS'] ?? '').split(','),
+    topicPrefix,
+    decoder: createRecordDecoder({
+      registry: createRegistryClient({ url: process.env['SCHEMA_REGISTRY_URL'] ?? '' }),
+      topicPrefix,
+    }),
+    truth,
+  });
+  return {
+    line: `${r.matched}/${truth.length} matched, missing ${r.missing}, duplicates ${r.duplicates}, unexpected ${r.unexpected}`,
+    exact: r.missing === 0 && r.duplicates === 0 && r.unexpected === 0,
+  };
+}
