@@ -19,7 +19,7 @@
 import { startSimulator, type Simulator } from '../src/simulator/index.js';
 import { parseLatencySpec } from '../src/simulator/options.js';
 import { describeMachine } from './machine.js';
-import { flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
+import { benchEnv, flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
 
 const args = process.argv.slice(2);
 const scale = flag('scale', 'small') as 'small' | 'medium';
@@ -58,15 +58,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     apiKeys: [KEY],
   });
   const tag = `fh${Date.now().toString(36)}${index}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    GAMEDATA_API_URL: sim.url,
-    GAMEDATA_API_KEY: KEY,
-    GAMEDATA_TOPIC_PREFIX: tag,
-    GAMEDATA_QUEUE_PREFIX: tag,
-    GAMEDATA_REDIS_PREFIX: tag,
-    GAMEDATA_LOG_LEVEL: 'warn',
-  };
+  const env = benchEnv(sim.url, KEY, tag);
   await mustGamedata(['schemas', 'register'], env);
   await mustGamedata(['topics', 'create'], env);
   const worker = gamedata(['worker', '--concurrency', concurrency], env);

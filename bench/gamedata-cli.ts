@@ -18,6 +18,22 @@ export function flag(name: string, def: string): string {
   return i >= 0 ? (args[i + 1] ?? def) : def;
 }
 
+/**
+ * The environment of a bench's own pipeline: the simulator at `apiUrl` with `apiKey`, topics, queues and Redis keys
+ * under `tag` (fresh for each run), warnings only; the services from this process's environment.
+ */
+export function benchEnv(apiUrl: string, apiKey: string, tag: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    GAMEDATA_API_URL: apiUrl,
+    GAMEDATA_API_KEY: apiKey,
+    GAMEDATA_TOPIC_PREFIX: tag,
+    GAMEDATA_QUEUE_PREFIX: tag,
+    GAMEDATA_REDIS_PREFIX: tag,
+    GAMEDATA_LOG_LEVEL: 'warn',
+  };
+}
+
 /** `gamedata <argv>` (the source CLI through tsx), its output (stdout and stderr) collected. */
 export function gamedata(
   argv: string[],

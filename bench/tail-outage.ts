@@ -15,7 +15,7 @@
 import { startSimulator } from '../src/simulator/index.js';
 import { parseLatencySpec } from '../src/simulator/options.js';
 import { describeMachine } from './machine.js';
-import { flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
+import { benchEnv, flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
 
 const scale = flag('scale', 'medium') as 'small' | 'medium';
 const seed = Number(flag('seed', '1'));
@@ -47,15 +47,7 @@ async function main(): Promise<void> {
   const head = sim.now();
   const since = head - hours * 3_600_000;
   const tag = `to${Date.now().toString(36)}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    GAMEDATA_API_URL: sim.url,
-    GAMEDATA_API_KEY: KEY,
-    GAMEDATA_TOPIC_PREFIX: tag,
-    GAMEDATA_QUEUE_PREFIX: tag,
-    GAMEDATA_REDIS_PREFIX: tag,
-    GAMEDATA_LOG_LEVEL: 'warn',
-  };
+  const env = benchEnv(sim.url, KEY, tag);
   console.log(
     `scale ${scale}, seed ${seed}, latency ${JSON.stringify(latency)}, one worker x ${concurrency}; watermark ${hours} h behind the head`,
   );
