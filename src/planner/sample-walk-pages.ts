@@ -96,8 +96,13 @@ export async function sampleWalkPages(
     return probed.stretches.reduce((n, st) => n + st.rows, 0);
   };
   const kinds = new Map<string, Slice[]>();
-  for (const s of slices)
-    if (s.expectedPages === undefined) kinds.set(kindOf(s), [...(kinds.get(kindOf(s)) ?? []), s]);
+  for (const s of slices) {
+    if (s.expectedPages !== undefined) continue;
+    const kind = kindOf(s);
+    const group = kinds.get(kind);
+    if (group === undefined) kinds.set(kind, [s]);
+    else group.push(s);
+  }
   const pages = new Map<string, number>();
   const notes: string[] = [];
   for (const [kind, group] of kinds) {
