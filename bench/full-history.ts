@@ -11,7 +11,10 @@
  * (issue 32: the estimate is what an operator sees before spending the key, so it must hold within 25 %).
  *
  *   npx tsx bench/full-history.ts [--scale small] [--seed 7] [--latency realistic] [--plans auto,countryId,off]
- *     [--concurrency 32] [--no-verify]
+ *     [--concurrency 32] [--no-verify] [--trace]
+ *
+ * `--trace` prints every 10 s of the run: the slices active and queued (BullMQ), completed, and the upstream's
+ * requests and transaction calls in those 10 s (where the run's time goes: rounds, slots, or the key).
  *
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone on the
  * machine: it measures wall time.
@@ -19,6 +22,8 @@
 import { startSimulator, type Simulator } from '../src/simulator/index.js';
 import { parseLatencySpec } from '../src/simulator/options.js';
 import { describeMachine } from './machine.js';
+import { Queue } from 'bullmq';
+import { QUEUE_NAMES } from '../src/planner/queue-names.js';
 import { benchEnv, flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
 
 const args = process.argv.slice(2);
@@ -28,6 +33,7 @@ const latency = parseLatencySpec(flag('latency', 'realistic'));
 const plans = flag('plans', 'auto,countryId,off').split(',');
 const concurrency = flag('concurrency', '32');
 const verify = !args.includes('--no-verify');
+const trace = args.includes('--trace');
 const KEY = 'bench-key';
 const KEY_LIMIT_PER_MIN = 500;
 
@@ -72,11 +78,13 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     );
     sim.resetStats();
     const started = performance.now();
+    const tracer = trace ? traceRun(sim, tag, started) : undefined;
     const out = await mustGamedata(
       ['backfill', 'transactions', '--full-history', '--until', until, '--partition', plan, '--wait'],
       env,
     );
     const wallS = (performance.now() - started) / 1000;
+    await tracer?.stop();
     const stats = sim.stats();
     console.log(
       `${plan}: ${
@@ -114,6 +122,34 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     for (const l of slots.slice(-12)) console.log(`  ${l}`);
     await sim.close();
   }
+}
+
+/** Every 10 s: slices active / queued / completed, and the upstream's requests and transaction calls since the last. */
+function traceRun(sim: Simulator, tag: string, started: number): { stop(): Promise<void> } {
+  const queue = new Queue(QUEUE_NAMES.slices, {
+    connection: { url: process.env['REDIS_URL'] ?? '' },
+    prefix: tag,
+  });
+  let last = { requests: 0, calls: 0 };
+  const tick = async (): Promise<void> => {
+    const c = await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed', 'completed');
+    const st = sim.stats();
+    const now = {
+      requests: st.httpRequests,
+      calls: st.procedureCalls.byProcedure['transaction.getPaginatedTransactions'] ?? 0,
+    };
+    console.log(
+      `  t=${((performance.now() - started) / 1000).toFixed(0)} s: active ${c['active']}, queued ${(c['waiting'] ?? 0) + (c['prioritized'] ?? 0) + (c['delayed'] ?? 0)}, completed ${c['completed']}; +${now.requests - last.requests} requests, +${now.calls - last.calls} tx calls`,
+    );
+    last = now;
+  };
+  const timer = setInterval(() => void tick().catch(() => undefined), 10_000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await queue.close();
+    },
+  };
 }
 
 async function main(): Promise<void> {

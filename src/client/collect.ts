@@ -65,6 +65,13 @@ export interface CollectOptions {
    * page, so larger values waste fewer requests; smaller values read more slices in parallel. @default 12
    */
   splitPages?: number | undefined;
+  /**
+   * Planning for rounds over an open history (`oldestDate` far below the rows, e.g. 0 for a country's users): a
+   * slice whose unread part is more than this many times wider than the span its pages covered splits at
+   * quadrupling depths below its reader first (`splitGeometric`: a logarithmic number of pieces, most of the empty
+   * past one page each), not into even half-page pieces. @default Infinity (never)
+   */
+  geometricAbove?: number | undefined;
   /** Where the slice grid starts when `oldestDate` is open-ended. @default 2025-01-01 */
   gridFloor?: Date | string | number | undefined;
   /** Items buffered ahead of the consumer before readers of later slices pause (streaming only). @default 20 000 */
@@ -105,6 +112,7 @@ interface Resolved extends SegmentGrid {
   onInvalidItem: InvalidItemMode;
   splitDense: boolean;
   splitPages: number;
+  geometricAbove: number;
   /** True when this call plans for fewest rounds (now, or at each split for `auto`). */
   forRounds: () => boolean;
   highWater: number;
@@ -153,6 +161,7 @@ function resolve(core: ClientCore, options: CollectOptions): Resolved {
     onInvalidItem: options.onInvalidItem ?? DEFAULT_COLLECT_OPTIONS.onInvalidItem,
     splitDense: options.splitDense ?? DEFAULT_COLLECT_OPTIONS.splitDense,
     splitPages: options.splitPages ?? DEFAULT_COLLECT_OPTIONS.splitPages,
+    geometricAbove: options.geometricAbove ?? Infinity,
     highWater: options.highWaterItems ?? DEFAULT_COLLECT_OPTIONS.highWaterItems,
     signal: options.signal,
     gridFloor: oldest === -Infinity ? floor : undefined,

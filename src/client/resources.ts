@@ -258,6 +258,9 @@ const SLICE_KEYS = [
   'onInvalidItem',
   'splitDense',
   'splitPages',
+  'geometricAbove',
+  'plan',
+  'firstRoundSlices',
   'highWaterItems',
   'now',
 ] as const;

@@ -37,6 +37,8 @@ export interface ExactlyOnceSliceOptions {
   minPagesBeforeSplit: number;
   signal?: AbortSignal | undefined;
   now: () => number;
+  /** See `SliceWalkOptions.spareSlots`. */
+  spareSlots?: (() => number) | undefined;
 }
 
 export const ZERO: RunCounterValues = { fetched: 0, published: 0, deduplicated: 0, deadLettered: 0 };

@@ -28,6 +28,7 @@ import {
   type ProcessSliceOptions,
 } from './slice-contract.js';
 import { processSliceAtLeastOnce } from './process-slice-at-least-once.js';
+import { startIdleSlots } from './idle-slots.js';
 import { processSliceExactlyOnce } from './process-slice-exactly-once.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES } from '../planner/queue-names.js';
 import type { RunCounters } from './run-counters.js';
@@ -220,6 +221,8 @@ interface SliceJobContext {
   readRun: (runId: string) => Promise<RunJobData | null>;
   secrets: Secrets;
   onError: (error: Error, where: string) => void;
+  /** Each running slice's share of the worker's idle slots (the run's end; src/jobs/idle-slots.ts). */
+  spareSlots?: () => number;
 }
 
 /** The slice contract's handle on a BullMQ job: its data, reload, checkpoint and spawn of children. */
@@ -338,7 +341,12 @@ async function runSlice(
   try {
     const sliceDeps = await sliceDepsOf(c, job, handle.spawn);
     // The deployment's delivery mode: the runtime gives `eos` under exactly-once, nothing under at-least-once.
-    const sliceOptions = { ...DEFAULT_PROCESS_SLICE_OPTIONS, ...c.o.slice, signal };
+    const sliceOptions = {
+      ...DEFAULT_PROCESS_SLICE_OPTIONS,
+      ...(c.spareSlots === undefined ? {} : { spareSlots: c.spareSlots }),
+      ...c.o.slice,
+      signal,
+    };
     const eos = sliceDeps.eos;
     const result = await runWithPriority(priority ?? 'backfill', () =>
       eos === undefined
@@ -478,6 +486,8 @@ export function startPipelineWorkers(
       maxStalledCount: o.maxStalledCount,
     },
   );
+  const idle = startIdleSlots(() => ({ concurrency: slices.concurrency, running: sliceRuns.size() }));
+  context.spareSlots = () => idle.share();
   slices.on('lockRenewalFailed', (ids) => sliceRuns.lost(ids));
   keepNewestLockTracked(slices);
   slices.on('error', (e) => onError(e, 'slice-worker'));
@@ -507,6 +517,7 @@ export function startPipelineWorkers(
     close() {
       closing ??= (async () => {
         stop.abort();
+        idle.stop();
         await sizing?.stop();
         // Beating until the slices are closed: a draining worker's slices are still its own.
         await slices.close();

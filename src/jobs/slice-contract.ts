@@ -76,6 +76,8 @@ export interface ProcessSliceOptions {
   /** Aborted on shutdown: the slice stops after the page in hand is checkpointed. */
   signal?: AbortSignal;
   now?: () => number;
+  /** The worker's idle slots a split of this slice may fill (see `SliceWalkOptions.spareSlots`). @default none */
+  spareSlots?: () => number;
 }
 
 export const DEFAULT_PROCESS_SLICE_OPTIONS = {

@@ -5,12 +5,13 @@
  *
  * The density is measured from the newest row read, not the slice's end (an empty top says nothing about the rest);
  * a finished slice (null cursor) has nothing left to hand off; at least `minPagesBeforeSplit` pages are read before
- * judging, and splits nest at most `maxDepth` deep.
+ * judging, and splits nest at most `maxDepth` deep. At the run's end (`spareSlots`), a slice the rule leaves whole
+ * splits to fill the worker's idle slots (`tailSplitRule`).
  */
 import type { SliceJobData } from '../planner/job-types.js';
 import { planSplit, type RemainingSplit } from '../slicing/index.js';
 import type { SlicePage } from './slice-contract.js';
-import { sliceSplitRule } from './slice-split-rule.js';
+import { sliceSplitRule, tailSplitRule } from './slice-split-rule.js';
 import { sortTime } from './slice-sort-time.js';
 
 export interface SliceWalkOptions {
@@ -19,6 +20,11 @@ export interface SliceWalkOptions {
   maxSplitParts: number;
   maxDepth: number;
   minPagesBeforeSplit: number;
+  /**
+   * The worker's slots a split of this slice may fill now: its share of the slots no slice has filled for a while
+   * (the run's end; see src/jobs/idle-slots.ts). Absent or 0: none.
+   */
+  spareSlots?: (() => number) | undefined;
 }
 
 export interface SliceWalk {
@@ -48,11 +54,13 @@ export function createSliceWalk(o: SliceWalkOptions): SliceWalk {
         data.depth >= o.maxDepth
       )
         return null;
-      return planSplit(
-        { start: data.start, end: data.end },
-        { rowsRead: rows, topTime, lastTime },
-        sliceSplitRule(data, o),
-      );
+      const slice = { start: data.start, end: data.end };
+      const progress = { rowsRead: rows, topTime, lastTime };
+      const rule = sliceSplitRule(data, o);
+      const split = planSplit(slice, progress, rule);
+      if (split !== null || o.spareSlots === undefined) return split;
+      const tail = tailSplitRule(rule, o.spareSlots());
+      return tail === null ? null : planSplit(slice, progress, tail);
     },
     restart() {
       rows = 0;

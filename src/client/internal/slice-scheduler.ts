@@ -34,6 +34,8 @@ export interface SchedulerSettings {
   onInvalidItem: InvalidItemMode;
   splitDense: boolean;
   splitPages: number;
+  /** Planning for rounds: split at quadrupling depths when the unread part is this many times the span read. */
+  geometricAbove: number;
   /** True while planning for fewest rounds (else fewest requests); asked at each split. */
   forRounds: () => boolean;
   /** Items buffered ahead of the emitter before readers of later slices pause. */
@@ -132,7 +134,7 @@ function firstPageLimit(
 function splitRuleOf(s: SchedulerSettings, running: number): Parameters<typeof planSplit>[2] {
   const rowsPerPart = (running < FULL_BATCH ? 2 : s.splitPages) * s.limit;
   return s.forRounds()
-    ? roundSplitRule(s.limit, s.alignMs)
+    ? { ...roundSplitRule(s.limit, s.alignMs), geometricAbove: s.geometricAbove }
     : { rowsPerPart, splitAbove: rowsPerPart, maxParts: MAX_SPLIT_PARTS, alignMs: s.alignMs };
 }
 

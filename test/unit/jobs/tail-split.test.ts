@@ -1,0 +1,113 @@
+/**
+ * The run's end (issue 32): a slice the 5 000-row rule leaves whole splits to fill the worker's idle slots
+ * (`tailSplitRule`, `SliceWalkOptions.spareSlots`), and the idle slots are only those free over a whole window
+ * (`idleShare`).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { idleShare } from '../../../src/jobs/idle-slots.js';
+import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
+import { sliceSplitRule, TAIL_PIECE_ROWS, tailSplitRule } from '../../../src/jobs/slice-split-rule.js';
+import { DEFAULT_PROCESS_SLICE_OPTIONS } from '../../../src/jobs/slice-contract.js';
+import type { SliceJobData } from '../../../src/planner/index.js';
+
+const T0 = Date.UTC(2026, 9, 1);
+const MIN = 60_000;
+
+/** A slice over [T0, T0 + 100 min) whose pages hold one row a minute, 100 rows each... and more below. */
+function sliceData(over: Partial<SliceJobData> = {}): SliceJobData {
+  return {
+    runId: 'r',
+    sliceId: 's',
+    resource: 'transactions',
+    filters: {},
+    start: T0,
+    end: T0 + 10_000 * MIN,
+    replay: false,
+    depth: 0,
+    ...over,
+  };
+}
+
+/** A full page of 100 rows, one every `stepMs`, newest at `top`. */
+function page(top: number, stepMs: number): { items: Record<string, unknown>[]; cursor: string } {
+  const items = Array.from({ length: 100 }, (_, i) => ({
+    _id: `t${top - i * stepMs}`,
+    createdAt: new Date(top - i * stepMs).toISOString(),
+  }));
+  return { items, cursor: 'next' };
+}
+
+/** Observes two full pages from the slice's top; returns the second observation. */
+function twoPages(data: SliceJobData, spare?: number) {
+  const walk = createSliceWalk({
+    ...DEFAULT_PROCESS_SLICE_OPTIONS,
+    ...(spare === undefined ? {} : { spareSlots: () => spare }),
+  });
+  const top = data.end - 1;
+  walk.observe(page(top, MIN), data);
+  return walk.observe(page(top - 100 * MIN, MIN), data);
+}
+
+describe('tail split', () => {
+  it('a slice with ~1 800 rows left: whole under the 5 000-row rule, split to fill idle slots at the end', () => {
+    // 2 000 rows over 2 000 minutes at one a minute; two pages read, ~1 800 left (under 10 000: the rule keeps it).
+    const data = sliceData({ end: T0 + 2_000 * MIN });
+    expect(twoPages(data)).toBeNull();
+    expect(twoPages(data, 0)).toBeNull();
+    const split = twoPages(data, 31);
+    expect(split).not.toBeNull();
+    // ~1 800 rows in pieces of at most 500: 4 parts (3 children + the kept part) of ~450 rows (a minute each).
+    expect(split!.children).toHaveLength(3);
+    for (const c of split!.children) {
+      expect((c.end - c.start) / MIN).toBeLessThanOrEqual(TAIL_PIECE_ROWS);
+      expect((c.end - c.start) / MIN).toBeGreaterThan(TAIL_PIECE_ROWS / 3);
+    }
+    // The children and the kept part tile the unread rest exactly.
+    expect(split!.children[0]!.start).toBe(data.start);
+    expect(split!.children.at(-1)!.end).toBe(split!.keepStart);
+  });
+
+  it('one split fills at most its share of the idle slots', () => {
+    const data = sliceData({ end: T0 + 5_000 * MIN });
+    expect(twoPages(data, 2)!.children).toHaveLength(2);
+    expect(twoPages(data, 31)!.children.length).toBe(DEFAULT_PROCESS_SLICE_OPTIONS.maxSplitParts - 1);
+  });
+
+  it('too little left for two pieces: never split', () => {
+    // 300 rows over 300 minutes: ~100 left after two pages.
+    expect(twoPages(sliceData({ end: T0 + 300 * MIN }), 31)).toBeNull();
+  });
+
+  it('property: the tail rule never splits finer than TAIL_PIECE_ROWS, nor more parts than 1 + spare', () => {
+    const base = sliceSplitRule({ filters: {} }, DEFAULT_PROCESS_SLICE_OPTIONS);
+    fc.assert(
+      fc.property(fc.integer({ min: -3, max: 1000 }), (spare) => {
+        const rule = tailSplitRule(base, spare);
+        if (spare < 1) return rule === null;
+        return (
+          rule !== null &&
+          rule.rowsPerPart === TAIL_PIECE_ROWS &&
+          rule.splitAbove === 2 * TAIL_PIECE_ROWS &&
+          rule.maxParts === Math.min(base.maxParts, 1 + spare)
+        );
+      }),
+    );
+  });
+
+  it('a per-user walk keeps its geometric cut of an empty past at the end too', () => {
+    const rule = tailSplitRule(sliceSplitRule({ filters: { userId: 'u' } }, DEFAULT_PROCESS_SLICE_OPTIONS), 8);
+    expect(rule?.geometricAbove).toBe(16);
+  });
+});
+
+describe('idleShare', () => {
+  it('idle only when free at every sample of a full window, shared among the running slices', () => {
+    expect(idleShare([5, 5, 5], 4, 1)).toBe(0); // window not full yet
+    expect(idleShare([5, 0, 5, 5], 4, 1)).toBe(0); // a slot refilled within the window: slices were queued
+    expect(idleShare([31, 31, 30, 31], 4, 1)).toBe(30);
+    expect(idleShare([24, 24, 24, 24], 4, 8)).toBe(3);
+    expect(idleShare([3, 3, 3, 3], 4, 8)).toBe(0);
+    expect(idleShare([3, 3, 3, 3], 4, 0)).toBe(0);
+  });
+});
