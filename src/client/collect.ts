@@ -21,7 +21,7 @@ import { ConfigError } from '../errors.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import type { Listing } from './listing.js';
 import { createChangeSignal } from './internal/change-signal.js';
-import { createSliceScheduler, type CollectStats } from './internal/slice-scheduler.js';
+import { createSliceScheduler, type CollectStats, type SchedulerSettings } from './internal/slice-scheduler.js';
 import { planSegments, type SegmentGrid } from './internal/slice-segments.js';
 import { createUniqueById } from './internal/unique-by-id.js';
 import { probeSortTimes } from './read-slice.js';
@@ -106,18 +106,8 @@ export function toEpochMs(name: string, value: Date | string | number): number {
   return ms;
 }
 
-interface Resolved extends SegmentGrid {
-  concurrency: number;
-  limit: number;
-  onInvalidItem: InvalidItemMode;
-  splitDense: boolean;
-  splitPages: number;
-  geometricAbove: number;
-  /** True when this call plans for fewest rounds (now, or at each split for `auto`). */
-  forRounds: () => boolean;
-  highWater: number;
-  signal: AbortSignal | undefined;
-}
+/** The resolved options: the grid to plan and the scheduler's settings (its `alignMs` comes from the client). */
+type Resolved = SegmentGrid & Omit<SchedulerSettings, 'alignMs'>;
 
 function resolve(core: ClientCore, options: CollectOptions): Resolved {
   const plan = options.plan ?? DEFAULT_COLLECT_OPTIONS.plan;

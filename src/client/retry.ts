@@ -10,8 +10,12 @@ import {
   DEFAULT_RETRY_POLICY as ONE_RETRY_POLICY,
   isRetriableError,
   retry,
+  type RetryContext,
+  type RetryOptions as OneRetryOptions,
   type RetryPolicy as OneRetryPolicy,
 } from '../retry/index.js';
+
+export type { RetryContext };
 
 export interface RetryPolicy {
   /** Total attempts including the first. @default 5 */
@@ -40,19 +44,10 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = {
   isRetriable: isRetriableError,
 };
 
-export interface RetryContext {
-  /** 1 for the first attempt. */
-  attempt: number;
-}
-
-export interface RetryOptions {
-  signal?: AbortSignal | undefined;
+/** The one loop's options but its clock (the client sets no time limit), with `onRetry` given a `GamedataError`. */
+export interface RetryOptions extends Omit<OneRetryOptions, 'onRetry' | 'now'> {
   /** Called before each wait (for logs and metrics). */
   onRetry?: ((error: GamedataError, attempt: number, delayMs: number) => void) | undefined;
-  /** Injected for tests. @default Math.random */
-  random?: () => number;
-  /** Injected for tests. @default a timer honouring the signal */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /** The client's policy as the one policy: `retries: maxAttempts - 1`, no time limit. */

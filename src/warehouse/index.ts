@@ -41,7 +41,7 @@ export type {
 export { createSinkConnectors } from './create-sink-connectors.js';
 export type { CreateSinkConnectorsOptions, CreatedSinkConnector } from './create-sink-connectors.js';
 export { ensureWarehouseSchema } from './ensure-warehouse-schema.js';
-export { waitForSink } from './wait-for-sink.js';
-export type { WaitForSinkOptions } from './wait-for-sink.js';
+export { waitForSink, waitForSinks } from './wait-for-sink.js';
+export type { WaitForSinkOptions, WaitForSinksOptions } from './wait-for-sink.js';
 export { landInWarehouse, formatWarehouseReport } from './land-in-warehouse.js';
 export type { LandInWarehouseOptions, LandInWarehouseReport, LandedTable } from './land-in-warehouse.js';

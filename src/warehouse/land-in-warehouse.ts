@@ -11,7 +11,7 @@ import type { ConnectClient } from './connect-client.js';
 import { createSinkConnectors } from './create-sink-connectors.js';
 import type { ConnectorSecurity } from './sink-connector-config.js';
 import { warehouseSchemaName } from './sink-connector-config.js';
-import { waitForSink } from './wait-for-sink.js';
+import { waitForSinks } from './wait-for-sink.js';
 
 export interface LandInWarehouseOptions {
   connect: ConnectClient;
@@ -59,15 +59,7 @@ export async function landInWarehouse(options: LandInWarehouseOptions): Promise<
     connectWarehouseUrl: options.connectWarehouseUrl,
     ...(options.security === undefined ? {} : { security: options.security }),
   });
-  for (const c of created) {
-    await waitForSink({
-      connect: options.connect,
-      brokers: options.brokers,
-      connectorName: c.name,
-      topic: topicName(options.topicPrefix, c.resource),
-      timeoutMs: options.timeoutMs ?? 300_000,
-    });
-  }
+  await waitForSinks(created, options);
   const seconds = (Date.now() - started) / 1000;
   const schema = warehouseSchemaName(options.topicPrefix);
   const db = new pg.Client({ connectionString: options.warehouseUrl });

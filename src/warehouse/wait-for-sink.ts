@@ -8,6 +8,8 @@
  * never gets, so a gap counts as done when the records a read_committed reader finds in it are all in the DLQ.
  */
 import { AbortedError, ServiceError } from '../errors.js';
+import type { ResourceName } from '../models/resources.js';
+import { topicName } from '../models/topic-names.js';
 import { readTopic, recordOffsets } from '../sink/readers/read-topic.js';
 import { createTopicOffsets } from '../sink/admin/topic-offsets.js';
 import type { ConnectClient } from './connect-client.js';
@@ -90,5 +92,33 @@ export async function waitForSink(options: WaitForSinkOptions): Promise<void> {
     }
   } finally {
     await admin.disconnect();
+  }
+}
+
+export interface WaitForSinksOptions {
+  connect: ConnectClient;
+  brokers: string[];
+  /** Each connector's topic is its resource's under this prefix. */
+  topicPrefix: string;
+  /** Per connector. @default 300000 */
+  timeoutMs?: number | undefined;
+  /** Called as each connector has caught up (before the next is waited for). */
+  onCaughtUp?: ((connectorName: string) => void) | undefined;
+}
+
+/** Waits for each sink connector in turn until it has consumed its resource's topic ({@link waitForSink}). */
+export async function waitForSinks(
+  connectors: readonly { name: string; resource: ResourceName }[],
+  options: WaitForSinksOptions,
+): Promise<void> {
+  for (const connector of connectors) {
+    await waitForSink({
+      connect: options.connect,
+      brokers: options.brokers,
+      connectorName: connector.name,
+      topic: topicName(options.topicPrefix, connector.resource),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    });
+    options.onCaughtUp?.(connector.name);
   }
 }

@@ -22,7 +22,7 @@ import {
   maskConnectorConfig,
   landInWarehouse,
   sinkConnectorName,
-  waitForSink,
+  waitForSinks,
 } from '../../warehouse/index.js';
 import { topicName } from '../../models/topic-names.js';
 import { maskSecrets, maskSecretsDeep } from '../mask-secrets.js';
@@ -98,15 +98,12 @@ export function register(program: Command): void {
       if (flags.wait !== true) return;
       if (s.kafkaBrokers.length === 0)
         throw new ConfigError('--wait needs KAFKA_BROKERS', ['KAFKA_BROKERS is not set']);
-      for (const r of results) {
-        await waitForSink({
-          connect: s.connect,
-          brokers: s.kafkaBrokers,
-          connectorName: r.name,
-          topic: topicName(s.topicPrefix, r.resource),
-        });
-        console.log(`${r.name}: caught up`);
-      }
+      await waitForSinks(results, {
+        connect: s.connect,
+        brokers: s.kafkaBrokers,
+        topicPrefix: s.topicPrefix,
+        onCaughtUp: (name) => console.log(`${name}: caught up`),
+      });
     });
   connect
     .command('secrets-file')

@@ -61,6 +61,16 @@ local function meta(base)
   local m = redis.call('HMGET', base .. ':v2:meta', 'L', 'S', 'n')
   return tonumber(m[1]) or MIN_LEVEL, tonumber(m[2]) or 0, tonumber(m[3]) or 0
 end
+-- The compact entry of an ObjectId's bytes (b12) whose process part has the index pi, in the set \`name\` (L, S: its
+-- table): the entry, its bucket's key, the bucket (read once per call: \`buckets\` keeps what this call has read) and
+-- the entry's position in it (nil when absent).
+local function locate(name, b12, pi, L, S, w, buckets)
+  local e = string.char(bit.band(bit.bxor(byte(b12, 11), byte(b12, 4)), 255)) .. sub(b12, 1, 4) .. sub(b12, 10, 10) .. pi
+  local key = name .. ':v2:b:' .. address(e, byte(b12, 12), L, S)
+  local b = buckets[key]
+  if b == nil then b = redis.call('GET', key) or ''; buckets[key] = b end
+  return e, key, b, find(b, e, w)
+end
 
 -- Whether the record (a = id argument, code, raw) is covered by the set \`name\` (L, S: its table; legacy: its old-layout set exists;
 -- cache: the buckets and process indexes this call has read; bucket keys and 5-byte process parts never collide).
@@ -74,11 +84,7 @@ local function seen_in(name, w, L, S, legacy, cache, a, code, raw)
     if pi == nil then pi = redis.call('HGET', name .. ':v2:proc', part); cache[part] = pi end
     if pi then
       compact = true
-      local e = string.char(bit.band(bit.bxor(byte(b12, 11), byte(b12, 4)), 255)) .. sub(b12, 1, 4) .. sub(b12, 10, 10) .. pi
-      local key = name .. ':v2:b:' .. address(e, byte(b12, 12), L, S)
-      local b = cache[key]
-      if b == nil then b = redis.call('GET', key) or ''; cache[key] = b end
-      local p = find(b, e, w)
+      local _, _, b, p = locate(name, b12, pi, L, S, w, cache)
       if p and (w == 8 or covered(u40(b, p + 8), tonumber(code))) then seen = 1 end
     end
   end
@@ -121,11 +127,7 @@ local function add_to(base, w, load, recs)
       end
       if pi then
         compact = true
-        local e = string.char(bit.band(bit.bxor(byte(b12, 11), byte(b12, 4)), 255)) .. sub(b12, 1, 4) .. sub(b12, 10, 10) .. pi
-        local key = base .. ':v2:b:' .. address(e, byte(b12, 12), L, S)
-        local b = buckets[key]
-        if b == nil then b = redis.call('GET', key) or ''; buckets[key] = b end
-        local p = find(b, e, w)
+        local e, key, b, p = locate(base, b12, pi, L, S, w, buckets)
         -- A new entry rewrites its bucket once per call (SET of the exact size: APPEND would let Redis preallocate
         -- up to twice the bucket, ~50 % more memory); a newer version of a stored entity is written in place
         -- (SETRANGE: no growth, the AOF logs 5 bytes, not the bucket).
