@@ -1,4 +1,5 @@
 import type { SliceJobData } from '../planner/job-types.js';
+import { UNSPLIT_DEPTH } from '../planner/plan-partition.js';
 import type { SplitRule } from '../slicing/index.js';
 
 /**
@@ -45,4 +46,23 @@ export function tailSplitRule(rule: SplitRule, spareSlots: number): SplitRule | 
     splitAbove: Math.min(rule.splitAbove, 2 * TAIL_PIECE_ROWS),
     maxParts: Math.min(rule.maxParts, 1 + Math.floor(spareSlots)),
   };
+}
+
+/**
+ * The tail rule of `data` (see {@link tailSplitRule}), by its depth: a slice under `maxDepth` splits as its own rule
+ * says, only finer; a slice planned not to split (a partition's quiet walk, one slice from the run's `since`, planned
+ * at `UNSPLIT_DEPTH`) splits at the run's end too, at quadrupling depths first (its unread past reaches back to 1970,
+ * and an even cut of it at the rate of its newest pages would be mostly empty pieces), its pieces nesting at most
+ * `maxDepth` deep below it. At scale medium the partition plan's last two minutes were such walks read alone.
+ */
+export function tailSplitRuleOf(
+  data: Pick<SliceJobData, 'filters' | 'depth'>,
+  o: { targetRows: number; splitFactor: number; maxSplitParts: number; maxDepth: number },
+  spareSlots: number,
+): SplitRule | null {
+  const rule = sliceSplitRule(data, o);
+  if (data.depth < o.maxDepth) return tailSplitRule(rule, spareSlots);
+  if (data.depth >= UNSPLIT_DEPTH && data.depth < UNSPLIT_DEPTH + o.maxDepth)
+    return tailSplitRule({ ...rule, geometricAbove: USER_WALK_GEOMETRIC_ABOVE }, spareSlots);
+  return null;
 }

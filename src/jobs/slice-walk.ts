@@ -6,12 +6,12 @@
  * The density is measured from the newest row read, not the slice's end (an empty top says nothing about the rest);
  * a finished slice (null cursor) has nothing left to hand off; at least `minPagesBeforeSplit` pages are read before
  * judging, and splits nest at most `maxDepth` deep. At the run's end (`spareSlots`), a slice the rule leaves whole
- * splits to fill the worker's idle slots (`tailSplitRule`).
+ * splits to fill the worker's idle slots (`tailSplitRuleOf`), a slice planned not to split included.
  */
 import type { SliceJobData } from '../planner/job-types.js';
 import { planSplit, type RemainingSplit } from '../slicing/index.js';
 import type { SlicePage } from './slice-contract.js';
-import { sliceSplitRule, tailSplitRule } from './slice-split-rule.js';
+import { sliceSplitRule, tailSplitRuleOf } from './slice-split-rule.js';
 import { sortTime } from './slice-sort-time.js';
 
 export interface SliceWalkOptions {
@@ -50,16 +50,17 @@ export function createSliceWalk(o: SliceWalkOptions): SliceWalk {
         page.cursor === null ||
         lastTime === undefined ||
         topTime === undefined ||
-        pagesSinceStart < o.minPagesBeforeSplit ||
-        data.depth >= o.maxDepth
+        pagesSinceStart < o.minPagesBeforeSplit
       )
         return null;
       const slice = { start: data.start, end: data.end };
       const progress = { rowsRead: rows, topTime, lastTime };
-      const rule = sliceSplitRule(data, o);
-      const split = planSplit(slice, progress, rule);
-      if (split !== null || o.spareSlots === undefined) return split;
-      const tail = tailSplitRule(rule, o.spareSlots());
+      if (data.depth < o.maxDepth) {
+        const split = planSplit(slice, progress, sliceSplitRule(data, o));
+        if (split !== null) return split;
+      }
+      const spare = o.spareSlots?.() ?? 0;
+      const tail = spare < 1 ? null : tailSplitRuleOf(data, o, spare);
       return tail === null ? null : planSplit(slice, progress, tail);
     },
     restart() {

@@ -157,6 +157,32 @@ describe('collectSlices (exact, against an in-memory feed)', () => {
     expect(stats.pages).toBeLessThan(3000 / 50 + stats.slices * 2);
   });
 
+  it('an open history from 0, planned for rounds: geometric splits read a year of rows in a few rounds, once each', async () => {
+    // 1 600 rows over the year before T0 (a country's users at scale medium), oldestDate 0: the past is 56 years wide.
+    const times = Array.from({ length: 1600 }, (_, i) => T0 - Math.floor((i * 365 * DAY) / 1600) - 1);
+    const rows = makeRows(times);
+    const read = async (geometricAbove?: number): Promise<{ got: Row[]; stats: CollectStats }> => {
+      const stats: CollectStats = { slices: 0, splits: 0, pages: 0, rounds: 0 };
+      const got = await collectSlices<Row>(
+        createFakeFeed(rows),
+        [listing],
+        { plan: 'rounds', oldestDate: 0, firstRoundSlices: 1, geometricAbove, now: () => T0 },
+        stats,
+      );
+      return { got, stats };
+    };
+    const geometric = await read(16);
+    expect(geometric.got).toHaveLength(1600);
+    expect(new Set(geometric.got.map((r) => r._id)).size).toBe(1600);
+    // A row after another in 17 pages one by one; here a handful of rounds, and about one page per 50 rows.
+    expect(geometric.stats.rounds).toBeLessThanOrEqual(6);
+    expect(geometric.stats.pages).toBeLessThanOrEqual(1600 / 50 + 30);
+    // Without it the even half-page cut of 56 years spends its 200 pieces on the empty past.
+    const even = await read();
+    expect(even.got).toHaveLength(1600);
+    expect(even.stats.pages).toBeGreaterThan(geometric.stats.pages);
+  });
+
   it('reads nothing older than oldestDate and stops each slice at its first older item', async () => {
     const rows = makeRows([T0 - 5, T0 - 1, T0, T0 + 1, T0 + 2]);
     const got = await collectSlices<Row>(createFakeFeed(rows), [listing], {

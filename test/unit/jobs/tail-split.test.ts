@@ -7,7 +7,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { idleShare } from '../../../src/jobs/idle-slots.js';
 import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
-import { sliceSplitRule, TAIL_PIECE_ROWS, tailSplitRule } from '../../../src/jobs/slice-split-rule.js';
+import {
+  sliceSplitRule,
+  TAIL_PIECE_ROWS,
+  tailSplitRule,
+  tailSplitRuleOf,
+} from '../../../src/jobs/slice-split-rule.js';
+import { UNSPLIT_DEPTH } from '../../../src/planner/plan-partition.js';
 import { DEFAULT_PROCESS_SLICE_OPTIONS } from '../../../src/jobs/slice-contract.js';
 import type { SliceJobData } from '../../../src/planner/index.js';
 
@@ -98,6 +104,29 @@ describe('tail split', () => {
   it('a per-user walk keeps its geometric cut of an empty past at the end too', () => {
     const rule = tailSplitRule(sliceSplitRule({ filters: { userId: 'u' } }, DEFAULT_PROCESS_SLICE_OPTIONS), 8);
     expect(rule?.geometricAbove).toBe(16);
+  });
+});
+
+describe('tail split of deep and unsplit slices', () => {
+  const o = DEFAULT_PROCESS_SLICE_OPTIONS;
+  it('a quiet walk planned not to split (from 1970) splits at the end, at quadrupling depths, nesting maxDepth deep', () => {
+    // A partition's quiet walk: one slice from 0, its newest 200 rows one a minute.
+    const data = sliceData({ start: 0, depth: UNSPLIT_DEPTH });
+    expect(twoPages(data)).toBeNull();
+    const split = twoPages(data, 31);
+    expect(split).not.toBeNull();
+    // Geometric: each older piece (newest first) at least ~4x as wide as the one above it; the oldest reaches 0.
+    const widths = split!.children.map((c) => c.end - c.start).reverse();
+    for (let i = 1; i < widths.length - 1; i++) expect(widths[i]!).toBeGreaterThanOrEqual(3 * widths[i - 1]!);
+    expect(split!.children[0]!.start).toBe(0);
+    expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + o.maxDepth - 1 }, o, 4)).not.toBeNull();
+    expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + o.maxDepth }, o, 4)).toBeNull();
+  });
+
+  it('a slice split maxDepth deep (not planned unsplit) stays whole', () => {
+    expect(tailSplitRuleOf({ filters: {}, depth: o.maxDepth }, o, 4)).toBeNull();
+    expect(twoPages(sliceData({ end: T0 + 2_000 * MIN, depth: o.maxDepth }), 31)).toBeNull();
+    expect(tailSplitRuleOf({ filters: {}, depth: o.maxDepth - 1 }, o, 4)).not.toBeNull();
   });
 });
 
