@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 /** Test files that start the services they use (see the `stacks` project). */
 const STACK_FILES = [
   'test/e2e/chaos.test.ts',
+  'test/e2e/exactly-once.test.ts',
   'test/e2e/secured.test.ts',
   'test/integration/stack/**/*.test.ts',
 ];
@@ -34,7 +35,8 @@ export default defineConfig({
       },
       {
         // Files that bring their own stack: a secure stack (its own Kafka, registry, Redis, Connect, PostgreSQL), or
-        // private Kafka nodes and Redis (chaos; it reuses only the shared registry, which no test stops). They share no
+        // private Kafka nodes and Redis (chaos, exactly-once; they reuse only the shared registry, which no test
+        // stops). They share no
         // Kafka, Redis or warehouse with the `services` files, so scripts/test.sh runs this project beside them in a
         // second vitest process; among themselves they run one at a time.
         test: {

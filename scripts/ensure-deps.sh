@@ -7,6 +7,12 @@
 set -euo pipefail
 
 ensure_deps() {
+  ensure_system_deps
+  ensure_node_modules
+}
+
+# The Debian packages when missing.
+ensure_system_deps() {
   local missing=()
   command -v redis-check-rdb >/dev/null 2>&1 || missing+=(redis-tools)
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
@@ -25,6 +31,10 @@ ensure_deps() {
     $sudo apt-get update -qq >&2
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
   fi
+}
+
+# node_modules when missing (.ci/run installs them while the stack starts).
+ensure_node_modules() {
   if [[ ! -d node_modules ]]; then
     echo "[deps] installing node_modules" >&2
     # npm 11 may refuse a lock file that lacks other platforms' optional packages the registry does not serve

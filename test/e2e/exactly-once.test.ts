@@ -6,6 +6,8 @@
  *    (0 missing, 0 duplicates) against the simulator's truth.
  * 2. A worker is SIGSTOPped past its slice lock, another worker takes its slices, then the first gets SIGCONT: it
  *    is fenced, and nothing is duplicated.
+ * Both on a private Kafka and Redis (test/helpers/private-kafka.ts; the shared registry is reused): the file shares no
+ * broker and no Redis with the `services` files, so it runs in the `stacks` lane beside them (vitest.config.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -101,12 +103,32 @@ async function takenOver(h: Harness): Promise<number> {
   }
 }
 
+/** A harness on the private Kafka and Redis: the harness takes them from the environment, set for it alone. */
+async function privateHarness(kafka: PrivateKafka, name: string): Promise<Harness> {
+  const shared = { brokers: process.env['KAFKA_BROKERS'], redis: process.env['REDIS_URL'] };
+  process.env['KAFKA_BROKERS'] = kafka.brokers;
+  process.env['REDIS_URL'] = kafka.redisUrl;
+  try {
+    return await createHarness(name, {
+      latency: { requestMs: 120, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 },
+      faults: { seed: 11, malformed: 0.01 },
+    });
+  } finally {
+    process.env['KAFKA_BROKERS'] = shared.brokers;
+    process.env['REDIS_URL'] = shared.redis;
+  }
+}
+
 describe('exactly-once delivery through worker processes', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
-  // Not beside the chaos e2e in the other CI lane (see the helper).
+  // Not beside the chaos e2e: in CI both run in the `stacks` lane, one file at a time; the lock keeps two vitest
+  // processes started by hand apart too (see the helper).
   let release: () => Promise<void> = () => Promise.resolve();
+  let kafka: PrivateKafka;
   beforeAll(async () => {
     release = await takeHeavyTestLock('exactly-once e2e');
+    kafka = await startPrivateKafka({ redis: true });
+    cleanups.push(() => kafka.destroy());
   }, 900_000);
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
@@ -114,20 +136,7 @@ describe('exactly-once delivery through worker processes', () => {
   });
 
   it('10 x SIGKILL of a worker and a broker kill + restart: every record and dead letter exactly once', async () => {
-    const kafka: PrivateKafka = await startPrivateKafka();
-    cleanups.push(() => kafka.destroy());
-    // The harness takes its broker from the environment: point it at the private one for this harness only.
-    const shared = process.env['KAFKA_BROKERS'];
-    process.env['KAFKA_BROKERS'] = kafka.brokers;
-    let h: Harness;
-    try {
-      h = await createHarness('eos-crash', {
-        latency: { requestMs: 120, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 },
-        faults: { seed: 11, malformed: 0.01 },
-      });
-    } finally {
-      process.env['KAFKA_BROKERS'] = shared;
-    }
+    const h = await privateHarness(kafka, 'eos-crash');
     cleanups.push(() => h.cleanup());
     const log: string[] = [];
     const lock = { duration: 8000, stalled: 2000 };
@@ -181,10 +190,7 @@ describe('exactly-once delivery through worker processes', () => {
   }, 900_000);
 
   it('a worker SIGSTOPped past its slice lock is fenced after SIGCONT: 0 duplicates', async () => {
-    const h = await createHarness('eos-zombie', {
-      latency: { requestMs: 120, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 },
-      faults: { seed: 11, malformed: 0.01 },
-    });
+    const h = await privateHarness(kafka, 'eos-zombie');
     cleanups.push(() => h.cleanup());
     const log: string[] = [];
     const lock = { duration: 3000, stalled: 1000 };

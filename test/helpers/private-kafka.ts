@@ -1,7 +1,9 @@
 /**
  * A private single-node Kafka for tests that stop or kill the broker (the shared stack's broker serves everyone
  * else): `scripts/stack.sh up` with its own STACK_DIR and ports; the registry and Redis ports are the shared ones,
- * which answer, so the script reuses them and starts only Kafka. Its jars are linked from the shared stack when it
+ * which answer, so the script reuses them and starts only Kafka. With `redis: true` it starts a Redis of its own too,
+ * so the test shares nothing with the `services` files but the registry (which no test stops) and can run in the
+ * `stacks` lane beside them (scripts/test.sh). Its jars are linked from the shared stack when it
  * has them (else the script resolves them through Maven, cached in ~/.m2).
  */
 import { execFile } from 'node:child_process';
@@ -18,6 +20,8 @@ const run = promisify(execFile);
 export interface PrivateKafka {
   /** `127.0.0.1:<port>` */
   brokers: string;
+  /** The private Redis (`redis: true`), else the shared one. */
+  redisUrl: string;
   /** SIGKILL the broker (no controlled shutdown). */
   kill(): void;
   /** Starts the broker again (same data) and waits until it answers. */
@@ -43,7 +47,7 @@ function portOf(url: string): string {
 }
 
 /** Starts a private Kafka (about 10-30 s on a busy 2-core box). */
-export async function startPrivateKafka(): Promise<PrivateKafka> {
+export async function startPrivateKafka(o: { redis?: boolean } = {}): Promise<PrivateKafka> {
   const dir = mkdtempSync(join(tmpdir(), 'gamedata-private-kafka-'));
   const shared = join(ROOT, '.stack', 'kafka', 'libs');
   if (existsSync(shared)) {
@@ -52,13 +56,15 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
   }
   const kafkaPort = await freePort();
   const controllerPort = await freePort();
+  const sharedRedis = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
+  const redisPort = o.redis === true ? String(await freePort()) : portOf(sharedRedis);
   const env = {
     ...process.env,
     STACK_DIR: dir,
     STACK_KAFKA_PORT: String(kafkaPort),
     STACK_KAFKA_CONTROLLER_PORT: String(controllerPort),
     STACK_REGISTRY_PORT: portOf(process.env['SCHEMA_REGISTRY_URL'] ?? 'http://127.0.0.1:18081'),
-    STACK_REDIS_PORT: portOf(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379'),
+    STACK_REDIS_PORT: redisPort,
   };
   const up = async (): Promise<void> => {
     await run('bash', [join(ROOT, 'scripts', 'stack.sh'), 'up'], { cwd: ROOT, env, timeout: 180_000 });
@@ -67,6 +73,7 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
   const pidFile = join(dir, 'run', 'kafka.pid');
   return {
     brokers: `127.0.0.1:${kafkaPort}`,
+    redisUrl: o.redis === true ? `redis://127.0.0.1:${redisPort}` : sharedRedis,
     kill() {
       const pid = Number(readFileSync(pidFile, 'utf8').trim());
       process.kill(pid, 'SIGKILL');
