@@ -14,18 +14,24 @@ export interface IdleSlotsOptions {
 
 export interface IdleSlots {
   /**
-   * Each running slice's share of the idle slots (idle over the window, divided among the slices running, rounded
-   * down): what one split may fill without queueing its pieces behind the others'.
+   * Claims, for one split, its share of the idle slots (idle over the window, divided among the slices running, rounded
+   * down, and at least one while any is idle): the slots a split may fill without queueing its pieces behind the
+   * others'. A claim counts as filled until the samples show it (the window's samples are lowered by it), so slices
+   * that split one after another do not all take the same slots.
    */
-  share(): number;
+  claim(): number;
   stop(): void;
 }
 
-/** The pure part: the share of `idle` slots (the least free over a full window) among `running` slices. */
+/**
+ * The pure part: the share of `idle` slots (the least free over a full window) among `running` slices; at least 1
+ * while any slot is idle (17 slices running, 15 slots idle: each may split in two, the first 15 to ask; with a share
+ * rounded down to 0, none did and the idle slots stayed idle: the partition plan's last 80 s at scale medium).
+ */
 export function idleShare(window: readonly number[], samples: number, running: number): number {
   if (window.length < samples || running < 1) return 0;
   const idle = Math.min(...window);
-  return idle < 1 ? 0 : Math.floor(idle / running);
+  return idle < 1 ? 0 : Math.max(1, Math.floor(idle / running));
 }
 
 /** Samples `load()` (the worker's concurrency and its slices running) every `intervalMs`. */
@@ -43,7 +49,11 @@ export function startIdleSlots(
   }, intervalMs);
   timer.unref();
   return {
-    share: () => idleShare(window, samples, load().running),
+    claim: () => {
+      const share = idleShare(window, samples, load().running);
+      for (let i = 0; i < window.length; i++) window[i] = Math.max(0, window[i]! - share);
+      return share;
+    },
     stop: () => clearInterval(timer),
   };
 }

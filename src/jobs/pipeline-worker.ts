@@ -487,7 +487,7 @@ export function startPipelineWorkers(
     },
   );
   const idle = startIdleSlots(() => ({ concurrency: slices.concurrency, running: sliceRuns.size() }));
-  context.spareSlots = () => idle.share();
+  context.spareSlots = () => idle.claim();
   slices.on('lockRenewalFailed', (ids) => sliceRuns.lost(ids));
   keepNewestLockTracked(slices);
   slices.on('error', (e) => onError(e, 'slice-worker'));

@@ -21,8 +21,9 @@ export interface SliceWalkOptions {
   maxDepth: number;
   minPagesBeforeSplit: number;
   /**
-   * The worker's slots a split of this slice may fill now: its share of the slots no slice has filled for a while
-   * (the run's end; see src/jobs/idle-slots.ts). Absent or 0: none.
+   * Claims the worker's slots a split of this slice may fill now: its share of the slots no slice has filled for a
+   * while (the run's end; `IdleSlots.claim` in src/jobs/idle-slots.ts). Called only when the slice would split with
+   * them. Absent or 0: none.
    */
   spareSlots?: (() => number) | undefined;
 }
@@ -59,7 +60,11 @@ export function createSliceWalk(o: SliceWalkOptions): SliceWalk {
         const split = planSplit(slice, progress, sliceSplitRule(data, o));
         if (split !== null) return split;
       }
-      const spare = o.spareSlots?.() ?? 0;
+      if (o.spareSlots === undefined) return null;
+      // Slots are claimed only by a slice that would split with them (a claim holds them from the other slices).
+      const wanted = tailSplitRuleOf(data, o, Number.POSITIVE_INFINITY);
+      if (wanted === null || planSplit(slice, progress, wanted) === null) return null;
+      const spare = o.spareSlots();
       const tail = spare < 1 ? null : tailSplitRuleOf(data, o, spare);
       return tail === null ? null : planSplit(slice, progress, tail);
     },

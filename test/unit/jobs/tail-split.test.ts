@@ -4,8 +4,8 @@
  * (`idleShare`).
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { idleShare } from '../../../src/jobs/idle-slots.js';
+import { describe, expect, it, vi } from 'vitest';
+import { idleShare, startIdleSlots } from '../../../src/jobs/idle-slots.js';
 import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
 import {
   sliceSplitRule,
@@ -130,13 +130,60 @@ describe('tail split of deep and unsplit slices', () => {
   });
 });
 
+describe('tail split claims', () => {
+  it('only a slice that would split claims idle slots', () => {
+    let claims = 0;
+    const claim = () => {
+      claims += 1;
+      return 4;
+    };
+    const observe = (data: SliceJobData) => {
+      const walk = createSliceWalk({ ...DEFAULT_PROCESS_SLICE_OPTIONS, spareSlots: claim });
+      walk.observe(page(data.end - 1, MIN), data);
+      return walk.observe(page(data.end - 1 - 100 * MIN, MIN), data);
+    };
+    // ~100 rows left below the second page: nothing to split, nothing claimed.
+    expect(observe(sliceData({ start: T0 + 10_000 * MIN - 300 * MIN }))).toBeNull();
+    expect(claims).toBe(0);
+    // ~1 800 left: it claims once and splits.
+    expect(observe(sliceData({ end: T0 + 2_000 * MIN }))).not.toBeNull();
+    expect(claims).toBe(1);
+  });
+});
+
 describe('idleShare', () => {
   it('idle only when free at every sample of a full window, shared among the running slices', () => {
     expect(idleShare([5, 5, 5], 4, 1)).toBe(0); // window not full yet
     expect(idleShare([5, 0, 5, 5], 4, 1)).toBe(0); // a slot refilled within the window: slices were queued
     expect(idleShare([31, 31, 30, 31], 4, 1)).toBe(30);
     expect(idleShare([24, 24, 24, 24], 4, 8)).toBe(3);
-    expect(idleShare([3, 3, 3, 3], 4, 8)).toBe(0);
+    // Fewer idle slots than slices: one each (rounded down to 0, none split and the slots stayed idle).
+    expect(idleShare([3, 3, 3, 3], 4, 8)).toBe(1);
     expect(idleShare([3, 3, 3, 3], 4, 0)).toBe(0);
+  });
+
+  it('claims: 15 slots idle among 17 slices: the first 15 to ask get one each, then none until the samples show more', () => {
+    vi.useFakeTimers();
+    try {
+      const load = { concurrency: 32, running: 17 };
+      const idle = startIdleSlots(() => load);
+      expect(idle.claim()).toBe(0); // no full window yet
+      vi.advanceTimersByTime(1000);
+      const claims = Array.from({ length: 17 }, () => idle.claim());
+      expect(claims.filter((c) => c === 1)).toHaveLength(15);
+      expect(claims.slice(15)).toEqual([0, 0]);
+      // The claimed slots filled (the pieces run): nothing idle; the samples agree.
+      load.running = 32;
+      vi.advanceTimersByTime(1000);
+      expect(idle.claim()).toBe(0);
+      // A slice ends and its slot stays free for a full window: one to claim again.
+      load.running = 31;
+      vi.advanceTimersByTime(1000);
+      expect(idle.claim()).toBe(1);
+      expect(idle.claim()).toBe(0);
+      idle.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
