@@ -11,7 +11,7 @@
  * (issue 32: the estimate is what an operator sees before spending the key, so it must hold within 25 %).
  *
  *   npx tsx bench/full-history.ts [--scale small] [--seed 7] [--latency realistic] [--plans auto,countryId,off]
- *     [--concurrency 32] [--no-verify] [--trace]
+ *     [--concurrency 32] [--max-concurrency N] [--no-verify] [--trace]
  *
  * `--trace` prints every 10 s of the run: the slices active and queued (BullMQ), completed, and the upstream's
  * requests and transaction calls in those 10 s (where the run's time goes: rounds, slots, or the key).
@@ -24,6 +24,7 @@ import { parseLatencySpec } from '../src/simulator/options.js';
 import { describeMachine } from './machine.js';
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '../src/planner/queue-names.js';
+import type { SliceJobData } from '../src/planner/index.js';
 import { benchEnv, flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
 
 const args = process.argv.slice(2);
@@ -32,6 +33,7 @@ const seed = Number(flag('seed', '7'));
 const latency = parseLatencySpec(flag('latency', 'realistic'));
 const plans = flag('plans', 'auto,countryId,off').split(',');
 const concurrency = flag('concurrency', '32');
+const maxConcurrency = flag('max-concurrency', '');
 const verify = !args.includes('--no-verify');
 const trace = args.includes('--trace');
 const KEY = 'bench-key';
@@ -67,7 +69,10 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
   const env = benchEnv(sim.url, KEY, tag);
   await mustGamedata(['schemas', 'register'], env);
   await mustGamedata(['topics', 'create'], env);
-  const worker = gamedata(['worker', '--concurrency', concurrency], env);
+  const worker = gamedata(
+    ['worker', '--concurrency', concurrency, ...(maxConcurrency === '' ? [] : ['--max-concurrency', maxConcurrency])],
+    env,
+  );
   try {
     const until = new Date(sim.now()).toISOString();
     const estimate = parseEstimate(
@@ -142,6 +147,14 @@ function traceRun(sim: Simulator, tag: string, started: number): { stop(): Promi
       `  t=${((performance.now() - started) / 1000).toFixed(0)} s: active ${c['active']}, queued ${(c['waiting'] ?? 0) + (c['prioritized'] ?? 0) + (c['delayed'] ?? 0)}, completed ${c['completed']}; +${now.requests - last.requests} requests, +${now.calls - last.calls} tx calls`,
     );
     last = now;
+    // The run's last slices, named (what the end waits for: a slice that cannot split, or one that will not).
+    if ((c['active'] ?? 0) > 0 && (c['active'] ?? 0) <= 4 && (c['waiting'] ?? 0) === 0)
+      for (const job of await queue.getJobs(['active'])) {
+        const d = job.data as SliceJobData;
+        console.log(
+          `    active: ${JSON.stringify(d.filters)} depth ${d.depth} [${new Date(d.start).toISOString()}, ${new Date(d.end).toISOString()})`,
+        );
+      }
   };
   const timer = setInterval(() => void tick().catch(() => undefined), 10_000);
   return {
@@ -155,7 +168,7 @@ function traceRun(sim: Simulator, tag: string, started: number): { stop(): Promi
 async function main(): Promise<void> {
   console.log(`machine: ${describeMachine()}; date ${new Date().toISOString()}`);
   console.log(
-    `scale ${scale}, seed ${seed}, latency ${JSON.stringify(latency)}, one worker x ${concurrency}, plans ${plans.join(', ')}`,
+    `scale ${scale}, seed ${seed}, latency ${JSON.stringify(latency)}, one worker x ${concurrency}${maxConcurrency === '' ? '' : ` (max ${maxConcurrency})`}, plans ${plans.join(', ')}`,
   );
   const outcomes: Outcome[] = [];
   for (const [i, plan] of plans.entries()) {

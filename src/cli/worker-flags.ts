@@ -10,6 +10,7 @@ import { parseDuration } from '../config/index.js';
 /** The flags as commander hands them over. */
 export interface WorkerFlagValues {
   concurrency: string;
+  maxConcurrency?: string;
   quiet?: boolean;
   lockDuration: string;
   stalledInterval: string;
@@ -24,6 +25,8 @@ export interface WorkerFlagValues {
 /** The flags, checked. */
 export interface WorkerFlags {
   concurrency: number;
+  /** Undefined: the worker's default (`max(concurrency, DEFAULT_MAX_CONCURRENCY)`). */
+  maxConcurrency: number | undefined;
   quiet: boolean;
   lockDurationMs: number;
   stalledIntervalMs: number;
@@ -70,8 +73,14 @@ export function parseWorkerFlags(flags: WorkerFlagValues): WorkerFlags {
     throw new ConfigError(
       `--concurrency must be a positive integer, got ${JSON.stringify(flags.concurrency)}`,
     );
+  const maxConcurrency = flags.maxConcurrency === undefined ? undefined : Number(flags.maxConcurrency);
+  if (maxConcurrency !== undefined && (!Number.isSafeInteger(maxConcurrency) || maxConcurrency < concurrency))
+    throw new ConfigError(
+      `--max-concurrency must be an integer >= --concurrency (${concurrency}), got ${JSON.stringify(flags.maxConcurrency)}`,
+    );
   return {
     concurrency,
+    maxConcurrency,
     quiet: flags.quiet === true,
     lockDurationMs,
     stalledIntervalMs,

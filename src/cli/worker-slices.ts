@@ -55,6 +55,7 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
       connection: bull,
       prefix: settings.queuePrefix,
       concurrency: flags.concurrency,
+      ...(flags.maxConcurrency === undefined ? {} : { maxConcurrency: flags.maxConcurrency }),
       lockDuration: flags.lockDurationMs,
       stalledInterval: flags.stalledIntervalMs,
       livenessTimeoutMs: flags.livenessTimeoutMs,

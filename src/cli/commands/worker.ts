@@ -32,6 +32,10 @@ export function register(program: Command): void {
       'slices processed at once by this process (enough page reads to fill 50-call batches on the shared budget)',
       '32',
     )
+    .option(
+      '--max-concurrency <n>',
+      'slices this process may grow to while the key has requests to spare or its batches leave short (default: the larger of --concurrency and 512)',
+    )
     .option('--quiet', 'no per-slice lines')
     .option(
       '--lock-duration <duration>',

@@ -13,9 +13,19 @@ const defaults: WorkerFlagValues = {
 };
 
 describe('parseWorkerFlags', () => {
+  it('--max-concurrency: an integer >= --concurrency, one clear error otherwise', () => {
+    expect(parseWorkerFlags({ ...defaults, maxConcurrency: '1024' }).maxConcurrency).toBe(1024);
+    expect(parseWorkerFlags({ ...defaults, maxConcurrency: '32' }).maxConcurrency).toBe(32);
+    expect(() => parseWorkerFlags({ ...defaults, maxConcurrency: '16' })).toThrow(
+      /--max-concurrency must be an integer >= --concurrency \(32\), got "16"/,
+    );
+    expect(() => parseWorkerFlags({ ...defaults, maxConcurrency: 'lots' })).toThrow(ConfigError);
+  });
+
   it('takes the defaults as before: bare numbers are milliseconds', () => {
     expect(parseWorkerFlags(defaults)).toEqual({
       concurrency: 32,
+      maxConcurrency: undefined,
       quiet: false,
       lockDurationMs: 30_000,
       stalledIntervalMs: 15_000,
