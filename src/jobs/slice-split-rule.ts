@@ -49,11 +49,20 @@ export function tailSplitRule(rule: SplitRule, spareSlots: number): SplitRule | 
 }
 
 /**
- * The tail rule of `data` (see {@link tailSplitRule}), by its depth: a slice under `maxDepth` splits as its own rule
- * says, only finer; a slice planned not to split (a partition's quiet walk, one slice from the run's `since`, planned
- * at `UNSPLIT_DEPTH`) splits at the run's end too, at quadrupling depths first (its unread past reaches back to 1970,
- * and an even cut of it at the rate of its newest pages would be mostly empty pieces), its pieces nesting at most
- * `maxDepth` deep below it. At scale medium the partition plan's last two minutes were such walks read alone.
+ * How deep tail splits nest below a slice's planned depth (0, or `UNSPLIT_DEPTH` for a quiet walk), against
+ * `maxDepth` (6) for the rule's own splits. A quiet walk's geometric tail split leaves its oldest piece reaching back
+ * to 1970 and holding the walk's older rows; that piece splits the same way when slots are idle again, one level
+ * deeper each time. At `maxDepth` the partition plan's last 60 s at scale medium were four such pieces, 6 levels deep,
+ * read alone. Tail splits need idle slots and more than two pieces of `TAIL_PIECE_ROWS` left, so they stop on their own.
+ */
+export const TAIL_MAX_DEPTH = 18;
+
+/**
+ * The tail rule of `data` (see {@link tailSplitRule}), by its depth: a slice under `TAIL_MAX_DEPTH` splits as its own
+ * rule says, only finer; a slice planned not to split (a partition's quiet walk, one slice from the run's `since`,
+ * planned at `UNSPLIT_DEPTH`) splits at the run's end too, at quadrupling depths first (its unread past reaches back to
+ * 1970, and an even cut of it at the rate of its newest pages would be mostly empty pieces), its pieces nesting at most
+ * `TAIL_MAX_DEPTH` deep below it. At scale medium the partition plan's last two minutes were such walks read alone.
  */
 export function tailSplitRuleOf(
   data: Pick<SliceJobData, 'filters' | 'depth'>,
@@ -61,8 +70,9 @@ export function tailSplitRuleOf(
   spareSlots: number,
 ): SplitRule | null {
   const rule = sliceSplitRule(data, o);
-  if (data.depth < o.maxDepth) return tailSplitRule(rule, spareSlots);
-  if (data.depth >= UNSPLIT_DEPTH && data.depth < UNSPLIT_DEPTH + o.maxDepth)
+  const nesting = Math.max(o.maxDepth, TAIL_MAX_DEPTH);
+  if (data.depth < UNSPLIT_DEPTH) return data.depth < nesting ? tailSplitRule(rule, spareSlots) : null;
+  if (data.depth < UNSPLIT_DEPTH + nesting)
     return tailSplitRule({ ...rule, geometricAbove: USER_WALK_GEOMETRIC_ABOVE }, spareSlots);
   return null;
 }

@@ -9,6 +9,7 @@ import { idleShare, startIdleSlots } from '../../../src/jobs/idle-slots.js';
 import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
 import {
   sliceSplitRule,
+  TAIL_MAX_DEPTH,
   TAIL_PIECE_ROWS,
   tailSplitRule,
   tailSplitRuleOf,
@@ -109,7 +110,7 @@ describe('tail split', () => {
 
 describe('tail split of deep and unsplit slices', () => {
   const o = DEFAULT_PROCESS_SLICE_OPTIONS;
-  it('a quiet walk planned not to split (from 1970) splits at the end, at quadrupling depths, nesting maxDepth deep', () => {
+  it('a quiet walk planned not to split (from 1970) splits at the end, at quadrupling depths, nesting TAIL_MAX_DEPTH deep', () => {
     // A partition's quiet walk: one slice from 0, its newest 200 rows one a minute.
     const data = sliceData({ start: 0, depth: UNSPLIT_DEPTH });
     expect(twoPages(data)).toBeNull();
@@ -119,14 +120,18 @@ describe('tail split of deep and unsplit slices', () => {
     const widths = split!.children.map((c) => c.end - c.start).reverse();
     for (let i = 1; i < widths.length - 1; i++) expect(widths[i]!).toBeGreaterThanOrEqual(3 * widths[i - 1]!);
     expect(split!.children[0]!.start).toBe(0);
-    expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + o.maxDepth - 1 }, o, 4)).not.toBeNull();
-    expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + o.maxDepth }, o, 4)).toBeNull();
+    // Deeper than the rule's own maxDepth: the oldest piece (from 1970) splits again each time slots are idle.
+    expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + o.maxDepth }, o, 4)).not.toBeNull();
+    expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + TAIL_MAX_DEPTH - 1 }, o, 4)).not.toBeNull();
+    expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + TAIL_MAX_DEPTH }, o, 4)).toBeNull();
   });
 
-  it('a slice split maxDepth deep (not planned unsplit) stays whole', () => {
-    expect(tailSplitRuleOf({ filters: {}, depth: o.maxDepth }, o, 4)).toBeNull();
-    expect(twoPages(sliceData({ end: T0 + 2_000 * MIN, depth: o.maxDepth }), 31)).toBeNull();
-    expect(tailSplitRuleOf({ filters: {}, depth: o.maxDepth - 1 }, o, 4)).not.toBeNull();
+  it('a slice split TAIL_MAX_DEPTH deep (not planned unsplit) stays whole; maxDepth deep, it splits at the end only', () => {
+    expect(tailSplitRuleOf({ filters: {}, depth: TAIL_MAX_DEPTH }, o, 4)).toBeNull();
+    expect(twoPages(sliceData({ end: T0 + 2_000 * MIN, depth: TAIL_MAX_DEPTH }), 31)).toBeNull();
+    expect(tailSplitRuleOf({ filters: {}, depth: TAIL_MAX_DEPTH - 1 }, o, 4)).not.toBeNull();
+    expect(twoPages(sliceData({ end: T0 + 2_000 * MIN, depth: o.maxDepth }))).toBeNull();
+    expect(twoPages(sliceData({ end: T0 + 2_000 * MIN, depth: o.maxDepth }), 31)).not.toBeNull();
   });
 });
 
