@@ -58,6 +58,15 @@ export function tailSplitRule(rule: SplitRule, spareSlots: number): SplitRule | 
 export const TAIL_MAX_DEPTH = 18;
 
 /**
+ * Fewest parts of a quiet walk's tail split (its own included), whatever the idle slots. Its geometric cut keeps half
+ * the span it read and hands the rest, back to 1970, to the older pieces; in two parts, every split peeled ~100 rows
+ * off a walk holding thousands and used a nesting level for it (a walk 18 levels deep was read alone for the partition
+ * plan's last 50 s at medium). In six, the pieces reach back 0.5, 2, 8, 32 and 128 times the span read: the walk's
+ * older rows spread over several pieces, and those beyond the slots wait in the queue for the next free one.
+ */
+export const UNSPLIT_TAIL_PARTS = 6;
+
+/**
  * The tail rule of `data` (see {@link tailSplitRule}), by its depth: a slice under `TAIL_MAX_DEPTH` splits as its own
  * rule says, only finer; a slice planned not to split (a partition's quiet walk, one slice from the run's `since`,
  * planned at `UNSPLIT_DEPTH`) splits at the run's end too, at quadrupling depths first (its unread past reaches back to
@@ -72,7 +81,7 @@ export function tailSplitRuleOf(
   const rule = sliceSplitRule(data, o);
   const nesting = Math.max(o.maxDepth, TAIL_MAX_DEPTH);
   if (data.depth < UNSPLIT_DEPTH) return data.depth < nesting ? tailSplitRule(rule, spareSlots) : null;
-  if (data.depth < UNSPLIT_DEPTH + nesting)
-    return tailSplitRule({ ...rule, geometricAbove: USER_WALK_GEOMETRIC_ABOVE }, spareSlots);
-  return null;
+  if (data.depth >= UNSPLIT_DEPTH + nesting) return null;
+  const tail = tailSplitRule({ ...rule, geometricAbove: USER_WALK_GEOMETRIC_ABOVE }, spareSlots);
+  return tail === null ? null : { ...tail, maxParts: Math.min(rule.maxParts, Math.max(tail.maxParts, UNSPLIT_TAIL_PARTS)) };
 }

@@ -12,6 +12,7 @@ import {
   TAIL_MAX_DEPTH,
   TAIL_PIECE_ROWS,
   tailSplitRule,
+  UNSPLIT_TAIL_PARTS,
   tailSplitRuleOf,
 } from '../../../src/jobs/slice-split-rule.js';
 import { UNSPLIT_DEPTH } from '../../../src/planner/plan-partition.js';
@@ -120,6 +121,10 @@ describe('tail split of deep and unsplit slices', () => {
     const widths = split!.children.map((c) => c.end - c.start).reverse();
     for (let i = 1; i < widths.length - 1; i++) expect(widths[i]!).toBeGreaterThanOrEqual(3 * widths[i - 1]!);
     expect(split!.children[0]!.start).toBe(0);
+    // Six parts at least, even with one idle slot: the older rows over several pieces, not peeled 100 at a time.
+    expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH }, o, 1)?.maxParts).toBe(UNSPLIT_TAIL_PARTS);
+    expect(twoPages(data, 1)!.children.length).toBe(UNSPLIT_TAIL_PARTS - 1);
+    expect(tailSplitRuleOf({ filters: {}, depth: 0 }, o, 1)?.maxParts).toBe(2);
     // Deeper than the rule's own maxDepth: the oldest piece (from 1970) splits again each time slots are idle.
     expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + o.maxDepth }, o, 4)).not.toBeNull();
     expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + TAIL_MAX_DEPTH - 1 }, o, 4)).not.toBeNull();
