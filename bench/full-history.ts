@@ -70,7 +70,12 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
   await mustGamedata(['schemas', 'register'], env);
   await mustGamedata(['topics', 'create'], env);
   const worker = gamedata(
-    ['worker', '--concurrency', concurrency, ...(maxConcurrency === '' ? [] : ['--max-concurrency', maxConcurrency])],
+    [
+      'worker',
+      '--concurrency',
+      concurrency,
+      ...(maxConcurrency === '' ? [] : ['--max-concurrency', maxConcurrency]),
+    ],
     env,
   );
   try {

@@ -83,5 +83,7 @@ export function tailSplitRuleOf(
   if (data.depth < UNSPLIT_DEPTH) return data.depth < nesting ? tailSplitRule(rule, spareSlots) : null;
   if (data.depth >= UNSPLIT_DEPTH + nesting) return null;
   const tail = tailSplitRule({ ...rule, geometricAbove: USER_WALK_GEOMETRIC_ABOVE }, spareSlots);
-  return tail === null ? null : { ...tail, maxParts: Math.min(rule.maxParts, Math.max(tail.maxParts, UNSPLIT_TAIL_PARTS)) };
+  return tail === null
+    ? null
+    : { ...tail, maxParts: Math.min(rule.maxParts, Math.max(tail.maxParts, UNSPLIT_TAIL_PARTS)) };
 }

@@ -104,7 +104,10 @@ describe('tail split', () => {
   });
 
   it('a per-user walk keeps its geometric cut of an empty past at the end too', () => {
-    const rule = tailSplitRule(sliceSplitRule({ filters: { userId: 'u' } }, DEFAULT_PROCESS_SLICE_OPTIONS), 8);
+    const rule = tailSplitRule(
+      sliceSplitRule({ filters: { userId: 'u' } }, DEFAULT_PROCESS_SLICE_OPTIONS),
+      8,
+    );
     expect(rule?.geometricAbove).toBe(16);
   });
 });
