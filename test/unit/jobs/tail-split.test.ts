@@ -12,6 +12,7 @@ import {
   TAIL_MAX_DEPTH,
   TAIL_PIECE_ROWS,
   tailSplitRule,
+  UNSPLIT_TAIL_MIN_PAGES,
   UNSPLIT_TAIL_PARTS,
   tailSplitRuleOf,
 } from '../../../src/jobs/slice-split-rule.js';
@@ -46,15 +47,20 @@ function page(top: number, stepMs: number): { items: Record<string, unknown>[]; 
   return { items, cursor: 'next' };
 }
 
-/** Observes two full pages from the slice's top; returns the second observation. */
-function twoPages(data: SliceJobData, spare?: number) {
+/** Observes `n` full pages from the slice's top; returns the last observation. */
+function pages(n: number, data: SliceJobData, spare?: number) {
   const walk = createSliceWalk({
     ...DEFAULT_PROCESS_SLICE_OPTIONS,
     ...(spare === undefined ? {} : { spareSlots: () => spare }),
   });
   const top = data.end - 1;
-  walk.observe(page(top, MIN), data);
-  return walk.observe(page(top - 100 * MIN, MIN), data);
+  for (let i = 0; i < n - 1; i++) expect(walk.observe(page(top - i * 100 * MIN, MIN), data)).toBeNull();
+  return walk.observe(page(top - (n - 1) * 100 * MIN, MIN), data);
+}
+
+/** Observes two full pages from the slice's top; returns the second observation. */
+function twoPages(data: SliceJobData, spare?: number) {
+  return pages(2, data, spare);
 }
 
 describe('tail split', () => {
@@ -117,8 +123,11 @@ describe('tail split of deep and unsplit slices', () => {
   it('a quiet walk planned not to split (from 1970) splits at the end, at quadrupling depths, nesting TAIL_MAX_DEPTH deep', () => {
     // A partition's quiet walk: one slice from 0, its newest 200 rows one a minute.
     const data = sliceData({ start: 0, depth: UNSPLIT_DEPTH });
-    expect(twoPages(data)).toBeNull();
-    const split = twoPages(data, 31);
+    const five = UNSPLIT_TAIL_MIN_PAGES;
+    expect(pages(five, data)).toBeNull();
+    // Not before UNSPLIT_TAIL_MIN_PAGES pages: a short quiet walk's pieces would be mostly empty pages.
+    expect(pages(five - 1, data, 31)).toBeNull();
+    const split = pages(five, data, 31);
     expect(split).not.toBeNull();
     // Geometric: each older piece (newest first) at least ~4x as wide as the one above it; the oldest reaches 0.
     const widths = split!.children.map((c) => c.end - c.start).reverse();
@@ -126,7 +135,7 @@ describe('tail split of deep and unsplit slices', () => {
     expect(split!.children[0]!.start).toBe(0);
     // Six parts at least, even with one idle slot: the older rows over several pieces, not peeled 100 at a time.
     expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH }, o, 1)?.maxParts).toBe(UNSPLIT_TAIL_PARTS);
-    expect(twoPages(data, 1)!.children.length).toBe(UNSPLIT_TAIL_PARTS - 1);
+    expect(pages(five, data, 1)!.children.length).toBe(UNSPLIT_TAIL_PARTS - 1);
     expect(tailSplitRuleOf({ filters: {}, depth: 0 }, o, 1)?.maxParts).toBe(2);
     // Deeper than the rule's own maxDepth: the oldest piece (from 1970) splits again each time slots are idle.
     expect(tailSplitRuleOf({ filters: {}, depth: UNSPLIT_DEPTH + o.maxDepth }, o, 4)).not.toBeNull();
