@@ -6,7 +6,8 @@
  * The density is measured from the newest row read, not the slice's end (an empty top says nothing about the rest);
  * a finished slice (null cursor) has nothing left to hand off; at least `minPagesBeforeSplit` pages are read before
  * judging, and splits nest at most `maxDepth` deep. At the run's end (`spareSlots`), a slice the rule leaves whole
- * splits to fill the worker's idle slots (`tailSplitRuleOf`), a slice planned not to split included.
+ * splits to fill the worker's idle slots (`tailSplitRuleOf`, nesting up to `TAIL_MAX_DEPTH`), a slice planned not to
+ * split included once it has read `UNSPLIT_TAIL_MIN_PAGES` pages.
  */
 import type { SliceJobData } from '../planner/job-types.js';
 import { planSplit, type RemainingSplit } from '../slicing/index.js';
