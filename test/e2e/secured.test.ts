@@ -249,6 +249,31 @@ async function waitFor(what: string, ok: () => boolean | Promise<boolean>, timeo
   }
 }
 
+/** The last `lines` lines of a worker's output (what a failed wait shows). */
+function tail(text: string, lines = 40): string {
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/**
+ * Waits for the run under `own` to complete; on a timeout the error carries `status --json` and the last lines of
+ * each worker's output (a CI run once timed out here with nothing else to read).
+ */
+async function waitForRun(
+  own: NodeJS.ProcessEnv,
+  workers: readonly { out: () => string }[],
+  timeoutMs: number,
+): Promise<void> {
+  try {
+    await waitFor('the run completed', async () => (await statusJson(own)).runs.completed === 1, timeoutMs);
+  } catch (e) {
+    const status = await cli(['status', '--no-scrape', '--json'], own).catch((s: unknown) => ({
+      out: String(s),
+    }));
+    const said = workers.map((w, i) => `--- worker ${i}, last lines:\n${tail(w.out())}`).join('\n');
+    throw new Error(`${(e as Error).message}\nstatus --json:\n${status.out}\n${said}`);
+  }
+}
+
 /** The parts of `status --json` these tests read. */
 interface StatusJson {
   runs: { total: number; running: number; completed: number; failed: number };
@@ -799,7 +824,7 @@ describe('secured stack', () => {
     sim?.configure({ latency: { requestMs: 0 } });
     const second = startWorker(own, ['--concurrency', '4']);
     try {
-      await waitFor('the run completed', async () => (await statusJson(own)).runs.completed === 1, 180_000);
+      await waitForRun(own, [second], 180_000);
     } finally {
       second.child.kill('SIGTERM');
       await second.exited;
@@ -883,7 +908,7 @@ describe('secured stack', () => {
       const started = await stack(['start-broker', '1'], 120_000);
       expect(started.code, started.out).toBe(0);
       sim?.configure({ latency: { requestMs: 0 } });
-      await waitFor('the run completed', async () => (await statusJson(own)).runs.completed === 1, 180_000);
+      await waitForRun(own, workers, 180_000);
       for (const w of workers) expect(w.child.exitCode, w.out()).toBeNull();
     } finally {
       for (const w of workers) w.child.kill('SIGTERM');
