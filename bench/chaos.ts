@@ -70,6 +70,8 @@ export interface ChaosOptions {
   workers?: number;
   /** Slices in flight per worker process. @default 16 */
   concurrency?: number;
+  /** The workers' `--max-concurrency` (the slot sizing's cap). @default the worker's own (512) */
+  maxConcurrency?: number;
   /** SIGKILLs in all. @default 20 */
   kills?: number;
   /** Time between two kills. @default 15000 */
@@ -445,6 +447,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
           'worker',
           '--concurrency',
           String(o.concurrency),
+          ...(o.maxConcurrency === undefined ? [] : ['--max-concurrency', String(o.maxConcurrency)]),
           '--quiet',
           '--lock-duration',
           '8000',
@@ -937,6 +940,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     ...(num('brokers') === undefined ? {} : { brokers: num('brokers') as number }),
     ...(num('workers') === undefined ? {} : { workers: num('workers') as number }),
     ...(num('concurrency') === undefined ? {} : { concurrency: num('concurrency') as number }),
+    ...(num('max-concurrency') === undefined ? {} : { maxConcurrency: num('max-concurrency') as number }),
     ...(num('kills') === undefined ? {} : { kills: num('kills') as number }),
     ...(num('kill-every-ms') === undefined ? {} : { killEveryMs: num('kill-every-ms') as number }),
     ...(num('broker-down-ms') === undefined ? {} : { brokerDownMs: num('broker-down-ms') as number }),

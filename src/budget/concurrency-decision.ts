@@ -38,6 +38,23 @@ export interface BudgetDemand {
    * prioritized and delayed less the running ones); absent when the fetcher could not count them.
    */
   queued?: number | undefined;
+  /**
+   * The calls in flight that would spend the key at its measured latency, by Little's law: the key's requests a
+   * millisecond x the fetcher's mean request time x calls a request (500 a minute x ~1.2 s x 50 = ~500 at the real
+   * service's latency; ~20 with latency off). Absent until an answer has told the key's limit and window.
+   */
+  chains?: number | undefined;
+}
+
+/** {@link BudgetDemand.chains} from the key's limit per window, its window and the mean request time. */
+export function keyChains(
+  limit: number | undefined,
+  windowMs: number | undefined,
+  latencyMs: number,
+  maxBatch: number,
+): number | undefined {
+  if (limit === undefined || windowMs === undefined || windowMs <= 0) return undefined;
+  return Math.ceil((limit / windowMs) * Math.max(0, latencyMs) * maxBatch);
 }
 
 export interface ConcurrencyInput {
@@ -80,7 +97,10 @@ export type ConcurrencyReason =
   | 'kept'
   /** The key binds and the last batch left short of a full one: grown. */
   | 'short'
-  /** The key has requests to spare, slices wait for a slot and the last batch left short: grown (Little's law). */
+  /**
+   * The key has requests to spare, slices wait for a slot and the last batch left short: grown to the slices waiting,
+   * up to the chains that would spend the key (Little's law, {@link BudgetDemand.chains}).
+   */
   | 'spare'
   /** Batches leave short, but most running slices wait elsewhere than on the key: not grown. */
   | 'elsewhere';
@@ -106,12 +126,17 @@ export function isShortBatch(demand: BudgetDemand): boolean {
 
 /**
  * - no demand, or the key does not bind and no slice waits for a slot: `base`;
- * - the key does not bind, slices wait for a slot and the last batch left short: grown as below (`spare`);
+ * - the key does not bind, slices wait for a slot and the last batch left short: grown at once by the slices waiting,
+ *   at most to {@link BudgetDemand.chains} x {@link SLOT_HEADROOM} (more slots could not spend the key faster: with
+ *   latency off that is ~20 chains, and a chaos run whose three workers grew to 512 slots each on two cores lost
+ *   their locks to a saturated box) and at most `max` (`spare`);
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
  *   (within `[base, max]`);
  * - a batch left short but fewer than {@link MIN_UPSTREAM_SHARE} of the running slices wait on the key: `current`;
  * - the key binds and the last batch left short: `current x maxBatch / calls x SLOT_HEADROOM` (the slots that would
- *   have filled it, see {@link SLOT_HEADROOM}), at least one more and at most twice `current`, at most `max`.
+ *   have filled it, see {@link SLOT_HEADROOM}), at least one more and at most twice `current`, at most `max` and at
+ *   most the larger of `maxBatch` and {@link BudgetDemand.chains}, x {@link SLOT_HEADROOM} (the chaos run's 429
+ *   storms bound a key with latency off, and its workers doubled to 512 slots on short batches).
  */
 export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision {
   const base = Math.max(1, Math.floor(input.base));
@@ -127,10 +152,36 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   if (!short || demand.at < input.changedAt + input.settleMs) return { concurrency: current, reason: 'kept' };
   if (input.upstreamShare !== undefined && input.upstreamShare < MIN_UPSTREAM_SHARE)
     return { concurrency: current, reason: 'elsewhere' };
+  if (spare) return spareGrowth(current, max, demand);
   const target = Math.ceil((current * demand.maxBatch * SLOT_HEADROOM) / Math.max(1, demand.calls));
-  const grown = Math.min(max, 2 * current, Math.max(current + 1, target));
+  const grown = Math.min(
+    max,
+    slotsEnough(demand, demand.maxBatch),
+    2 * current,
+    Math.max(current + 1, target),
+  );
   if (grown <= current) return { concurrency: current, reason: 'kept' };
-  return { concurrency: grown, reason: spare ? 'spare' : 'short' };
+  return { concurrency: grown, reason: 'short' };
+}
+
+/**
+ * The most slots that could still add calls: the chains that spend the key ({@link BudgetDemand.chains}), at least
+ * `floor` (a binding key fills its batches only with a full batch's calls waiting at once), x {@link SLOT_HEADROOM};
+ * unbounded while the key's rate is not known.
+ */
+function slotsEnough(demand: BudgetDemand, floor: number): number {
+  if (demand.chains === undefined) return Number.POSITIVE_INFINITY;
+  return Math.ceil(Math.max(floor, demand.chains) * SLOT_HEADROOM);
+}
+
+/**
+ * The `spare` case: a slot for each slice waiting at once (the settle time between two steps made the doubling take
+ * 8-10 s to reach the slices of a small run), capped by the chains that would spend the key; never below `current`.
+ */
+function spareGrowth(current: number, max: number, demand: BudgetDemand): ConcurrencyDecision {
+  const grown = Math.min(max, slotsEnough(demand, 0), current + (demand.queued ?? 0));
+  if (grown <= current) return { concurrency: current, reason: 'kept' };
+  return { concurrency: grown, reason: 'spare' };
 }
 
 /** The Redis form of a {@link BudgetDemand}. */
@@ -159,5 +210,6 @@ export function parseBudgetDemand(raw: string | null | undefined): BudgetDemand 
     maxBatch: o['maxBatch'],
     tail: o['tail'] === true,
     ...(finite(o['queued']) ? { queued: o['queued'] } : {}),
+    ...(finite(o['chains']) ? { chains: o['chains'] } : {}),
   };
 }

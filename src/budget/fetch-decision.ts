@@ -29,6 +29,8 @@ export interface FetchInput {
   tokensAhead: number | undefined;
   /** Measured request latency, ms. */
   latencyMs: number;
+  /** The calls in flight that would spend the key (`keyChains`; `undefined` until its limit and window are known). */
+  chains?: number | undefined;
   /** Requests in flight. */
   active: number;
   now: number;
@@ -83,7 +85,15 @@ export function decideFetch(input: FetchInput): { step: FetchStep; bindingSince:
   if (decision.action === 'hold') {
     const publish = growing && urgent === 0 && now - input.demandKeptAt >= HOLD_DEMAND_EVERY_MS;
     const demand = publish
-      ? { at: now, binds: true, calls: waiting, maxBatch, tail: false, queued: work?.queued }
+      ? {
+          at: now,
+          binds: true,
+          calls: waiting,
+          maxBatch,
+          tail: false,
+          queued: work?.queued,
+          chains: input.chains,
+        }
       : undefined;
     return { step: { action: 'hold', waitMs: decision.waitMs, demand }, bindingSince };
   }
@@ -94,6 +104,7 @@ export function decideFetch(input: FetchInput): { step: FetchStep; bindingSince:
     maxBatch,
     tail: urgent > 0,
     queued: work?.queued,
+    chains: input.chains,
   };
   return { step: { action: 'send', size: decision.size, fullAsked, demand }, bindingSince };
 }

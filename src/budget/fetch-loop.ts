@@ -13,6 +13,7 @@ import type { ReportError } from './budget-errors.js';
 import { TAKE } from './budget-scripts.js';
 import type { BatchSender } from './batch-sender.js';
 import type { DemandPublisher } from './demand-publisher.js';
+import { keyChains } from './concurrency-decision.js';
 import { decideFetch, type FetchInput } from './fetch-decision.js';
 import { priorityRank } from './priority.js';
 import type { ResolvedSharedBudgetOptions } from './shared-budget-options.js';
@@ -149,13 +150,15 @@ async function readFetchInput(
   const binds = limiter.bindsAhead(o.maxInFlight);
   // The work is counted whether or not the key binds: the workers size their slots by the slices waiting.
   const work = await o.work?.estimate();
+  const tokens = limiter.tokens();
   return {
     ...queued,
     binds,
     work,
     tokensLeft: binds ? limiter.tokensLeft() : undefined,
     tokensAhead: binds ? limiter.tokensAhead() : undefined,
-    latencyMs: limiter.tokens().latencyMs,
+    latencyMs: tokens.latencyMs,
+    chains: keyChains(tokens.limit, tokens.windowMs, tokens.latencyMs, o.maxBatch),
     active: loop.slots.active(),
     now: o.now(),
     heldSince: term.heldSince,

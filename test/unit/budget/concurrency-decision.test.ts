@@ -5,8 +5,10 @@ import {
   decideConcurrency,
   encodeBudgetDemand,
   isShortBatch,
+  keyChains,
   MIN_UPSTREAM_SHARE,
   parseBudgetDemand,
+  SLOT_HEADROOM,
   type BudgetDemand,
   type ConcurrencyInput,
 } from '../../../src/budget/concurrency-decision.js';
@@ -18,6 +20,7 @@ const demand = fc.record({
   maxBatch: fc.constant(50),
   tail: fc.boolean(),
   queued: fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: undefined }),
+  chains: fc.option(fc.integer({ min: 0, max: 2_000 }), { nil: undefined }),
 });
 
 const input = fc
@@ -61,7 +64,7 @@ describe('decideConcurrency', () => {
     );
   });
 
-  it('grows only on a short batch, sent after the last change settled, and at most doubles', () => {
+  it('grows only on a short batch, sent after the last change settled: at most doubling while the key binds, by the slices waiting up to the chains that spend the key while it does not', () => {
     fc.assert(
       fc.property(input, (i) => {
         const current = Math.min(i.max, Math.max(i.base, i.current));
@@ -73,7 +76,17 @@ describe('decideConcurrency', () => {
           expect(i.demand!.calls).toBeLessThan(i.demand!.maxBatch);
           expect(i.demand!.tail).toBe(false);
           expect(i.demand!.at).toBeGreaterThanOrEqual(i.changedAt + i.settleMs);
-          expect(next.concurrency).toBeLessThanOrEqual(2 * current);
+          if (next.reason === 'short') {
+            expect(next.concurrency).toBeLessThanOrEqual(2 * current);
+            if (i.demand?.chains !== undefined)
+              expect(next.concurrency).toBeLessThanOrEqual(
+                Math.ceil(Math.max(50, i.demand.chains) * SLOT_HEADROOM),
+              );
+          } else {
+            expect(next.concurrency).toBeLessThanOrEqual(current + (i.demand?.queued ?? 0));
+            if (i.demand?.chains !== undefined)
+              expect(next.concurrency).toBeLessThanOrEqual(Math.ceil(i.demand.chains * SLOT_HEADROOM));
+          }
         }
         // While the key binds it never shrinks: shrinking would bring the short batches back.
         if (i.demand?.binds === true) expect(next.concurrency).toBeGreaterThanOrEqual(current);
@@ -93,14 +106,18 @@ describe('decideConcurrency', () => {
           at: i.changedAt + i.settleMs,
         };
         const next = decideConcurrency({ ...i, demand: short });
-        if (current < i.max) expect(next).toMatchObject({ reason: 'short' });
-        if (current < i.max) expect(next.concurrency).toBeGreaterThan(current);
-        else expect(next).toEqual({ concurrency: i.max, reason: 'kept' });
+        const cap = Math.min(
+          i.max,
+          d.chains === undefined ? i.max : Math.ceil(Math.max(50, d.chains) * SLOT_HEADROOM),
+        );
+        if (current < cap) expect(next).toMatchObject({ reason: 'short' });
+        if (current < cap) expect(next.concurrency).toBeGreaterThan(current);
+        else expect(next).toEqual({ concurrency: current, reason: 'kept' });
       }),
     );
   });
 
-  it("a key with requests to spare and slices waiting for a slot: short batches grow the slots until max (Little's law), none waiting gives base", () => {
+  it("a key with requests to spare and slices waiting for a slot: a short batch grows the slots to the slices waiting at once, up to max and the chains that spend the key (Little's law); none waiting gives base", () => {
     fc.assert(
       fc.property(input, demand, fc.integer({ min: 1, max: 10_000 }), (i, d, queued) => {
         const current = Math.min(i.max, Math.max(i.base, i.current));
@@ -113,9 +130,10 @@ describe('decideConcurrency', () => {
           queued,
         };
         const next = decideConcurrency({ ...i, demand: spare });
-        if (current < i.max) expect(next.reason).toBe('spare');
-        if (current < i.max) expect(next.concurrency).toBeGreaterThan(current);
-        else expect(next).toEqual({ concurrency: i.max, reason: 'kept' });
+        const enough = d.chains === undefined ? i.max : Math.ceil(d.chains * SLOT_HEADROOM);
+        const target = Math.min(i.max, enough, current + queued);
+        if (target > current) expect(next).toEqual({ concurrency: target, reason: 'spare' });
+        else expect(next).toEqual({ concurrency: current, reason: 'kept' });
         expect(decideConcurrency({ ...i, demand: { ...spare, queued: 0 } })).toEqual({
           concurrency: i.base,
           reason: 'free',
@@ -153,16 +171,42 @@ describe('decideConcurrency', () => {
     );
   });
 
-  it('the issue-32 run: 32 slots, realistic latency, 20 k users queued, POSTs of 20 calls: 32 -> 64 -> 128 -> 256 -> 512', () => {
-    const o = { base: 32, max: 512, settleMs: 2000, changedAt: 0 };
-    const d = starved({ binds: false, calls: 20, queued: 19_968 });
-    const seen: number[] = [];
-    let current = 32;
-    for (let i = 0; i < 5; i++) {
-      current = decideConcurrency({ ...o, current, demand: d }).concurrency;
-      seen.push(current);
-    }
-    expect(seen).toEqual([64, 128, 256, 512, 512]);
+  it('the issue-32 runs: 32 slots and 524 slices queued grow to the cap at once at the real latency, and stay near the base with latency off', () => {
+    const o = { base: 32, max: 512, settleMs: 2000, changedAt: 0, current: 32 };
+    // 500 requests a minute, ~1.2 s a request, 50 calls a request: ~500 chains spend the key.
+    const real = keyChains(500, 60_000, 1200, 50);
+    expect(real).toBe(500);
+    const small = starved({ binds: false, calls: 20, queued: 524, chains: real });
+    expect(decideConcurrency({ ...o, demand: small })).toEqual({ concurrency: 512, reason: 'spare' });
+    // A slice per slot at most: 100 queued -> 132.
+    expect(decideConcurrency({ ...o, demand: { ...small, queued: 100 } }).concurrency).toBe(132);
+    // Without the key's rate known yet: the slices waiting, up to max.
+    expect(decideConcurrency({ ...o, demand: { ...small, chains: undefined } }).concurrency).toBe(512);
+    // The medium chaos run's workers (16 slots, latency off: ~30 ms a request) grew 16 -> 512 each by doubling on
+    // two cores; ~13 chains spend the key there, so 16 slots are enough.
+    const off = keyChains(500, 60_000, 30, 50);
+    expect(off).toBe(13);
+    const chaos = starved({ binds: false, calls: 12, queued: 1_600, chains: off });
+    expect(decideConcurrency({ ...o, base: 16, current: 16, demand: chaos })).toEqual({
+      concurrency: 20,
+      reason: 'spare',
+    });
+    expect(decideConcurrency({ ...o, base: 16, current: 20, demand: chaos })).toEqual({
+      concurrency: 20,
+      reason: 'kept',
+    });
+    // A 429 storm binds the key with latency off: short batches grow to a full batch's calls with headroom, no more.
+    const storm = starved({ binds: true, calls: 1, chains: off });
+    expect(decideConcurrency({ ...o, base: 16, current: 64, demand: storm })).toEqual({
+      concurrency: 75,
+      reason: 'short',
+    });
+    expect(decideConcurrency({ ...o, base: 16, current: 75, demand: storm })).toEqual({
+      concurrency: 75,
+      reason: 'kept',
+    });
+    expect(keyChains(undefined, 60_000, 30, 50)).toBeUndefined();
+    expect(keyChains(500, undefined, 30, 50)).toBeUndefined();
   });
 
   it('4 workers x 8 slots: POSTs of 32 calls grow each worker to 16 (proportional 13, with headroom 19, at most x2), then on to the cap of 64', () => {
