@@ -78,7 +78,21 @@ export interface ConcurrencyInput {
    * running); `undefined` when not known. See {@link MIN_UPSTREAM_SHARE}.
    */
   upstreamShare?: number | undefined;
+  /**
+   * The worker's event-loop utilization over the last interval (0..1); `undefined` when not known. See
+   * {@link MAX_GROWTH_UTILIZATION}.
+   */
+  loopBusy?: number | undefined;
 }
+
+/**
+ * Slots grow only while the worker's event loop was busy less than this share of the time. A busy loop means the
+ * worker's CPU binds (latency off, or a box crowded by other workers, brokers and Redis): more slices at once add
+ * nothing but late lock renewals. The medium chaos run (three workers, two cores, a key of a million requests a
+ * minute) grew each worker 16 -> 512 on `spare` batches; every kill then handed ~500 slices over and one slice was
+ * taken over 22 times, failing the run.
+ */
+export const MAX_GROWTH_UTILIZATION = 0.8;
 
 /**
  * Slots grow only while at least this share of the worker's running slices wait on the key. A slice reads one page
@@ -103,7 +117,9 @@ export type ConcurrencyReason =
    */
   | 'spare'
   /** Batches leave short, but most running slices wait elsewhere than on the key: not grown. */
-  | 'elsewhere';
+  | 'elsewhere'
+  /** Batches leave short, but the worker's event loop is busy (its CPU binds): not grown. */
+  | 'busy';
 
 export interface ConcurrencyDecision {
   concurrency: number;
@@ -126,13 +142,14 @@ export function isShortBatch(demand: BudgetDemand): boolean {
 
 /**
  * - no demand, or the key does not bind and no slice waits for a slot: `base`;
- * - the key does not bind, slices wait for a slot and the last batch left short: grown at once by the slices waiting,
- *   at most to {@link BudgetDemand.chains} x {@link SLOT_HEADROOM} (more slots could not spend the key faster: with
- *   latency off that is ~20 chains, and a chaos run whose three workers grew to 512 slots each on two cores lost
- *   their locks to a saturated box) and at most `max` (`spare`);
+ * - the key does not bind, slices wait for a slot and the last batch left short: grown by the slices waiting, at most
+ *   twice `current`, at most {@link BudgetDemand.chains} x {@link SLOT_HEADROOM} (more slots could not spend the key
+ *   faster: with latency off that is ~20 chains) and at most `max` (`spare`);
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
  *   (within `[base, max]`);
- * - a batch left short but fewer than {@link MIN_UPSTREAM_SHARE} of the running slices wait on the key: `current`;
+ * - a batch left short but fewer than {@link MIN_UPSTREAM_SHARE} of the running slices wait on the key: `current`
+ *   (`elsewhere`); or the worker's event loop was busy {@link MAX_GROWTH_UTILIZATION} of the time or more: `current`
+ *   (`busy`);
  * - the key binds and the last batch left short: `current x maxBatch / calls x SLOT_HEADROOM` (the slots that would
  *   have filled it, see {@link SLOT_HEADROOM}), at least one more and at most twice `current`, at most `max` and at
  *   most the larger of `maxBatch` and {@link BudgetDemand.chains}, x {@link SLOT_HEADROOM} (the chaos run's 429
@@ -152,6 +169,8 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   if (!short || demand.at < input.changedAt + input.settleMs) return { concurrency: current, reason: 'kept' };
   if (input.upstreamShare !== undefined && input.upstreamShare < MIN_UPSTREAM_SHARE)
     return { concurrency: current, reason: 'elsewhere' };
+  if (input.loopBusy !== undefined && input.loopBusy >= MAX_GROWTH_UTILIZATION)
+    return { concurrency: current, reason: 'busy' };
   if (spare) return spareGrowth(current, max, demand);
   const target = Math.ceil((current * demand.maxBatch * SLOT_HEADROOM) / Math.max(1, demand.calls));
   const grown = Math.min(
@@ -175,11 +194,12 @@ function slotsEnough(demand: BudgetDemand, floor: number): number {
 }
 
 /**
- * The `spare` case: a slot for each slice waiting at once (the settle time between two steps made the doubling take
- * 8-10 s to reach the slices of a small run), capped by the chains that would spend the key; never below `current`.
+ * The `spare` case: a slot for each slice waiting, at most twice `current` (the busy check must see each step: the
+ * slices a step starts stay until they end, whatever the slots do after), capped by the chains that would spend the
+ * key; never below `current`.
  */
 function spareGrowth(current: number, max: number, demand: BudgetDemand): ConcurrencyDecision {
-  const grown = Math.min(max, slotsEnough(demand, 0), current + (demand.queued ?? 0));
+  const grown = Math.min(max, slotsEnough(demand, 0), 2 * current, current + (demand.queued ?? 0));
   if (grown <= current) return { concurrency: current, reason: 'kept' };
   return { concurrency: grown, reason: 'spare' };
 }

@@ -4,7 +4,7 @@
  */
 import type { PipelineSettings } from '../config/index.js';
 import { formatDuration } from '../config/index.js';
-import type { PipelineRuntime } from '../jobs/index.js';
+import type { ConcurrencyChange, PipelineRuntime } from '../jobs/index.js';
 import { maskSecrets } from './mask-secrets.js';
 import type { ServiceMonitor } from './service-monitor.js';
 import type { WorkerFlags } from './worker-flags.js';
@@ -20,6 +20,22 @@ function isConnectionError(error: Error): boolean {
 
 /** See `refused` in {@link startWorkerSlices}. */
 const REFUSAL_LINE_AFTER_MS = 15_000;
+
+/** The line a change of the worker's slots prints. */
+export function concurrencyLine(c: ConcurrencyChange): string {
+  const head = `worker: ${c.to} slices at once (was ${c.from})`;
+  const busy = c.loopBusy === undefined ? '' : `, event loop ${Math.round(c.loopBusy * 100)} % busy`;
+  switch (c.reason) {
+    case 'short':
+      return `${head}: the key binds and POSTs leave with ${c.demand?.calls ?? '?'} of ${c.demand?.maxBatch ?? '?'} calls${busy}`;
+    case 'spare':
+      return `${head}: the key has requests to spare and ${c.demand?.queued ?? '?'} slices wait${busy}`;
+    case 'free':
+      return `${head}: the key no longer binds`;
+    default:
+      return head;
+  }
+}
 
 export interface WorkerSlicesOptions {
   settings: PipelineSettings;
@@ -77,12 +93,7 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
         console.error(maskSecrets(`worker: ${where}: ${e.name}: ${e.message}`));
       },
       // Rare (a change of state of the key's budget), so printed even with --quiet.
-      onConcurrency: (c) =>
-        console.error(
-          c.reason === 'short'
-            ? `worker: ${c.to} slices at once (was ${c.from}): the key binds and POSTs leave with ${c.demand?.calls ?? '?'} of ${c.demand?.maxBatch ?? '?'} calls`
-            : `worker: ${c.to} slices at once (was ${c.from})${c.reason === 'free' ? ': the key no longer binds' : ''}`,
-        ),
+      onConcurrency: (c) => console.error(concurrencyLine(c)),
       onProgress: (ev) => {
         if (flags.quiet && ev.kind === 'slice') return;
         const r = ev.result;

@@ -17,6 +17,7 @@ export type {
 } from './slice-contract.js';
 export { startPipelineWorkers, DEFAULT_PIPELINE_WORKER_OPTIONS } from './pipeline-worker.js';
 export type { PipelineWorkerOptions, PipelineWorkerDeps, PipelineWorkers } from './pipeline-worker.js';
+export type { ConcurrencyChange } from './slot-sizing.js';
 export { enqueueRun, getRunStatus, waitForRun, sliceJobOptions } from './backfill-flow.js';
 export type { EnqueueRunOptions, RunStatus } from './backfill-flow.js';
 export { createRunCounters, emptyCounters } from './run-counters.js';

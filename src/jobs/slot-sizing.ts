@@ -19,6 +19,8 @@ export interface ConcurrencyChange {
   to: number;
   /** `short`: grown, the key binds and its batches leave short; `free`: back to `concurrency`. */
   reason: ConcurrencyReason;
+  /** The worker's event-loop utilization when it was decided (0..1; undefined: not measured). */
+  loopBusy?: number | undefined;
   /** What the fetcher saw at its last batch (undefined: no batch lately). */
   demand: BudgetDemand | undefined;
 }
@@ -43,6 +45,11 @@ export interface SlotSizingOptions {
    * add calls; see `MIN_UPSTREAM_SHARE`). Absent: not considered.
    */
   load?: () => { running: number; waitingCalls: number };
+  /**
+   * The worker's event-loop utilization since the last call, 0..1 (`event-loop-busy.ts`; slots do not grow while it
+   * is `MAX_GROWTH_UTILIZATION` or more). Absent: not considered.
+   */
+  loopBusy?: () => number;
 }
 
 export interface SlotSizing {
@@ -75,6 +82,7 @@ export function startSlotSizing(
     }
     const from = worker.concurrency;
     const load = o.load?.();
+    const loopBusy = o.loopBusy?.();
     const next = decideConcurrency({
       current: from,
       base: o.base,
@@ -84,12 +92,13 @@ export function startSlotSizing(
       settleMs: o.settleMs,
       upstreamShare:
         load === undefined || load.running === 0 ? undefined : Math.min(1, load.waitingCalls / load.running),
+      loopBusy,
     });
     if (next.concurrency === from) return;
     worker.concurrency = next.concurrency;
     if (next.concurrency > from) wakeMainLoop(worker);
     changedAt = now();
-    o.onChange({ from, to: next.concurrency, reason: next.reason, demand });
+    o.onChange({ from, to: next.concurrency, reason: next.reason, demand, loopBusy });
   };
   let busy = false;
   const timer = setInterval(() => {

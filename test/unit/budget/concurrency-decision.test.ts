@@ -6,6 +6,7 @@ import {
   encodeBudgetDemand,
   isShortBatch,
   keyChains,
+  MAX_GROWTH_UTILIZATION,
   MIN_UPSTREAM_SHARE,
   parseBudgetDemand,
   SLOT_HEADROOM,
@@ -31,6 +32,7 @@ const input = fc
     demand: fc.option(demand, { nil: undefined }),
     changedAt: fc.integer({ min: 0, max: 1_000_000 }),
     settleMs: fc.integer({ min: 0, max: 5000 }),
+    loopBusy: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
   })
   .map(({ base, extra, ...rest }): ConcurrencyInput => ({ ...rest, base, max: base + extra }));
 
@@ -76,8 +78,9 @@ describe('decideConcurrency', () => {
           expect(i.demand!.calls).toBeLessThan(i.demand!.maxBatch);
           expect(i.demand!.tail).toBe(false);
           expect(i.demand!.at).toBeGreaterThanOrEqual(i.changedAt + i.settleMs);
+          expect(next.concurrency).toBeLessThanOrEqual(2 * current);
+          if (i.loopBusy !== undefined) expect(i.loopBusy).toBeLessThan(MAX_GROWTH_UTILIZATION);
           if (next.reason === 'short') {
-            expect(next.concurrency).toBeLessThanOrEqual(2 * current);
             if (i.demand?.chains !== undefined)
               expect(next.concurrency).toBeLessThanOrEqual(
                 Math.ceil(Math.max(50, i.demand.chains) * SLOT_HEADROOM),
@@ -105,7 +108,7 @@ describe('decideConcurrency', () => {
           calls: Math.min(d.calls, 49),
           at: i.changedAt + i.settleMs,
         };
-        const next = decideConcurrency({ ...i, demand: short });
+        const next = decideConcurrency({ ...i, loopBusy: undefined, demand: short });
         const cap = Math.min(
           i.max,
           d.chains === undefined ? i.max : Math.ceil(Math.max(50, d.chains) * SLOT_HEADROOM),
@@ -117,7 +120,7 @@ describe('decideConcurrency', () => {
     );
   });
 
-  it("a key with requests to spare and slices waiting for a slot: a short batch grows the slots to the slices waiting at once, up to max and the chains that spend the key (Little's law); none waiting gives base", () => {
+  it("a key with requests to spare and slices waiting for a slot: a short batch grows the slots by the slices waiting, at most doubling, up to max and the chains that spend the key (Little's law); none waiting gives base", () => {
     fc.assert(
       fc.property(input, demand, fc.integer({ min: 1, max: 10_000 }), (i, d, queued) => {
         const current = Math.min(i.max, Math.max(i.base, i.current));
@@ -129,9 +132,9 @@ describe('decideConcurrency', () => {
           at: i.changedAt + i.settleMs,
           queued,
         };
-        const next = decideConcurrency({ ...i, demand: spare });
+        const next = decideConcurrency({ ...i, loopBusy: undefined, demand: spare });
         const enough = d.chains === undefined ? i.max : Math.ceil(d.chains * SLOT_HEADROOM);
-        const target = Math.min(i.max, enough, current + queued);
+        const target = Math.min(i.max, enough, 2 * current, current + queued);
         if (target > current) expect(next).toEqual({ concurrency: target, reason: 'spare' });
         else expect(next).toEqual({ concurrency: current, reason: 'kept' });
         expect(decideConcurrency({ ...i, demand: { ...spare, queued: 0 } })).toEqual({
@@ -171,19 +174,22 @@ describe('decideConcurrency', () => {
     );
   });
 
-  it('the issue-32 runs: 32 slots and 524 slices queued grow to the cap at once at the real latency, and stay near the base with latency off', () => {
+  it('the issue-32 runs: 32 slots and 524 slices queued double to the cap at the real latency, and stay near the base with latency off', () => {
     const o = { base: 32, max: 512, settleMs: 2000, changedAt: 0, current: 32 };
     // 500 requests a minute, ~1.2 s a request, 50 calls a request: ~500 chains spend the key.
     const real = keyChains(500, 60_000, 1200, 50);
     expect(real).toBe(500);
     const small = starved({ binds: false, calls: 20, queued: 524, chains: real });
-    expect(decideConcurrency({ ...o, demand: small })).toEqual({ concurrency: 512, reason: 'spare' });
-    // A slice per slot at most: 100 queued -> 132.
-    expect(decideConcurrency({ ...o, demand: { ...small, queued: 100 } }).concurrency).toBe(132);
-    // Without the key's rate known yet: the slices waiting, up to max.
-    expect(decideConcurrency({ ...o, demand: { ...small, chains: undefined } }).concurrency).toBe(512);
-    // The medium chaos run's workers (16 slots, latency off: ~30 ms a request) grew 16 -> 512 each by doubling on
-    // two cores; ~13 chains spend the key there, so 16 slots are enough.
+    const seen: number[] = [];
+    let current = 32;
+    for (let i = 0; i < 5; i++) {
+      current = decideConcurrency({ ...o, current, demand: small, loopBusy: 0.3 }).concurrency;
+      seen.push(current);
+    }
+    expect(seen).toEqual([64, 128, 256, 512, 512]);
+    // A slot per slice waiting at most: 20 queued -> 52.
+    expect(decideConcurrency({ ...o, demand: { ...small, queued: 20 } }).concurrency).toBe(52);
+    // With latency off (~30 ms a request) ~13 chains spend the key: 16 slots are nearly enough.
     const off = keyChains(500, 60_000, 30, 50);
     expect(off).toBe(13);
     const chaos = starved({ binds: false, calls: 12, queued: 1_600, chains: off });
@@ -207,6 +213,37 @@ describe('decideConcurrency', () => {
     });
     expect(keyChains(undefined, 60_000, 30, 50)).toBeUndefined();
     expect(keyChains(500, undefined, 30, 50)).toBeUndefined();
+  });
+
+  it('the medium chaos run: a key of a million requests a minute, 1 600 slices waiting and a busy event loop: no growth', () => {
+    const o = { base: 16, max: 512, settleMs: 2000, changedAt: 0, current: 16 };
+    const chaos = starved({
+      binds: false,
+      calls: 12,
+      queued: 1_600,
+      chains: keyChains(1_000_000, 60_000, 30, 50),
+    });
+    expect(decideConcurrency({ ...o, demand: chaos, loopBusy: 0.95 })).toEqual({
+      concurrency: 16,
+      reason: 'busy',
+    });
+    expect(decideConcurrency({ ...o, demand: chaos, loopBusy: MAX_GROWTH_UTILIZATION })).toEqual({
+      concurrency: 16,
+      reason: 'busy',
+    });
+    expect(decideConcurrency({ ...o, demand: chaos, loopBusy: 0.5 })).toEqual({
+      concurrency: 32,
+      reason: 'spare',
+    });
+    // Busy does not shrink (the slices running stay until they end) and a free key still goes back to the base.
+    expect(decideConcurrency({ ...o, current: 64, demand: chaos, loopBusy: 1 })).toEqual({
+      concurrency: 64,
+      reason: 'busy',
+    });
+    expect(decideConcurrency({ ...o, current: 64, demand: { ...chaos, queued: 0 }, loopBusy: 1 })).toEqual({
+      concurrency: 16,
+      reason: 'free',
+    });
   });
 
   it('4 workers x 8 slots: POSTs of 32 calls grow each worker to 16 (proportional 13, with headroom 19, at most x2), then on to the cap of 64', () => {

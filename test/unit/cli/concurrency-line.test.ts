@@ -1,0 +1,19 @@
+/** The worker's line for a change of its slots: why, with the batch and the event loop's share that decided it. */
+import { describe, expect, it } from 'vitest';
+import { concurrencyLine } from '../../../src/cli/worker-slices.js';
+
+const demand = { at: 1, binds: false, calls: 12, maxBatch: 50, tail: false, queued: 524, chains: 500 };
+
+describe('concurrencyLine', () => {
+  it('names the reason of each change', () => {
+    expect(concurrencyLine({ from: 32, to: 64, reason: 'spare', demand, loopBusy: 0.314 })).toBe(
+      'worker: 64 slices at once (was 32): the key has requests to spare and 524 slices wait, event loop 31 % busy',
+    );
+    expect(
+      concurrencyLine({ from: 8, to: 16, reason: 'short', demand: { ...demand, binds: true, calls: 3 } }),
+    ).toBe('worker: 16 slices at once (was 8): the key binds and POSTs leave with 3 of 50 calls');
+    expect(concurrencyLine({ from: 64, to: 16, reason: 'free', demand: undefined })).toBe(
+      'worker: 16 slices at once (was 64): the key no longer binds',
+    );
+  });
+});
