@@ -79,20 +79,20 @@ export interface ConcurrencyInput {
    */
   upstreamShare?: number | undefined;
   /**
-   * The worker's event-loop utilization over the last interval (0..1); `undefined` when not known. See
-   * {@link MAX_GROWTH_UTILIZATION}.
+   * The larger of the worker's event-loop utilization and its machine's busy CPU share over the last interval (0..1);
+   * `undefined` when not known. See {@link MAX_GROWTH_UTILIZATION}.
    */
-  loopBusy?: number | undefined;
+  busy?: number | undefined;
 }
 
 /**
- * Slots grow only while the worker's event loop was busy less than this share of the time. A busy loop means the
- * worker's CPU binds (latency off, or a box crowded by other workers, brokers and Redis): more slices at once add
- * nothing but late lock renewals. The medium chaos run (three workers, two cores, a key of a million requests a
- * minute) grew each worker 16 -> 512 on `spare` batches; every kill then handed ~500 slices over and one slice was
- * taken over 22 times, failing the run.
+ * Slots grow only while the worker's event loop and its machine's CPUs were each busy less than this share of the
+ * time. A busy loop or box means the CPU binds (latency off, or a box crowded by other workers, brokers and Redis):
+ * more slices at once add nothing but late lock renewals. The medium chaos run (three workers, two cores, a key of a
+ * million requests a minute) grew each worker 16 -> 512 on `spare` batches; every kill then handed ~500 slices over
+ * and one slice was taken over 22 times, failing the run.
  */
-export const MAX_GROWTH_UTILIZATION = 0.8;
+export const MAX_GROWTH_UTILIZATION = 0.85;
 
 /**
  * Slots grow only while at least this share of the worker's running slices wait on the key. A slice reads one page
@@ -118,7 +118,7 @@ export type ConcurrencyReason =
   | 'spare'
   /** Batches leave short, but most running slices wait elsewhere than on the key: not grown. */
   | 'elsewhere'
-  /** Batches leave short, but the worker's event loop is busy (its CPU binds): not grown. */
+  /** Batches leave short, but the worker's event loop or its machine's CPUs are busy (the CPU binds): not grown. */
   | 'busy';
 
 export interface ConcurrencyDecision {
@@ -148,7 +148,8 @@ export function isShortBatch(demand: BudgetDemand): boolean {
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
  *   (within `[base, max]`);
  * - a batch left short but fewer than {@link MIN_UPSTREAM_SHARE} of the running slices wait on the key: `current`
- *   (`elsewhere`); or the worker's event loop was busy {@link MAX_GROWTH_UTILIZATION} of the time or more: `current`
+ *   (`elsewhere`); or the worker's event loop or its machine's CPUs were busy {@link MAX_GROWTH_UTILIZATION} of the
+ *   time or more: `current`
  *   (`busy`);
  * - the key binds and the last batch left short: `current x maxBatch / calls x SLOT_HEADROOM` (the slots that would
  *   have filled it, see {@link SLOT_HEADROOM}), at least one more and at most twice `current`, at most `max` and at
@@ -169,7 +170,7 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   if (!short || demand.at < input.changedAt + input.settleMs) return { concurrency: current, reason: 'kept' };
   if (input.upstreamShare !== undefined && input.upstreamShare < MIN_UPSTREAM_SHARE)
     return { concurrency: current, reason: 'elsewhere' };
-  if (input.loopBusy !== undefined && input.loopBusy >= MAX_GROWTH_UTILIZATION)
+  if (input.busy !== undefined && input.busy >= MAX_GROWTH_UTILIZATION)
     return { concurrency: current, reason: 'busy' };
   if (spare) return spareGrowth(current, max, demand);
   const target = Math.ceil((current * demand.maxBatch * SLOT_HEADROOM) / Math.max(1, demand.calls));

@@ -24,7 +24,7 @@ const REFUSAL_LINE_AFTER_MS = 15_000;
 /** The line a change of the worker's slots prints. */
 export function concurrencyLine(c: ConcurrencyChange): string {
   const head = `worker: ${c.to} slices at once (was ${c.from})`;
-  const busy = c.loopBusy === undefined ? '' : `, event loop ${Math.round(c.loopBusy * 100)} % busy`;
+  const busy = c.busy === undefined ? '' : `, CPU ${Math.round(c.busy * 100)} % busy`;
   switch (c.reason) {
     case 'short':
       return `${head}: the key binds and POSTs leave with ${c.demand?.calls ?? '?'} of ${c.demand?.maxBatch ?? '?'} calls${busy}`;

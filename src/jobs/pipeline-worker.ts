@@ -38,7 +38,7 @@ import { runWithPriority, type CallPriority } from '../budget/priority.js';
 import { startSlotSizing, type ConcurrencyChange } from './slot-sizing.js';
 import { createSliceRuns, keepNewestLockTracked } from './slice-runs.js';
 import { startWorkerLiveness, type LivenessRedis } from './worker-liveness.js';
-import { startEventLoopBusy } from './event-loop-busy.js';
+import { startCpuBusy } from './cpu-busy.js';
 
 export interface PipelineWorkerOptions {
   /** Redis connection for BullMQ (ioredis options or instance; needs `maxRetriesPerRequest: null`). */
@@ -493,7 +493,7 @@ export function startPipelineWorkers(
   keepNewestLockTracked(slices);
   slices.on('error', (e) => onError(e, 'slice-worker'));
   const liveness = startSliceLiveness(o, slices, spawner, onError);
-  const loop = startEventLoopBusy();
+  const loop = startCpuBusy();
   const sizing =
     o.maxConcurrency > o.concurrency && deps.budget !== undefined
       ? startSlotSizing(slices, deps.budget, {
@@ -504,7 +504,7 @@ export function startPipelineWorkers(
           onChange: (change) => o.onConcurrency?.(change),
           onError: (e) => onError(e, 'slot-sizing'),
           load: () => ({ running: sliceRuns.size(), waitingCalls: deps.budget?.waitingCalls() ?? 0 }),
-          loopBusy: () => loop.read(),
+          busy: () => loop.read(),
         })
       : undefined;
   slices.on('failed', (job, e) => {

@@ -19,8 +19,8 @@ export interface ConcurrencyChange {
   to: number;
   /** `short`: grown, the key binds and its batches leave short; `free`: back to `concurrency`. */
   reason: ConcurrencyReason;
-  /** The worker's event-loop utilization when it was decided (0..1; undefined: not measured). */
-  loopBusy?: number | undefined;
+  /** How busy the worker's loop or machine was when it was decided (0..1, `cpu-busy.ts`; undefined: not measured). */
+  busy?: number | undefined;
   /** What the fetcher saw at its last batch (undefined: no batch lately). */
   demand: BudgetDemand | undefined;
 }
@@ -46,10 +46,10 @@ export interface SlotSizingOptions {
    */
   load?: () => { running: number; waitingCalls: number };
   /**
-   * The worker's event-loop utilization since the last call, 0..1 (`event-loop-busy.ts`; slots do not grow while it
-   * is `MAX_GROWTH_UTILIZATION` or more). Absent: not considered.
+   * The larger of the worker's event-loop utilization and its machine's busy CPU share since the last call, 0..1
+   * (`cpu-busy.ts`; slots do not grow while it is `MAX_GROWTH_UTILIZATION` or more). Absent: not considered.
    */
-  loopBusy?: () => number;
+  busy?: () => number;
 }
 
 export interface SlotSizing {
@@ -82,7 +82,7 @@ export function startSlotSizing(
     }
     const from = worker.concurrency;
     const load = o.load?.();
-    const loopBusy = o.loopBusy?.();
+    const busy = o.busy?.();
     const next = decideConcurrency({
       current: from,
       base: o.base,
@@ -92,13 +92,13 @@ export function startSlotSizing(
       settleMs: o.settleMs,
       upstreamShare:
         load === undefined || load.running === 0 ? undefined : Math.min(1, load.waitingCalls / load.running),
-      loopBusy,
+      busy,
     });
     if (next.concurrency === from) return;
     worker.concurrency = next.concurrency;
     if (next.concurrency > from) wakeMainLoop(worker);
     changedAt = now();
-    o.onChange({ from, to: next.concurrency, reason: next.reason, demand, loopBusy });
+    o.onChange({ from, to: next.concurrency, reason: next.reason, demand, busy });
   };
   let busy = false;
   const timer = setInterval(() => {

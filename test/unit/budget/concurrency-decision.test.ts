@@ -32,7 +32,7 @@ const input = fc
     demand: fc.option(demand, { nil: undefined }),
     changedAt: fc.integer({ min: 0, max: 1_000_000 }),
     settleMs: fc.integer({ min: 0, max: 5000 }),
-    loopBusy: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+    busy: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
   })
   .map(({ base, extra, ...rest }): ConcurrencyInput => ({ ...rest, base, max: base + extra }));
 
@@ -79,7 +79,7 @@ describe('decideConcurrency', () => {
           expect(i.demand!.tail).toBe(false);
           expect(i.demand!.at).toBeGreaterThanOrEqual(i.changedAt + i.settleMs);
           expect(next.concurrency).toBeLessThanOrEqual(2 * current);
-          if (i.loopBusy !== undefined) expect(i.loopBusy).toBeLessThan(MAX_GROWTH_UTILIZATION);
+          if (i.busy !== undefined) expect(i.busy).toBeLessThan(MAX_GROWTH_UTILIZATION);
           if (next.reason === 'short') {
             if (i.demand?.chains !== undefined)
               expect(next.concurrency).toBeLessThanOrEqual(
@@ -108,7 +108,7 @@ describe('decideConcurrency', () => {
           calls: Math.min(d.calls, 49),
           at: i.changedAt + i.settleMs,
         };
-        const next = decideConcurrency({ ...i, loopBusy: undefined, demand: short });
+        const next = decideConcurrency({ ...i, busy: undefined, demand: short });
         const cap = Math.min(
           i.max,
           d.chains === undefined ? i.max : Math.ceil(Math.max(50, d.chains) * SLOT_HEADROOM),
@@ -132,7 +132,7 @@ describe('decideConcurrency', () => {
           at: i.changedAt + i.settleMs,
           queued,
         };
-        const next = decideConcurrency({ ...i, loopBusy: undefined, demand: spare });
+        const next = decideConcurrency({ ...i, busy: undefined, demand: spare });
         const enough = d.chains === undefined ? i.max : Math.ceil(d.chains * SLOT_HEADROOM);
         const target = Math.min(i.max, enough, 2 * current, current + queued);
         if (target > current) expect(next).toEqual({ concurrency: target, reason: 'spare' });
@@ -183,7 +183,7 @@ describe('decideConcurrency', () => {
     const seen: number[] = [];
     let current = 32;
     for (let i = 0; i < 5; i++) {
-      current = decideConcurrency({ ...o, current, demand: small, loopBusy: 0.3 }).concurrency;
+      current = decideConcurrency({ ...o, current, demand: small, busy: 0.3 }).concurrency;
       seen.push(current);
     }
     expect(seen).toEqual([64, 128, 256, 512, 512]);
@@ -223,24 +223,24 @@ describe('decideConcurrency', () => {
       queued: 1_600,
       chains: keyChains(1_000_000, 60_000, 30, 50),
     });
-    expect(decideConcurrency({ ...o, demand: chaos, loopBusy: 0.95 })).toEqual({
+    expect(decideConcurrency({ ...o, demand: chaos, busy: 0.95 })).toEqual({
       concurrency: 16,
       reason: 'busy',
     });
-    expect(decideConcurrency({ ...o, demand: chaos, loopBusy: MAX_GROWTH_UTILIZATION })).toEqual({
+    expect(decideConcurrency({ ...o, demand: chaos, busy: MAX_GROWTH_UTILIZATION })).toEqual({
       concurrency: 16,
       reason: 'busy',
     });
-    expect(decideConcurrency({ ...o, demand: chaos, loopBusy: 0.5 })).toEqual({
+    expect(decideConcurrency({ ...o, demand: chaos, busy: 0.5 })).toEqual({
       concurrency: 32,
       reason: 'spare',
     });
     // Busy does not shrink (the slices running stay until they end) and a free key still goes back to the base.
-    expect(decideConcurrency({ ...o, current: 64, demand: chaos, loopBusy: 1 })).toEqual({
+    expect(decideConcurrency({ ...o, current: 64, demand: chaos, busy: 1 })).toEqual({
       concurrency: 64,
       reason: 'busy',
     });
-    expect(decideConcurrency({ ...o, current: 64, demand: { ...chaos, queued: 0 }, loopBusy: 1 })).toEqual({
+    expect(decideConcurrency({ ...o, current: 64, demand: { ...chaos, queued: 0 }, busy: 1 })).toEqual({
       concurrency: 16,
       reason: 'free',
     });

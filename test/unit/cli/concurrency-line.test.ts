@@ -1,4 +1,4 @@
-/** The worker's line for a change of its slots: why, with the batch and the event loop's share that decided it. */
+/** The worker's line for a change of its slots: why, with the batch and how busy the CPU was when it was decided. */
 import { describe, expect, it } from 'vitest';
 import { concurrencyLine } from '../../../src/cli/worker-slices.js';
 
@@ -6,8 +6,8 @@ const demand = { at: 1, binds: false, calls: 12, maxBatch: 50, tail: false, queu
 
 describe('concurrencyLine', () => {
   it('names the reason of each change', () => {
-    expect(concurrencyLine({ from: 32, to: 64, reason: 'spare', demand, loopBusy: 0.314 })).toBe(
-      'worker: 64 slices at once (was 32): the key has requests to spare and 524 slices wait, event loop 31 % busy',
+    expect(concurrencyLine({ from: 32, to: 64, reason: 'spare', demand, busy: 0.314 })).toBe(
+      'worker: 64 slices at once (was 32): the key has requests to spare and 524 slices wait, CPU 31 % busy',
     );
     expect(
       concurrencyLine({ from: 8, to: 16, reason: 'short', demand: { ...demand, binds: true, calls: 3 } }),

@@ -214,7 +214,9 @@ describe('formatStatus', () => {
     expect(text).toContain('users         lag 42s, watermark 2026-11-01T00:00:00.000Z');
     expect(text).toContain('tail every 30s');
     expect(text).toContain('400 of 500 left (80% headroom)');
-    expect(text).toMatch(/referrerId .*; absorbed: a field of gamedata\.transactions-value from schema id 7\n/);
+    expect(text).toMatch(
+      /referrerId .*; absorbed: a field of gamedata\.transactions-value from schema id 7\n/,
+    );
     expect(text).not.toMatch(/sellerMuId .*absorbed/);
     expect(text).toContain(
       '  transactions\n    sellerMuId  new_field  1,234 records (string 1,234), first seen 2026-11-22T09:00:00.000Z, last seen 2026-11-22T09:59:00.000Z',
