@@ -25,7 +25,7 @@ import { describeMachine } from './machine.js';
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '../src/planner/queue-names.js';
 import type { SliceJobData } from '../src/planner/index.js';
-import { benchEnv, flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
+import { benchEnv, flag, gamedata, mustGamedata, removeRunKeys, verifyTransactions } from './gamedata-cli.js';
 
 const args = process.argv.slice(2);
 const scale = flag('scale', 'small') as 'small' | 'medium';
@@ -131,6 +131,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     console.log(`${plan}: ${slots.length} slot changes${slots.length > 0 ? ':' : ''}`);
     for (const l of slots.slice(-12)) console.log(`  ${l}`);
     await sim.close();
+    await removeRunKeys(tag);
   }
 }
 

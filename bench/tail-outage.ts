@@ -15,7 +15,7 @@
 import { startSimulator } from '../src/simulator/index.js';
 import { parseLatencySpec } from '../src/simulator/options.js';
 import { describeMachine } from './machine.js';
-import { benchEnv, flag, gamedata, mustGamedata, verifyTransactions } from './gamedata-cli.js';
+import { benchEnv, flag, gamedata, mustGamedata, removeRunKeys, verifyTransactions } from './gamedata-cli.js';
 
 const scale = flag('scale', 'medium') as 'small' | 'medium';
 const seed = Number(flag('seed', '1'));
@@ -87,6 +87,7 @@ async function main(): Promise<void> {
     worker.child.kill('SIGTERM');
     await worker.done;
     await sim.close();
+    await removeRunKeys(tag);
   }
 }
 
