@@ -112,8 +112,8 @@ export type ConcurrencyReason =
   /** The key binds and the last batch left short of a full one: grown. */
   | 'short'
   /**
-   * The key has requests to spare, slices wait for a slot and the last batch left short: grown to the slices waiting,
-   * up to the chains that would spend the key (Little's law, {@link BudgetDemand.chains}).
+   * The key has requests to spare, slices wait for a slot and the last batch left short: grown by the slices waiting
+   * (at most doubling), up to the chains that would spend the key (Little's law, {@link BudgetDemand.chains}).
    */
   | 'spare'
   /** Batches leave short, but most running slices wait elsewhere than on the key: not grown. */
@@ -149,8 +149,7 @@ export function isShortBatch(demand: BudgetDemand): boolean {
  *   (within `[base, max]`);
  * - a batch left short but fewer than {@link MIN_UPSTREAM_SHARE} of the running slices wait on the key: `current`
  *   (`elsewhere`); or the worker's event loop or its machine's CPUs were busy {@link MAX_GROWTH_UTILIZATION} of the
- *   time or more: `current`
- *   (`busy`);
+ *   time or more: `current` (`busy`);
  * - the key binds and the last batch left short: `current x maxBatch / calls x SLOT_HEADROOM` (the slots that would
  *   have filled it, see {@link SLOT_HEADROOM}), at least one more and at most twice `current`, at most `max` and at
  *   most the larger of `maxBatch` and {@link BudgetDemand.chains}, x {@link SLOT_HEADROOM} (the chaos run's 429

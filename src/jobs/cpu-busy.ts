@@ -12,7 +12,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
 export interface CpuBusy {
   /** The larger of the loop's utilization and the machine's busy CPU share since the last read (or the start), 0..1. */
-  read(): number;
+  read: () => number;
 }
 
 /** The machine's CPU time so far, ms summed over its cores: idle, and in all. */
@@ -38,15 +38,15 @@ export function startCpuBusy(cpuTimes: () => CpuTimes = machineCpuTimes): CpuBus
   let lastLoop: EventLoopUtilization = performance.eventLoopUtilization();
   let lastCpu = cpuTimes();
   return {
-    read() {
+    read: () => {
       const loop = performance.eventLoopUtilization();
       const cpu = cpuTimes();
-      const busy = performance.eventLoopUtilization(loop, lastLoop).utilization;
+      const loopShare = performance.eventLoopUtilization(loop, lastLoop).utilization;
       const spent = cpu.total - lastCpu.total;
       const cpuBusy = spent <= 0 ? 0 : 1 - (cpu.idle - lastCpu.idle) / spent;
       lastLoop = loop;
       lastCpu = cpu;
-      return Math.max(share(busy), share(cpuBusy));
+      return Math.max(share(loopShare), share(cpuBusy));
     },
   };
 }

@@ -493,7 +493,6 @@ export function startPipelineWorkers(
   keepNewestLockTracked(slices);
   slices.on('error', (e) => onError(e, 'slice-worker'));
   const liveness = startSliceLiveness(o, slices, spawner, onError);
-  const loop = startCpuBusy();
   const sizing =
     o.maxConcurrency > o.concurrency && deps.budget !== undefined
       ? startSlotSizing(slices, deps.budget, {
@@ -504,7 +503,7 @@ export function startPipelineWorkers(
           onChange: (change) => o.onConcurrency?.(change),
           onError: (e) => onError(e, 'slot-sizing'),
           load: () => ({ running: sliceRuns.size(), waitingCalls: deps.budget?.waitingCalls() ?? 0 }),
-          busy: () => loop.read(),
+          busy: startCpuBusy().read,
         })
       : undefined;
   slices.on('failed', (job, e) => {
