@@ -75,6 +75,11 @@ export const UNSPLIT_TAIL_PARTS = 6;
  */
 export const UNSPLIT_TAIL_MIN_PAGES = 10;
 
+/** Whether `data` is a slice planned not to split (a partition's quiet walk, or a tail piece of one). */
+export function isQuietWalk(data: Pick<SliceJobData, 'depth'>): boolean {
+  return data.depth >= UNSPLIT_DEPTH;
+}
+
 /**
  * The tail rule of `data` (see {@link tailSplitRule}), by its depth: a slice under `TAIL_MAX_DEPTH` splits as its own
  * rule says, only finer; a slice planned not to split (a partition's quiet walk, one slice from the run's `since`,
@@ -89,7 +94,7 @@ export function tailSplitRuleOf(
 ): SplitRule | null {
   const rule = sliceSplitRule(data, o);
   const nesting = Math.max(o.maxDepth, TAIL_MAX_DEPTH);
-  if (data.depth < UNSPLIT_DEPTH) return data.depth < nesting ? tailSplitRule(rule, spareSlots) : null;
+  if (!isQuietWalk(data)) return data.depth < nesting ? tailSplitRule(rule, spareSlots) : null;
   if (data.depth >= UNSPLIT_DEPTH + nesting) return null;
   const tail = tailSplitRule({ ...rule, geometricAbove: USER_WALK_GEOMETRIC_ABOVE }, spareSlots);
   return tail === null

@@ -12,8 +12,7 @@
 import type { SliceJobData } from '../planner/job-types.js';
 import { planSplit, type RemainingSplit } from '../slicing/index.js';
 import type { SlicePage } from './slice-contract.js';
-import { UNSPLIT_DEPTH } from '../planner/plan-partition.js';
-import { sliceSplitRule, tailSplitRuleOf, UNSPLIT_TAIL_MIN_PAGES } from './slice-split-rule.js';
+import { isQuietWalk, sliceSplitRule, tailSplitRuleOf, UNSPLIT_TAIL_MIN_PAGES } from './slice-split-rule.js';
 import { sortTime } from './slice-sort-time.js';
 
 export interface SliceWalkOptions {
@@ -63,7 +62,7 @@ export function createSliceWalk(o: SliceWalkOptions): SliceWalk {
         if (split !== null) return split;
       }
       if (o.spareSlots === undefined) return null;
-      if (data.depth >= UNSPLIT_DEPTH && pagesSinceStart < UNSPLIT_TAIL_MIN_PAGES) return null;
+      if (isQuietWalk(data) && pagesSinceStart < UNSPLIT_TAIL_MIN_PAGES) return null;
       // Slots are claimed only by a slice that would split with them (a claim holds them from the other slices).
       const wanted = tailSplitRuleOf(data, o, Number.POSITIVE_INFINITY);
       if (wanted === null || planSplit(slice, progress, wanted) === null) return null;
