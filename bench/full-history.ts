@@ -11,9 +11,9 @@
  * (issue 32: the estimate is what an operator sees before spending the key, so it must hold within 25 %).
  *
  *   npx tsx bench/full-history.ts [--scale small] [--seed 7] [--latency realistic] [--plans auto,countryId,off]
- *     [--concurrency 32] [--max-concurrency N] [--no-verify] [--trace]
+ *     [--concurrency 32] [--max-concurrency N] [--no-verify] [--trace] [--trace-every 10]
  *
- * `--trace` prints every 10 s of the run: the slices active and queued (BullMQ), completed, and the upstream's
+ * `--trace` prints every 10 s (`--trace-every`, seconds) of the run: the slices active and queued (BullMQ), completed, and the upstream's
  * requests and transaction calls in those 10 s (where the run's time goes: rounds, slots, or the key).
  *
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone on the
@@ -36,6 +36,7 @@ const concurrency = flag('concurrency', '32');
 const maxConcurrency = flag('max-concurrency', '');
 const verify = !args.includes('--no-verify');
 const trace = args.includes('--trace');
+const traceEveryS = Number(flag('trace-every', '10'));
 const KEY = 'bench-key';
 const KEY_LIMIT_PER_MIN = 500;
 
@@ -135,13 +136,14 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
   }
 }
 
-/** Every 10 s: slices active / queued / completed, and the upstream's requests and transaction calls since the last. */
+/** Every `--trace-every` s: slices active / queued / completed, and the upstream's requests and transaction calls since the last. */
 function traceRun(sim: Simulator, tag: string, started: number): { stop(): Promise<void> } {
   const queue = new Queue(QUEUE_NAMES.slices, {
     connection: { url: process.env['REDIS_URL'] ?? '' },
     prefix: tag,
   });
   let last = { requests: 0, calls: 0 };
+  let lastBy: Record<string, number> = {};
   const tick = async (): Promise<void> => {
     const c = await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed', 'completed');
     const st = sim.stats();
@@ -150,9 +152,15 @@ function traceRun(sim: Simulator, tag: string, started: number): { stop(): Promi
       calls: st.procedureCalls.byProcedure['transaction.getPaginatedTransactions'] ?? 0,
     };
     console.log(
-      `  t=${((performance.now() - started) / 1000).toFixed(0)} s: active ${c['active']}, queued ${(c['waiting'] ?? 0) + (c['prioritized'] ?? 0) + (c['delayed'] ?? 0)}, completed ${c['completed']}; +${now.requests - last.requests} requests, +${now.calls - last.calls} tx calls`,
+      `  t=${((performance.now() - started) / 1000).toFixed(traceEveryS < 10 ? 1 : 0)} s: active ${c['active']}, queued ${(c['waiting'] ?? 0) + (c['prioritized'] ?? 0) + (c['delayed'] ?? 0)}, completed ${c['completed']}; +${now.requests - last.requests} requests, +${now.calls - last.calls} tx calls`,
     );
     last = now;
+    // Other procedures since the last tick (planning's listings and probes).
+    const others = Object.entries(st.procedureCalls.byProcedure)
+      .filter(([p, n]) => p !== 'transaction.getPaginatedTransactions' && n > (lastBy[p] ?? 0))
+      .map(([p, n]) => `+${n - (lastBy[p] ?? 0)} ${p}`);
+    if (others.length > 0) console.log(`    ${others.join(', ')}`);
+    lastBy = { ...st.procedureCalls.byProcedure };
     // The run's last slices, named (what the end waits for: a slice that cannot split, or one that will not).
     if ((c['active'] ?? 0) > 0 && (c['active'] ?? 0) <= 4 && (c['waiting'] ?? 0) === 0)
       for (const job of await queue.getJobs(['active'])) {
@@ -162,7 +170,7 @@ function traceRun(sim: Simulator, tag: string, started: number): { stop(): Promi
         );
       }
   };
-  const timer = setInterval(() => void tick().catch(() => undefined), 10_000);
+  const timer = setInterval(() => void tick().catch(() => undefined), traceEveryS * 1000);
   return {
     async stop() {
       clearInterval(timer);

@@ -105,7 +105,7 @@ export const MIN_UPSTREAM_SHARE = 0.5;
 
 /** Why the worker runs `concurrency` slices at once. */
 export type ConcurrencyReason =
-  /** No batch lately, or the key does not bind: the configured concurrency. */
+  /** No batch lately (the configured concurrency), or the key does not bind and no slice waits (halfway back to it). */
   | 'free'
   /** The key binds and batches leave full (or went early for a tail, or the last growth has not shown yet): kept. */
   | 'kept'
@@ -113,7 +113,7 @@ export type ConcurrencyReason =
   | 'short'
   /**
    * The key has requests to spare, slices wait for a slot and the last batch left short: grown by the slices waiting
-   * (at most doubling), up to the chains that would spend the key (Little's law, {@link BudgetDemand.chains}).
+   * (at most {@link spareStep} more), up to the chains that would spend the key (Little's law, {@link BudgetDemand.chains}).
    */
   | 'spare'
   /** Batches leave short, but most running slices wait elsewhere than on the key: not grown. */
@@ -141,10 +141,13 @@ export function isShortBatch(demand: BudgetDemand): boolean {
 }
 
 /**
- * - no demand, or the key does not bind and no slice waits for a slot: `base`;
+ * - no demand (no batch lately): `base`;
+ * - the key does not bind and no slice waits for a slot: halfway back to `base` once per settled change (`free`, see
+ *   `freeDecay`);
  * - the key does not bind, slices wait for a slot and the last batch left short: grown by the slices waiting, at most
- *   twice `current`, at most {@link BudgetDemand.chains} x {@link SLOT_HEADROOM} (more slots could not spend the key
- *   faster: with latency off that is ~20 chains) and at most `max` (`spare`);
+ *   {@link spareStep} more (twice `current` unless the CPU is nearly idle), at most {@link BudgetDemand.chains} x
+ *   {@link SLOT_HEADROOM} (more slots could not spend the key faster: with latency off that is ~20 chains) and at
+ *   most `max` (`spare`);
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
  *   (within `[base, max]`);
  * - a batch left short but fewer than {@link MIN_UPSTREAM_SHARE} of the running slices wait on the key: `current`
@@ -164,14 +167,15 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   // The key does not bind: grow while slices wait for a slot and batches leave short; with no slice waiting, the
   // configured concurrency (slots beyond it would stand idle).
   const spare = !demand.binds && (demand.queued ?? 0) > 0;
-  if (!demand.binds && !spare) return { concurrency: base, reason: 'free' };
+  const settled = demand.at >= input.changedAt + input.settleMs;
+  if (!demand.binds && !spare) return freeDecay(current, base, settled);
   const short = demand.calls < demand.maxBatch && !demand.tail;
-  if (!short || demand.at < input.changedAt + input.settleMs) return { concurrency: current, reason: 'kept' };
+  if (!short || !settled) return { concurrency: current, reason: 'kept' };
   if (input.upstreamShare !== undefined && input.upstreamShare < MIN_UPSTREAM_SHARE)
     return { concurrency: current, reason: 'elsewhere' };
   if (input.busy !== undefined && input.busy >= MAX_GROWTH_UTILIZATION)
     return { concurrency: current, reason: 'busy' };
-  if (spare) return spareGrowth(current, max, demand);
+  if (spare) return spareGrowth(current, max, demand, input.busy);
   const target = Math.ceil((current * demand.maxBatch * SLOT_HEADROOM) / Math.max(1, demand.calls));
   const grown = Math.min(
     max,
@@ -194,14 +198,60 @@ function slotsEnough(demand: BudgetDemand, floor: number): number {
 }
 
 /**
- * The `spare` case: a slot for each slice waiting, at most twice `current` (the busy check must see each step: the
- * slices a step starts stay until they end, whatever the slots do after), capped by the chains that would spend the
- * key; never below `current`.
+ * How busy a `spare` step may make the CPU by a linear projection of the last interval's busy share over the slots
+ * (see {@link spareStep}); well under {@link MAX_GROWTH_UTILIZATION}, since the share also counts what does not grow
+ * with the slots and the projection is checked again only at the next step.
  */
-function spareGrowth(current: number, max: number, demand: BudgetDemand): ConcurrencyDecision {
-  const grown = Math.min(max, slotsEnough(demand, 0), 2 * current, current + (demand.queued ?? 0));
+export const SPARE_STEP_BUSY = 0.5;
+
+/**
+ * The most one `spare` step may add: twice `current`, or more while the CPU is nearly idle: the slots a busy share of
+ * {@link SPARE_STEP_BUSY} would allow if the last interval's share grew in proportion to the slots (`current x
+ * SPARE_STEP_BUSY / busy`). At the real service's latency a slice spends almost all its time waiting on the upstream
+ * (a small full history: 64 slots at 14 % busy), so doubling per 2 s step took four steps, ~8 s of a 26 s run, to
+ * reach the slices waiting. A busy box (the chaos run: 16 slots at 48 %) still doubles at most.
+ */
+export function spareStep(current: number, busy: number | undefined): number {
+  const doubled = 2 * current;
+  if (busy === undefined || !(busy > 0)) return doubled;
+  const projected = Math.min(SPARE_STEP_MAX_FACTOR * current, Math.floor((current * SPARE_STEP_BUSY) / busy));
+  return Math.max(doubled, projected);
+}
+
+/** The most a {@link spareStep} multiplies the slots by, however idle the CPU read (a reading near 0 projects no bound). */
+export const SPARE_STEP_MAX_FACTOR = 8;
+
+/**
+ * The `spare` case: a slot for each slice waiting, at most {@link spareStep} more (the busy check must see each step:
+ * the slices a step starts stay until they end, whatever the slots do after), capped by the chains that would spend
+ * the key; never below `current`.
+ */
+function spareGrowth(
+  current: number,
+  max: number,
+  demand: BudgetDemand,
+  busy: number | undefined,
+): ConcurrencyDecision {
+  const grown = Math.min(
+    max,
+    slotsEnough(demand, 0),
+    spareStep(current, busy),
+    current + (demand.queued ?? 0),
+  );
   if (grown <= current) return { concurrency: current, reason: 'kept' };
   return { concurrency: grown, reason: 'spare' };
+}
+
+/**
+ * The key does not bind and no slice waits: back toward `base`, halving once per settled change. Slots above the
+ * slices running cost nothing, and a run's end hands its idle slots to tail splits (`idle-slots.ts`): dropping
+ * straight to `base` the moment the queue emptied (a small full history at the real latency: 256 -> 32 with 137
+ * slices running) left the split pieces queued behind 32 slots and the end waiting for a regrowth.
+ */
+function freeDecay(current: number, base: number, settled: boolean): ConcurrencyDecision {
+  if (current <= base) return { concurrency: base, reason: 'free' };
+  if (!settled) return { concurrency: current, reason: 'kept' };
+  return { concurrency: Math.max(base, Math.ceil(current / 2)), reason: 'free' };
 }
 
 /** The Redis form of a {@link BudgetDemand}. */

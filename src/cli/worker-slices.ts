@@ -31,7 +31,9 @@ export function concurrencyLine(c: ConcurrencyChange): string {
     case 'spare':
       return `${head}: the key has requests to spare and ${c.demand?.queued ?? '?'} slices wait${busy}`;
     case 'free':
-      return `${head}: the key no longer binds`;
+      return c.demand === undefined
+        ? `${head}: no batch sent lately`
+        : `${head}: the key does not bind and no slice waits for a slot`;
     default:
       return head;
   }

@@ -140,10 +140,12 @@ export function createClientPlannerSource(
     async userIds() {
       return (await this.userListing()).ids;
     },
-    async userListing() {
+    async userListing(countryIds?: readonly string[]) {
       const ids = new Set<string>();
       let unlisted = 0;
-      const listings = (await this.countryIds()).map((countryId) => createListing('users', { countryId }));
+      const listings = (countryIds ?? (await this.countryIds())).map((countryId) =>
+        createListing('users', { countryId }),
+      );
       for (const item of await listUsersOf(client, listings)) {
         if (typeof item._id === 'string') ids.add(item._id);
         else unlisted += 1;

@@ -25,10 +25,12 @@ export function sliceSplitRule(
 }
 
 /**
- * Rows a piece of a tail split holds at most (~5 pages); a slice splits only with more than two of them left, so a
- * piece holds more than a third of it (each piece ends on a page of its own: at most one page in ~2 more).
+ * Rows a piece of a tail split holds at most (2 pages); a slice splits only with more than two of them left, so a
+ * piece holds more than a third of it (each piece ends on a page of its own: at most one page in ~2 more). 500 (5
+ * pages) left a small full history's last slice, ~500 rows of one busy user, read alone as a chain of ~1 s rounds for
+ * its last 5 s; the extra pages are the run's end's only, when slots stand idle.
  */
-export const TAIL_PIECE_ROWS = 500;
+export const TAIL_PIECE_ROWS = 200;
 
 /**
  * The rule of a slice at the run's end (issue 32), `spareSlots` > 0: the worker has slots no slice has filled for a

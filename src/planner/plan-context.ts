@@ -50,9 +50,12 @@ export interface PlanFindings {
   partition: PartitionSummary | undefined;
 }
 
-/** The users the per-country listings show. */
-export const listUsers = async (source: PlannerSource): Promise<UserListing> =>
-  source.userListing ? await source.userListing() : { ids: await source.userIds(), unlisted: 0 };
+/** The users the per-country listings show (`countryIds`: the countries already read, if they were). */
+export const listUsers = async (
+  source: PlannerSource,
+  countryIds?: readonly string[],
+): Promise<UserListing> =>
+  source.userListing ? await source.userListing(countryIds) : { ids: await source.userIds(), unlisted: 0 };
 
 /**
  * One whole-range walk per listed user (`types`: only these transaction types; absent: every type), and the listing

@@ -43,9 +43,10 @@ export interface PlannerSource {
   userIds(): Promise<string[]>;
   /**
    * Every listed user id, plus how many listing items had no `_id` (users the walk can only reach by discovery,
-   * through a trade with a walked user). @default `userIds()` with 0 unlisted
+   * through a trade with a walked user); `countryIds`: the countries already read (else read again).
+   * @default `userIds()` with 0 unlisted
    */
-  userListing?(): Promise<UserListing>;
+  userListing?(countryIds?: readonly string[]): Promise<UserListing>;
   /**
    * Whether the upstream budget binds now (the client's `budgetBinds`: a pause runs or the tokens left would not
    * last to the reset). `plan: 'auto'` then plans for fewest requests. @default never binds

@@ -75,9 +75,13 @@ async function partitionWalks(
   return { walks, rounds: planned.probeRounds };
 }
 
-/** Runs the proof on `window` and records its summary. */
-async function prove(ctx: PlanContext, read: ReadListingPages, window: TimeRange): Promise<PartitionProof> {
-  const values = await ctx.source.countryIds();
+/** Runs the proof on `window` over the countries `values` and records its summary. */
+async function prove(
+  ctx: PlanContext,
+  read: ReadListingPages,
+  window: TimeRange,
+  values: string[],
+): Promise<PartitionProof> {
   const proof = await provePartition(read, values, window, {
     key: ctx.o.partition,
     feedBudgetMs: ctx.o.proofFeedBudgetMs,
@@ -105,13 +109,18 @@ export async function planPartitioned(
   fallback?: () => Promise<PlannedWalks>,
 ): Promise<PlannedWalks> {
   const window = { start: Math.max(0, range.start, ctx.until - ctx.o.proofWindowMs), end: ctx.until };
+  // Both plans start from the countries (the proof's values; the per-user plan's listings): read in the same round
+  // as the volume estimate's page, not one round after it (~1 s at the real service's latency).
+  const countries = ctx.source.countryIds();
+  countries.catch(() => undefined); // awaited below; a failure surfaces there
   if (
     fallback === undefined &&
     ctx.o.partitionAboveRows > 0 &&
     (await belowPartitionVolume(ctx, read, window))
   )
-    return { walks: perUserWalks(ctx, await listUsers(ctx.source), range), rounds: 0 };
-  const proof = await prove(ctx, read, window);
+    return { walks: perUserWalks(ctx, await listUsers(ctx.source, await countries), range), rounds: 0 };
+  const values = await countries;
+  const proof = await prove(ctx, read, window, values);
   const { provenTypes, unprovenTypes } = proof.proof;
   // A range of the feed's window (not a full history): the partition only when it holds for every type; else the
   // feed as before (per-user walks would need the users listed, for a range the feed reads whole).
@@ -121,7 +130,7 @@ export async function planPartitioned(
   }
   // The users are listed only when some type is walked per user (at the real volume the listing is ~1,240 pages).
   let listed: Promise<UserListing> | undefined;
-  const listOnce = (): Promise<UserListing> => (listed ??= listUsers(ctx.source));
+  const listOnce = (): Promise<UserListing> => (listed ??= listUsers(ctx.source, values));
   // Nothing proven: exactly the per-user walks of every type.
   if (provenTypes.length === 0) return { walks: perUserWalks(ctx, await listOnce(), range), rounds: 0 };
   // Users the listings hide are found by discovery, from the pages of per-user walks only: with the proven types

@@ -83,7 +83,7 @@ describe('slot sizing by the fetcher’s demand', () => {
     }
   });
 
-  it('grows while the key binds and POSTs leave short, up to the cap; back to the base when it no longer binds', async () => {
+  it('grows while the key binds and POSTs leave short, up to the cap; back to the base, halving, when it no longer binds', async () => {
     const conn = new Redis(redisUrl, { maxRetriesPerRequest: null });
     const apiKey = `key-${randomUUID()}`;
     // As many slices as run (no slice waits for a slot): the growth is the binding key's alone ('short'), not the
@@ -139,12 +139,19 @@ describe('slot sizing by the fetcher’s demand', () => {
         expect(c.demand?.chains).toBeGreaterThan(0);
       }
 
-      // The work is done: the next call goes at once, the key no longer binds, the slots come back.
+      // The work is done: the next call goes at once, the key no longer binds, the slots come back, halfway at each
+      // batch sent after the last change.
       pending = 0;
       await client.call('user.getUserById', { userId: userIds[5] });
+      await until(() => worker.concurrency === 8, 2000);
+      expect(worker.concurrency).toBe(8);
+      await client.call('user.getUserById', { userId: userIds[6] });
       await until(() => worker.concurrency === 4, 2000);
       expect(worker.concurrency).toBe(4);
-      expect(changes.at(-1)).toMatchObject({ from: 16, to: 4, reason: 'free' });
+      expect(changes.slice(-2).map((c) => [c.from, c.to, c.reason])).toEqual([
+        [16, 8, 'free'],
+        [8, 4, 'free'],
+      ]);
       expect(changes.at(-1)?.demand?.binds).toBe(false);
       expect(sim.stats().rateLimited).toBe(0);
       expect(errors).toEqual([]);

@@ -10,6 +10,9 @@ import {
   MIN_UPSTREAM_SHARE,
   parseBudgetDemand,
   SLOT_HEADROOM,
+  SPARE_STEP_BUSY,
+  SPARE_STEP_MAX_FACTOR,
+  spareStep,
   type BudgetDemand,
   type ConcurrencyInput,
 } from '../../../src/budget/concurrency-decision.js';
@@ -57,12 +60,37 @@ describe('decideConcurrency', () => {
     );
   });
 
-  it('is the configured concurrency whenever the key does not bind and no slice waits, or nothing was sent lately', () => {
+  it('is the configured concurrency when nothing was sent lately, and halves toward it once per settled change while the key does not bind and no slice waits', () => {
     fc.assert(
       fc.property(input, (i) => {
         if (i.demand !== undefined && (i.demand.binds || (i.demand.queued ?? 0) > 0)) return;
-        expect(decideConcurrency(i)).toEqual({ concurrency: i.base, reason: 'free' });
+        const current = Math.min(i.max, Math.max(i.base, i.current));
+        const next = decideConcurrency(i);
+        if (i.demand === undefined || current === i.base)
+          expect(next).toEqual({ concurrency: i.base, reason: 'free' });
+        else if (i.demand.at < i.changedAt + i.settleMs)
+          expect(next).toEqual({ concurrency: current, reason: 'kept' });
+        else expect(next).toEqual({ concurrency: Math.max(i.base, Math.ceil(current / 2)), reason: 'free' });
       }),
+    );
+  });
+
+  it('a spare step doubles, or more only while the CPU is nearly idle: never past the slots the last busy share projects to SPARE_STEP_BUSY', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 512 }),
+        fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+        (current, busy) => {
+          const step = spareStep(current, busy);
+          expect(step).toBeGreaterThanOrEqual(2 * current);
+          expect(step).toBeLessThanOrEqual(SPARE_STEP_MAX_FACTOR * current);
+          if (step > 2 * current) {
+            expect(busy).toBeDefined();
+            expect(busy! * (step / current)).toBeLessThanOrEqual(SPARE_STEP_BUSY + 1e-9);
+          }
+          if (busy === undefined || busy === 0 || busy >= SPARE_STEP_BUSY / 2) expect(step).toBe(2 * current);
+        },
+      ),
     );
   });
 
@@ -78,7 +106,9 @@ describe('decideConcurrency', () => {
           expect(i.demand!.calls).toBeLessThan(i.demand!.maxBatch);
           expect(i.demand!.tail).toBe(false);
           expect(i.demand!.at).toBeGreaterThanOrEqual(i.changedAt + i.settleMs);
-          expect(next.concurrency).toBeLessThanOrEqual(2 * current);
+          expect(next.concurrency).toBeLessThanOrEqual(
+            next.reason === 'spare' ? spareStep(current, i.busy) : 2 * current,
+          );
           if (i.busy !== undefined) expect(i.busy).toBeLessThan(MAX_GROWTH_UTILIZATION);
           if (next.reason === 'short') {
             if (i.demand?.chains !== undefined)
@@ -138,7 +168,7 @@ describe('decideConcurrency', () => {
         if (target > current) expect(next).toEqual({ concurrency: target, reason: 'spare' });
         else expect(next).toEqual({ concurrency: current, reason: 'kept' });
         expect(decideConcurrency({ ...i, demand: { ...spare, queued: 0 } })).toEqual({
-          concurrency: i.base,
+          concurrency: Math.max(i.base, Math.ceil(current / 2)),
           reason: 'free',
         });
       }),
@@ -187,6 +217,11 @@ describe('decideConcurrency', () => {
       seen.push(current);
     }
     expect(seen).toEqual([64, 128, 256, 512, 512]);
+    // The small run's own readings (64 slots, the CPU 14 % busy): one step to the slices waiting, not another doubling.
+    expect(decideConcurrency({ ...o, current: 64, demand: { ...small, queued: 304 }, busy: 0.14 })).toEqual({
+      concurrency: 228,
+      reason: 'spare',
+    });
     // A slot per slice waiting at most: 20 queued -> 52.
     expect(decideConcurrency({ ...o, demand: { ...small, queued: 20 } }).concurrency).toBe(52);
     // With latency off (~30 ms a request) ~13 chains spend the key: 16 slots are nearly enough.
@@ -235,14 +270,19 @@ describe('decideConcurrency', () => {
       concurrency: 32,
       reason: 'spare',
     });
-    // Busy does not shrink (the slices running stay until they end) and a free key still goes back to the base.
+    // Busy does not shrink (the slices running stay until they end) and a free key still goes back toward the base.
     expect(decideConcurrency({ ...o, current: 64, demand: chaos, busy: 1 })).toEqual({
       concurrency: 64,
       reason: 'busy',
     });
     expect(decideConcurrency({ ...o, current: 64, demand: { ...chaos, queued: 0 }, busy: 1 })).toEqual({
-      concurrency: 16,
+      concurrency: 32,
       reason: 'free',
+    });
+    // A nearly idle moment of that box (16 slots, 10 % busy) grows to the step the share projects, no further.
+    expect(decideConcurrency({ ...o, demand: chaos, busy: 0.1 })).toEqual({
+      concurrency: 80,
+      reason: 'spare',
     });
   });
 
@@ -269,7 +309,7 @@ describe('decideConcurrency', () => {
     ).toBe(64);
   });
 
-  it('full batches and tail batches keep the slots; a free key brings them back', () => {
+  it('full batches and tail batches keep the slots; a free key brings them back, halfway per settled change', () => {
     const base = { base: 8, max: 64, settleMs: 2000, changedAt: 0, current: 26 };
     expect(decideConcurrency({ ...base, demand: starved({ calls: 50 }) })).toEqual({
       concurrency: 26,
@@ -280,9 +320,16 @@ describe('decideConcurrency', () => {
       reason: 'kept',
     });
     expect(decideConcurrency({ ...base, demand: starved({ binds: false, calls: 1 }) })).toEqual({
+      concurrency: 13,
+      reason: 'free',
+    });
+    expect(decideConcurrency({ ...base, current: 13, demand: starved({ binds: false, calls: 1 }) })).toEqual({
       concurrency: 8,
       reason: 'free',
     });
+    expect(
+      decideConcurrency({ ...base, changedAt: 9000, demand: starved({ binds: false, calls: 1 }) }),
+    ).toEqual({ concurrency: 26, reason: 'kept' });
     expect(decideConcurrency({ ...base, demand: undefined })).toEqual({ concurrency: 8, reason: 'free' });
     // A full batch on a spare key keeps the slots while slices wait.
     expect(decideConcurrency({ ...base, demand: starved({ binds: false, calls: 50, queued: 10 }) })).toEqual({

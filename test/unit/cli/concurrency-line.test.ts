@@ -13,7 +13,10 @@ describe('concurrencyLine', () => {
       concurrencyLine({ from: 8, to: 16, reason: 'short', demand: { ...demand, binds: true, calls: 3 } }),
     ).toBe('worker: 16 slices at once (was 8): the key binds and POSTs leave with 3 of 50 calls');
     expect(concurrencyLine({ from: 64, to: 16, reason: 'free', demand: undefined })).toBe(
-      'worker: 16 slices at once (was 64): the key no longer binds',
+      'worker: 16 slices at once (was 64): no batch sent lately',
+    );
+    expect(concurrencyLine({ from: 64, to: 32, reason: 'free', demand: { ...demand, queued: 0 } })).toBe(
+      'worker: 32 slices at once (was 64): the key does not bind and no slice waits for a slot',
     );
   });
 });

@@ -43,6 +43,9 @@ describe('startSlotSizing', () => {
       batch(t + 2500, 40),
       batch(t + 5000, 50),
       batch(t + 6000, 20, false),
+      batch(t + 7000, 20, false),
+      batch(t + 9000, 20, false),
+      batch(t + 11_000, 20, false),
     ]);
     await s.sizing.check();
     expect(s.worker.concurrency).toBe(16);
@@ -54,12 +57,20 @@ describe('startSlotSizing', () => {
     expect(s.worker.concurrency).toBe(30);
     await s.sizing.check(); // a full batch: kept
     expect(s.worker.concurrency).toBe(30);
-    await s.sizing.check(); // the key no longer binds
+    s.advance(3500);
+    await s.sizing.check(); // the key no longer binds and no slice waits: halfway back
+    expect(s.worker.concurrency).toBe(15);
+    await s.sizing.check(); // sent 1 s after that change, before it settled: kept
+    expect(s.worker.concurrency).toBe(15);
+    await s.sizing.check(); // settled: halfway again, at the base
+    expect(s.worker.concurrency).toBe(8);
+    await s.sizing.check(); // at the base: stays
     expect(s.worker.concurrency).toBe(8);
     expect(s.changes.map((c) => [c.from, c.to, c.reason])).toEqual([
       [8, 16, 'short'],
       [16, 30, 'short'],
-      [30, 8, 'free'],
+      [30, 15, 'free'],
+      [15, 8, 'free'],
     ]);
     expect(s.changes[0]?.demand?.calls).toBe(32);
     await s.sizing.stop();

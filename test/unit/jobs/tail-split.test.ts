@@ -64,14 +64,14 @@ function twoPages(data: SliceJobData, spare?: number) {
 }
 
 describe('tail split', () => {
-  it('a slice with ~1 800 rows left: whole under the 5 000-row rule, split to fill idle slots at the end', () => {
-    // 2 000 rows over 2 000 minutes at one a minute; two pages read, ~1 800 left (under 10 000: the rule keeps it).
-    const data = sliceData({ end: T0 + 2_000 * MIN });
+  it('a slice with four tail pieces of rows left: whole under the 5 000-row rule, split to fill idle slots at the end', () => {
+    // 4 x TAIL_PIECE_ROWS + 150 rows, one a minute; two pages read, ~4 pieces' rows left (under 10 000: the rule keeps it).
+    const data = sliceData({ end: T0 + (4 * TAIL_PIECE_ROWS + 150) * MIN });
     expect(twoPages(data)).toBeNull();
     expect(twoPages(data, 0)).toBeNull();
     const split = twoPages(data, 31);
     expect(split).not.toBeNull();
-    // ~1 800 rows in pieces of at most 500: 4 parts (3 children + the kept part) of ~450 rows (a minute each).
+    // In pieces of at most TAIL_PIECE_ROWS: 4 parts (3 children + the kept part), a row a minute.
     expect(split!.children).toHaveLength(3);
     for (const c of split!.children) {
       expect((c.end - c.start) / MIN).toBeLessThanOrEqual(TAIL_PIECE_ROWS);
