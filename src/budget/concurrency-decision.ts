@@ -13,7 +13,7 @@
  * page's cursor is in the current page, so it reads one page ahead at most). With 4 workers x 8 slots at most 32 calls
  * can wait: every held POST left after the 3 s hold with 32 calls or fewer, 1.6x the minimum requests. So while the
  * budget and the work bind (the fetcher asks for full batches, see `workFill`) and the batches still leave short,
- * each worker runs more slices at once, in proportion to the shortfall; when the key no longer binds, back to the
+ * each worker runs more slices at once, in proportion to the shortfall; when the key no longer binds, back toward the
  * configured concurrency.
  *
  * The fetcher publishes what it saw at each batch ({@link BudgetDemand}, a Redis key that expires when no batch is
@@ -164,8 +164,8 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   const current = Math.min(max, Math.max(base, Math.floor(input.current)));
   const { demand } = input;
   if (demand === undefined) return { concurrency: base, reason: 'free' };
-  // The key does not bind: grow while slices wait for a slot and batches leave short; with no slice waiting, the
-  // configured concurrency (slots beyond it would stand idle).
+  // The key does not bind: grow while slices wait for a slot and batches leave short; with no slice waiting, back
+  // toward the configured concurrency, halving per settled change (`freeDecay`).
   const spare = !demand.binds && (demand.queued ?? 0) > 0;
   const settled = demand.at >= input.changedAt + input.settleMs;
   if (!demand.binds && !spare) return freeDecay(current, base, settled);
