@@ -26,6 +26,7 @@ import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../models/top
 import type { AvroRecordSchema } from '../encoding/avro-schema.js';
 import { withOptionalField } from '../encoding/schema-candidate.js';
 import type { DriftStore, JsonType, PageDrift, PageDriftEntry } from '../drift/index.js';
+import { GamedataError } from '../errors.js';
 
 /** The scalar kinds a field can evolve with. */
 export type EvolvedKind = 'string' | 'integer' | 'number' | 'boolean';
@@ -131,7 +132,9 @@ export function createSchemaEvolution(
     const token = randomUUID();
     const deadline = now() + o.lockWaitMs;
     while ((await o.redis.set(key, token, 'PX', 30_000, 'NX')) !== 'OK') {
-      if (now() > deadline) throw new Error(`another worker holds ${key}`);
+      // Caught by the attempt's chain below: its candidates are refused for `retryAfterMs`, values kept in `_extra`.
+      if (now() > deadline)
+        throw new GamedataError(`schema evolution of ${subject}: another worker holds ${key}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     try {
