@@ -104,6 +104,35 @@ function hasField(schema: AvroRecordSchema, parentPath: string, name: string): b
   }
 }
 
+/**
+ * Runs `fn` holding the Redis lock `key` (one worker at a time evolves a subject; the lock expires after 30 s if its
+ * holder dies), waiting for it at most `lockWaitMs`. The wait's timeout throws, and the attempt's chain catches it:
+ * its candidates are refused for `retryAfterMs`, their values kept in `_extra`.
+ */
+async function withSubjectLock<T>(
+  o: { redis: Redis; key: string; lockWaitMs: number; now: () => number },
+  fn: () => Promise<T>,
+): Promise<T> {
+  const token = randomUUID();
+  const deadline = o.now() + o.lockWaitMs;
+  while ((await o.redis.set(o.key, token, 'PX', 30_000, 'NX')) !== 'OK') {
+    if (o.now() > deadline) throw new GamedataError(`schema evolution: another worker holds ${o.key}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  try {
+    return await fn();
+  } finally {
+    await o.redis
+      .eval(
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end",
+        1,
+        o.key,
+        token,
+      )
+      .catch(() => undefined);
+  }
+}
+
 /** The `evolve` hook of the page encoder (`PagePublisherOptions.evolve`). */
 export function createSchemaEvolution(
   options: SchemaEvolutionOptions,
@@ -127,29 +156,8 @@ export function createSchemaEvolution(
     return JSON.parse((await o.registry.getLatestSchemaMetadata(subject)).schema) as AvroRecordSchema;
   };
 
-  async function withLock<T>(subject: string, fn: () => Promise<T>): Promise<T> {
-    const key = `${redisPrefix}:schema-evolve-lock:${subject}`;
-    const token = randomUUID();
-    const deadline = now() + o.lockWaitMs;
-    while ((await o.redis.set(key, token, 'PX', 30_000, 'NX')) !== 'OK') {
-      // Caught by the attempt's chain below: its candidates are refused for `retryAfterMs`, values kept in `_extra`.
-      if (now() > deadline)
-        throw new GamedataError(`schema evolution of ${subject}: another worker holds ${key}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    try {
-      return await fn();
-    } finally {
-      await o.redis
-        .eval(
-          "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end",
-          1,
-          key,
-          token,
-        )
-        .catch(() => undefined);
-    }
-  }
+  const withLock = <T>(subject: string, fn: () => Promise<T>): Promise<T> =>
+    withSubjectLock({ ...o, now, key: `${redisPrefix}:schema-evolve-lock:${subject}` }, fn);
 
   async function attempt(resource: ResourceName, entries: PageDriftEntry[]): Promise<boolean> {
     const subject = subjectOf(resource);
