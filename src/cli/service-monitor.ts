@@ -66,6 +66,8 @@ export interface ServiceMonitor {
   waitUntilReady(signal?: AbortSignal): Promise<boolean>;
   /** Someone else saw `service` fail (e.g. a connect): check it again now instead of at the next period. */
   recheck(service: MonitoredService): void;
+  /** Checks every service now (waiting for a check already on its way) and resolves to whether all answered. */
+  checkNow(): Promise<boolean>;
   /** Subscribes to readiness changes (true = all reachable again). Returns an unsubscribe function. */
   onReadyChange(listener: (ready: boolean) => void): () => void;
   /** Stops the loops and closes the probes. */
@@ -150,6 +152,17 @@ function waitForReady(
     if (signal?.aborted === true) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Runs a check of every entry now; a check already on its way is waited for (its outcome recorded) first. */
+async function checkEntriesNow(entries: readonly Entry[], run: (e: Entry) => Promise<void>): Promise<void> {
+  await Promise.all(
+    entries.map(async (e) => {
+      while (e.inFlight !== undefined) await e.inFlight.catch(() => undefined);
+      clearTimeout(e.timer);
+      await run(e);
+    }),
+  );
 }
 
 /** Clears every timer of the entries, then closes each probe once the check on its way (if any) ended. */
@@ -270,6 +283,10 @@ export function createServiceMonitor(
     },
     recheck(service) {
       for (const e of entries) if (e.probe.service === service) schedule(e, 0);
+    },
+    async checkNow() {
+      await checkEntriesNow(entries, run);
+      return isReady();
     },
     onReadyChange(listener) {
       readyListeners.add(listener);

@@ -94,6 +94,15 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
         }
         console.error(maskSecrets(`worker: ${where}: ${e.name}: ${e.message}`));
       },
+      // A slice that failed while a service is down is handed back (no attempt spent): the probes decide, now.
+      servicesDown: async () => !(await monitor.checkNow()),
+      // Rare, and it fails the run: printed even with --quiet, and even while a service is down.
+      onSliceFailed: (id, e, attempts) =>
+        console.error(
+          maskSecrets(
+            `worker: slice ${id} failed for good after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${e.message}`,
+          ),
+        ),
       // Rare (a change of state of the key's budget), so printed even with --quiet.
       onConcurrency: (c) => console.error(concurrencyLine(c)),
       onProgress: (ev) => {

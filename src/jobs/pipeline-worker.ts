@@ -94,6 +94,18 @@ export interface PipelineWorkerOptions {
   /** Called for worker errors (the `error` event) and failed jobs. */
   onError?: (error: Error, context: string) => void;
   /**
+   * Called once when a slice fails for good (its attempts spent, or an error retrying cannot help): the run fails
+   * with it, so the worker says it whatever the state of the services.
+   */
+  onSliceFailed?: (sliceId: string, error: Error, attempts: number) => void;
+  /**
+   * Asked when a slice throws: whether a service the worker needs (Kafka, the registry, Redis) is down now. A slice
+   * that failed while one is down is handed back without spending an attempt ({@link OUTAGE_HAND_BACK_MS}): the
+   * outage failed, not the slice, and whatever it threw then (a producer's state broken by the broker going away) says
+   * nothing of its next attempt. The worker's service monitor answers it (`cli/worker-slices.ts`).
+   */
+  servicesDown?: () => Promise<boolean>;
+  /**
    * Masked in every error before BullMQ stores it (`failedReason`, `stacktrace`) and in a run's stored reason.
    * @default the secrets of this process's settings (`ownSecrets()`)
    */
@@ -125,6 +137,9 @@ export const DEFAULT_MAX_CONCURRENCY = 512;
 
 /** How long a slice refused for this process's credentials waits before any worker takes it again, ms. */
 export const CREDENTIAL_REFUSAL_BACKOFF_MS = 5_000;
+
+/** How long after now a slice that failed during an outage runs again (a paused worker takes it once resumed). */
+export const OUTAGE_HAND_BACK_MS = 2_000;
 
 export interface PipelineWorkerDeps extends ProcessSliceDeps {
   counters: ProcessSliceDeps['counters'] &
@@ -301,6 +316,13 @@ function handBackDelayMs(error: unknown, signal: AbortSignal): number | undefine
   return undefined;
 }
 
+/** {@link OUTAGE_HAND_BACK_MS} when the worker says a service is down now (see `servicesDown`), else undefined. */
+async function outageHandBackMs(c: SliceJobContext): Promise<number | undefined> {
+  if (c.o.servicesDown === undefined) return undefined;
+  const down = await c.o.servicesDown().catch(() => false);
+  return down ? OUTAGE_HAND_BACK_MS : undefined;
+}
+
 /**
  * Ends a slice that threw: hands it back (DelayedError) when {@link handBackDelayMs} says so, else rethrows it
  * masked, as UnrecoverableError when retrying cannot help.
@@ -312,7 +334,7 @@ async function failSlice(
   signal: AbortSignal,
   error: unknown,
 ): Promise<never> {
-  const delayMs = handBackDelayMs(error, signal);
+  const delayMs = handBackDelayMs(error, signal) ?? (await outageHandBackMs(c));
   if (delayMs !== undefined) {
     if (isCredentialRefusal(GamedataError.from(error)))
       c.onError(maskError(GamedataError.from(error), c.secrets), 'credentials');
@@ -509,6 +531,11 @@ export function startPipelineWorkers(
   slices.on('failed', (job, e) => {
     if (e instanceof DelayedError || e.name === 'DelayedError') return;
     onError(e, `slice ${job?.id ?? '?'}`);
+    if (
+      job !== undefined &&
+      (e.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1))
+    )
+      o.onSliceFailed?.(job.id ?? '?', e, job.attemptsMade);
   });
   const runs = o.runs ? startRunWorker(o, deps, secrets, onError) : undefined;
 

@@ -269,8 +269,18 @@ async function waitForRun(
     const status = await cli(['status', '--no-scrape', '--json'], own).catch((s: unknown) => ({
       out: String(s),
     }));
-    const said = workers.map((w, i) => `--- worker ${i}, last lines:\n${tail(w.out())}`).join('\n');
-    throw new Error(`${(e as Error).message}\nstatus --json:\n${status.out}\n${said}`);
+    // A slice that failed for good says why in one line (however early): those lines, then each worker's last ones.
+    const failures = workers.flatMap((w) =>
+      w
+        .out()
+        .split('\n')
+        .filter((l) => l.includes('failed for good')),
+    );
+    const said = [
+      `--- slices failed for good:\n${failures.join('\n') || '(none said)'}`,
+      ...workers.map((w, i) => `--- worker ${i}, last lines:\n${tail(w.out())}`),
+    ].join('\n');
+    throw new Error(`${(e as Error).message}\nstatus --json:\n${status.out}\n${said}`, { cause: e });
   }
 }
 

@@ -243,8 +243,17 @@ describe('pipeline flow on real Redis', () => {
   it('a slice that cannot be read fails its run loudly', async () => {
     const all = rows(50);
     const errors: string[] = [];
+    const failedForGood: { id: string; attempts: number }[] = [];
     const workers = startPipelineWorkers(
-      { connection: redis, prefix, concurrency: 2, onError: (e) => errors.push(e.message) },
+      {
+        connection: redis,
+        prefix,
+        concurrency: 2,
+        onError: (e) => errors.push(e.message),
+        onSliceFailed: (id, _e, attempts) => failedForGood.push({ id, attempts }),
+        // every service up: the failure is the slice's own
+        servicesDown: () => Promise.resolve(false),
+      },
       {
         source: source(all, { start: 1_000_000, end: 1_000_100 }),
         dedup: createDedupStore(createRedisSeenSet(redis), { prefix: `${prefix}b` }),
@@ -266,6 +275,62 @@ describe('pipeline flow on real Redis', () => {
         waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 }),
       ).rejects.toThrow(/failed/);
       expect(errors.some((m) => m.includes('cannot be read'))).toBe(true);
+      // the slice that cannot be read is said once, as failed for good after its one attempt (not retried)
+      expect(failedForGood).toEqual([{ id: slices[0]?.sliceId, attempts: 1 }]);
+    } finally {
+      await workers.close();
+    }
+  });
+  it('a slice that fails while a service is down is handed back without spending an attempt, and completes', async () => {
+    const all = rows(50);
+    const failedForGood: string[] = [];
+    // The first read fails as a slice that cannot be read would; the worker's check then finds a service down.
+    let reads = 0;
+    let checks = 0;
+    const flaky: SliceSource = {
+      ...source(all),
+      async *readPages(slice, o) {
+        reads += 1;
+        if (reads === 1)
+          throw new UpstreamError('bad request', 400, 'donation.getManyPaginated', 'BAD_REQUEST');
+        yield* source(all).readPages(slice, o);
+      },
+    };
+    const workers = startPipelineWorkers(
+      {
+        connection: redis,
+        prefix,
+        concurrency: 1,
+        onSliceFailed: (id) => failedForGood.push(id),
+        servicesDown: () => Promise.resolve(++checks === 1),
+      },
+      {
+        source: flaky,
+        dedup: createDedupStore(createRedisSeenSet(redis), { prefix: `${prefix}d` }),
+        publisher: {
+          publishPage: async ({ records: recs }) => ({
+            published: recs.length,
+            deadLettered: 0,
+            deadLetters: [],
+          }),
+        },
+        counters: createRunCounters(redis, prefix),
+      },
+    );
+    try {
+      const runId = `r4-${Date.now()}`;
+      const slices = [slice(runId, 0, 2_000_000)];
+      await enqueueRun(run(runId, slices), slices, { connection: redis, prefix });
+      await waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 });
+      expect(failedForGood).toEqual([]);
+      // read again after the hand-back (the slice and the pieces it split into), the services asked once
+      expect(reads).toBeGreaterThan(1);
+      expect(checks).toBe(1);
+      // handed back, not failed: BullMQ counted one attempt, the one that completed (not the one that threw)
+      const queue = new Queue(QUEUE_NAMES.slices, { connection: redis, prefix });
+      const job = await queue.getJob(slices[0]?.sliceId ?? '');
+      await queue.close();
+      expect(job?.attemptsMade).toBe(1);
     } finally {
       await workers.close();
     }

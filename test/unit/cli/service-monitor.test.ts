@@ -26,6 +26,33 @@ describe('createServiceMonitor', () => {
     vi.useRealTimers();
   });
 
+  it('checkNow checks every service at once, between the periods, and answers whether all are up', async () => {
+    const kafka = fakeProbe('kafka', 'Kafka', true);
+    const redis = fakeProbe('redis', 'Redis', true);
+    const lines: string[] = [];
+    const m = createServiceMonitor([kafka, redis], {
+      onChange: (l) => lines.push(l),
+      onGiveUp: vi.fn(),
+      intervalMs: 60_000,
+    });
+    m.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect([kafka.checks, redis.checks]).toEqual([1, 1]);
+    // the broker goes away between two periods: the next check is a minute off, checkNow asks now
+    kafka.up = false;
+    await expect(m.checkNow()).resolves.toBe(false);
+    expect([kafka.checks, redis.checks]).toEqual([2, 2]);
+    expect(lines).toEqual(['Kafka unreachable at kafka.local:1 (connect ECONNREFUSED), retrying']);
+    expect(m.isReady()).toBe(false);
+    kafka.up = true;
+    await expect(m.checkNow()).resolves.toBe(true);
+    expect(lines).toEqual([
+      'Kafka unreachable at kafka.local:1 (connect ECONNREFUSED), retrying',
+      'Kafka reachable again',
+    ]);
+    await m.close();
+  });
+
   it('says each change of state once, backs off while down, and resolves waitUntilReady when back', async () => {
     const kafka = fakeProbe('kafka', 'Kafka', false);
     const redis = fakeProbe('redis', 'Redis', true);
