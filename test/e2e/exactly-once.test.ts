@@ -142,6 +142,10 @@ describe('exactly-once delivery through worker processes', () => {
     const lock = { duration: 8000, stalled: 2000 };
     const redis = connectRedis(h.settings.redisUrl);
     cleanups.push(() => redis.quit());
+    // A slower upstream while the kills land (each request 400 ms, 120 ms after): the workers' slots grow to spend
+    // the key whatever the latency, and at 120 ms a CI run ended after 5 kills (2026-11-28). The test is about the
+    // kills, so the run must outlast them.
+    h.sim.configure({ latency: { requestMs: 400 } });
     const runId = await h.enqueue({ resources: [...RESOURCES], fullHistory: true });
     const startedAt = Date.now();
     let kills = 0;
@@ -174,6 +178,7 @@ describe('exactly-once delivery through worker processes', () => {
       w = startWorker(h, log, lock);
       workers.push(w);
     }
+    h.sim.configure({ latency: { requestMs: 120 } });
     expect(kills, 'SIGKILLs that landed mid-run').toBeGreaterThanOrEqual(6);
     const killsEndedAt = Date.now();
     const result = await h.wait(runId, 600_000);
