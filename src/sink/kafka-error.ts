@@ -36,7 +36,12 @@ export function toKafkaError(error: unknown, brokers: readonly string[], action:
   // with KafkaJSNumberOfRetriesExceeded, which says `retriable: false`: its own retries are spent, not the error's
   // nature. The caller's retry (a slice's next attempt) may still succeed, so the cause decides.
   const cause = (error as { cause?: { retriable?: boolean } } | null)?.cause;
-  const retriesSpent = e?.name === 'KafkaJSNumberOfRetriesExceeded' && cause?.retriable !== false;
+  const retriesSpent =
+    (e?.name === 'KafkaJSNumberOfRetriesExceeded' && cause?.retriable !== false) ||
+    // No broker named a coordinator within kafkajs' retries (it was being elected: a broker had just restarted).
+    // kafkajs makes this a KafkaJSNonRetriableError; it failed a secured e2e's slices for good right after the broker
+    // came back (2026-11-28). The next attempt finds the coordinator.
+    e?.name === 'KafkaJSGroupCoordinatorNotFound';
   return new ServiceError(
     unreachable
       ? `Kafka unreachable at ${brokers.join(',')} while ${action}: ${detail}`

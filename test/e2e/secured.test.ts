@@ -919,6 +919,14 @@ describe('secured stack', () => {
       expect(started.code, started.out).toBe(0);
       sim?.configure({ latency: { requestMs: 0 } });
       await waitForRun(own, workers, 180_000);
+      // The run may end before a worker's monitor checks Kafka again (its retries back off to 5 s): a CI run's
+      // workers were stopped right after the run, still unsaid. Each worker that said Kafka went says it came back.
+      await waitFor(
+        'each worker that lost Kafka saying it is back',
+        () =>
+          workers.every((w) => !/Kafka unreachable/.test(w.out()) || /Kafka reachable again/.test(w.out())),
+        60_000,
+      );
       for (const w of workers) expect(w.child.exitCode, w.out()).toBeNull();
     } finally {
       for (const w of workers) w.child.kill('SIGTERM');

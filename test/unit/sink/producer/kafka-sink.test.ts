@@ -77,6 +77,20 @@ describe('toKafkaError', () => {
     );
     expect(toKafkaError(fatal, ['b:1'], 'x').retriable).toBe(false);
   });
+
+  it('keeps "Failed to find group coordinator" retriable (a coordinator being elected after a broker restart)', async () => {
+    const { toKafkaError } = await import('../../../../src/sink/kafka-error.js');
+    const { createRequire } = await import('node:module');
+    const require = createRequire(import.meta.url);
+    const { KafkaJSGroupCoordinatorNotFound } = require('kafkajs/src/errors') as {
+      KafkaJSGroupCoordinatorNotFound: new (message: string) => Error;
+    };
+    const notFound = new KafkaJSGroupCoordinatorNotFound('Failed to find group coordinator');
+    expect((notFound as { retriable?: boolean }).retriable).toBe(false); // what kafkajs says
+    const e = toKafkaError(notFound, ['b:1'], 'committing a transaction');
+    expect(e.retriable).toBe(true);
+    expect(e.message).toContain('Failed to find group coordinator');
+  });
 });
 
 describe('toWire', () => {
