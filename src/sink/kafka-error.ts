@@ -16,6 +16,20 @@ export const KAFKA_SECURITY_HINTS = {
 } as const;
 
 /** Turns a kafkajs failure into a ServiceError that names the brokers and what was being done. */
+/**
+ * Whether `error` (or a cause) is kafkajs' "Failed to find group coordinator": no broker named a coordinator within
+ * kafkajs' retries, because it was being elected (a broker had just restarted). kafkajs makes it a
+ * KafkaJSNonRetriableError, and its retry loop wraps it in another; it failed a secured e2e's slices for good at their
+ * transaction's commit right after the broker came back (2026-11-28). The next attempt finds the coordinator.
+ */
+function coordinatorNotFound(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth += 1) {
+    if ((e as { name?: unknown }).name === 'KafkaJSGroupCoordinatorNotFound') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 export function toKafkaError(error: unknown, brokers: readonly string[], action: string): ServiceError {
   if (error instanceof ServiceError) return error;
   const e = error as { message?: string; retriable?: boolean; name?: string } | null;
@@ -38,10 +52,7 @@ export function toKafkaError(error: unknown, brokers: readonly string[], action:
   const cause = (error as { cause?: { retriable?: boolean } } | null)?.cause;
   const retriesSpent =
     (e?.name === 'KafkaJSNumberOfRetriesExceeded' && cause?.retriable !== false) ||
-    // No broker named a coordinator within kafkajs' retries (it was being elected: a broker had just restarted).
-    // kafkajs makes this a KafkaJSNonRetriableError; it failed a secured e2e's slices for good right after the broker
-    // came back (2026-11-28). The next attempt finds the coordinator.
-    e?.name === 'KafkaJSGroupCoordinatorNotFound';
+    coordinatorNotFound(error);
   return new ServiceError(
     unreachable
       ? `Kafka unreachable at ${brokers.join(',')} while ${action}: ${detail}`

@@ -82,14 +82,24 @@ describe('toKafkaError', () => {
     const { toKafkaError } = await import('../../../../src/sink/kafka-error.js');
     const { createRequire } = await import('node:module');
     const require = createRequire(import.meta.url);
-    const { KafkaJSGroupCoordinatorNotFound } = require('kafkajs/src/errors') as {
+    const { KafkaJSGroupCoordinatorNotFound, KafkaJSNonRetriableError } = require('kafkajs/src/errors') as {
       KafkaJSGroupCoordinatorNotFound: new (message: string) => Error;
+      KafkaJSNonRetriableError: new (e: Error, o: { cause: Error }) => Error;
     };
     const notFound = new KafkaJSGroupCoordinatorNotFound('Failed to find group coordinator');
     expect((notFound as { retriable?: boolean }).retriable).toBe(false); // what kafkajs says
-    const e = toKafkaError(notFound, ['b:1'], 'committing a transaction');
-    expect(e.retriable).toBe(true);
-    expect(e.message).toContain('Failed to find group coordinator');
+    // as kafkajs' retry loop hands it on (wrapped), and bare
+    const wrapped = new KafkaJSNonRetriableError(notFound, { cause: notFound });
+    for (const error of [wrapped, notFound]) {
+      const e = toKafkaError(error, ['b:1'], 'committing a transaction');
+      expect(e.retriable).toBe(true);
+      expect(e.message).toContain('Failed to find group coordinator');
+    }
+    // another non-retriable kafkajs error stays so
+    expect(
+      toKafkaError(new KafkaJSNonRetriableError(new Error('x'), { cause: new Error('x') }), ['b:1'], 'y')
+        .retriable,
+    ).toBe(false);
   });
 });
 
