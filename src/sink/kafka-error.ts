@@ -15,7 +15,6 @@ export const KAFKA_SECURITY_HINTS = {
   'TLS handshake': 'GAMEDATA_KAFKA_SECURITY_PROTOCOL and the port',
 } as const;
 
-/** Turns a kafkajs failure into a ServiceError that names the brokers and what was being done. */
 /**
  * Whether `error` (or a cause) is kafkajs' "Failed to find group coordinator": no broker named a coordinator within
  * kafkajs' retries, because it was being elected (a broker had just restarted). kafkajs makes it a
@@ -30,6 +29,7 @@ function coordinatorNotFound(error: unknown): boolean {
   return false;
 }
 
+/** Turns a kafkajs failure into a ServiceError that names the brokers and what was being done. */
 export function toKafkaError(error: unknown, brokers: readonly string[], action: string): ServiceError {
   if (error instanceof ServiceError) return error;
   const e = error as { message?: string; retriable?: boolean; name?: string } | null;
