@@ -62,6 +62,22 @@ describe('pipeline flow on real Redis', () => {
     await redis.quit();
   });
 
+  /** Worker deps over `src` whose publisher accepts every page; `dedupTag` keeps the test's seen set its own. */
+  function acceptingDeps(src: SliceSource, dedupTag: string) {
+    return {
+      source: src,
+      dedup: createDedupStore(createRedisSeenSet(redis), { prefix: `${prefix}${dedupTag}` }),
+      publisher: {
+        publishPage: async ({ records: recs }) => ({
+          published: recs.length,
+          deadLettered: 0,
+          deadLetters: [],
+        }),
+      } as PagePublisher,
+      counters: createRunCounters(redis, prefix),
+    };
+  }
+
   function run(runId: string, slices: SliceJobData[]): RunJobData {
     return {
       runId,
@@ -254,18 +270,7 @@ describe('pipeline flow on real Redis', () => {
         // every service up: the failure is the slice's own
         servicesDown: () => Promise.resolve(false),
       },
-      {
-        source: source(all, { start: 1_000_000, end: 1_000_100 }),
-        dedup: createDedupStore(createRedisSeenSet(redis), { prefix: `${prefix}b` }),
-        publisher: {
-          publishPage: async ({ records: recs }) => ({
-            published: recs.length,
-            deadLettered: 0,
-            deadLetters: [],
-          }),
-        },
-        counters: createRunCounters(redis, prefix),
-      },
+      acceptingDeps(source(all, { start: 1_000_000, end: 1_000_100 }), 'b'),
     );
     try {
       const runId = `r3-${Date.now()}`;
@@ -304,21 +309,10 @@ describe('pipeline flow on real Redis', () => {
         onSliceFailed: (id) => failedForGood.push(id),
         servicesDown: () => Promise.resolve(++checks === 1),
       },
-      {
-        source: flaky,
-        dedup: createDedupStore(createRedisSeenSet(redis), { prefix: `${prefix}d` }),
-        publisher: {
-          publishPage: async ({ records: recs }) => ({
-            published: recs.length,
-            deadLettered: 0,
-            deadLetters: [],
-          }),
-        },
-        counters: createRunCounters(redis, prefix),
-      },
+      acceptingDeps(flaky, 'e'),
     );
     try {
-      const runId = `r4-${Date.now()}`;
+      const runId = `r6-${Date.now()}`;
       const slices = [slice(runId, 0, 2_000_000)];
       await enqueueRun(run(runId, slices), slices, { connection: redis, prefix });
       await waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 });
