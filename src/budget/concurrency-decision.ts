@@ -46,6 +46,18 @@ export interface BudgetDemand {
   chains?: number | undefined;
 }
 
+/**
+ * Whether the key's last batch says it has requests to spare and the slices waiting would all find a slot: the
+ * fetcher did not ask for a full batch, and it counted no more slices queued than `room` (the slots this worker may
+ * still grow to). Work split off then starts within a slot step and rides in requests the key would not otherwise
+ * send (a per-user walk's `spareKeySplitRule`). `false` without a demand or its count.
+ */
+export function keyHasSpare(demand: BudgetDemand | undefined, room: number): boolean {
+  return (
+    demand !== undefined && !demand.binds && demand.queued !== undefined && demand.queued <= Math.max(0, room)
+  );
+}
+
 /** {@link BudgetDemand.chains} from the key's limit per window, its window and the mean request time. */
 export function keyChains(
   limit: number | undefined,
@@ -83,6 +95,14 @@ export interface ConcurrencyInput {
    * `undefined` when not known. See {@link MAX_GROWTH_UTILIZATION}.
    */
   busy?: number | undefined;
+  /**
+   * The same share since `current` was set (or sizing started), 0..1: what a `spare` step projects from
+   * ({@link spareStep}). The last interval alone reads the slices a step has just started at their most expensive
+   * (taken from the queue, their first claims): a small full history read 17-37 % in the 500 ms after its first 32
+   * slices started, against 4 % once they waited on the upstream, so the first step only doubled. `undefined`:
+   * `busy` is used.
+   */
+  stepBusy?: number | undefined;
 }
 
 /**
@@ -144,8 +164,9 @@ export function isShortBatch(demand: BudgetDemand): boolean {
  * - no demand (no batch lately): `base`;
  * - the key does not bind and no slice waits for a slot: halfway back to `base` once per settled change (`free`, see
  *   `freeDecay`);
- * - the key does not bind, slices wait for a slot and the last batch left short: grown by the slices waiting, at most
- *   {@link spareStep} more (twice `current` unless the CPU is nearly idle), at most {@link BudgetDemand.chains} x
+ * - the key does not bind, slices wait for a slot and the last batch was not a tail's (a full one too: the calls
+ *   waiting went as several requests): grown by the slices waiting once the last change settled (`settleMs / 2`),
+ *   at most {@link spareStep} more (twice `current` unless the CPU is nearly idle), at most {@link BudgetDemand.chains} x
  *   {@link SLOT_HEADROOM} (more slots could not spend the key faster: with latency off that is ~20 chains) and at
  *   most `max` (`spare`);
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
@@ -167,15 +188,19 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   // The key does not bind: grow while slices wait for a slot and batches leave short; with no slice waiting, back
   // toward the configured concurrency, halving per settled change (`freeDecay`).
   const spare = !demand.binds && (demand.queued ?? 0) > 0;
-  const settled = demand.at >= input.changedAt + input.settleMs;
+  // A spare key's step shows in half the time: its new slices' first calls go out in the next batch (no hold).
+  const settled = demand.at >= input.changedAt + (spare ? input.settleMs / 2 : input.settleMs);
   if (!demand.binds && !spare) return freeDecay(current, base, settled);
+  // A key with requests to spare grows on full batches too: more than a batch of calls waiting is sent as several
+  // requests a round, and the key still has requests left (a small full history's 125 slots filled 50-call batches
+  // while 275 slices waited; requiring a short one held them there for 4 s).
   const short = demand.calls < demand.maxBatch && !demand.tail;
-  if (!short || !settled) return { concurrency: current, reason: 'kept' };
+  if (!(spare ? !demand.tail : short) || !settled) return { concurrency: current, reason: 'kept' };
   if (input.upstreamShare !== undefined && input.upstreamShare < MIN_UPSTREAM_SHARE)
     return { concurrency: current, reason: 'elsewhere' };
   if (input.busy !== undefined && input.busy >= MAX_GROWTH_UTILIZATION)
     return { concurrency: current, reason: 'busy' };
-  if (spare) return spareGrowth(current, max, demand, input.busy);
+  if (spare) return spareGrowth(current, max, demand, input.stepBusy ?? input.busy);
   const target = Math.ceil((current * demand.maxBatch * SLOT_HEADROOM) / Math.max(1, demand.calls));
   const grown = Math.min(
     max,
@@ -206,8 +231,8 @@ export const SPARE_STEP_BUSY = 0.5;
 
 /**
  * The most one `spare` step may add: twice `current`, or more while the CPU is nearly idle: the slots a busy share of
- * {@link SPARE_STEP_BUSY} would allow if the last interval's share grew in proportion to the slots (`current x
- * SPARE_STEP_BUSY / busy`). At the real service's latency a slice spends almost all its time waiting on the upstream
+ * {@link SPARE_STEP_BUSY} would allow if the share since the last change (`stepBusy`, else the last interval's) grew
+ * in proportion to the slots (`current x SPARE_STEP_BUSY / busy`). At the real service's latency a slice spends almost all its time waiting on the upstream
  * (a small full history: 64 slots at 14 % busy), so doubling per 2 s step took four steps, ~8 s of a 26 s run, to
  * reach the slices waiting. A busy box (the chaos run: 16 slots at 48 %) still doubles at most.
  */

@@ -13,6 +13,8 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 export interface CpuBusy {
   /** The larger of the loop's utilization and the machine's busy CPU share since the last read (or the start), 0..1. */
   read: () => number;
+  /** The same share as `read`, without starting a new interval. */
+  peek: () => number;
 }
 
 /** The machine's CPU time so far, ms summed over its cores: idle, and in all. */
@@ -37,16 +39,21 @@ const share = (x: number): number => (Number.isFinite(x) ? Math.min(1, Math.max(
 export function startCpuBusy(cpuTimes: () => CpuTimes = machineCpuTimes): CpuBusy {
   let lastLoop: EventLoopUtilization = performance.eventLoopUtilization();
   let lastCpu = cpuTimes();
+  const since = (): { share: number; loop: EventLoopUtilization; cpu: CpuTimes } => {
+    const loop = performance.eventLoopUtilization();
+    const cpu = cpuTimes();
+    const loopShare = performance.eventLoopUtilization(loop, lastLoop).utilization;
+    const spent = cpu.total - lastCpu.total;
+    const cpuBusy = spent <= 0 ? 0 : 1 - (cpu.idle - lastCpu.idle) / spent;
+    return { share: Math.max(share(loopShare), share(cpuBusy)), loop, cpu };
+  };
   return {
     read: () => {
-      const loop = performance.eventLoopUtilization();
-      const cpu = cpuTimes();
-      const loopShare = performance.eventLoopUtilization(loop, lastLoop).utilization;
-      const spent = cpu.total - lastCpu.total;
-      const cpuBusy = spent <= 0 ? 0 : 1 - (cpu.idle - lastCpu.idle) / spent;
-      lastLoop = loop;
-      lastCpu = cpu;
-      return Math.max(share(loopShare), share(cpuBusy));
+      const now = since();
+      lastLoop = now.loop;
+      lastCpu = now.cpu;
+      return now.share;
     },
+    peek: () => since().share,
   };
 }

@@ -39,6 +39,8 @@ export interface ExactlyOnceSliceOptions {
   now: () => number;
   /** See `SliceWalkOptions.spareSlots`. */
   spareSlots?: (() => number) | undefined;
+  /** See `SliceWalkOptions.keySpare`. */
+  keySpare?: (() => boolean) | undefined;
 }
 
 export const ZERO: RunCounterValues = { fetched: 0, published: 0, deduplicated: 0, deadLettered: 0 };

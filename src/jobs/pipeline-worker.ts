@@ -5,6 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { SharedBudget } from '../budget/shared-budget.js';
+import { keyHasSpare } from '../budget/concurrency-decision.js';
 import {
   AbortedError,
   ConfigError,
@@ -239,6 +240,11 @@ interface SliceJobContext {
   onError: (error: Error, where: string) => void;
   /** Each running slice's share of the worker's idle slots (the run's end; src/jobs/idle-slots.ts). */
   spareSlots?: () => number;
+  /**
+   * Whether the key has requests to spare and the slices waiting would find a slot in this worker (`keyHasSpare` over
+   * slot sizing's last demand read).
+   */
+  keySpare?: () => boolean;
 }
 
 /** The slice contract's handle on a BullMQ job: its data, reload, checkpoint and spawn of children. */
@@ -367,6 +373,7 @@ async function runSlice(
     const sliceOptions = {
       ...DEFAULT_PROCESS_SLICE_OPTIONS,
       ...(c.spareSlots === undefined ? {} : { spareSlots: c.spareSlots }),
+      ...(c.keySpare === undefined ? {} : { keySpare: c.keySpare }),
       ...c.o.slice,
       signal,
     };
@@ -526,8 +533,11 @@ export function startPipelineWorkers(
           onError: (e) => onError(e, 'slot-sizing'),
           load: () => ({ running: sliceRuns.size(), waitingCalls: deps.budget?.waitingCalls() ?? 0 }),
           busy: startCpuBusy().read,
+          busySinceChange: startCpuBusy(),
         })
       : undefined;
+  if (sizing !== undefined)
+    context.keySpare = () => keyHasSpare(sizing.lastDemand(), o.maxConcurrency - sliceRuns.size());
   slices.on('failed', (job, e) => {
     if (e instanceof DelayedError || e.name === 'DelayedError') return;
     onError(e, `slice ${job?.id ?? '?'}`);

@@ -78,6 +78,8 @@ export interface ProcessSliceOptions {
   now?: () => number;
   /** The worker's idle slots a split of this slice may fill (see `SliceWalkOptions.spareSlots`). @default none */
   spareSlots?: () => number;
+  /** Whether the key has requests to spare (see `SliceWalkOptions.keySpare`). @default never */
+  keySpare?: () => boolean;
 }
 
 export const DEFAULT_PROCESS_SLICE_OPTIONS = {

@@ -5,14 +5,21 @@
  *
  * The density is measured from the newest row read, not the slice's end (an empty top says nothing about the rest);
  * a finished slice (null cursor) has nothing left to hand off; at least `minPagesBeforeSplit` pages are read before
- * judging, and splits nest at most `maxDepth` deep. At the run's end (`spareSlots`), a slice the rule leaves whole
- * splits to fill the worker's idle slots (`tailSplitRuleOf`, nesting up to `TAIL_MAX_DEPTH`), a slice planned not to
- * split included once it has read `UNSPLIT_TAIL_MIN_PAGES` pages.
+ * judging, and splits nest at most `maxDepth` deep. While the key has requests to spare (`keySpare`), a per-user walk
+ * that proved long splits into pieces of half a page (`spareKeySplitRule`). At the run's end (`spareSlots`), a slice
+ * the rule leaves whole splits to fill the worker's idle slots (`tailSplitRuleOf`, nesting up to `TAIL_MAX_DEPTH`), a
+ * slice planned not to split included once it has read `UNSPLIT_TAIL_MIN_PAGES` pages.
  */
 import type { SliceJobData } from '../planner/job-types.js';
 import { planSplit, type RemainingSplit } from '../slicing/index.js';
 import type { SlicePage } from './slice-contract.js';
-import { isQuietWalk, sliceSplitRule, tailSplitRuleOf, UNSPLIT_TAIL_MIN_PAGES } from './slice-split-rule.js';
+import {
+  isQuietWalk,
+  sliceSplitRule,
+  spareKeySplitRule,
+  tailSplitRuleOf,
+  UNSPLIT_TAIL_MIN_PAGES,
+} from './slice-split-rule.js';
 import { sortTime } from './slice-sort-time.js';
 
 export interface SliceWalkOptions {
@@ -27,6 +34,12 @@ export interface SliceWalkOptions {
    * them. Absent or 0: none.
    */
   spareSlots?: (() => number) | undefined;
+  /**
+   * Whether the key had requests to spare at its last batch and the slices waiting would find a slot (`keyHasSpare`
+   * over the fetcher's `BudgetDemand`). A per-user walk then splits into pieces of half a page once it has proved long
+   * (`spareKeySplitRule`). Absent: never.
+   */
+  keySpare?: (() => boolean) | undefined;
 }
 
 export interface SliceWalk {
@@ -48,15 +61,18 @@ export function createSliceWalk(o: SliceWalkOptions): SliceWalk {
       if (topTime === undefined && first !== undefined) topTime = sortTime(data.resource, first);
       const last = page.items[page.items.length - 1];
       const lastTime = last === undefined ? undefined : sortTime(data.resource, last);
-      if (
-        page.cursor === null ||
-        lastTime === undefined ||
-        topTime === undefined ||
-        pagesSinceStart < o.minPagesBeforeSplit
-      )
-        return null;
+      if (page.cursor === null || lastTime === undefined || topTime === undefined) return null;
       const slice = { start: data.start, end: data.end };
       const progress = { rowsRead: rows, topTime, lastTime };
+      // A planned walk proves itself long over `minPagesBeforeSplit` pages; a piece of a split was cut from one that
+      // did, so on a spare key it may split from its first page on.
+      const spareFrom = data.depth > 0 ? 1 : o.minPagesBeforeSplit;
+      if (pagesSinceStart >= spareFrom && o.keySpare?.() === true) {
+        const rule = spareKeySplitRule(data, o);
+        const split = rule === null ? null : planSplit(slice, progress, rule);
+        if (split !== null) return split;
+      }
+      if (pagesSinceStart < o.minPagesBeforeSplit) return null;
       if (data.depth < o.maxDepth) {
         const split = planSplit(slice, progress, sliceSplitRule(data, o));
         if (split !== null) return split;

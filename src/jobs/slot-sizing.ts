@@ -50,6 +50,11 @@ export interface SlotSizingOptions {
    * (`cpu-busy.ts`; slots do not grow while it is `MAX_GROWTH_UTILIZATION` or more). Absent: not considered.
    */
   busy?: () => number;
+  /**
+   * The same share since the slots last changed (or sizing started): `peek` at each check, `read` when a change is
+   * applied (`ConcurrencyInput.stepBusy`). Absent: a spare step projects from `busy`.
+   */
+  busySinceChange?: { peek: () => number; read: () => number };
 }
 
 export interface SlotSizing {
@@ -57,6 +62,8 @@ export interface SlotSizing {
   check(): Promise<void>;
   /** Stops the timer and waits for a read in progress. */
   stop(): Promise<void>;
+  /** The demand the last read found (`undefined`: none yet, none lately, or unreadable). */
+  lastDemand(): BudgetDemand | undefined;
 }
 
 /** Starts sizing `worker`'s slots by `budget.demand()`; stop it before closing the worker. */
@@ -69,6 +76,7 @@ export function startSlotSizing(
   let changedAt = 0;
   let reading: Promise<void> = Promise.resolve();
   let failing = false;
+  let last: BudgetDemand | undefined;
   const check = async (): Promise<void> => {
     let demand: BudgetDemand | undefined;
     try {
@@ -80,9 +88,11 @@ export function startSlotSizing(
       failing = true;
       demand = undefined;
     }
+    last = demand;
     const from = worker.concurrency;
     const load = o.load?.();
     const busy = o.busy?.();
+    const stepBusy = o.busySinceChange?.peek();
     const next = decideConcurrency({
       current: from,
       base: o.base,
@@ -93,9 +103,11 @@ export function startSlotSizing(
       upstreamShare:
         load === undefined || load.running === 0 ? undefined : Math.min(1, load.waitingCalls / load.running),
       busy,
+      stepBusy,
     });
     if (next.concurrency === from) return;
     worker.concurrency = next.concurrency;
+    o.busySinceChange?.read();
     if (next.concurrency > from) wakeMainLoop(worker);
     changedAt = now();
     o.onChange({ from, to: next.concurrency, reason: next.reason, demand, busy });
@@ -110,6 +122,7 @@ export function startSlotSizing(
   timer.unref();
   return {
     check,
+    lastDemand: () => last,
     async stop() {
       clearInterval(timer);
       await reading;

@@ -76,6 +76,8 @@ export interface SplitRule {
    * evenly: an even cut of a mostly empty history spends one page read per empty piece. @default Infinity (never)
    */
   geometricAbove?: number;
+  /** At most this many pieces in a geometric split (the kept part included). @default `maxParts` */
+  geometricParts?: number;
 }
 
 /** Rows left in `[start, lastTime)` at the rate read so far (rows over `[lastTime, topTime]`). */
@@ -95,7 +97,13 @@ export function planSplit(slice: TimeRange, progress: ReadProgress, rule: SplitR
   const covered = Math.max(1, progress.topTime - progress.lastTime);
   const unread = Math.min(progress.lastTime, slice.end) - slice.start;
   if (unread > (rule.geometricAbove ?? Infinity) * covered)
-    return splitGeometric(slice, progress.lastTime, covered, rule.maxParts, rule.alignMs ?? 1);
+    return splitGeometric(
+      slice,
+      progress.lastTime,
+      covered,
+      Math.min(rule.maxParts, rule.geometricParts ?? rule.maxParts),
+      rule.alignMs ?? 1,
+    );
   const parts = Math.min(rule.maxParts, Math.ceil(estimate / rule.rowsPerPart));
   return splitRemaining(slice, progress.lastTime, parts, rule.alignMs ?? 1);
 }
@@ -154,7 +162,7 @@ export const MAX_ROUND_SPLIT_PARTS = 200;
  * a pipeline slice can too (after its first page).
  * @throws ConfigError for a non-positive `pageSize` or `alignMs`.
  */
-export function roundSplitRule(pageSize: number, alignMs = 1): Required<SplitRule> {
+export function roundSplitRule(pageSize: number, alignMs = 1): Required<Omit<SplitRule, 'geometricParts'>> {
   positiveInt('pageSize', pageSize);
   positiveInt('alignMs', alignMs);
   const rowsPerPart = Math.max(1, Math.floor(pageSize / 2));

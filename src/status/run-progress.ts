@@ -18,8 +18,13 @@ export interface RunProgressOptions {
   queuePrefix?: string;
   /** @default 'gamedata' */
   redisPrefix?: string;
-  /** @default 1000 */
+  /** How often the display is redrawn, ms. @default 1000 */
   pollMs?: number;
+  /**
+   * How often the run's state is read between redraws, ms: its end is seen this soon after it comes (a small full
+   * history's `--wait` ended up to a whole `pollMs` after its run). @default 200
+   */
+  checkMs?: number;
   /** @default Infinity */
   timeoutMs?: number;
   /** Where the bars go. @default process.stderr */
@@ -106,8 +111,16 @@ export async function waitForRunWithProgress(runId: string, options: RunProgress
   const recordsBar = multi?.create(1, 0, { label: 'records', unit: 'fetched', extra: '' });
   let lastLine = '';
   try {
+    let drawnAt = Number.NEGATIVE_INFINITY;
     for (;;) {
-      const [s, c] = await Promise.all([getRunStatus(runId, bull), counters.get(runId)]);
+      const s = await getRunStatus(runId, bull);
+      const ended = s?.state === 'completed' || s?.state === 'failed' || Date.now() > deadline;
+      if (!ended && Date.now() - drawnAt < (options.pollMs ?? 1000)) {
+        await new Promise((r) => setTimeout(r, options.checkMs ?? 200));
+        continue;
+      }
+      drawnAt = Date.now();
+      const c = await counters.get(runId);
       const sample = progressSample(
         {
           state: s?.state ?? 'missing',
@@ -146,7 +159,7 @@ export async function waitForRunWithProgress(runId: string, options: RunProgress
         throw new GamedataError(
           `run ${runId} did not finish in ${String(options.timeoutMs)} ms (state ${s?.state ?? 'missing'})`,
         );
-      await new Promise((r) => setTimeout(r, options.pollMs ?? 1000));
+      await new Promise((r) => setTimeout(r, options.checkMs ?? 200));
     }
   } finally {
     multi?.stop();

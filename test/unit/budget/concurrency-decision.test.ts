@@ -286,6 +286,41 @@ describe('decideConcurrency', () => {
     });
   });
 
+  it('a spare step projects from the busy share since the last change, and settles in half the time', () => {
+    // The small full history's first step (issue 32): 32 slots, 368 slices waiting; the 500 ms after its first
+    // slices started read 33 % busy, the whole time since the worker started 13 %.
+    const o = { base: 32, max: 512, settleMs: 2000, changedAt: 0, current: 32 };
+    const first = starved({ binds: false, calls: 32, queued: 368, chains: 461 });
+    expect(decideConcurrency({ ...o, demand: first, busy: 0.33 })).toEqual({
+      concurrency: 64,
+      reason: 'spare',
+    });
+    expect(decideConcurrency({ ...o, demand: first, busy: 0.33, stepBusy: 0.13 })).toEqual({
+      concurrency: 123,
+      reason: 'spare',
+    });
+    // The recent share still stops growth while the CPU binds, whatever the share since the change.
+    expect(decideConcurrency({ ...o, demand: first, busy: 0.9, stepBusy: 0.1 })).toEqual({
+      concurrency: 32,
+      reason: 'busy',
+    });
+    // A spare key's step settles after settleMs / 2; a binding key's after settleMs.
+    const later = { ...o, current: 123, changedAt: 9000 };
+    // (a slot for each of the 368 slices waiting: 123 + 368)
+    expect(decideConcurrency({ ...later, demand: { ...first, at: 10_000 }, stepBusy: 0.1 })).toEqual({
+      concurrency: 491,
+      reason: 'spare',
+    });
+    expect(decideConcurrency({ ...later, demand: { ...first, at: 9_900 }, stepBusy: 0.1 })).toEqual({
+      concurrency: 123,
+      reason: 'kept',
+    });
+    expect(decideConcurrency({ ...later, demand: starved({ at: 10_000 }) })).toEqual({
+      concurrency: 123,
+      reason: 'kept',
+    });
+  });
+
   it('4 workers x 8 slots: POSTs of 32 calls grow each worker to 16 (proportional 13, with headroom 19, at most x2), then on to the cap of 64', () => {
     const base = { base: 8, max: 64, settleMs: 2000 };
     expect(decideConcurrency({ ...base, current: 8, changedAt: 0, demand: starved() })).toEqual({
@@ -309,7 +344,7 @@ describe('decideConcurrency', () => {
     ).toBe(64);
   });
 
-  it('full batches and tail batches keep the slots; a free key brings them back, halfway per settled change', () => {
+  it('full batches on a binding key and tail batches keep the slots, full ones on a spare key grow them; a free key brings them back, halfway per settled change', () => {
     const base = { base: 8, max: 64, settleMs: 2000, changedAt: 0, current: 26 };
     expect(decideConcurrency({ ...base, demand: starved({ calls: 50 }) })).toEqual({
       concurrency: 26,
@@ -331,11 +366,15 @@ describe('decideConcurrency', () => {
       decideConcurrency({ ...base, changedAt: 9000, demand: starved({ binds: false, calls: 1 }) }),
     ).toEqual({ concurrency: 26, reason: 'kept' });
     expect(decideConcurrency({ ...base, demand: undefined })).toEqual({ concurrency: 8, reason: 'free' });
-    // A full batch on a spare key keeps the slots while slices wait.
+    // A full batch on a spare key grows the slots by the slices waiting (several requests a round, the key still has
+    // requests left); a tail batch on it keeps them (it says nothing of the calls that could wait).
     expect(decideConcurrency({ ...base, demand: starved({ binds: false, calls: 50, queued: 10 }) })).toEqual({
-      concurrency: 26,
-      reason: 'kept',
+      concurrency: 36,
+      reason: 'spare',
     });
+    expect(
+      decideConcurrency({ ...base, demand: starved({ binds: false, calls: 50, queued: 10, tail: true }) }),
+    ).toEqual({ concurrency: 26, reason: 'kept' });
   });
 });
 

@@ -38,6 +38,27 @@ describe('startCpuBusy', () => {
     expect(crowded.read()).toBeCloseTo(0.9, 5);
   });
 
+  it('peek reads the share since the last read without starting a new interval', async () => {
+    // The machine's busy share: 10 % for 3 reads, then 90 %.
+    const steps = [10, 10, 10, 90];
+    const t = { idle: 0, total: 0 };
+    const busy = startCpuBusy(() => {
+      const now = { ...t };
+      const b = steps.shift() ?? 90;
+      t.idle += 100 - b;
+      t.total += 100;
+      return now;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const first = busy.peek();
+    const second = busy.peek(); // the same interval, longer: still the 10 % machine (the loop idle meanwhile)
+    expect(first).toBeCloseTo(0.1, 1);
+    expect(second).toBeCloseTo(0.1, 1);
+    expect(busy.read()).toBeCloseTo(0.1, 1); // read ends the interval
+    await new Promise((r) => setTimeout(r, 50));
+    expect(busy.peek()).toBeCloseTo(0.9, 1); // a new interval: the 90 % step only
+  });
+
   it('reads the real machine within 0..1', () => {
     const busy = startCpuBusy();
     const x = busy.read();

@@ -90,6 +90,50 @@ describe('startSlotSizing', () => {
     await s.sizing.stop();
   });
 
+  it('keeps the last demand read, and projects a spare step from the busy share since the last change', async () => {
+    const worker = { concurrency: 32 };
+    const script: (BudgetDemand | Error)[] = [
+      { at: 100_000, binds: false, calls: 32, maxBatch: 50, tail: false, queued: 368, chains: 461 },
+      new Error('down'),
+    ];
+    const sinceChange = {
+      peeks: 0,
+      reads: 0,
+      peek: () => (sinceChange.peeks++, 0.13),
+      read: () => (sinceChange.reads++, 0.13),
+    };
+    const sizing = startSlotSizing(
+      worker,
+      {
+        demand: () => {
+          const d = script.shift();
+          return d instanceof Error ? Promise.reject(d) : Promise.resolve(d);
+        },
+      },
+      {
+        base: 32,
+        max: 512,
+        intervalMs: 60_000,
+        settleMs: 2000,
+        onChange: () => undefined,
+        onError: () => undefined,
+        now: () => 200_000,
+        busy: () => 0.33,
+        busySinceChange: sinceChange,
+      },
+    );
+    expect(sizing.lastDemand()).toBeUndefined();
+    await sizing.check();
+    // 32 x 0.5 / 0.13 (the share since the start), not 32 x 0.5 / 0.33 (the last interval's: a doubling).
+    expect(worker.concurrency).toBe(123);
+    expect(sizing.lastDemand()?.queued).toBe(368);
+    // The change started a new interval for the next step.
+    expect(sinceChange).toMatchObject({ peeks: 1, reads: 1 });
+    await sizing.check();
+    expect(sizing.lastDemand()).toBeUndefined(); // unreadable: no demand, and no spare key for the walks
+    await sizing.stop();
+  });
+
   it('reads on its timer until stopped', async () => {
     const worker = { concurrency: 8 };
     let reads = 0;
