@@ -42,8 +42,9 @@ describe('chaos: SIGKILLed workers, a Redis restart and a stopped broker during 
       brokerDownMs: 10_000,
       stormEveryMs: 15_000,
       stormMs: 3_000,
-      kafkaPort: 39092,
-      redisPort: 36379,
+      // Below the ephemeral range (see ChaosOptions.kafkaPort): 39102 was taken by a client socket once.
+      kafkaPort: 23092,
+      redisPort: 23379,
       simulator: {
         latency: { requestMs: 60, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 },
       },
