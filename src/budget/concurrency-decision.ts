@@ -44,7 +44,19 @@ export interface BudgetDemand {
    * service's latency; ~20 with latency off). Absent until an answer has told the key's limit and window.
    */
   chains?: number | undefined;
+  /** The fetcher's mean request time when the batch was sent, ms (absent: an older fetcher). */
+  latencyMs?: number | undefined;
 }
+
+/**
+ * A key with requests to spare grows the slots on full batches too (not only short ones) while its requests take at
+ * least this long: then a slice spends most of a round waiting on the upstream, and more than a batch of calls waiting
+ * went as several requests a round (a small full history at the real service's latency: 125 slots filled 50-call
+ * batches while 275 slices waited, held there 4 s). With a fast upstream the slices wait on the CPU, not the key: the
+ * medium chaos run (latency off, a key that never binds, its box 79-82 % busy) grew to 128 slots a worker on full
+ * batches, and every kill handed more slices over (352 taken over, run 217 s, against 240 and 190-202 s).
+ */
+export const FULL_BATCH_GROWTH_LATENCY_MS = 300;
 
 /**
  * Whether the key's last batch says it has requests to spare and the slices waiting would all find a slot: the
@@ -164,8 +176,9 @@ export function isShortBatch(demand: BudgetDemand): boolean {
  * - no demand (no batch lately): `base`;
  * - the key does not bind and no slice waits for a slot: halfway back to `base` once per settled change (`free`, see
  *   `freeDecay`);
- * - the key does not bind, slices wait for a slot and the last batch was not a tail's (a full one too: the calls
- *   waiting went as several requests): grown by the slices waiting once the last change settled (`settleMs / 2`),
+ * - the key does not bind, slices wait for a slot and the last batch left short (or was full, not a tail's, with
+ *   requests slower than {@link FULL_BATCH_GROWTH_LATENCY_MS}): grown by the slices waiting once the last change
+ *   settled (`settleMs / 2`),
  *   at most {@link spareStep} more (twice `current` unless the CPU is nearly idle), at most {@link BudgetDemand.chains} x
  *   {@link SLOT_HEADROOM} (more slots could not spend the key faster: with latency off that is ~20 chains) and at
  *   most `max` (`spare`);
@@ -191,11 +204,11 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   // A spare key's step shows in half the time: its new slices' first calls go out in the next batch (no hold).
   const settled = demand.at >= input.changedAt + (spare ? input.settleMs / 2 : input.settleMs);
   if (!demand.binds && !spare) return freeDecay(current, base, settled);
-  // A key with requests to spare grows on full batches too: more than a batch of calls waiting is sent as several
-  // requests a round, and the key still has requests left (a small full history's 125 slots filled 50-call batches
-  // while 275 slices waited; requiring a short one held them there for 4 s).
+  // A key with requests to spare grows on full batches too while its requests are slow (FULL_BATCH_GROWTH_LATENCY_MS).
   const short = demand.calls < demand.maxBatch && !demand.tail;
-  if (!(spare ? !demand.tail : short) || !settled) return { concurrency: current, reason: 'kept' };
+  const slow = (demand.latencyMs ?? 0) >= FULL_BATCH_GROWTH_LATENCY_MS;
+  if (!(short || (spare && slow && !demand.tail)) || !settled)
+    return { concurrency: current, reason: 'kept' };
   if (input.upstreamShare !== undefined && input.upstreamShare < MIN_UPSTREAM_SHARE)
     return { concurrency: current, reason: 'elsewhere' };
   if (input.busy !== undefined && input.busy >= MAX_GROWTH_UTILIZATION)
@@ -306,5 +319,6 @@ export function parseBudgetDemand(raw: string | null | undefined): BudgetDemand 
     tail: o['tail'] === true,
     ...(finite(o['queued']) ? { queued: o['queued'] } : {}),
     ...(finite(o['chains']) ? { chains: o['chains'] } : {}),
+    ...(finite(o['latencyMs']) ? { latencyMs: o['latencyMs'] } : {}),
   };
 }

@@ -99,6 +99,7 @@ export function decideFetch(input: FetchInput): { step: FetchStep; bindingSince:
           tail: false,
           queued: work?.queued,
           chains: input.chains,
+          latencyMs: input.latencyMs,
         }
       : undefined;
     return { step: { action: 'hold', waitMs: decision.waitMs, demand }, bindingSince };
@@ -111,6 +112,7 @@ export function decideFetch(input: FetchInput): { step: FetchStep; bindingSince:
     tail: urgent > 0,
     queued: work?.queued,
     chains: input.chains,
+    latencyMs: input.latencyMs,
   };
   return { step: { action: 'send', size: decision.size, fullAsked, demand }, bindingSince };
 }

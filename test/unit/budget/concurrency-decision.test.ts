@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   decideConcurrency,
+  FULL_BATCH_GROWTH_LATENCY_MS,
   encodeBudgetDemand,
   isShortBatch,
   keyChains,
@@ -25,6 +26,7 @@ const demand = fc.record({
   tail: fc.boolean(),
   queued: fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: undefined }),
   chains: fc.option(fc.integer({ min: 0, max: 2_000 }), { nil: undefined }),
+  latencyMs: fc.option(fc.integer({ min: 0, max: 3_000 }), { nil: undefined }),
 });
 
 const input = fc
@@ -319,6 +321,27 @@ describe('decideConcurrency', () => {
       concurrency: 123,
       reason: 'kept',
     });
+    // A full batch grows the slots only while requests are slow (a slice waits on the upstream): the chaos box (latency
+    // off, 79 % busy) keeps its slots on full batches (a short batch there still doubles); at the real latency they grow.
+    const full = starved({ binds: false, calls: 50, queued: 1_269 });
+    const chaos = { ...o, base: 16, current: 64 };
+    expect(decideConcurrency({ ...chaos, demand: { ...full, latencyMs: 30 }, busy: 0.79 })).toEqual({
+      concurrency: 64,
+      reason: 'kept',
+    });
+    expect(
+      decideConcurrency({ ...chaos, demand: { ...full, calls: 40, latencyMs: 30 }, busy: 0.79 }),
+    ).toEqual({
+      concurrency: 128,
+      reason: 'spare',
+    });
+    expect(
+      decideConcurrency({
+        ...chaos,
+        demand: { ...full, latencyMs: FULL_BATCH_GROWTH_LATENCY_MS },
+        busy: 0.3,
+      }),
+    ).toEqual({ concurrency: 128, reason: 'spare' });
   });
 
   it('4 workers x 8 slots: POSTs of 32 calls grow each worker to 16 (proportional 13, with headroom 19, at most x2), then on to the cap of 64', () => {
@@ -344,7 +367,7 @@ describe('decideConcurrency', () => {
     ).toBe(64);
   });
 
-  it('full batches on a binding key and tail batches keep the slots, full ones on a spare key grow them; a free key brings them back, halfway per settled change', () => {
+  it('full batches and tail batches keep the slots (full ones on a spare key with slow requests grow them); a free key brings them back, halfway per settled change', () => {
     const base = { base: 8, max: 64, settleMs: 2000, changedAt: 0, current: 26 };
     expect(decideConcurrency({ ...base, demand: starved({ calls: 50 }) })).toEqual({
       concurrency: 26,
@@ -366,15 +389,18 @@ describe('decideConcurrency', () => {
       decideConcurrency({ ...base, changedAt: 9000, demand: starved({ binds: false, calls: 1 }) }),
     ).toEqual({ concurrency: 26, reason: 'kept' });
     expect(decideConcurrency({ ...base, demand: undefined })).toEqual({ concurrency: 8, reason: 'free' });
-    // A full batch on a spare key grows the slots by the slices waiting (several requests a round, the key still has
-    // requests left); a tail batch on it keeps them (it says nothing of the calls that could wait).
-    expect(decideConcurrency({ ...base, demand: starved({ binds: false, calls: 50, queued: 10 }) })).toEqual({
+    // A full batch on a spare key keeps the slots while slices wait; with slow requests it grows them by the slices
+    // waiting (several requests a round, the key still has requests left); a tail batch keeps them either way.
+    const full = starved({ binds: false, calls: 50, queued: 10 });
+    expect(decideConcurrency({ ...base, demand: full })).toEqual({ concurrency: 26, reason: 'kept' });
+    expect(decideConcurrency({ ...base, demand: { ...full, latencyMs: 1000 } })).toEqual({
       concurrency: 36,
       reason: 'spare',
     });
-    expect(
-      decideConcurrency({ ...base, demand: starved({ binds: false, calls: 50, queued: 10, tail: true }) }),
-    ).toEqual({ concurrency: 26, reason: 'kept' });
+    expect(decideConcurrency({ ...base, demand: { ...full, latencyMs: 1000, tail: true } })).toEqual({
+      concurrency: 26,
+      reason: 'kept',
+    });
   });
 });
 
