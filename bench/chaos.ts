@@ -320,7 +320,11 @@ async function privateStack(
   const libs = `${ROOT}.stack/kafka/libs`;
   if (existsSync(libs) && !existsSync(`${o.stackDir}/kafka/libs`))
     cpSync(libs, `${o.stackDir}/kafka/libs`, { recursive: true });
-  const out = await stack(['up', '--brokers', String(o.brokers)], env);
+  // A failed `up` (a broker that could not bind its port) leaves the nodes it did start running: stop them.
+  const out = await stack(['up', '--brokers', String(o.brokers)], env).catch(async (error: unknown) => {
+    await stack(['down'], env).catch(() => undefined);
+    throw error;
+  });
   const get = (name: string): string => {
     const m = new RegExp(`^export ${name}=(.*)$`, 'm').exec(out);
     if (m?.[1] === undefined) throw new Error(`scripts/stack.sh up printed no ${name}`);
