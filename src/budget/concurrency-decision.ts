@@ -178,10 +178,9 @@ export function isShortBatch(demand: BudgetDemand): boolean {
  *   `freeDecay`);
  * - the key does not bind, slices wait for a slot and the last batch left short (or was full, not a tail's, with
  *   requests slower than {@link FULL_BATCH_GROWTH_LATENCY_MS}): grown by the slices waiting once the last change
- *   settled (`settleMs / 2`),
- *   at most {@link spareStep} more (twice `current` unless the CPU is nearly idle), at most {@link BudgetDemand.chains} x
- *   {@link SLOT_HEADROOM} (more slots could not spend the key faster: with latency off that is ~20 chains) and at
- *   most `max` (`spare`);
+ *   settled (`settleMs / 2`), at most {@link spareStep} more (twice `current` unless the CPU is nearly idle), at most
+ *   {@link BudgetDemand.chains} x {@link SLOT_HEADROOM} (more slots could not spend the key faster: with latency off
+ *   that is ~20 chains) and at most `max` (`spare`);
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
  *   (within `[base, max]`);
  * - a batch left short but fewer than {@link MIN_UPSTREAM_SHARE} of the running slices wait on the key: `current`
@@ -245,9 +244,10 @@ export const SPARE_STEP_BUSY = 0.5;
 /**
  * The most one `spare` step may add: twice `current`, or more while the CPU is nearly idle: the slots a busy share of
  * {@link SPARE_STEP_BUSY} would allow if the share since the last change (`stepBusy`, else the last interval's) grew
- * in proportion to the slots (`current x SPARE_STEP_BUSY / busy`). At the real service's latency a slice spends almost all its time waiting on the upstream
- * (a small full history: 64 slots at 14 % busy), so doubling per 2 s step took four steps, ~8 s of a 26 s run, to
- * reach the slices waiting. A busy box (the chaos run: 16 slots at 48 %) still doubles at most.
+ * in proportion to the slots (`current x SPARE_STEP_BUSY / busy`). At the real service's latency a slice spends almost
+ * all its time waiting on the upstream (a small full history: 64 slots at 14 % busy), so doubling per 2 s step took
+ * four steps, ~8 s of a 26 s run, to reach the slices waiting. A busy box (the chaos run: 16 slots at 48 %) still
+ * doubles at most.
  */
 export function spareStep(current: number, busy: number | undefined): number {
   const doubled = 2 * current;

@@ -3,10 +3,11 @@
  * work bind, and the work coming, decide to stay idle, hold a partial batch, or send (`decideSend`), and what demand
  * to publish for the workers' slots. The fetch loop (`fetch-loop.ts`) reads the inputs and carries out the step.
  *
- * Every running slice having a call waiting while nothing is in flight (`saturated`; with no slice running or queued:
- * nothing in flight) means no call can join before this batch is sent, so a hold only costs time (4 workers x 8 slots: 32 calls, held 3 s each time), unless the
- * workers are starting slices and adding slots at the start of a binding stretch (`growthGraceMs`): then the hold
- * itself is published as a short demand every 500 ms, so the workers grow now, not after the batch.
+ * Every running slice having a call waiting while nothing is in flight (`saturated`; or no slice running or queued
+ * anywhere: a planner's round) means no call can join before this batch is sent, so a hold only costs time (4 workers
+ * x 8 slots: 32 calls, held 3 s each time), unless the workers are starting slices and adding slots at the start of
+ * a binding stretch (`growthGraceMs`): then the hold itself is published as a short demand every 500 ms, so the
+ * workers grow now, not after the batch.
  */
 import type { BudgetDemand } from './concurrency-decision.js';
 import { decideSend } from './send-decision.js';

@@ -50,6 +50,9 @@ export function tailSplitRule(rule: SplitRule, spareSlots: number): SplitRule | 
   };
 }
 
+/** A full page of the upstream's listings (its largest `limit`). */
+const DEFAULT_PAGE_ROWS = 100;
+
 /**
  * Rows a piece holds when a per-user walk splits because the key has requests to spare ({@link spareKeySplitRule}):
  * half a page, so nearly every piece ends with its first page, read in the next round. A page's worth left pieces
@@ -60,7 +63,7 @@ export const SPARE_KEY_PIECE_ROWS = 50;
 /**
  * Most pieces (its own included) of a per-user walk's geometric split while the key has requests to spare. A walk's
  * unread past reaches back to 1970: the pieces end 0.5, 2 and 8 spans deep, and the last reaches back to the walk's
- * start. A busy user's older pages go to pieces that split again when read; a user with a page or two left spends at
+ * start. A busy user's older pages go to pieces that split again when read; a user with a few pages left spends at
  * most 3 calls more, in requests the key sends anyway.
  */
 export const SPARE_KEY_GEOMETRIC_PARTS = 4;
@@ -70,9 +73,10 @@ export const SPARE_KEY_GEOMETRIC_PARTS = 4;
  * `keyHasSpare`): the walk is a chain of ~1 s rounds at the real service's latency, and the key would not be spent
  * meanwhile. At scale small the busiest user's 1 300 rows (13 pages) were the run's last 5-10 s, read page after page
  * while nearly every other slice had finished: `sliceSplitRule` splits only above 10 000 rows, and a tail split waits
- * for idle slots. So a walk with more than two pages left splits from its first page on: geometric while its unread
- * past is far wider than what it read ({@link SPARE_KEY_GEOMETRIC_PARTS}), else into pieces of half a page
- * ({@link SPARE_KEY_PIECE_ROWS}, at most `maxSplitParts`), nesting as tail splits do. `null` for other slices (the
+ * for idle slots. So a walk that has read `minPagesBeforeSplit` pages (a piece of a split: one, see `slice-walk.ts`)
+ * with more than two pages estimated left splits: geometric while its unread past is far wider than what it read
+ * ({@link SPARE_KEY_GEOMETRIC_PARTS}), else into pieces of half a page ({@link SPARE_KEY_PIECE_ROWS}, at most
+ * `maxSplitParts`), nesting as tail splits do. `null` for other slices (the
  * feed's splits cost the key's serialised time; the partition plan's walks have their own tail rules).
  */
 export function spareKeySplitRule(
@@ -89,9 +93,6 @@ export function spareKeySplitRule(
     geometricParts: SPARE_KEY_GEOMETRIC_PARTS,
   };
 }
-
-/** A full page of the upstream's listings (its largest `limit`). */
-const DEFAULT_PAGE_ROWS = 100;
 
 /**
  * How deep tail splits nest below a slice's planned depth (0, or `UNSPLIT_DEPTH` for a quiet walk), against
