@@ -6,7 +6,8 @@ import { MultiBar, Presets } from 'cli-progress';
 import type { ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { GamedataError } from '../errors.js';
-import { createRunCounters, getRunStatus } from '../jobs/index.js';
+import { createRunCounters, getRunStatus, type RunStatus } from '../jobs/index.js';
+import type { RunFigures } from '../jobs/run-counters.js';
 import type { RunResult } from '../planner/index.js';
 import { DEFAULT_QUEUE_PREFIX } from '../planner/queue-names.js';
 
@@ -25,6 +26,10 @@ export interface RunProgressOptions {
    * history's `--wait` ended up to a whole `pollMs` after its run). @default 200
    */
   checkMs?: number;
+  /** Reads the run's state (tests pass fakes). @default `getRunStatus` over `connection` and `queuePrefix` */
+  readStatus?: (runId: string) => Promise<RunStatus | undefined>;
+  /** Reads the run's counters (tests pass fakes). @default the run counters under `redisPrefix` */
+  readCounters?: (runId: string) => Promise<RunFigures>;
   /** @default Infinity */
   timeoutMs?: number;
   /** Where the bars go. @default process.stderr */
@@ -92,7 +97,9 @@ export async function waitForRunWithProgress(runId: string, options: RunProgress
     connection: options.connection ?? options.redis,
     prefix: options.queuePrefix ?? DEFAULT_QUEUE_PREFIX,
   };
+  const readStatus = options.readStatus ?? ((id: string) => getRunStatus(id, bull));
   const counters = createRunCounters(options.redis, options.redisPrefix ?? 'gamedata');
+  const readCounters = options.readCounters ?? ((id: string) => counters.get(id));
   const started = Date.now();
   const deadline = started + (options.timeoutMs ?? Number.POSITIVE_INFINITY);
   const multi = bars
@@ -113,14 +120,14 @@ export async function waitForRunWithProgress(runId: string, options: RunProgress
   try {
     let drawnAt = Number.NEGATIVE_INFINITY;
     for (;;) {
-      const s = await getRunStatus(runId, bull);
+      const s = await readStatus(runId);
       const ended = s?.state === 'completed' || s?.state === 'failed' || Date.now() > deadline;
       if (!ended && Date.now() - drawnAt < (options.pollMs ?? 1000)) {
         await new Promise((r) => setTimeout(r, options.checkMs ?? 200));
         continue;
       }
       drawnAt = Date.now();
-      const c = await counters.get(runId);
+      const c = await readCounters(runId);
       const sample = progressSample(
         {
           state: s?.state ?? 'missing',
