@@ -89,10 +89,62 @@ export function formatProgressLine(s: ProgressSample): string {
   );
 }
 
-/** Follows a run to its end with the progress display; resolves with its result, rejects when it failed. */
+/** Where a run's progress goes: two bars on a terminal, else a line per change. */
+interface ProgressDisplay {
+  draw(sample: ProgressSample): void;
+  stop(): void;
+}
+
+function createProgressDisplay(stream: NodeJS.WritableStream, bars: boolean): ProgressDisplay {
+  if (!bars) {
+    let lastLine = '';
+    return {
+      draw(sample) {
+        const line = formatProgressLine(sample);
+        if (line !== lastLine) stream.write(`${line}\n`);
+        lastLine = line;
+      },
+      stop: () => undefined,
+    };
+  }
+  const multi = new MultiBar(
+    {
+      stream,
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 20,
+      format: ' {label} |{bar}| {value}/{total} {unit} | {extra}',
+    },
+    Presets.shades_classic,
+  );
+  const slicesBar = multi.create(1, 0, { label: 'slices ', unit: 'slices', extra: 'ETA ?' });
+  const recordsBar = multi.create(1, 0, { label: 'records', unit: 'fetched', extra: '' });
+  return {
+    draw(sample) {
+      const eta = sample.etaSeconds === undefined ? '?' : `${Math.ceil(sample.etaSeconds)} s`;
+      slicesBar.setTotal(Math.max(1, sample.slicesTotal));
+      slicesBar.update(sample.slicesDone, { extra: `ETA ${eta} (${sample.state})` });
+      // The records total is unknown up front: extrapolated from the share of slices done.
+      const share = sample.slicesTotal === 0 ? 0 : sample.slicesDone / sample.slicesTotal;
+      const estimate =
+        share > 0
+          ? Math.max(sample.fetched, Math.round(sample.fetched / share))
+          : Math.max(1, sample.fetched);
+      recordsBar.setTotal(Math.max(1, estimate));
+      recordsBar.update(sample.fetched, {
+        extra: `${sample.rate.toFixed(0)} records/s; ${sample.published} published, ${sample.deduplicated} dup, ${sample.deadLettered} dlq`,
+      });
+    },
+    stop: () => multi.stop(),
+  };
+}
+
+/**
+ * Follows a run to its end with the progress display; resolves with its result, rejects when it failed. Its state is
+ * read every `checkMs`, the display redrawn every `pollMs` and at the end.
+ */
 export async function waitForRunWithProgress(runId: string, options: RunProgressOptions): Promise<RunResult> {
   const stream = options.stream ?? process.stderr;
-  const bars = options.bars ?? (stream as { isTTY?: boolean }).isTTY === true;
   const bull = {
     connection: options.connection ?? options.redis,
     prefix: options.queuePrefix ?? DEFAULT_QUEUE_PREFIX,
@@ -102,62 +154,32 @@ export async function waitForRunWithProgress(runId: string, options: RunProgress
   const readCounters = options.readCounters ?? ((id: string) => counters.get(id));
   const started = Date.now();
   const deadline = started + (options.timeoutMs ?? Number.POSITIVE_INFINITY);
-  const multi = bars
-    ? new MultiBar(
-        {
-          stream,
-          hideCursor: true,
-          clearOnComplete: false,
-          etaBuffer: 20,
-          format: ' {label} |{bar}| {value}/{total} {unit} | {extra}',
-        },
-        Presets.shades_classic,
-      )
-    : undefined;
-  const slicesBar = multi?.create(1, 0, { label: 'slices ', unit: 'slices', extra: 'ETA ?' });
-  const recordsBar = multi?.create(1, 0, { label: 'records', unit: 'fetched', extra: '' });
-  let lastLine = '';
+  const display = createProgressDisplay(
+    stream,
+    options.bars ?? (stream as { isTTY?: boolean }).isTTY === true,
+  );
   try {
     let drawnAt = Number.NEGATIVE_INFINITY;
     for (;;) {
       const s = await readStatus(runId);
       const ended = s?.state === 'completed' || s?.state === 'failed' || Date.now() > deadline;
-      if (!ended && Date.now() - drawnAt < (options.pollMs ?? 1000)) {
-        await new Promise((r) => setTimeout(r, options.checkMs ?? 200));
-        continue;
-      }
-      drawnAt = Date.now();
-      const c = await readCounters(runId);
-      const sample = progressSample(
-        {
-          state: s?.state ?? 'missing',
-          completed: s?.slices.completed ?? 0,
-          pending: s?.slices.pending ?? 0,
-          fetched: c.fetched,
-          published: c.published,
-          deduplicated: c.deduplicated,
-          deadLettered: c.deadLettered,
-        },
-        Date.now() - started,
-      );
-      if (slicesBar !== undefined && recordsBar !== undefined) {
-        const eta = sample.etaSeconds === undefined ? '?' : `${Math.ceil(sample.etaSeconds)} s`;
-        slicesBar.setTotal(Math.max(1, sample.slicesTotal));
-        slicesBar.update(sample.slicesDone, { extra: `ETA ${eta} (${sample.state})` });
-        // The records total is unknown up front: extrapolated from the share of slices done.
-        const share = sample.slicesTotal === 0 ? 0 : sample.slicesDone / sample.slicesTotal;
-        const estimate =
-          share > 0
-            ? Math.max(sample.fetched, Math.round(sample.fetched / share))
-            : Math.max(1, sample.fetched);
-        recordsBar.setTotal(Math.max(1, estimate));
-        recordsBar.update(sample.fetched, {
-          extra: `${sample.rate.toFixed(0)} records/s; ${sample.published} published, ${sample.deduplicated} dup, ${sample.deadLettered} dlq`,
-        });
-      } else {
-        const line = formatProgressLine(sample);
-        if (line !== lastLine) stream.write(`${line}\n`);
-        lastLine = line;
+      if (ended || Date.now() - drawnAt >= (options.pollMs ?? 1000)) {
+        drawnAt = Date.now();
+        const c = await readCounters(runId);
+        display.draw(
+          progressSample(
+            {
+              state: s?.state ?? 'missing',
+              completed: s?.slices.completed ?? 0,
+              pending: s?.slices.pending ?? 0,
+              fetched: c.fetched,
+              published: c.published,
+              deduplicated: c.deduplicated,
+              deadLettered: c.deadLettered,
+            },
+            Date.now() - started,
+          ),
+        );
       }
       if (s?.state === 'completed' && s.result !== undefined) return s.result;
       if (s?.state === 'failed')
@@ -169,6 +191,6 @@ export async function waitForRunWithProgress(runId: string, options: RunProgress
       await new Promise((r) => setTimeout(r, options.checkMs ?? 200));
     }
   } finally {
-    multi?.stop();
+    display.stop();
   }
 }
