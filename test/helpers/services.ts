@@ -135,7 +135,13 @@ export function createTestServices(label: string): TestServices {
       return consumer;
     },
     registry() {
-      registryClient ??= new SchemaRegistryClient({ baseURLs: [urls.schemaRegistryUrl] });
+      // A request timeout, as the pipeline's own client has (`registry-client.ts`): without one a request the registry
+      // never answers hangs its test until vitest's 300 s limit, with nothing said (the avro smoke test on 0233238: its
+      // record never reached Kafka). Timed-out requests are retried by the library (ECONNABORTED).
+      registryClient ??= new SchemaRegistryClient({
+        baseURLs: [urls.schemaRegistryUrl],
+        createAxiosDefaults: { timeout: 30_000 },
+      });
       return registryClient;
     },
     redis(options = {}) {

@@ -5,7 +5,7 @@
 import { AvroDeserializer, AvroSerializer, SerdeType } from '@confluentinc/schemaregistry';
 import avro from 'avsc';
 import type { KafkaMessage } from 'kafkajs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { createTestServices } from '../../helpers/services.js';
 
 const services = createTestServices('smoke-avro');
@@ -27,12 +27,18 @@ const schema = {
 
 describe('smoke: Avro through the schema registry and Kafka', () => {
   it('produces, consumes and decodes one record in the Confluent wire format', async () => {
+    // Which step a failure (a timeout above all) stopped at: one CI run hung here 300 s, its record never produced.
+    let stage = 'create topic';
+    onTestFailed(() => {
+      process.stderr.write(`avro smoke: failed at "${stage}"\n`);
+    });
     const topic = services.name('avro');
     const subject = `${topic}-value`;
     const registry = services.registry();
     const admin = await services.admin();
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
 
+    stage = 'register';
     const registeredId = await registry.register(subject, {
       schemaType: 'AVRO',
       schema: JSON.stringify(schema),
@@ -52,12 +58,15 @@ describe('smoke: Avro through the schema registry and Kafka', () => {
       note: 'first',
       tags: ['a', 'b'],
     };
+    stage = 'serialize';
     const value = await serializer.serialize(topic, record);
 
+    stage = 'produce';
     const producer = await services.producer();
     const [ack] = await producer.send({ topic, acks: -1, messages: [{ key: record._id, value }] });
     expect(ack?.errorCode).toBe(0);
 
+    stage = 'consume';
     const consumer = await services.consumer();
     await consumer.subscribe({ topic, fromBeginning: true });
     const message = await new Promise<KafkaMessage>((resolve, reject) => {
@@ -70,7 +79,9 @@ describe('smoke: Avro through the schema registry and Kafka', () => {
         },
       });
     });
+    stage = 'stop consumer';
     await consumer.stop();
+    stage = 'check the frame';
 
     expect(message.key?.toString('utf8')).toBe(record._id);
     const bytes = message.value;
