@@ -84,7 +84,7 @@ export function spareKeySplitRule(
   o: { maxDepth: number; maxSplitParts: number },
 ): SplitRule | null {
   if (data.filters['userId'] === undefined || isQuietWalk(data)) return null;
-  if (data.depth >= Math.max(o.maxDepth, TAIL_MAX_DEPTH)) return null;
+  if (data.depth >= tailNesting(o)) return null;
   return {
     rowsPerPart: SPARE_KEY_PIECE_ROWS,
     splitAbove: 2 * DEFAULT_PAGE_ROWS,
@@ -102,6 +102,11 @@ export function spareKeySplitRule(
  * read alone. Tail splits need idle slots and more than two pieces of `TAIL_PIECE_ROWS` left, so they stop on their own.
  */
 export const TAIL_MAX_DEPTH = 18;
+
+/** How deep splits made at the run's end or on a spare key nest: `TAIL_MAX_DEPTH`, or `maxDepth` if deeper. */
+function tailNesting(o: { maxDepth: number }): number {
+  return Math.max(o.maxDepth, TAIL_MAX_DEPTH);
+}
 
 /**
  * Fewest parts of a quiet walk's tail split (its own included), whatever the idle slots. Its geometric cut keeps half
@@ -139,7 +144,7 @@ export function tailSplitRuleOf(
   spareSlots: number,
 ): SplitRule | null {
   const rule = sliceSplitRule(data, o);
-  const nesting = Math.max(o.maxDepth, TAIL_MAX_DEPTH);
+  const nesting = tailNesting(o);
   if (!isQuietWalk(data)) return data.depth < nesting ? tailSplitRule(rule, spareSlots) : null;
   if (data.depth >= UNSPLIT_DEPTH + nesting) return null;
   const tail = tailSplitRule({ ...rule, geometricAbove: USER_WALK_GEOMETRIC_ABOVE }, spareSlots);
