@@ -110,14 +110,48 @@ export async function getRunStatus(
     if (!job) return undefined;
     const state = await job.getState();
     const deps = await job.getDependenciesCount({ processed: true, unprocessed: true });
+    const failedReason = job.failedReason ? await withSliceReason(job.failedReason, options) : undefined;
     return {
       state,
       ...(job.returnvalue ? { result: job.returnvalue } : {}),
-      ...(job.failedReason ? { failedReason: job.failedReason } : {}),
+      ...(failedReason ? { failedReason } : {}),
       slices: { completed: deps.processed ?? 0, pending: deps.unprocessed ?? 0 },
     };
   } finally {
     await queue.close();
+  }
+}
+
+/**
+ * The slice a run's failure names (BullMQ fails the run with `child <prefix>:<queue>:<id> failed`), or undefined.
+ * @example failedSliceId('child gamedata-bull:gamedata-slices:r1.s1 failed') // 'r1.s1'
+ */
+export function failedSliceId(runReason: string, prefix: string = DEFAULT_QUEUE_PREFIX): string | undefined {
+  const head = `child ${prefix}:${QUEUE_NAMES.slices}:`;
+  if (!runReason.startsWith(head) || !runReason.endsWith(' failed')) return undefined;
+  const id = runReason.slice(head.length, -' failed'.length);
+  return id === '' ? undefined : id;
+}
+
+/**
+ * A run's failure with its slice's own: `slice <id> failed after <n> attempt(s): <reason>` instead of BullMQ's
+ * `child <key> failed`, which names the slice but not why (a stall past the limit, the last attempt's error).
+ */
+async function withSliceReason(runReason: string, options: EnqueueRunOptions): Promise<string> {
+  const sliceId = failedSliceId(runReason, options.prefix ?? DEFAULT_QUEUE_PREFIX);
+  if (sliceId === undefined) return runReason;
+  const slices = new Queue<SliceJobData>(QUEUE_NAMES.slices, {
+    connection: options.connection,
+    prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+  });
+  slices.on('error', () => undefined);
+  try {
+    const slice = await slices.getJob(sliceId);
+    if (!slice?.failedReason) return runReason;
+    const attempts = `${String(slice.attemptsMade)} attempt${slice.attemptsMade === 1 ? '' : 's'}`;
+    return `slice ${sliceId} failed after ${attempts}: ${slice.failedReason}`;
+  } finally {
+    await slices.close();
   }
 }
 

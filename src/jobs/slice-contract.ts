@@ -3,7 +3,15 @@
  * `process-slice-exactly-once.ts`): the job handle, the page source, the counters, the options, and what exactly-once
  * delivery adds. Independent of BullMQ and Kafka, so both paths are unit-tested with recording fakes.
  */
-import { GamedataError } from '../errors.js';
+import { securityFailure } from '../config/security-failure.js';
+import {
+  ConfigError,
+  GamedataError,
+  KafkajsPatchError,
+  MissingResultError,
+  UpstreamError,
+  ValidationError,
+} from '../errors.js';
 import type { DedupRecord, DedupStore, PendingMarks } from '../dedup/index.js';
 import type { ResourceName } from '../models/resources.js';
 import type { Lineage, PageEncoder, PagePublisher } from '../publish/index.js';
@@ -120,9 +128,23 @@ export interface ExactlyOnceDelivery {
   bookMs?: number;
 }
 
-/** Whether an error from a slice should be retried by BullMQ (true) or fail the run at once (false). */
+/**
+ * Whether an error from a slice should be retried by BullMQ (true: another attempt after a backoff) or fail the run at
+ * once (false). At once only when another attempt cannot help: the upstream refused or garbled what the slice asks for
+ * (a non-retriable {@link UpstreamError}, {@link ValidationError}, {@link MissingResultError}), a setting or the
+ * installation is wrong ({@link ConfigError}, {@link KafkajsPatchError}), or a service refused this process for
+ * security (a certificate, a missing permission: {@link securityFailure}). Anything else spends an attempt, even when
+ * it says it is not retriable: a Kafka, Redis or BullMQ error that only a library's own retries gave up on (an
+ * exactly-once CI run failed its run on one slice while its broker restarted, 2026-11-28), or an error nobody
+ * classified, heals on the next attempt or fails after the last one with its reason.
+ */
 export function isRetriableSliceError(error: unknown): boolean {
-  return GamedataError.from(error).retriable;
+  const e = GamedataError.from(error);
+  if (e.retriable) return true;
+  if (e instanceof UpstreamError || e instanceof ValidationError || e instanceof MissingResultError)
+    return false;
+  if (e instanceof ConfigError || e instanceof KafkajsPatchError) return false;
+  return securityFailure(error) === undefined;
 }
 
 /** The lineage of a page of the slice (its records' headers), in both delivery paths. */

@@ -12,7 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { takeHeavyTestLock } from '../helpers/heavy-test-lock.js';
 import { RESOURCES, type ResourceName } from '../../src/models/resources.js';
 import { connectRedis, getRunStatus } from '../../src/jobs/index.js';
@@ -61,6 +61,19 @@ function startWorker(h: Harness, log: string[], lock: { duration: number; stalle
   child.stderr?.on('data', onData);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return { child, ready, exited };
+}
+
+/** On a failure, the workers' last log lines (errors and why a slice failed) on stderr: a CI log keeps them. */
+function printLogOnFailure(name: string, log: readonly string[]): void {
+  onTestFailed(() => {
+    const lines = log
+      .join('')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    console.error(
+      `${name}: the workers' last ${String(Math.min(60, lines.length))} log lines:\n${lines.slice(-60).join('\n')}`,
+    );
+  });
 }
 
 /** Every record and every dead letter exactly once, per resource. */
@@ -139,6 +152,7 @@ describe('exactly-once delivery through worker processes', () => {
     const h = await privateHarness(kafka, 'eos-crash');
     cleanups.push(() => h.cleanup());
     const log: string[] = [];
+    printLogOnFailure('exactly-once crash test', log);
     const lock = { duration: 8000, stalled: 2000 };
     const redis = connectRedis(h.settings.redisUrl);
     cleanups.push(() => redis.quit());
@@ -198,6 +212,7 @@ describe('exactly-once delivery through worker processes', () => {
     const h = await privateHarness(kafka, 'eos-zombie');
     cleanups.push(() => h.cleanup());
     const log: string[] = [];
+    printLogOnFailure('exactly-once zombie test', log);
     const lock = { duration: 3000, stalled: 1000 };
     const redis = connectRedis(h.settings.redisUrl);
     cleanups.push(() => redis.quit());
