@@ -15,11 +15,9 @@ import type { DedupRecord } from '../dedup/index.js';
 import type { RunJobData, SliceJobData, WalkFilters } from '../planner/job-types.js';
 import type { SliceSource } from './slice-contract.js';
 import { sliceJobId } from '../planner/queue-names.js';
+import { tradeUsers } from '../models/trade-users.js';
 
-/** The fields of a transaction that name a user. */
-export const COUNTERPARTY_FIELDS = ['buyerId', 'sellerId', 'userId'] as const;
-
-const OBJECT_ID = /^[a-f\d]{24}$/;
+export { COUNTERPARTY_FIELDS } from '../models/trade-users.js';
 
 /** The users a run knows (listed at planning or discovered since), kept in Redis per run. */
 export interface UserDirectory {
@@ -65,12 +63,7 @@ export function createRedisUserDirectory(redis: Redis, prefix = 'gamedata'): Use
 /** The distinct, well-formed user ids a page of transactions names (buyer, seller, single-party user). */
 export function counterparties(items: readonly DedupRecord[]): string[] {
   const out = new Set<string>();
-  for (const item of items) {
-    for (const f of COUNTERPARTY_FIELDS) {
-      const v = item[f];
-      if (typeof v === 'string' && OBJECT_ID.test(v)) out.add(v);
-    }
-  }
+  for (const item of items) for (const id of tradeUsers(item)) out.add(id);
   return [...out];
 }
 

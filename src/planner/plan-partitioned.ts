@@ -4,6 +4,7 @@
  * most once). A full history at a small volume skips the proof (the per-user walks cost the key less, issue 32); a
  * range of the feed's window uses the partition only when every type is proven, else its `fallback`.
  */
+import { tradeUsers } from '../models/trade-users.js';
 import type { TimeRange } from '../slicing/index.js';
 import { listUsers, perUserWalks, type PlanContext, type PlannedWalks, type Walk } from './plan-context.js';
 import type { UserListing } from './plan-inputs.js';
@@ -17,29 +18,41 @@ import {
 
 /**
  * The rows of the feed's window at the rate of its head page (one page read): the page's rows over the time they
- * span, times the window; all of them when the page holds the window whole.
+ * span, times the window; all of them when the page holds the window whole. And how many of the page's rows name
+ * each user (`headUsers`).
  */
-async function estimateWindowRows(read: ReadListingPages, window: TimeRange): Promise<number> {
+async function estimateWindowRows(
+  read: ReadListingPages,
+  window: TimeRange,
+): Promise<{ rows: number; headUsers: Map<string, number> }> {
   for await (const page of read('transactions', {}, window)) {
+    const headUsers = new Map<string, number>();
+    for (const item of page.items)
+      for (const id of tradeUsers(item)) headUsers.set(id, (headUsers.get(id) ?? 0) + 1);
     const times = page.items
       .map((i) => (typeof i['createdAt'] === 'string' ? Date.parse(i['createdAt']) : Number.NaN))
       .filter(Number.isFinite);
-    if (page.cursor === null || page.cursor === undefined || times.length === 0) return page.items.length;
+    if (page.cursor === null || page.cursor === undefined || times.length === 0)
+      return { rows: page.items.length, headUsers };
     const span = Math.max(1, window.end - Math.min(...times));
-    return Math.round((page.items.length * (window.end - window.start)) / span);
+    return { rows: Math.round((page.items.length * (window.end - window.start)) / span), headUsers };
   }
-  return 0;
+  return { rows: 0, headUsers: new Map() };
 }
 
-/** Whether a full history's feed holds too few rows in the proof's window for the partition to pay. */
+/**
+ * Whether a full history's feed holds too few rows in the proof's window for the partition to pay. The head page's
+ * users are kept (`found.headUsers`): the per-user walks then start with the busiest.
+ */
 async function belowPartitionVolume(
   ctx: PlanContext,
   read: ReadListingPages,
   window: TimeRange,
 ): Promise<boolean> {
-  const windowRows = await estimateWindowRows(read, window);
-  ctx.found.planning.feedWindowRows = windowRows;
-  return windowRows < ctx.o.partitionAboveRows;
+  const { rows, headUsers } = await estimateWindowRows(read, window);
+  ctx.found.planning.feedWindowRows = rows;
+  ctx.found.headUsers = headUsers;
+  return rows < ctx.o.partitionAboveRows;
 }
 
 /** The partition walks of `types` (undefined: every type) over `range`, and the probe rounds they took. */

@@ -300,6 +300,23 @@ describe("planBackfill: the partition only where it pays (partitionAboveRows, th
     expect(big.run.partition?.provenTypes).toEqual([...TYPES].sort());
     expect(big.slices.every((s) => s.filters['userId'] === undefined)).toBe(true);
   });
+
+  it("starts with the users the estimate's head page names most: the busiest walk is not the last one enqueued", async () => {
+    // Object ids, as the service's; the last user listed trades in 3 of every 6 rows, the second in 2, the first in 1.
+    const users = ['a', 'b', 'c', 'd'].map((x) => x.repeat(24));
+    const buyer = (i: number): string => users[i % 6 < 3 ? 3 : i % 6 < 5 ? 1 : 0] as string;
+    const rows = makeWorld(900, (i) => [COUNTRIES[i % 3] as string]).map((r, i) => ({
+      ...r,
+      buyerId: buyer(i),
+    }));
+    const small = await plan(modelSource(rows, COUNTRIES, users), { partitionAboveRows: 10_000 });
+    expect(small.run.partition).toBeUndefined();
+    // d (most), then b, then a; c, never named, keeps its place after them
+    expect(small.slices.map((s) => s.filters['userId'])).toEqual([users[3], users[1], users[0], users[2]]);
+    // the per-user plan without the head page (partition off) keeps the listing's order
+    const off = await plan(modelSource(rows, COUNTRIES, users), { partition: 'off' });
+    expect(off.slices.map((s) => s.filters['userId'])).toEqual(users);
+  });
 });
 
 describe('provePartition', () => {
