@@ -174,9 +174,35 @@ function traceRun(sim: Simulator, tag: string, started: number): { stop(): Promi
   return {
     async stop() {
       clearInterval(timer);
+      await printLongestWalks(queue, started);
       await queue.close();
     },
   };
+}
+
+/**
+ * The walks (a walk's filters: a user, a country) that finished last, with the time their first slice started and
+ * their last finished since the run began and how many slices (pieces) they had: what the run's end waited for.
+ */
+async function printLongestWalks(queue: Queue, started: number): Promise<void> {
+  const origin = performance.timeOrigin + started;
+  const walks = new Map<string, { first: number; last: number; slices: number }>();
+  for (const job of await queue.getJobs(['completed'], 0, -1)) {
+    const key = JSON.stringify((job.data as SliceJobData).filters);
+    const w = walks.get(key) ?? { first: Number.POSITIVE_INFINITY, last: 0, slices: 0 };
+    w.first = Math.min(w.first, job.processedOn ?? Number.POSITIVE_INFINITY);
+    w.last = Math.max(w.last, job.finishedOn ?? 0);
+    w.slices += 1;
+    walks.set(key, w);
+  }
+  const latest = [...walks.entries()].sort((a, b) => b[1].last - a[1].last).slice(0, 5);
+  console.log(
+    '  the walks that finished last (their first slice started, their last finished, s since the run began):',
+  );
+  for (const [filters, w] of latest)
+    console.log(
+      `    ${filters}: ${((w.first - origin) / 1000).toFixed(1)} -> ${((w.last - origin) / 1000).toFixed(1)} s, ${w.slices} slice(s)`,
+    );
 }
 
 async function main(): Promise<void> {

@@ -4,6 +4,7 @@
  * one place the per-user walks are built.
  */
 import type { TimeRange } from '../slicing/index.js';
+import { busyUserPieces, type FeedHead } from './busy-user-pieces.js';
 import type { PartitionSummary, WalkFilters } from './job-types.js';
 import type { PlannedSlice } from './plan-partition.js';
 import type {
@@ -49,10 +50,10 @@ export interface PlanFindings {
   users: UserListing | undefined;
   partition: PartitionSummary | undefined;
   /**
-   * How many rows of the feed's head page (the volume estimate's) name each user, when it was read: the per-user
-   * walks start with the users it names most, whose walks are the longest chains of the run.
+   * The feed's head page (the volume estimate's), when it was read: the per-user walks start with the users it names
+   * most, whose walks are the run's longest chains, and the busiest are cut into pieces (`busy-user-pieces.ts`).
    */
-  headUsers?: ReadonlyMap<string, number>;
+  head?: FeedHead;
 }
 
 /** The users the per-country listings show (`countryIds`: the countries already read, if they were). */
@@ -76,9 +77,13 @@ export function perUserWalks(
   ctx.found.users = listing;
   const typeFilter =
     types === undefined ? {} : { transactionType: types.length === 1 ? (types[0] as string) : [...types] };
-  return busiestFirst(listing.ids, ctx.found.headUsers).map((userId) => ({
+  const { head } = ctx.found;
+  // Cut only walks of every type planned for rounds: the head's rate counts every type, and a plan for fewest
+  // requests reads each walk as one chain anyway.
+  const cut = head !== undefined && types === undefined && ctx.forRounds;
+  return busiestFirst(listing.ids, head?.users).map((userId) => ({
     filters: { ...ctx.filters, userId, ...typeFilter },
-    ranges: [range],
+    ranges: cut ? busyUserPieces(range, head.users.get(userId) ?? 0, head) : [range],
   }));
 }
 

@@ -6,6 +6,7 @@
  */
 import { tradeUsers } from '../models/trade-users.js';
 import type { TimeRange } from '../slicing/index.js';
+import type { FeedHead } from './busy-user-pieces.js';
 import { listUsers, perUserWalks, type PlanContext, type PlannedWalks, type Walk } from './plan-context.js';
 import type { UserListing } from './plan-inputs.js';
 import { planPartitionWalks } from './plan-partition.js';
@@ -17,42 +18,38 @@ import {
 } from './prove-partition.js';
 
 /**
- * The rows of the feed's window at the rate of its head page (one page read): the page's rows over the time they
- * span, times the window; all of them when the page holds the window whole. And how many of the page's rows name
- * each user (`headUsers`).
+ * The feed's head page (one page read): the rows of the feed's window at its rate (the page's rows over the time they
+ * span, times the window; all of them when the page holds the window whole), and how many of its rows name each user.
  */
-async function estimateWindowRows(
-  read: ReadListingPages,
-  window: TimeRange,
-): Promise<{ rows: number; headUsers: Map<string, number> }> {
+async function readFeedHead(read: ReadListingPages, window: TimeRange): Promise<FeedHead> {
   for await (const page of read('transactions', {}, window)) {
-    const headUsers = new Map<string, number>();
-    for (const item of page.items)
-      for (const id of tradeUsers(item)) headUsers.set(id, (headUsers.get(id) ?? 0) + 1);
+    const users = new Map<string, number>();
+    for (const item of page.items) for (const id of tradeUsers(item)) users.set(id, (users.get(id) ?? 0) + 1);
     const times = page.items
       .map((i) => (typeof i['createdAt'] === 'string' ? Date.parse(i['createdAt']) : Number.NaN))
       .filter(Number.isFinite);
+    const rows = page.items.length;
     if (page.cursor === null || page.cursor === undefined || times.length === 0)
-      return { rows: page.items.length, headUsers };
-    const span = Math.max(1, window.end - Math.min(...times));
-    return { rows: Math.round((page.items.length * (window.end - window.start)) / span), headUsers };
+      return { rows, spanMs: window.end - window.start, users, windowRows: rows };
+    const spanMs = Math.max(1, window.end - Math.min(...times));
+    return { rows, spanMs, users, windowRows: Math.round((rows * (window.end - window.start)) / spanMs) };
   }
-  return { rows: 0, headUsers: new Map() };
+  return { rows: 0, spanMs: 0, users: new Map(), windowRows: 0 };
 }
 
 /**
- * Whether a full history's feed holds too few rows in the proof's window for the partition to pay. The head page's
- * users are kept (`found.headUsers`): the per-user walks then start with the busiest.
+ * Whether a full history's feed holds too few rows in the proof's window for the partition to pay. The head page is
+ * kept (`found.head`): the per-user walks start with the busiest users, cut into pieces (`busy-user-pieces.ts`).
  */
 async function belowPartitionVolume(
   ctx: PlanContext,
   read: ReadListingPages,
   window: TimeRange,
 ): Promise<boolean> {
-  const { rows, headUsers } = await estimateWindowRows(read, window);
-  ctx.found.planning.feedWindowRows = rows;
-  ctx.found.headUsers = headUsers;
-  return rows < ctx.o.partitionAboveRows;
+  const head = await readFeedHead(read, window);
+  ctx.found.planning.feedWindowRows = head.windowRows;
+  ctx.found.head = head;
+  return head.windowRows < ctx.o.partitionAboveRows;
 }
 
 /** The partition walks of `types` (undefined: every type) over `range`, and the probe rounds they took. */

@@ -16,6 +16,7 @@ import {
   type WalkFilters,
 } from '../../../src/planner/index.js';
 import { readRangeRows } from '../../../src/planner/read-range-rows.js';
+import { BUSY_USER_PIECES } from '../../../src/planner/busy-user-pieces.js';
 import type { TimeRange } from '../../../src/slicing/index.js';
 
 const HOUR = 3_600_000;
@@ -311,11 +312,42 @@ describe("planBackfill: the partition only where it pays (partitionAboveRows, th
     }));
     const small = await plan(modelSource(rows, COUNTRIES, users), { partitionAboveRows: 10_000 });
     expect(small.run.partition).toBeUndefined();
-    // d (most), then b, then a; c, never named, keeps its place after them
-    expect(small.slices.map((s) => s.filters['userId'])).toEqual([users[3], users[1], users[0], users[2]]);
+    // d (most), then b, then a; c, never named, keeps its place after them (d's walk cut in pieces: its slices first)
+    const order = small.slices.map((s) => s.filters['userId']).filter((u, k, all) => u !== all[k - 1]);
+    expect(order).toEqual([users[3], users[1], users[0], users[2]]);
     // the per-user plan without the head page (partition off) keeps the listing's order
     const off = await plan(modelSource(rows, COUNTRIES, users), { partition: 'off' });
     expect(off.slices.map((s) => s.filters['userId'])).toEqual(users);
+  });
+
+  it('cuts the users the head page names often into time pieces that tile the history: every row once per walk', async () => {
+    // 4 000 rows over 200 h: ~1 420 in the 71 h window; d in 6 of 10 rows (~850: cut), b in 3 (~430: cut), a in 1
+    // (~140, under BUSY_USER_MIN_ROWS: one walk), c in none
+    const users = ['a', 'b', 'c', 'd'].map((x) => x.repeat(24));
+    const buyer = (i: number): string => users[i % 10 < 6 ? 3 : i % 10 < 9 ? 1 : 0] as string;
+    const rows = makeWorld(4_000, (i) => [COUNTRIES[i % 3] as string]).map((r, i) => ({
+      ...r,
+      buyerId: buyer(i),
+    }));
+    const { slices, run } = await plan(modelSource(rows, COUNTRIES, users), { partitionAboveRows: 100_000 });
+    expect(run.partition).toBeUndefined();
+    const of = (u: string): SliceJobData[] => slices.filter((x) => x.filters['userId'] === u);
+    expect(of(users[3] as string)).toHaveLength(BUSY_USER_PIECES);
+    expect(of(users[1] as string)).toHaveLength(BUSY_USER_PIECES);
+    expect(of(users[0] as string)).toHaveLength(1);
+    expect(of(users[2] as string)).toHaveLength(1);
+    for (const u of users) {
+      const mine = of(u).sort((x, y) => x.start - y.start);
+      expect(mine[0]?.start).toBe(0);
+      expect(mine.at(-1)?.end).toBe(NOW);
+      for (let i = 1; i < mine.length; i++) expect(mine[i]?.start).toBe(mine[i - 1]?.end);
+    }
+    // the busiest user's pieces come first, newest first
+    expect(slices[0]?.filters['userId']).toBe(users[3]);
+    expect(slices[0]?.end).toBe(NOW);
+    // each row is read once per listed user it names (its buyer here; sellers are unlisted): not once per piece
+    const reads = readBack(rows, slices);
+    for (const r of rows) expect(reads.get(r._id), r._id).toBe(1);
   });
 });
 
