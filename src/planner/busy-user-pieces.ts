@@ -20,7 +20,7 @@ export interface FeedHead {
   spanMs: number;
   /** The rows of the page that name each user (buyer, seller or single-party user). */
   users: ReadonlyMap<string, number>;
-  /** The rows of the feed's window at the page's rate (`estimateWindowRows`). */
+  /** The rows of the feed's window at the page's rate (`readFeedHead` in `plan-partitioned.ts`). */
   windowRows: number;
 }
 
