@@ -8,11 +8,11 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePorts } from './free-ports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -30,18 +30,6 @@ export interface PrivateKafka {
   destroy(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function portOf(url: string): string {
   return new URL(url.replace(/^redis/, 'http')).port;
 }
@@ -54,10 +42,9 @@ export async function startPrivateKafka(o: { redis?: boolean } = {}): Promise<Pr
     mkdirSync(join(dir, 'kafka'), { recursive: true });
     symlinkSync(shared, join(dir, 'kafka', 'libs'));
   }
-  const kafkaPort = await freePort();
-  const controllerPort = await freePort();
+  const [kafkaPort = 0, controllerPort = 0, ownRedisPort = 0] = await freePorts(3);
   const sharedRedis = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
-  const redisPort = o.redis === true ? String(await freePort()) : portOf(sharedRedis);
+  const redisPort = o.redis === true ? String(ownRedisPort) : portOf(sharedRedis);
   const env = {
     ...process.env,
     STACK_DIR: dir,

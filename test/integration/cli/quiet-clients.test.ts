@@ -12,17 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
 import type { PipelineWorkers } from '../../../src/jobs/index.js';
+import { freePort } from '../../helpers/free-ports.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 /** Forwards `port` on loopback to `host:targetPort` while started. */
 function forwarder(

@@ -106,12 +106,14 @@ describe('auto-batcher against the simulator', () => {
     // Seed 7's first draw is 0.01: the first of the 8 POSTs hangs (an unseeded stream met none in ~6 % of runs).
     sim.configure({ faults: { seed: 7, hang: 0.3 } });
     try {
-      const client = testClient(sim, { cache: false, timeoutMs: 300, maxBatchSize: 5 });
+      const client = testClient(sim, { cache: false, timeoutMs: 500, maxBatchSize: 5 });
       sim.resetStats();
       const got = await Promise.all(users.map((u) => client.user.getById(u._id)));
       expect(ids(got)).toEqual(ids(users));
       expect(sim.stats().faults.hang).toBeGreaterThan(0);
-      expect(client.stats().networkErrors).toBe(sim.stats().faults.hang);
+      // Every hung request timed out (and was retried). Not "exactly as many": on a loaded box an answered request
+      // can outlive the timeout too (a clean-clone CI run counted 8 timeouts for 6 hangs at 300 ms, 2026-11-28; now 500 ms).
+      expect(client.stats().networkErrors).toBeGreaterThanOrEqual(sim.stats().faults.hang);
     } finally {
       sim.configure({ faults: { hang: 0 } });
     }

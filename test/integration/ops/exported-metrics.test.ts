@@ -4,22 +4,14 @@
  * (ops/grafana) name is declared there. The readiness and queue gauges the rules watch carry values.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
 import { alertRuleMetrics, dashboardMetrics, exposedNames, missingFrom } from '../../helpers/ops-metrics.js';
+import { freePort } from '../../helpers/free-ports.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 /** The value of the first sample of `name` whose labels contain `labels` (e.g. `service="redis"`). */
 function sample(exposition: string, name: string, labels = ''): number | undefined {

@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePorts } from '../../helpers/free-ports.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -55,18 +56,6 @@ function stack(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: numbe
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, out });
-    });
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
     });
   });
 }
@@ -138,8 +127,8 @@ async function throwawayStack(): Promise<{
     'STACK_REGISTRY_PUBLIC_PORT',
     'STACK_REDIS_PORT',
   ];
-  const ports: number[] = [];
-  for (let i = 0; i < names.length; i += 1) ports.push(await freePort());
+  // distinct: Kafka refuses two listeners on one port (a CI run got the controller's port twice, 2026-11-28)
+  const ports = await freePorts(names.length);
   const env: NodeJS.ProcessEnv = { ...process.env, STACK_DIR: stackDir };
   names.forEach((name, i) => (env[name] = String(ports[i])));
   env['STACK_PLAIN_DIR'] ??= join(ROOT, '.stack');

@@ -16,6 +16,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
+import { freePort, freePorts } from '../../helpers/free-ports.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -84,15 +85,6 @@ function startWorker(env: NodeJS.ProcessEnv, args: string[]): Worker {
       });
     },
   };
-}
-
-/** A free loopback port (listened on, then released). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 /** Forwards `port` on loopback to `target` (host:port) once started. */
@@ -168,8 +160,7 @@ describe('gamedata worker never hangs', () => {
   }, 30_000);
 
   it('started with Kafka unreachable: probes answer, resumes by itself 20 s later, processes slices with no restart, SIGTERM drains', async () => {
-    const proxyPort = await freePort();
-    const metricsPort = await freePort();
+    const [proxyPort = 0, metricsPort = 0] = await freePorts(2);
     const broker = h.settings.kafkaBrokers[0] as string;
     const proxy = forwarder(proxyPort, broker);
     const w = startWorker({ ...h.env, KAFKA_BROKERS: `127.0.0.1:${proxyPort}` }, [
@@ -226,8 +217,7 @@ describe('gamedata worker never hangs', () => {
     }
   }, 300_000);
   it('Redis goes away later: said once, /readyz 503, back by itself; SIGTERM while it is away exits 1 within --drain-timeout', async () => {
-    const redisPort = await freePort();
-    const metricsPort = await freePort();
+    const [redisPort = 0, metricsPort = 0] = await freePorts(2);
     const redisTarget = new URL(h.settings.redisUrl);
     const proxy = forwarder(redisPort, `${redisTarget.hostname}:${redisTarget.port || '6379'}`);
     await proxy.start();
