@@ -201,6 +201,19 @@ describe('exactly-once delivery through worker processes', () => {
     w.child.kill('SIGTERM');
     expect(await w.exited).toBe(0);
     const summary = await expectExactlyOnce(h, RESOURCES);
+    // What the slices' failed attempts said (each spends an attempt and backs off from 1 s, so a slice that failed
+    // several times in a row shows as a long "rest of the run"): printed for the CI log, pass or fail.
+    const attempts = log
+      .join('')
+      .split('\n')
+      .filter((l) => /^worker: slice \S+: /.test(l))
+      .map((l) => l.replace(/^worker: slice \S+: /, ''));
+    const byReason = new Map<string, number>();
+    for (const reason of attempts)
+      byReason.set(reason.slice(0, 160), (byReason.get(reason.slice(0, 160)) ?? 0) + 1);
+    console.log(
+      `exactly-once crash test: ${attempts.length} failed slice attempt(s)${[...byReason].map(([r, n]) => `\n  ${n} x ${r}`).join('')}`,
+    );
     console.log(
       `exactly-once crash test: ${kills} x SIGKILL + broker kill/restart; ${summary}; counters ${JSON.stringify(result.counters)}; ` +
         `kills ${((killsEndedAt - startedAt) / 1000).toFixed(1)} s, rest of the run ${((drainedAt - killsEndedAt) / 1000).toFixed(1)} s, ` +
