@@ -285,6 +285,17 @@ describe('planBackfill with a partition proof', () => {
   });
 });
 
+/** Object ids, as the service's (the head page counts only well-formed user ids): a, b, c, d. */
+const OBJECT_USERS = ['a', 'b', 'c', 'd'].map((x) => x.repeat(24));
+
+/** `makeWorld` with row i bought by `OBJECT_USERS[buyer(i)]`, one country a row. */
+function busyWorld(n: number, buyer: (i: number) => number): Tx[] {
+  return makeWorld(n, (i) => [COUNTRIES[i % 3] as string]).map((r, i) => ({
+    ...r,
+    buyerId: OBJECT_USERS[buyer(i)] as string,
+  }));
+}
+
 describe("planBackfill: the partition only where it pays (partitionAboveRows, the CLI's --partition auto)", () => {
   it('a window whose head rate gives fewer rows than the threshold: the per-user walks, no proof read', async () => {
     const rows = makeWorld(900, (i) => [COUNTRIES[i % 3] as string]);
@@ -303,13 +314,9 @@ describe("planBackfill: the partition only where it pays (partitionAboveRows, th
   });
 
   it("starts with the users the estimate's head page names most: the busiest walk is not the last one enqueued", async () => {
-    // Object ids, as the service's; the last user listed trades in 3 of every 6 rows, the second in 2, the first in 1.
-    const users = ['a', 'b', 'c', 'd'].map((x) => x.repeat(24));
-    const buyer = (i: number): string => users[i % 6 < 3 ? 3 : i % 6 < 5 ? 1 : 0] as string;
-    const rows = makeWorld(900, (i) => [COUNTRIES[i % 3] as string]).map((r, i) => ({
-      ...r,
-      buyerId: buyer(i),
-    }));
+    // The last user listed trades in 3 of every 6 rows, the second in 2, the first in 1.
+    const users = OBJECT_USERS;
+    const rows = busyWorld(900, (i) => (i % 6 < 3 ? 3 : i % 6 < 5 ? 1 : 0));
     const small = await plan(modelSource(rows, COUNTRIES, users), { partitionAboveRows: 10_000 });
     expect(small.run.partition).toBeUndefined();
     // d (most), then b, then a; c, never named, keeps its place after them (d's walk cut in pieces: its slices first)
@@ -323,12 +330,8 @@ describe("planBackfill: the partition only where it pays (partitionAboveRows, th
   it('cuts the users the head page names often into time pieces that tile the history: every row once per walk', async () => {
     // 4 000 rows over 200 h: ~1 420 in the 71 h window; d in 6 of 10 rows (~850: cut), b in 3 (~430: cut), a in 1
     // (~140, under BUSY_USER_MIN_ROWS: one walk), c in none
-    const users = ['a', 'b', 'c', 'd'].map((x) => x.repeat(24));
-    const buyer = (i: number): string => users[i % 10 < 6 ? 3 : i % 10 < 9 ? 1 : 0] as string;
-    const rows = makeWorld(4_000, (i) => [COUNTRIES[i % 3] as string]).map((r, i) => ({
-      ...r,
-      buyerId: buyer(i),
-    }));
+    const users = OBJECT_USERS;
+    const rows = busyWorld(4_000, (i) => (i % 10 < 6 ? 3 : i % 10 < 9 ? 1 : 0));
     const { slices, run } = await plan(modelSource(rows, COUNTRIES, users), { partitionAboveRows: 100_000 });
     expect(run.partition).toBeUndefined();
     const of = (u: string): SliceJobData[] => slices.filter((x) => x.filters['userId'] === u);
