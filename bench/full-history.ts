@@ -14,7 +14,9 @@
  *     [--concurrency 32] [--max-concurrency N] [--no-verify] [--trace] [--trace-every 10]
  *
  * `--trace` prints every 10 s (`--trace-every`, seconds) of the run: the slices active and queued (BullMQ), completed, and the upstream's
- * requests and transaction calls in those 10 s (where the run's time goes: rounds, slots, or the key).
+ * requests and transaction calls in those 10 s (where the run's time goes: rounds, slots, or the key); at the end, the
+ * walks that finished last and the slices of the very last one (queued, started, finished; range; pages, splits).
+ * `BENCH_CPU_PROF=<dir>` (env) makes every CLI process (the worker too) write a V8 CPU profile there.
  *
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone on the
  * machine: it measures wall time.
@@ -24,7 +26,7 @@ import { parseLatencySpec } from '../src/simulator/options.js';
 import { describeMachine } from './machine.js';
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '../src/planner/queue-names.js';
-import type { SliceJobData } from '../src/planner/index.js';
+import type { SliceJobData, SliceResult } from '../src/planner/index.js';
 import { benchEnv, flag, gamedata, mustGamedata, removeRunKeys, verifyTransactions } from './gamedata-cli.js';
 
 const args = process.argv.slice(2);
@@ -187,7 +189,8 @@ function traceRun(sim: Simulator, tag: string, started: number): { stop(): Promi
 async function printLongestWalks(queue: Queue, started: number): Promise<void> {
   const origin = performance.timeOrigin + started;
   const walks = new Map<string, { first: number; last: number; slices: number }>();
-  for (const job of await queue.getJobs(['completed'], 0, -1)) {
+  const jobs = await queue.getJobs(['completed'], 0, -1);
+  for (const job of jobs) {
     const key = JSON.stringify((job.data as SliceJobData).filters);
     const w = walks.get(key) ?? { first: Number.POSITIVE_INFINITY, last: 0, slices: 0 };
     w.first = Math.min(w.first, job.processedOn ?? Number.POSITIVE_INFINITY);
@@ -203,6 +206,22 @@ async function printLongestWalks(queue: Queue, started: number): Promise<void> {
     console.log(
       `    ${filters}: ${((w.first - origin) / 1000).toFixed(1)} -> ${((w.last - origin) / 1000).toFixed(1)} s, ${w.slices} slice(s)`,
     );
+  // The last walk's slices: when each was queued, started and finished, its range (hours before its run's end), pages.
+  const last = latest[0];
+  if (last === undefined) return;
+  const until = Math.max(...jobs.map((j) => (j.data as SliceJobData).end));
+  const at = (t: number | undefined): string => (t === undefined ? '-' : ((t - origin) / 1000).toFixed(1));
+  const hours = (t: number): string => ((until - t) / 3_600_000).toFixed(0);
+  console.log(`  its slices (queued / started / finished s; hours back; depth; pages, fetched, splits):`);
+  for (const job of jobs
+    .filter((j) => JSON.stringify((j.data as SliceJobData).filters) === last[0])
+    .sort((a, b) => (a.processedOn ?? 0) - (b.processedOn ?? 0))) {
+    const d = job.data as SliceJobData;
+    const r = job.returnvalue as SliceResult | undefined;
+    console.log(
+      `    ${at(job.timestamp)} / ${at(job.processedOn)} / ${at(job.finishedOn)}: ${hours(d.end)}-${hours(d.start)} h, depth ${d.depth}; ${r?.pages ?? '-'} pages, ${r?.fetched ?? '-'} rows, ${r?.splits ?? '-'} splits`,
+    );
+  }
 }
 
 async function main(): Promise<void> {

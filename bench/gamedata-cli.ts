@@ -55,16 +55,23 @@ export async function removeRunKeys(tag: string): Promise<number> {
   }
 }
 
-/** `gamedata <argv>` (the source CLI through tsx), its output (stdout and stderr) collected. */
+/** `gamedata <argv>` (the source CLI through tsx), its output (stdout and stderr) collected. `BENCH_CPU_PROF`: see below. */
 export function gamedata(
   argv: string[],
   env: NodeJS.ProcessEnv,
 ): { child: ChildProcess; done: Promise<{ code: number | null; out: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...argv], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // BENCH_CPU_PROF=<dir>: every CLI process writes a V8 CPU profile there (where a worker's CPU goes).
+  const prof = process.env['BENCH_CPU_PROF'];
+  const profile = prof === undefined || prof === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', prof];
+  const child = spawn(
+    process.execPath,
+    [...profile, '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...argv],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

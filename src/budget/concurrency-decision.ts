@@ -151,7 +151,12 @@ export type ConcurrencyReason =
   /** Batches leave short, but most running slices wait elsewhere than on the key: not grown. */
   | 'elsewhere'
   /** Batches leave short, but the worker's event loop or its machine's CPUs are busy (the CPU binds): not grown. */
-  | 'busy';
+  | 'busy'
+  /**
+   * The work binds the key (full batches are asked for), yet slices wait for a slot while slow requests go out below
+   * the key's rate: the slots are fewer than the chains that spend it (Little's law). Grown as a `spare` step is.
+   */
+  | 'chains';
 
 export interface ConcurrencyDecision {
   concurrency: number;
@@ -181,6 +186,9 @@ export function isShortBatch(demand: BudgetDemand): boolean {
  *   settled (`settleMs / 2`), at most {@link spareStep} more (twice `current` unless the CPU is nearly idle), at most
  *   {@link BudgetDemand.chains} x {@link SLOT_HEADROOM} (more slots could not spend the key faster: with latency off
  *   that is ~20 chains) and at most `max` (`spare`);
+ * - the key binds, slices wait for a slot, requests are slower than {@link FULL_BATCH_GROWTH_LATENCY_MS} and the slots
+ *   are fewer than {@link BudgetDemand.chains} (its full batches go one a round, below its rate): grown as a `spare`
+ *   step once the last change settled (`settleMs / 2`), short batch or full (`chains`);
  * - the key binds and the last batch was full (or a tail's, or older than the last change plus `settleMs`): `current`
  *   (within `[base, max]`);
  * - a batch left short but fewer than {@link MIN_UPSTREAM_SHARE} of the running slices wait on the key: `current`
@@ -206,13 +214,16 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   // A key with requests to spare grows on full batches too while its requests are slow (FULL_BATCH_GROWTH_LATENCY_MS).
   const short = demand.calls < demand.maxBatch && !demand.tail;
   const slow = (demand.latencyMs ?? 0) >= FULL_BATCH_GROWTH_LATENCY_MS;
+  const underChains = belowKeyChains(current, demand) && slow && !demand.tail;
+  if (underChains && demand.at >= input.changedAt + input.settleMs / 2) {
+    const refused = refusal(input, current);
+    return refused ?? spareGrowth(current, max, demand, input.stepBusy ?? input.busy, 'chains');
+  }
   if (!(short || (spare && slow && !demand.tail)) || !settled)
     return { concurrency: current, reason: 'kept' };
-  if (input.upstreamShare !== undefined && input.upstreamShare < MIN_UPSTREAM_SHARE)
-    return { concurrency: current, reason: 'elsewhere' };
-  if (input.busy !== undefined && input.busy >= MAX_GROWTH_UTILIZATION)
-    return { concurrency: current, reason: 'busy' };
-  if (spare) return spareGrowth(current, max, demand, input.stepBusy ?? input.busy);
+  const refused = refusal(input, current);
+  if (refused !== undefined) return refused;
+  if (spare) return spareGrowth(current, max, demand, input.stepBusy ?? input.busy, 'spare');
   const target = Math.ceil((current * demand.maxBatch * SLOT_HEADROOM) / Math.max(1, demand.calls));
   const grown = Math.min(
     max,
@@ -222,6 +233,25 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   );
   if (grown <= current) return { concurrency: current, reason: 'kept' };
   return { concurrency: grown, reason: 'short' };
+}
+
+/**
+ * Whether slices wait for a slot while the key binds and the slots are fewer than the chains that spend it: its full
+ * batches then go one round at a time, far below its rate. A small full history with 578 slices planned (each
+ * counted as two calls: more than the key's two windows at one call a request, so the work binds) held 64 slots for
+ * 4 s there, one 50-call POST a round, an eighth of the key.
+ */
+function belowKeyChains(current: number, demand: BudgetDemand): boolean {
+  return demand.binds && (demand.queued ?? 0) > 0 && demand.chains !== undefined && current < demand.chains;
+}
+
+/** Growth refused: most running slices wait elsewhere than on the key, or the loop or the machine is busy. */
+function refusal(input: ConcurrencyInput, current: number): ConcurrencyDecision | undefined {
+  if (input.upstreamShare !== undefined && input.upstreamShare < MIN_UPSTREAM_SHARE)
+    return { concurrency: current, reason: 'elsewhere' };
+  if (input.busy !== undefined && input.busy >= MAX_GROWTH_UTILIZATION)
+    return { concurrency: current, reason: 'busy' };
+  return undefined;
 }
 
 /**
@@ -269,6 +299,7 @@ function spareGrowth(
   max: number,
   demand: BudgetDemand,
   busy: number | undefined,
+  reason: 'spare' | 'chains',
 ): ConcurrencyDecision {
   const grown = Math.min(
     max,
@@ -277,7 +308,7 @@ function spareGrowth(
     current + (demand.queued ?? 0),
   );
   if (grown <= current) return { concurrency: current, reason: 'kept' };
-  return { concurrency: grown, reason: 'spare' };
+  return { concurrency: grown, reason };
 }
 
 /**

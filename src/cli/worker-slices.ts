@@ -30,6 +30,8 @@ export function concurrencyLine(c: ConcurrencyChange): string {
       return `${head}: the key binds and POSTs leave with ${c.demand?.calls ?? '?'} of ${c.demand?.maxBatch ?? '?'} calls${busy}`;
     case 'spare':
       return `${head}: the key has requests to spare and ${c.demand?.queued ?? '?'} slices wait${busy}`;
+    case 'chains':
+      return `${head}: ${c.demand?.queued ?? '?'} slices wait and the key's full POSTs go below its rate (${c.demand?.chains ?? '?'} chains would spend it)${busy}`;
     case 'free':
       return c.demand === undefined
         ? `${head}: no batch sent lately`

@@ -102,32 +102,31 @@ describe('decideConcurrency', () => {
         const current = Math.min(i.max, Math.max(i.base, i.current));
         const next = decideConcurrency(i);
         if (next.concurrency > current) {
-          expect(next.reason).toBe(i.demand?.binds === true ? 'short' : 'spare');
-          if (next.reason === 'spare') expect(i.demand?.queued).toBeGreaterThan(0);
-          expect(i.demand !== undefined && (isShortBatch(i.demand) || next.reason === 'spare')).toBe(true);
-          // A full batch grows the slots only while the key has requests to spare and they are slow.
-          if (i.demand!.calls >= i.demand!.maxBatch) {
-            expect(next.reason).toBe('spare');
-            expect(i.demand!.latencyMs).toBeGreaterThanOrEqual(FULL_BATCH_GROWTH_LATENCY_MS);
+          const d = i.demand!;
+          // While the key binds: on short batches, or (`chains`) on any batch while slices wait and the slots are
+          // fewer than the chains that spend the key; while it does not: by the slices waiting (`spare`).
+          expect(next.reason).toBe(d.binds ? (next.reason === 'chains' ? 'chains' : 'short') : 'spare');
+          const stepped = next.reason === 'spare' || next.reason === 'chains';
+          if (stepped) expect(d.queued).toBeGreaterThan(0);
+          if (next.reason === 'chains') expect(current).toBeLessThan(d.chains!);
+          expect(isShortBatch(d) || stepped).toBe(true);
+          // A full batch grows the slots only while slices wait and requests are slow.
+          if (d.calls >= d.maxBatch) {
+            expect(stepped).toBe(true);
+            expect(d.latencyMs).toBeGreaterThanOrEqual(FULL_BATCH_GROWTH_LATENCY_MS);
           }
-          expect(i.demand!.tail).toBe(false);
+          expect(d.tail).toBe(false);
           // A spare step settles in half the time: the key had requests to spare, so a step too far costs little.
-          expect(i.demand!.at).toBeGreaterThanOrEqual(
-            i.changedAt + (next.reason === 'spare' ? i.settleMs / 2 : i.settleMs),
-          );
-          expect(next.concurrency).toBeLessThanOrEqual(
-            next.reason === 'spare' ? spareStep(current, i.busy) : 2 * current,
-          );
+          expect(d.at).toBeGreaterThanOrEqual(i.changedAt + (stepped ? i.settleMs / 2 : i.settleMs));
+          expect(next.concurrency).toBeLessThanOrEqual(stepped ? spareStep(current, i.busy) : 2 * current);
           if (i.busy !== undefined) expect(i.busy).toBeLessThan(MAX_GROWTH_UTILIZATION);
           if (next.reason === 'short') {
-            if (i.demand?.chains !== undefined)
-              expect(next.concurrency).toBeLessThanOrEqual(
-                Math.ceil(Math.max(50, i.demand.chains) * SLOT_HEADROOM),
-              );
+            if (d.chains !== undefined)
+              expect(next.concurrency).toBeLessThanOrEqual(Math.ceil(Math.max(50, d.chains) * SLOT_HEADROOM));
           } else {
-            expect(next.concurrency).toBeLessThanOrEqual(current + (i.demand?.queued ?? 0));
-            if (i.demand?.chains !== undefined)
-              expect(next.concurrency).toBeLessThanOrEqual(Math.ceil(i.demand.chains * SLOT_HEADROOM));
+            expect(next.concurrency).toBeLessThanOrEqual(current + (d.queued ?? 0));
+            if (d.chains !== undefined)
+              expect(next.concurrency).toBeLessThanOrEqual(Math.ceil(d.chains * SLOT_HEADROOM));
           }
         }
         // While the key binds it never shrinks: shrinking would bring the short batches back.
@@ -152,7 +151,13 @@ describe('decideConcurrency', () => {
           i.max,
           d.chains === undefined ? i.max : Math.ceil(Math.max(50, d.chains) * SLOT_HEADROOM),
         );
-        if (current < cap) expect(next).toMatchObject({ reason: 'short' });
+        // Below the chains that spend the key, with slices waiting and slow requests, it grows as a spare step does.
+        const chains =
+          (d.queued ?? 0) > 0 &&
+          d.chains !== undefined &&
+          current < d.chains &&
+          (d.latencyMs ?? 0) >= FULL_BATCH_GROWTH_LATENCY_MS;
+        if (current < cap) expect(next).toMatchObject({ reason: chains ? 'chains' : 'short' });
         if (current < cap) expect(next.concurrency).toBeGreaterThan(current);
         else expect(next).toEqual({ concurrency: current, reason: 'kept' });
       }),
@@ -257,6 +262,50 @@ describe('decideConcurrency', () => {
     });
     expect(keyChains(undefined, 60_000, 30, 50)).toBeUndefined();
     expect(keyChains(500, undefined, 30, 50)).toBeUndefined();
+  });
+
+  it('a small full history with 578 slices planned: the work binds the key, yet its full POSTs go one a round from 64 slots; the slots grow by the slices waiting up to the chains that spend the key', () => {
+    const o = { base: 32, max: 512, settleMs: 2000, changedAt: 0 };
+    const bound = starved({ calls: 50, queued: 490, chains: 492, latencyMs: 1200 });
+    expect(decideConcurrency({ ...o, current: 64, demand: bound, busy: 0.3 })).toEqual({
+      concurrency: 128,
+      reason: 'chains',
+    });
+    // The CPU nearly idle: one step to the slices waiting (at most 8x), as a spare step.
+    expect(decideConcurrency({ ...o, current: 64, demand: bound, busy: 0.05 })).toEqual({
+      concurrency: 512,
+      reason: 'chains',
+    });
+    expect(decideConcurrency({ ...o, current: 98, demand: { ...bound, queued: 10 }, busy: 0.05 })).toEqual({
+      concurrency: 108,
+      reason: 'chains',
+    });
+    // At the chains, with fast requests, a tail batch, no slice waiting or a busy box: kept, as before.
+    expect(decideConcurrency({ ...o, current: 492, demand: bound })).toEqual({
+      concurrency: 492,
+      reason: 'kept',
+    });
+    expect(decideConcurrency({ ...o, current: 64, demand: { ...bound, latencyMs: 30 } })).toEqual({
+      concurrency: 64,
+      reason: 'kept',
+    });
+    expect(decideConcurrency({ ...o, current: 64, demand: { ...bound, tail: true } })).toEqual({
+      concurrency: 64,
+      reason: 'kept',
+    });
+    expect(decideConcurrency({ ...o, current: 64, demand: { ...bound, queued: 0 } })).toEqual({
+      concurrency: 64,
+      reason: 'kept',
+    });
+    expect(decideConcurrency({ ...o, current: 64, demand: bound, busy: 0.9 })).toEqual({
+      concurrency: 64,
+      reason: 'busy',
+    });
+    // Not before half a settle after the last change.
+    expect(decideConcurrency({ ...o, current: 64, changedAt: 9_500, demand: bound })).toEqual({
+      concurrency: 64,
+      reason: 'kept',
+    });
   });
 
   it('the medium chaos run: a key of a million requests a minute, 1 600 slices waiting and a busy event loop: no growth', () => {

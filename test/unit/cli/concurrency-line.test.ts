@@ -12,6 +12,11 @@ describe('concurrencyLine', () => {
     expect(
       concurrencyLine({ from: 8, to: 16, reason: 'short', demand: { ...demand, binds: true, calls: 3 } }),
     ).toBe('worker: 16 slices at once (was 8): the key binds and POSTs leave with 3 of 50 calls');
+    expect(
+      concurrencyLine({ from: 64, to: 128, reason: 'chains', demand: { ...demand, binds: true, calls: 50 } }),
+    ).toBe(
+      "worker: 128 slices at once (was 64): 524 slices wait and the key's full POSTs go below its rate (500 chains would spend it)",
+    );
     expect(concurrencyLine({ from: 64, to: 16, reason: 'free', demand: undefined })).toBe(
       'worker: 16 slices at once (was 64): no batch sent lately',
     );
