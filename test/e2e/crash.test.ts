@@ -18,6 +18,18 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CONCURRENCY = 16;
 const PAGE = 100;
 const KILLS = 5;
+/**
+ * A killed worker's slices stay locked this long before the stalled check hands them on, so the run cannot end within
+ * it after a kill that caught slices; a kill comes every ~2.5-6 s (a restart through tsx, then {@link KILL_AFTER_MS}).
+ */
+const LOCK_MS = 12_000;
+/**
+ * How long after a (re)started worker is ready it is killed: long enough to take slices, short enough that the next
+ * kill lands while the last one's slices are still locked. The run itself takes ~6 s at this latency without kills
+ * (its slots grow to the latency); pauses of 2.5-4.5 s and an 8 s lock let a CI run end after two kills, its second
+ * kill landing on a run whose slices were all but done.
+ */
+const KILL_AFTER_MS = { min: 1000, spread: 1500 };
 const SCALE = (process.env['CRASH_SCALE'] ?? 'small') as 'small' | 'medium';
 const RESOURCES_UNDER_TEST = (process.env['CRASH_RESOURCES'] ?? RESOURCES.join(','))
   .split(',')
@@ -38,7 +50,7 @@ function startWorker(
       String(CONCURRENCY),
       '--quiet',
       '--lock-duration',
-      '8000',
+      String(LOCK_MS),
       '--stalled-interval',
       '2000',
     ],
@@ -84,9 +96,9 @@ describe('SIGKILL a worker process 5 times during a run', () => {
       let w = startWorker(h, log);
       for (; kills < KILLS; kills++) {
         await w.ready;
-        await sleep(2500 + Math.floor(Math.random() * 2000));
-        // Only kills that land mid-run count. A small run can end before the fifth (a CI run did at 26 s, the
-        // random pauses and the restarts short that time): then it is killed fewer times, never fewer than three.
+        await sleep(KILL_AFTER_MS.min + Math.floor(Math.random() * KILL_AFTER_MS.spread));
+        // Only kills that land mid-run count. A small run can end before the fifth (the first kill's slices come back
+        // after LOCK_MS): then it is killed fewer times, never fewer than three.
         const status = await getRunStatus(runId, { connection: redis, prefix: h.settings.queuePrefix });
         if (status?.state === 'completed') break;
         w.child.kill('SIGKILL');
