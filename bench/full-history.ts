@@ -209,7 +209,7 @@ async function printLongestWalks(queue: Queue, started: number): Promise<void> {
   // The last walk's slices: when each was queued, started and finished, its range (hours before its run's end), pages.
   const last = latest[0];
   if (last === undefined) return;
-  const until = Math.max(...jobs.map((j) => (j.data as SliceJobData).end));
+  const until = jobs.reduce((m, j) => Math.max(m, (j.data as SliceJobData).end), 0);
   const at = (t: number | undefined): string => (t === undefined ? '-' : ((t - origin) / 1000).toFixed(1));
   const hours = (t: number): string => ((until - t) / 3_600_000).toFixed(0);
   console.log(`  its slices (queued / started / finished s; hours back; depth; pages, fetched, splits):`);
