@@ -74,6 +74,10 @@ function memoryUsers(): UserDirectory {
       for (const id of ids) known.add(id);
       return Promise.resolve();
     },
+    add: (_run, ids) => {
+      for (const id of ids) known.add(id);
+      return Promise.resolve();
+    },
     unknown: (_run, ids) => Promise.resolve(ids.filter((id) => !known.has(id))),
     remember: (_run, ids) => {
       const fresh = ids.filter((id) => !known.has(id));

@@ -21,7 +21,11 @@ import { ConfigError } from '../errors.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import type { Listing } from './listing.js';
 import { createChangeSignal } from './internal/change-signal.js';
-import { createSliceScheduler, type CollectStats, type SchedulerSettings } from './internal/slice-scheduler.js';
+import {
+  createSliceScheduler,
+  type CollectStats,
+  type SchedulerSettings,
+} from './internal/slice-scheduler.js';
 import { planSegments, type SegmentGrid } from './internal/slice-segments.js';
 import { createUniqueById } from './internal/unique-by-id.js';
 import { probeSortTimes } from './read-slice.js';
@@ -76,6 +80,12 @@ export interface CollectOptions {
   gridFloor?: Date | string | number | undefined;
   /** Items buffered ahead of the consumer before readers of later slices pause (streaming only). @default 20 000 */
   highWaterItems?: number | undefined;
+  /**
+   * Told of each page's items as the page arrives, before the output's order and dedup: a caller that can act on
+   * items in any order starts early (the planner's per-user walks start from the user listing's pages, issue 32).
+   * Must not throw. @default none
+   */
+  onPage?: ((items: readonly unknown[]) => void) | undefined;
   /** Injected clock (anchors the grid when `until` is open). @default Date.now */
   now?: (() => number) | undefined;
 }
@@ -153,6 +163,7 @@ function resolve(core: ClientCore, options: CollectOptions): Resolved {
     splitPages: options.splitPages ?? DEFAULT_COLLECT_OPTIONS.splitPages,
     geometricAbove: options.geometricAbove ?? Infinity,
     highWater: options.highWaterItems ?? DEFAULT_COLLECT_OPTIONS.highWaterItems,
+    onPage: options.onPage,
     signal: options.signal,
     gridFloor: oldest === -Infinity ? floor : undefined,
   };

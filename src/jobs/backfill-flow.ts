@@ -57,11 +57,18 @@ export interface EnqueueRunOptions {
   retention?: RunRetention;
 }
 
+/** A job added under the run besides its slices (the planning hold of `planning-hold.ts`). */
+export interface ExtraChildJob {
+  name: string;
+  data: SliceJobData;
+  opts: JobsOptions;
+}
+
 /** Adds the run and its slices atomically. Adding the same run id twice is a no-op (deterministic ids). */
 export async function enqueueRun(
   run: RunJobData,
   slices: SliceJobData[],
-  options: EnqueueRunOptions,
+  options: EnqueueRunOptions & { extraChildren?: readonly ExtraChildJob[] },
 ): Promise<void> {
   const flow = new FlowProducer({
     connection: options.connection,
@@ -76,12 +83,15 @@ export async function enqueueRun(
       queueName: QUEUE_NAMES.runs,
       data: run,
       opts: { jobId: run.runId, ...finishedJobRetention(options.retention) },
-      children: slices.map((s) => ({
-        name: JOB_NAMES.slice,
-        queueName: QUEUE_NAMES.slices,
-        data: s,
-        opts: { ...sliceJobOptions(s.sliceId, options.retention), ...queuePriority(s.priority) },
-      })),
+      children: [
+        ...slices.map((s) => ({
+          name: JOB_NAMES.slice,
+          queueName: QUEUE_NAMES.slices,
+          data: s,
+          opts: { ...sliceJobOptions(s.sliceId, options.retention), ...queuePriority(s.priority) },
+        })),
+        ...(options.extraChildren ?? []).map((c) => ({ ...c, queueName: QUEUE_NAMES.slices })),
+      ],
     });
   } finally {
     await flow.close();

@@ -20,6 +20,8 @@ export type { PipelineWorkerOptions, PipelineWorkerDeps, PipelineWorkers } from 
 export type { ConcurrencyChange } from './slot-sizing.js';
 export { enqueueRun, getRunStatus, waitForRun, sliceJobOptions } from './backfill-flow.js';
 export type { EnqueueRunOptions, RunStatus } from './backfill-flow.js';
+export { enqueueOpenRun, planningHoldId, PLANNING_HOLD_MS } from './planning-hold.js';
+export type { OpenRun } from './planning-hold.js';
 export { createRunCounters, emptyCounters } from './run-counters.js';
 export type { RunCounters } from './run-counters.js';
 export { startBackfill } from './start-backfill.js';

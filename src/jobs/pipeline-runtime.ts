@@ -86,7 +86,11 @@ export function createClientSliceSource(client: Client, options: { pageSize?: nu
  * largest country (~1 600 users) was 17 sequential pages, ~25 s of a full history's planning at the real service's
  * 0.6 s a request (issue 32). When the key binds, each listing is read in a row (fewest requests).
  */
-async function listUsersOf(client: Client, listings: Listing[]): Promise<DedupRecord[]> {
+async function listUsersOf(
+  client: Client,
+  listings: Listing[],
+  onPage?: (items: readonly unknown[]) => void,
+): Promise<DedupRecord[]> {
   if (!(client.budgetBinds?.() ?? false))
     return collectSlices<DedupRecord>(client, listings, {
       plan: 'rounds',
@@ -94,6 +98,7 @@ async function listUsersOf(client: Client, listings: Listing[]): Promise<DedupRe
       firstRoundSlices: 1,
       geometricAbove: USER_LISTING_GEOMETRIC_ABOVE,
       onInvalidItem: 'pass',
+      onPage,
       now: Date.now,
     });
   const pages = await Promise.all(
@@ -104,12 +109,24 @@ async function listUsersOf(client: Client, listings: Listing[]): Promise<DedupRe
         listing,
         { start: 0, end: Infinity },
         { onInvalidItem: 'pass' },
-      ))
+      )) {
         items.push(...page.items);
+        onPage?.(page.items);
+      }
       return items;
     }),
   );
   return pages.flat();
+}
+
+/** The user ids of listing items (items without a string `_id` left out, as `userListing` counts them apart). */
+function listedUserIds(items: readonly unknown[]): string[] {
+  const ids: string[] = [];
+  for (const item of items) {
+    const id = typeof item === 'object' && item !== null ? (item as { _id?: unknown })._id : undefined;
+    if (typeof id === 'string') ids.push(id);
+  }
+  return ids;
 }
 
 /** See {@link listUsersOf}: the per-user walks' rule (src/jobs/slice-split-rule.ts), for the same reason. */
@@ -140,13 +157,15 @@ export function createClientPlannerSource(
     async userIds() {
       return (await this.userListing()).ids;
     },
-    async userListing(countryIds?: readonly string[]) {
+    async userListing(countryIds?: readonly string[], onUsers?: (ids: readonly string[]) => void) {
       const ids = new Set<string>();
       let unlisted = 0;
       const listings = (countryIds ?? (await this.countryIds())).map((countryId) =>
         createListing('users', { countryId }),
       );
-      for (const item of await listUsersOf(client, listings)) {
+      const onPage =
+        onUsers === undefined ? undefined : (items: readonly unknown[]) => onUsers(listedUserIds(items));
+      for (const item of await listUsersOf(client, listings, onPage)) {
         if (typeof item._id === 'string') ids.add(item._id);
         else unlisted += 1;
       }

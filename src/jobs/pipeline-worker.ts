@@ -31,9 +31,10 @@ import {
 import { processSliceAtLeastOnce } from './process-slice-at-least-once.js';
 import { startIdleSlots } from './idle-slots.js';
 import { processSliceExactlyOnce } from './process-slice-exactly-once.js';
-import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES } from '../planner/queue-names.js';
+import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../planner/queue-names.js';
 import type { RunCounters } from './run-counters.js';
 import { childSliceJobs } from './backfill-flow.js';
+import { planningHoldFailure } from './planning-hold.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from './user-discovery.js';
 import { runWithPriority, type CallPriority } from '../budget/priority.js';
 import { startSlotSizing, type ConcurrencyChange } from './slot-sizing.js';
@@ -496,6 +497,8 @@ export function startPipelineWorkers(
   const slices = new Worker<SliceJobData, SliceResult>(
     QUEUE_NAMES.slices,
     maskingWith(secrets)(async (job: Job<SliceJobData, SliceResult>, token?: string) => {
+      // A run's planning hold comes to a worker only when its planner failed or went silent: the run fails.
+      if (job.name === JOB_NAMES.hold) throw new UnrecoverableError(planningHoldFailure(job.data));
       const sliceRun = sliceRuns.begin(job.id ?? '');
       try {
         return await runSlice(context, job, token, sliceRun.signal);

@@ -14,6 +14,9 @@ import { keyTimeField } from '../planner/run-key-time.js';
 import type { RunCounters } from './run-counters.js';
 import type { UserDirectory } from './user-discovery.js';
 import { runWithPriority, type CallPriority } from '../budget/priority.js';
+import { GamedataError } from '../errors.js';
+import { maskWith, ownSecrets } from '../config/secret-values.js';
+import { createEarlySliceSink } from './early-slices.js';
 
 export interface StartBackfillOptions {
   connection: ConnectionOptions;
@@ -28,33 +31,39 @@ export interface StartBackfillOptions {
    * slices spawn walks only for users the listings did not show. Without it discovery still works (a listed user's
    * discovered walk has its planned slice's id, and re-adding it is a no-op), at the cost of those no-op adds.
    */
-  users?: Pick<UserDirectory, 'seed'>;
+  users?: Pick<UserDirectory, 'seed' | 'add' | 'unknown'>;
   /** Where the unlisted-users warning and the partition proof's line go. @default createLogger('jobs.backfill') */
   log?: Pick<Logger, 'warn' | 'info'>;
   /** Priority of the run's upstream calls on the shared budget (stamped on the run and its slices). @default 'backfill' */
   priority?: CallPriority;
 }
 
-/** Plans the run, records it as `running`, and enqueues run + slices. Returns the plan. */
-export async function startBackfill(request: BackfillRequest, o: StartBackfillOptions): Promise<PlannedRun> {
-  const priority = o.priority ?? 'backfill';
-  const plannedRaw = await runWithPriority(priority, () => planBackfill(request, o.planner, o.plan));
-  const planned: PlannedRun = {
-    ...plannedRaw,
-    run: { ...plannedRaw.run, priority },
-    slices: plannedRaw.slices.map((s) => ({ ...s, priority })),
+/** The run's fields in the run counters: its slices, resources, listing, partition and what it costs the key. */
+function runState(planned: PlannedRun): Record<string, string | number> {
+  const partition = planned.run.partition;
+  return {
+    slices: planned.slices.length,
+    resources: planned.run.resources.join(','),
+    ...(planned.users === undefined ? {} : { unlistedUsers: planned.users.unlisted }),
+    // What the partition proof found, for `status` and the workers' gamedata_partition_* gauges.
+    ...(partition === undefined ? {} : { partition: JSON.stringify(partition) }),
+    // What the plan costs the key (issue 32), for `status`: the dry run's estimate, kept.
+    ...keyTimeField(estimatePlanCost(planned)),
   };
+}
+
+/** Says what planning found that an operator should know: users the listing hides, the partition proof's result. */
+function logPlan(planned: PlannedRun, log: Pick<Logger, 'warn' | 'info'>): void {
   const unlisted = planned.users?.unlisted ?? 0;
-  if (planned.users !== undefined) await o.users?.seed(planned.run.runId, planned.users.ids, unlisted);
   if (unlisted > 0) {
-    (o.log ?? createLogger('jobs.backfill')).warn(
+    log.warn(
       { runId: planned.run.runId, unlistedUsers: unlisted, listedUsers: planned.users?.ids.length ?? 0 },
       `${unlisted} user listing item(s) had no _id: those users are walked only if a trade with a walked user reveals them (discovery)`,
     );
   }
   const partition = planned.run.partition;
   if (partition !== undefined) {
-    (o.log ?? createLogger('jobs.backfill')).info(
+    log.info(
       {
         runId: planned.run.runId,
         key: partition.key,
@@ -69,19 +78,46 @@ export async function startBackfill(request: BackfillRequest, o: StartBackfillOp
             `${partition.unprovenTypes.length === 0 ? 'nothing' : partition.unprovenTypes.join(', ')} per user`,
     );
   }
-  await o.counters.setState(planned.run.runId, 'running', {
-    slices: planned.slices.length,
-    resources: planned.run.resources.join(','),
-    ...(planned.users === undefined ? {} : { unlistedUsers: unlisted }),
-    // What the partition proof found, for `status` and the workers' gamedata_partition_* gauges.
-    ...(partition === undefined ? {} : { partition: JSON.stringify(partition) }),
-    // What the plan costs the key (issue 32), for `status`: the dry run's estimate, kept.
-    ...keyTimeField(estimatePlanCost(planned)),
-  });
-  await enqueueRun(planned.run, planned.slices, {
+}
+
+/**
+ * Plans the run, records it as `running`, and enqueues run + slices. Returns the plan. The per-user walks of a full
+ * history are enqueued as planning finds their users (`early-slices.ts`): the run is open before planning ends.
+ */
+export async function startBackfill(request: BackfillRequest, o: StartBackfillOptions): Promise<PlannedRun> {
+  const priority = o.priority ?? 'backfill';
+  const enqueue = {
     connection: o.connection,
     prefix: o.prefix,
     ...(o.counters.retention === undefined ? {} : { retention: o.counters.retention }),
+  };
+  const early = createEarlySliceSink({
+    ...enqueue,
+    counters: o.counters,
+    ...(o.users === undefined ? {} : { users: o.users }),
+    priority,
   });
+  let planned: PlannedRun;
+  try {
+    const plannedRaw = await runWithPriority(priority, () =>
+      planBackfill(request, o.planner, o.plan, early.tell),
+    );
+    planned = {
+      ...plannedRaw,
+      run: { ...plannedRaw.run, priority },
+      slices: plannedRaw.slices.map((s) => ({ ...s, priority })),
+    };
+    logPlan(planned, o.log ?? createLogger('jobs.backfill'));
+    if (await early.finish(planned, runState(planned))) return planned;
+  } catch (error) {
+    // Stored in Redis with the hold: masked, as a slice's failure is.
+    const reason = maskWith(GamedataError.from(error).message, ownSecrets());
+    await early.fail(`its planner failed: ${reason}`).catch(() => undefined);
+    throw error;
+  }
+  if (planned.users !== undefined)
+    await o.users?.seed(planned.run.runId, planned.users.ids, planned.users.unlisted);
+  await o.counters.setState(planned.run.runId, 'running', runState(planned));
+  await enqueueRun(planned.run, planned.slices, enqueue);
   return planned;
 }

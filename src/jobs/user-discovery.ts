@@ -21,13 +21,21 @@ export { COUNTERPARTY_FIELDS } from '../models/trade-users.js';
 
 /** The users a run knows (listed at planning or discovered since), kept in Redis per run. */
 export interface UserDirectory {
-  /** Records the listed users of a new run and how many listing items had no `_id` (before the run is enqueued). */
+  /**
+   * Records a run's whole user listing: the users listed and how many listing items had no `_id` (before the walks
+   * of the users not yet added are enqueued).
+   */
   seed(runId: string, listed: readonly string[], unlisted: number): Promise<void>;
+  /** Adds users whose walks the planner enqueues before its listing ends (`early-slices.ts`). */
+  add(runId: string, ids: readonly string[]): Promise<void>;
   /** Of `ids`, those the run does not know yet (one round trip; no write). */
   unknown(runId: string, ids: readonly string[]): Promise<string[]>;
   /** Remembers discovered users (after their walks were added); counts the ones that were new. */
   remember(runId: string, ids: readonly string[]): Promise<number>;
-  /** The run's figures: listing items without `_id`, and users walked because a trade revealed them. */
+  /**
+   * The run's figures: listing items without `_id`, and users walked that the listing does not show (a trade
+   * revealed them: to a walk's discovery, or on the feed's head page the planner starts with).
+   */
   stats(runId: string): Promise<{ unlistedUsers: number; discoveredUsers: number }>;
 }
 
@@ -38,9 +46,12 @@ export function createRedisUserDirectory(redis: Redis, prefix = 'gamedata'): Use
   const countersKey = (runId: string): string => `${prefix}:run:${runId}:counters`;
   return {
     async seed(runId, listed, unlisted) {
-      for (let i = 0; i < listed.length; i += 5000)
-        await redis.sadd(setKey(runId), ...listed.slice(i, i + 5000));
-      await redis.hset(countersKey(runId), 'unlistedUsers', unlisted);
+      await this.add(runId, listed);
+      const distinct = new Set(listed).size;
+      await redis.hset(countersKey(runId), 'unlistedUsers', unlisted, 'listedUsers', distinct);
+    },
+    async add(runId, ids) {
+      for (let i = 0; i < ids.length; i += 5000) await redis.sadd(setKey(runId), ...ids.slice(i, i + 5000));
     },
     async unknown(runId, ids) {
       if (ids.length === 0) return [];
@@ -54,8 +65,18 @@ export function createRedisUserDirectory(redis: Redis, prefix = 'gamedata'): Use
       return n;
     },
     async stats(runId) {
-      const [u, d] = await redis.hmget(countersKey(runId), 'unlistedUsers', 'discoveredUsers');
-      return { unlistedUsers: Number(u ?? 0), discoveredUsers: Number(d ?? 0) };
+      const [u, l, d] = await redis.hmget(
+        countersKey(runId),
+        'unlistedUsers',
+        'listedUsers',
+        'discoveredUsers',
+      );
+      // Every user walked is in the set, the whole listing included: the rest were not listed. A listed user a trade
+      // revealed before its listing page came (the planner starts walks while it lists) is not counted. Runs seeded
+      // without `listedUsers` (an older planner): discovery's own count.
+      const discovered =
+        l === null ? Number(d ?? 0) : Math.max(0, (await redis.scard(setKey(runId))) - Number(l));
+      return { unlistedUsers: Number(u ?? 0), discoveredUsers: discovered };
     },
   };
 }

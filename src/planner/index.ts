@@ -27,6 +27,7 @@ export type {
 } from './probe-density.js';
 export {
   planBackfill,
+  type EarlySlices,
   parseFilters,
   parseResources,
   UNFILTERED_TRANSACTION_WINDOW_MS,

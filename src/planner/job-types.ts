@@ -100,6 +100,11 @@ export interface SliceJobData {
    * listings read whole); a split's pieces inherit their parent's, an over-estimate.
    */
   expectedPages?: number;
+  /**
+   * Set on a run's planning hold only (`src/jobs/planning-hold.ts`): not a slice to read, and the worker that takes
+   * it fails the run, with the planner's `reason` when it gave one.
+   */
+  hold?: { reason?: string };
 }
 
 /** What a slice's job data remembers of its exactly-once delivery (`SliceJobData.eos`: a hint, Kafka is the truth). */

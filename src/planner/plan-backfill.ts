@@ -21,7 +21,14 @@ import { RESOURCES, isResourceName, type ResourceName } from '../models/resource
 import type { RunJobData, SliceJobData } from './job-types.js';
 import { runJobId, sliceJobId } from './queue-names.js';
 import { UNSPLIT_DEPTH } from './plan-partition.js';
-import { listUsers, perUserWalks, type PlanContext, type PlannedWalks, type Walk } from './plan-context.js';
+import {
+  earlyUserWalks,
+  listUsers,
+  perUserWalks,
+  type PlanContext,
+  type PlannedWalks,
+  type Walk,
+} from './plan-context.js';
 import {
   DEEP_FEED_MS,
   resolvePlanOptions,
@@ -95,8 +102,10 @@ async function planResource(ctx: PlanContext, resource: ResourceName): Promise<P
     if (o.partition !== 'off' && source.readPages !== undefined && Object.keys(filters).length === 0)
       return planPartitioned(ctx, source.readPages, { start: since, end: until });
     // Users listed without `_id` are walked when a trade reveals them (src/jobs/user-discovery.ts). Probing each user
-    // first would read that same head page twice (see `perUserWalks`).
-    return { walks: perUserWalks(ctx, await listUsers(source), { start: since, end: until }), rounds: 0 };
+    // first would read that same head page twice (see `perUserWalks`). Each listing page's users start at once.
+    const range = { start: since, end: until };
+    const listing = await listUsers(source, undefined, earlyUserWalks(ctx, range));
+    return { walks: perUserWalks(ctx, listing, range), rounds: 0 };
   }
   // Transactions over the unfiltered feed's window, deeper than an hour: the feed's deep pages cost seconds of the
   // key's serialised time each (~21 h for the real 72 h), the per-country walks a fraction of a second side by side.
@@ -164,16 +173,49 @@ function planContext(
   };
 }
 
-/** Plans one run over every requested resource. */
+/** The run's job data as planning knows it so far (`slices`: the count planned). */
+function runData(ctx: PlanContext, runId: string, replay: boolean, slices: number): RunJobData {
+  const { users, partition } = ctx.found;
+  return {
+    runId,
+    resources: ctx.request.resources,
+    since: ctx.request.since ?? 0,
+    until: ctx.until,
+    filters: ctx.filters,
+    fullHistory: ctx.fullHistory,
+    replay,
+    createdAt: ctx.now,
+    slices,
+    ...(users === undefined ? {} : { unlistedUsers: users.unlisted }),
+    ...(partition === undefined ? {} : { partition }),
+  };
+}
+
+/**
+ * Told of slices before planning ends (see `PlanContext.early`), with the run as known so far: a caller may enqueue
+ * the run and start them (`startBackfill`). Every slice told is also in the plan returned, but for the walks of users
+ * only the feed's head page names. Must not throw.
+ */
+export type EarlySlices = (run: RunJobData, slices: SliceJobData[]) => void;
+
+/** Plans one run over every requested resource. `early`: see {@link EarlySlices}. */
 export async function planBackfill(
   request: BackfillRequest,
   source: PlannerSource,
   options: PlanBackfillOptions = {},
+  early?: EarlySlices,
 ): Promise<PlannedRun> {
   const ctx = planContext(request, source, options);
-  const { now, until, filters, fullHistory, found } = ctx;
+  const { now, fullHistory, found } = ctx;
   const replay = request.replay ?? false;
   const runId = request.runId ?? runJobId(request.resources.join('+'), fullHistory ? 'full' : 'range', now);
+  let told = 0;
+  if (early !== undefined)
+    ctx.early = (resource, walks) => {
+      const slices = walks.flatMap((walk) => walkSlices(runId, replay, resource, walk));
+      told += slices.length;
+      if (slices.length > 0) early(runData(ctx, runId, replay, told), slices);
+    };
   // Every resource at once, so their probes share rounds (and POSTs); slices are added in the request's order.
   const planned = await Promise.all(request.resources.map((resource) => planResource(ctx, resource)));
   const slices: SliceJobData[] = [];
@@ -182,19 +224,7 @@ export async function planBackfill(
     for (const walk of walks)
       slices.push(...walkSlices(runId, replay, request.resources[i] as ResourceName, walk));
   });
-  const { users, partition, planning } = found;
-  const run: RunJobData = {
-    runId,
-    resources: request.resources,
-    since: request.since ?? 0,
-    until,
-    filters,
-    fullHistory,
-    replay,
-    createdAt: now,
-    slices: slices.length,
-    ...(users === undefined ? {} : { unlistedUsers: users.unlisted }),
-    ...(partition === undefined ? {} : { partition }),
-  };
+  const { users, planning } = found;
+  const run = runData(ctx, runId, replay, slices.length);
   return { run, slices, ...(users === undefined ? {} : { users }), planning };
 }

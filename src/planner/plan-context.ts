@@ -3,6 +3,7 @@
  * and what planning finds on the way (`PlanFindings`: its cost, the users listed, the partition's summary). Also the
  * one place the per-user walks are built.
  */
+import type { ResourceName } from '../models/resources.js';
 import type { TimeRange } from '../slicing/index.js';
 import { busyUserPieces, type FeedHead } from './busy-user-pieces.js';
 import type { PartitionSummary, WalkFilters } from './job-types.js';
@@ -42,6 +43,12 @@ export interface PlanContext {
   fullHistory: boolean;
   /** What planning finds; the strategies add to it. */
   found: PlanFindings;
+  /**
+   * Told of walks as soon as planning knows them, before it ends (`planBackfill`'s `early`): the per-user walks of a
+   * full history, whose users the listing names seconds before it ends. Every walk told is also in the plan, except
+   * the walks of users the feed's head page names and no listing shows (walked by discovery anyway). Must not throw.
+   */
+  early?: (resource: ResourceName, walks: Walk[]) => void;
 }
 
 /** What planning found: its cost and choices, the users listed, the partition's summary. */
@@ -56,12 +63,18 @@ export interface PlanFindings {
   head?: FeedHead;
 }
 
-/** The users the per-country listings show (`countryIds`: the countries already read, if they were). */
+/**
+ * The users the per-country listings show (`countryIds`: the countries already read, if they were); `onUsers` is told
+ * of each listing page's users as it arrives, when the source can.
+ */
 export const listUsers = async (
   source: PlannerSource,
   countryIds?: readonly string[],
+  onUsers?: (ids: readonly string[]) => void,
 ): Promise<UserListing> =>
-  source.userListing ? await source.userListing(countryIds) : { ids: await source.userIds(), unlisted: 0 };
+  source.userListing
+    ? await source.userListing(countryIds, onUsers)
+    : { ids: await source.userIds(), unlisted: 0 };
 
 /**
  * One whole-range walk per listed user (`types`: only these transaction types; absent: every type), and the listing
@@ -75,16 +88,50 @@ export function perUserWalks(
   types?: readonly string[],
 ): Walk[] {
   ctx.found.users = listing;
+  return busiestFirst(listing.ids, ctx.found.head?.users).map((userId) =>
+    userWalk(ctx, userId, range, types),
+  );
+}
+
+/** One user's walk, as {@link perUserWalks} plans it (the early walks of {@link earlyUserWalks} are the same). */
+function userWalk(ctx: PlanContext, userId: string, range: TimeRange, types?: readonly string[]): Walk {
   const typeFilter =
     types === undefined ? {} : { transactionType: types.length === 1 ? (types[0] as string) : [...types] };
   const { head } = ctx.found;
   // Cut only walks of every type planned for rounds: the head's rate counts every type, and a plan for fewest
   // requests reads each walk as one chain anyway.
   const cut = head !== undefined && types === undefined && ctx.forRounds;
-  return busiestFirst(listing.ids, head?.users).map((userId) => ({
+  return {
     filters: { ...ctx.filters, userId, ...typeFilter },
     ranges: cut ? busyUserPieces(range, head.users.get(userId) ?? 0, head) : [range],
-  }));
+  };
+}
+
+/**
+ * Starts the per-user walks of every type over `range` before the listing ends (issue 32): at once the walks of the
+ * users the feed's head page names, busiest first (the run's longest chains, ~2 s before the listing ends at the real
+ * service's latency), then, through the callback returned (`listUsers`' `onUsers`), each listing page's users not
+ * started yet. Each user's walk is the one {@link perUserWalks} plans. Does nothing without `ctx.early`.
+ */
+export function earlyUserWalks(
+  ctx: PlanContext,
+  range: TimeRange,
+): ((ids: readonly string[]) => void) | undefined {
+  const { early } = ctx;
+  if (early === undefined) return undefined;
+  const started = new Set<string>();
+  const start = (ids: readonly string[]): void => {
+    const fresh = ids.filter((id) => !started.has(id));
+    for (const id of fresh) started.add(id);
+    if (fresh.length > 0)
+      early(
+        'transactions',
+        fresh.map((id) => userWalk(ctx, id, range)),
+      );
+  };
+  const head = ctx.found.head?.users;
+  if (head !== undefined) start(busiestFirst([...head.keys()], head));
+  return start;
 }
 
 /**

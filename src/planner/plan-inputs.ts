@@ -43,10 +43,14 @@ export interface PlannerSource {
   userIds(): Promise<string[]>;
   /**
    * Every listed user id, plus how many listing items had no `_id` (users the walk can only reach by discovery,
-   * through a trade with a walked user); `countryIds`: the countries already read (else read again).
+   * through a trade with a walked user); `countryIds`: the countries already read (else read again); `onUsers`: told
+   * of each listing page's user ids as the page arrives (in any order, possibly twice; must not throw).
    * @default `userIds()` with 0 unlisted
    */
-  userListing?(countryIds?: readonly string[]): Promise<UserListing>;
+  userListing?(
+    countryIds?: readonly string[],
+    onUsers?: (ids: readonly string[]) => void,
+  ): Promise<UserListing>;
   /**
    * Whether the upstream budget binds now (the client's `budgetBinds`: a pause runs or the tokens left would not
    * last to the reset). `plan: 'auto'` then plans for fewest requests. @default never binds

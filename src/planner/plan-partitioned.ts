@@ -7,7 +7,14 @@
 import { tradeUsers } from '../models/trade-users.js';
 import type { TimeRange } from '../slicing/index.js';
 import type { FeedHead } from './busy-user-pieces.js';
-import { listUsers, perUserWalks, type PlanContext, type PlannedWalks, type Walk } from './plan-context.js';
+import {
+  earlyUserWalks,
+  listUsers,
+  perUserWalks,
+  type PlanContext,
+  type PlannedWalks,
+  type Walk,
+} from './plan-context.js';
 import type { UserListing } from './plan-inputs.js';
 import { planPartitionWalks } from './plan-partition.js';
 import {
@@ -127,8 +134,14 @@ export async function planPartitioned(
     fallback === undefined &&
     ctx.o.partitionAboveRows > 0 &&
     (await belowPartitionVolume(ctx, read, window))
-  )
-    return { walks: perUserWalks(ctx, await listUsers(ctx.source, await countries), range), rounds: 0 };
+  ) {
+    // The users the head page names start walking now, each listing page's as it comes (`earlyUserWalks`).
+    const onUsers = earlyUserWalks(ctx, range);
+    return {
+      walks: perUserWalks(ctx, await listUsers(ctx.source, await countries, onUsers), range),
+      rounds: 0,
+    };
+  }
   const values = await countries;
   const proof = await prove(ctx, read, window, values);
   const { provenTypes, unprovenTypes } = proof.proof;

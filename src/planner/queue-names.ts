@@ -12,7 +12,12 @@ export const QUEUE_NAMES = {
 } as const;
 
 /** BullMQ job names. */
-export const JOB_NAMES = { run: 'run', slice: 'slice' } as const;
+export const JOB_NAMES = {
+  run: 'run',
+  slice: 'slice',
+  /** A run's planning hold: keeps the run open while its planner still adds slices (src/jobs/planning-hold.ts). */
+  hold: 'planning-hold',
+} as const;
 
 /** Default BullMQ key prefix. */
 export const DEFAULT_QUEUE_PREFIX = 'gamedata-bull';

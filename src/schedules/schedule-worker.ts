@@ -69,7 +69,7 @@ export interface ScheduleWorkerDeps {
   planner: PlannerSource;
   counters: Pick<RunCounters, 'setState'>;
   /** The runs' user sets (seeded at planning for full-history transaction runs). */
-  users?: Pick<UserDirectory, 'seed'>;
+  users?: Pick<UserDirectory, 'seed' | 'add' | 'unknown'>;
   /** The key's shared budget: spread rescans are capped at their share of its requests. */
   budget?: Pick<SharedBudget, 'snapshot'> | undefined;
   /** Called after each tick's rescan step (spread rescans of changing resources). */

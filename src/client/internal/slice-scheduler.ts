@@ -42,6 +42,8 @@ export interface SchedulerSettings {
   highWater: number;
   /** 1000 for a v1 upstream (second-precision bounds), else 1. */
   alignMs: number;
+  /** Told of each page's items as it arrives (`CollectOptions.onPage`). */
+  onPage?: ((items: readonly unknown[]) => void) | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -228,6 +230,7 @@ export function createSliceScheduler<T>(
         if (page.items.length > 0) {
           for (const item of page.items) seg.buffer.push(item);
           buffered += page.items.length;
+          s.onPage?.(page.items);
           events.notify();
         }
         rows += page.items.length;

@@ -11,7 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDedupStore, createRedisSeenSet, type DedupRecord } from '../../../src/dedup/index.js';
 import {
   createRunCounters,
+  enqueueOpenRun,
   enqueueRun,
+  planningHoldId,
+  PLANNING_HOLD_MS,
   startPipelineWorkers,
   waitForRun,
   type SliceSource,
@@ -253,6 +256,97 @@ describe('pipeline flow on real Redis', () => {
       expect(new Set(sent).size).toBe(200);
     } finally {
       await working.close();
+    }
+  });
+
+  it('a run opened with its planning hold completes only once the hold goes: slices added later run in it, each row once', async () => {
+    const all = rows(300);
+    const sent: string[] = [];
+    const publisher: PagePublisher = {
+      async publishPage({ records: recs }) {
+        sent.push(...recs.map((r) => String((r as DedupRecord)._id)));
+        return { published: recs.length, deadLettered: 0, deadLetters: [] };
+      },
+    };
+    const workers = startPipelineWorkers(
+      { connection: redis, prefix, concurrency: 4 },
+      { ...acceptingDeps(source(all), 'h'), publisher },
+    );
+    const slices = new Queue<SliceJobData>(QUEUE_NAMES.slices, { connection: redis, prefix });
+    const runs = new Queue<RunJobData>(QUEUE_NAMES.runs, { connection: redis, prefix });
+    /** Waits until the slice job completed. */
+    const completed = async (id: string): Promise<void> => {
+      for (let i = 0; i < 200 && (await slices.getJobState(id)) !== 'completed'; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(await slices.getJobState(id)).toBe('completed');
+    };
+    try {
+      const runId = `rh-${Date.now()}`;
+      const first = slice(runId, 0, 1_001_000);
+      const later = slice(runId, 1_001_000, 2_000_000);
+      const open = await enqueueOpenRun(run(runId, [first]), [first], { connection: redis, prefix });
+      await completed(first.sliceId);
+      // every slice so far is done, and the run still waits: its hold is a child not yet done
+      expect(await runs.getJobState(runId)).toBe('waiting-children');
+      expect(await slices.getJobState(planningHoldId(runId))).toBe('delayed');
+      await open.add([later]);
+      await completed(later.sliceId);
+      expect(await runs.getJobState(runId)).toBe('waiting-children');
+      await open.updateRun({ ...run(runId, [first, later]), unlistedUsers: 3 });
+      await open.release();
+      await open.close();
+      const result = await waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 });
+      expect(result.counters.published).toBe(300);
+      expect(sent.sort()).toEqual(all.map((r) => String(r._id)).sort());
+      expect((await runs.getJob(runId))?.data.unlistedUsers).toBe(3);
+      expect(await slices.getJob(planningHoldId(runId))).toBeUndefined();
+    } finally {
+      await slices.close();
+      await runs.close();
+      await workers.close();
+    }
+  });
+
+  it('a planner that fails fails its run with its reason; a hold that comes due (a planner gone silent) fails it too, saying so', async () => {
+    const errors: string[] = [];
+    const workers = startPipelineWorkers(
+      { connection: redis, prefix, concurrency: 2, onError: (e) => errors.push(e.message) },
+      acceptingDeps(source(rows(20)), 'f'),
+    );
+    const slices = new Queue<SliceJobData>(QUEUE_NAMES.slices, { connection: redis, prefix });
+    const failureOf = (runId: string): Promise<string> =>
+      waitForRun(runId, { connection: redis, prefix, timeoutMs: 60_000, pollMs: 100 }).then(
+        () => 'completed',
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+    try {
+      const failed = `rf-${Date.now()}`;
+      const one = slice(failed, 0, 2_000_000);
+      const open = await enqueueOpenRun(run(failed, [one]), [one], { connection: redis, prefix });
+      await open.fail('its planner failed: the listing timed out');
+      await open.close();
+      const reason = await failureOf(failed);
+      expect(reason).toContain(
+        `run ${failed} failed: slice ${planningHoldId(failed)} failed after 1 attempt: `,
+      );
+      expect(reason).toContain(
+        `planning of run ${failed} did not finish: its planner failed: the listing timed out`,
+      );
+
+      const silent = `rs-${Date.now()}`;
+      const two = slice(silent, 0, 2_000_000);
+      const open2 = await enqueueOpenRun(run(silent, [two]), [two], { connection: redis, prefix });
+      await open2.close(); // the planner goes away without a word
+      // the hold's delay runs out (PLANNING_HOLD_MS; here at once)
+      await (await slices.getJob(planningHoldId(silent)))?.promote();
+      const reason2 = await failureOf(silent);
+      expect(reason2).toContain(
+        `planning of run ${silent} did not finish: no word from its planner for ${PLANNING_HOLD_MS / 60_000} min`,
+      );
+      expect(errors.some((m) => m.includes(`planning of run ${silent} did not finish`))).toBe(true);
+    } finally {
+      await slices.close();
+      await workers.close();
     }
   });
 

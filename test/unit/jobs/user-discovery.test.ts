@@ -81,6 +81,9 @@ function memoryDirectory(events: string[]): UserDirectory & { sets: Map<string, 
       for (const id of ids) set(runId).add(id);
       unlisted = n;
     },
+    async add(runId, ids) {
+      for (const id of ids) set(runId).add(id);
+    },
     async unknown(runId, ids) {
       events.push('unknown');
       return ids.filter((id) => !set(runId).has(id));

@@ -11,6 +11,7 @@ import {
   provePartition,
   UNSPLIT_DEPTH,
   type PlannerSource,
+  type EarlySlices,
   type ReadListingPages,
   type SliceJobData,
   type WalkFilters,
@@ -125,14 +126,13 @@ function makeWorld(n: number, country: (i: number, type: string) => string[]): T
   });
 }
 
-const plan = (src: PlannerSource, extra: Record<string, unknown> = {}) =>
-  planBackfill({ resources: ['transactions'], fullHistory: true, runId: 'r' }, src, {
-    now: () => NOW,
-    partition: 'countryId',
-    knownTypes: TYPES,
-    plan: 'rounds',
-    ...extra,
-  });
+const plan = (src: PlannerSource, extra: Record<string, unknown> = {}, early?: EarlySlices) =>
+  planBackfill(
+    { resources: ['transactions'], fullHistory: true, runId: 'r' },
+    src,
+    { now: () => NOW, partition: 'countryId', knownTypes: TYPES, plan: 'rounds', ...extra },
+    early,
+  );
 
 describe('planBackfill with a partition proof', () => {
   it('every type proven: per-country walks only, no type filter, every row read once; the run keeps the proof', async () => {
@@ -457,5 +457,96 @@ describe('readRangeRows', () => {
       ),
       { numRuns: 60, endOnFailure: true },
     );
+  });
+});
+
+describe('planBackfill: per-user walks told before planning ends (early, issue 32)', () => {
+  /** `modelSource` whose listing tells its users in two pages, recording when it was read. */
+  function pagedListing(rows: Tx[], users: string[]) {
+    const src = modelSource(rows, COUNTRIES, users);
+    const seen = { listed: false };
+    return {
+      seen,
+      src: {
+        ...src,
+        userListing: async (_c?: readonly string[], onUsers?: (ids: readonly string[]) => void) => {
+          seen.listed = true;
+          onUsers?.(users.slice(0, 2));
+          onUsers?.(users.slice(1)); // a user twice (two pages of a listing may overlap at their edge)
+          return { ids: users, unlisted: 0 };
+        },
+      },
+    };
+  }
+  type Told = { listedYet: boolean; runId: string; slices: SliceJobData[] };
+
+  it("tells the head page's users at once (busiest first, cut as planned), then each listing page's new users; every slice told is planned", async () => {
+    const users = OBJECT_USERS;
+    const rows = busyWorld(4_000, (i) => (i % 10 < 6 ? 3 : i % 10 < 9 ? 1 : 0));
+    const { src, seen } = pagedListing(rows, users);
+    const told: Told[] = [];
+    const planned = await plan(src, { partitionAboveRows: 100_000 }, (run, slices) =>
+      told.push({ listedYet: seen.listed, runId: run.runId, slices }),
+    );
+    const without = await plan(modelSource(rows, COUNTRIES, users), { partitionAboveRows: 100_000 });
+    // the plan itself does not depend on being told
+    expect(planned.slices).toEqual(without.slices);
+    // first: the head page's users (d, b, a named; c not), before the listing is read, d's pieces first
+    expect(told[0]?.listedYet).toBe(false);
+    expect([...new Set(told[0]?.slices.map((s) => s.filters['userId']))]).toEqual([
+      users[3],
+      users[1],
+      users[0],
+    ]);
+    expect(told[0]?.slices.filter((s) => s.filters['userId'] === users[3])).toHaveLength(BUSY_USER_PIECES);
+    // then the listing's pages: only c is new (named twice by the pages, told once)
+    expect(told.slice(1).map((t) => t.slices.map((s) => s.filters['userId']))).toEqual([[users[2]]]);
+    expect(told.every((t) => t.runId === 'r')).toBe(true);
+    // every slice told once, and exactly the plan's slices
+    const ids = told.flatMap((t) => t.slices.map((s) => s.sliceId));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(ids)).toEqual(new Set(planned.slices.map((s) => s.sliceId)));
+    expect(told.flatMap((t) => t.slices)).toEqual(expect.arrayContaining(planned.slices));
+  });
+
+  it('a user only the head page names (not listed) is told too: walked from the start, as discovery would', async () => {
+    const users = OBJECT_USERS;
+    const hidden = 'e'.repeat(24);
+    const rows = busyWorld(900, (i) => (i % 6 < 3 ? 3 : 0)).map((r, i) =>
+      i % 2 === 0 ? { ...r, sellerId: hidden } : r,
+    );
+    const { src } = pagedListing(rows, users);
+    const told: SliceJobData[] = [];
+    const planned = await plan(src, { partitionAboveRows: 100_000 }, (_run, slices) => told.push(...slices));
+    const plannedIds = new Set(planned.slices.map((s) => s.sliceId));
+    const extra = told.filter((s) => !plannedIds.has(s.sliceId));
+    expect(extra.length).toBeGreaterThan(0);
+    expect(extra.every((s) => s.filters['userId'] === hidden)).toBe(true);
+    expect(planned.slices.every((s) => told.some((t) => t.sliceId === s.sliceId))).toBe(true);
+  });
+
+  it('the per-user plan (partition off) tells each listing page as it comes; the plan is what was told', async () => {
+    const rows = makeWorld(900, (i) => [COUNTRIES[i % 3] as string]);
+    const { src } = pagedListing(rows, USERS);
+    const told: string[][] = [];
+    const planned = await plan(src, { partition: 'off' }, (_run, slices) =>
+      told.push(slices.map((s) => String(s.filters['userId']))),
+    );
+    expect(told).toEqual([USERS.slice(0, 2), USERS.slice(2)]);
+    expect(planned.slices.map((s) => s.filters['userId'])).toEqual(USERS);
+  });
+
+  it('other plans tell nothing (a partition, a range, other resources)', async () => {
+    const rows = makeWorld(900, (i) => [COUNTRIES[i % 3] as string]);
+    const { src } = pagedListing(rows, USERS);
+    const told: SliceJobData[] = [];
+    await plan(src, {}, (_run, slices) => told.push(...slices));
+    await planBackfill(
+      { resources: ['transactions', 'users'], since: NOW - 10 * HOUR, runId: 'r2' },
+      src,
+      { now: () => NOW },
+      (_run, slices) => told.push(...slices),
+    );
+    expect(told).toEqual([]);
   });
 });
