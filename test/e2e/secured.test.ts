@@ -793,9 +793,12 @@ describe('secured stack', () => {
     outputs.push(planned.out);
     expect(planned.code, planned.out).toBe(0);
     // a slower upstream (each request 600 ms, the real service's): the run is still going when the password changes
-    // and the worker's registry probe (every 5 s) sees it. At 150 ms a quiet box finished the run first.
+    // and the worker's registry probe (every 5 s) sees it. At 150 ms a quiet box finished the run first. Two slots at
+    // most: slot sizing grows a worker's slots while the key has requests to spare, and in the clean-clone CI of
+    // 82b967f the 20 slices went in 14 requests (two slots need ~20) and the run had completed before the probe saw the
+    // new password.
     sim?.configure({ latency: { requestMs: 600 } });
-    const first = startWorker(own, ['--concurrency', '2']);
+    const first = startWorker(own, ['--concurrency', '2', '--max-concurrency', '2']);
     let code: number | null | 'running';
     try {
       await waitFor(
