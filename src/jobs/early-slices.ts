@@ -43,13 +43,18 @@ function userOf(slice: SliceJobData): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
+/** The distinct users of `slices`' per-user walks. */
+function usersOf(slices: readonly SliceJobData[]): string[] {
+  return [...new Set(slices.map(userOf).filter((u): u is string => u !== undefined))];
+}
+
 /** `slices` less those of users the run's set knows (walked already: listed in an earlier batch, or discovered). */
 async function ofUnknownUsers(
   o: EarlySliceOptions,
   runId: string,
   slices: readonly SliceJobData[],
 ): Promise<SliceJobData[]> {
-  const users = [...new Set(slices.map(userOf).filter((u): u is string => u !== undefined))];
+  const users = usersOf(slices);
   if (o.users === undefined || users.length === 0) return [...slices];
   const unknown = new Set(await o.users.unknown(runId, users));
   return slices.filter((s) => {
@@ -75,7 +80,7 @@ export function createEarlySliceSink(o: EarlySliceOptions): EarlySliceSink {
       slices.filter((s) => !added.has(s.sliceId)),
     );
     if (fresh.length === 0) return;
-    const users = [...new Set(fresh.map(userOf).filter((u): u is string => u !== undefined))];
+    const users = usersOf(fresh);
     if (users.length > 0) await o.users?.add(run.runId, users);
     for (const s of fresh) added.add(s.sliceId);
     if (open !== undefined) return open.add(fresh);
