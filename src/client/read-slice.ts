@@ -10,6 +10,7 @@ import type { ClientCore, InvalidItemMode } from './core.js';
 import { encodeCursor, ZERO_OID } from './cursor.js';
 import type { Listing } from './listing.js';
 import { checkOpenRange, type TimeRange } from '../slicing/index.js';
+import type { ShortPages } from '../models/short-pages.js';
 
 export interface ReadSliceOptions {
   /** Resume after a checkpoint: a `cursor` yielded by an earlier read of the same slice. */
@@ -19,9 +20,15 @@ export interface ReadSliceOptions {
   signal?: AbortSignal | undefined;
   /** @default 'throw' (the pipeline passes `'pass'` and dead-letters malformed items) */
   onInvalidItem?: InvalidItemMode | undefined;
+  /** What a page with fewer items than asked for means (`ShortPages`, src/models/short-pages.ts). @default 'end' */
+  shortPages?: ShortPages | undefined;
 }
 
-export const DEFAULT_READ_SLICE_OPTIONS = { limit: 100, onInvalidItem: 'throw' } as const;
+export const DEFAULT_READ_SLICE_OPTIONS = {
+  limit: 100,
+  onInvalidItem: 'throw',
+  shortPages: 'end',
+} as const satisfies ReadSliceOptions;
 
 /** One page of a slice. */
 export interface SlicePage<T> {
@@ -75,6 +82,7 @@ export async function* readSlicePages<T>(
 ): AsyncGenerator<SlicePageDetail<T>> {
   const limit = options.limit ?? DEFAULT_READ_SLICE_OPTIONS.limit;
   let pageLimit = Math.min(limit, Math.max(1, options.firstLimit ?? limit));
+  const shortEnds = (options.shortPages ?? DEFAULT_READ_SLICE_OPTIONS.shortPages) === 'end';
   if (!Number.isInteger(limit) || limit < 1 || limit > 100)
     throw new ConfigError(`limit must be an integer in [1, 100], got ${limit}`);
   let cursor =
@@ -110,10 +118,12 @@ export async function* readSlicePages<T>(
     }
     const next = page.nextCursor;
     // Stop rules that do not rely on hasMore (the real service omits it): an item older than the slice, an empty
-    // page, a missing cursor, or a cursor already followed (which would loop).
+    // page, a page shorter than asked (unless `shortPages: 'confirm'`, or a `hasMore: true` says otherwise), a missing
+    // cursor, or a cursor already followed (which would loop).
     const done =
       reachedStart ||
       page.items.length === 0 ||
+      (shortEnds && page.items.length < pageLimit && page.hasMore !== true) ||
       typeof next !== 'string' ||
       next === '' ||
       next === cursor ||

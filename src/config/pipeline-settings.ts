@@ -4,6 +4,7 @@
  */
 import { loadConfig, type ConfigInput, type ConfigNeed, type DeliveryMode } from './load-config.js';
 import type { SchemaContracts } from './schema-contract.js';
+import type { ShortPages } from '../models/short-pages.js';
 
 /** Where the pipeline's services are. */
 export interface PipelineSettings {
@@ -29,6 +30,8 @@ export interface PipelineSettings {
   metricsHost?: string | undefined;
   /** `GAMEDATA_DELIVERY`: `exactly-once` (Kafka transactions) or `at-least-once`. @default DEFAULT_CONFIG.delivery */
   delivery?: DeliveryMode | undefined;
+  /** `GAMEDATA_SHORT_PAGES`: what an upstream page shorter than asked for means. @default DEFAULT_CONFIG.shortPages */
+  shortPages?: ShortPages | undefined;
   /** `GAMEDATA_TRANSACTION_LINGER`: exactly-once shared transactions' linger. @default DEFAULT_CONFIG.transactionLingerMs */
   transactionLingerMs?: number | undefined;
   /** `GAMEDATA_RETENTION_AGE` / `GAMEDATA_RETENTION_RUNS`: how long finished runs are kept. @default 7 days / 20000 runs */
@@ -65,6 +68,7 @@ export function readPipelineSettings(
     metricsHost: config.metricsHost,
     delivery: config.delivery,
     transactionLingerMs: config.transactionLingerMs,
+    shortPages: config.shortPages,
     retention: { maxAgeMs: config.retentionAgeMs, maxRuns: config.retentionRuns },
     schemaContracts: config.schemaContracts,
   };

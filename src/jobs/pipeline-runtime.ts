@@ -42,12 +42,19 @@ import { createRedisDriftStore, type PageDrift } from '../drift/index.js';
 import { createSchemaEvolution, type EvolvedField } from '../publish/schema-evolution.js';
 import { DEFAULT_SCHEMA_CONTRACTS } from '../config/schema-contract.js';
 import { RESOURCES, type ResourceName } from '../models/resources.js';
+import type { ShortPages } from '../models/short-pages.js';
 
 /** A Redis connection fit for BullMQ workers (`maxRetriesPerRequest: null`). */
 export { connectRedis };
 
-/** The slice source over the client: `readSlice` with malformed items passed through (they are dead-lettered). */
-export function createClientSliceSource(client: Client, options: { pageSize?: number } = {}): SliceSource {
+/**
+ * The slice source over the client: `readSlice` with malformed items passed through (they are dead-lettered), and
+ * short pages read as `shortPages` says (`GAMEDATA_SHORT_PAGES`; `verify` passes `confirm`).
+ */
+export function createClientSliceSource(
+  client: Client,
+  options: { pageSize?: number; shortPages?: ShortPages | undefined } = {},
+): SliceSource {
   return {
     operation: (resource) => LISTING_SPECS[resource].procedure,
     async *readPages(slice, o) {
@@ -56,7 +63,13 @@ export function createClientSliceSource(client: Client, options: { pageSize?: nu
         client,
         listing,
         { start: slice.start, end: slice.end },
-        { cursor: o.cursor, signal: o.signal, limit: options.pageSize ?? 100, onInvalidItem: 'pass' },
+        {
+          cursor: o.cursor,
+          signal: o.signal,
+          limit: options.pageSize ?? 100,
+          onInvalidItem: 'pass',
+          shortPages: options.shortPages,
+        },
       );
     },
     async enrich(resource, items, signal) {
@@ -377,7 +390,7 @@ export async function createPipelineRuntime(
     redis,
     client,
     sink,
-    source: createClientSliceSource(client),
+    source: createClientSliceSource(client, { shortPages: settings.shortPages }),
     planner: createClientPlannerSource(client),
     publisher,
     eos,

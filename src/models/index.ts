@@ -19,4 +19,6 @@ export { RESOURCES, RESOURCE_INFO, isResourceName, recordVersion } from './resou
 export type { ResourceName, ResourceInfo } from './resources.js';
 export { CALL_PRIORITIES, priorityRank, queuePriority } from './call-priority.js';
 export type { CallPriority } from './call-priority.js';
+export { SHORT_PAGES } from './short-pages.js';
+export type { ShortPages } from './short-pages.js';
 export type * from './types.js';

@@ -121,7 +121,7 @@ export async function planPartitionWalks(
           while (next < times.length && (times[next] as number) >= s.end) next++;
           let rowsIn = 0;
           for (; next < times.length && (times[next] as number) >= s.start; next++) rowsIn++;
-          // Full pages plus the one that ends the read.
+          // Full pages plus the one that ends the read (a row below the slice, or a short page).
           slices.push({ ...s, expectedPages: Math.floor(rowsIn / o.pageSize) + 1 });
         }
       }
@@ -135,16 +135,14 @@ export async function planPartitionWalks(
         probePages += probed.probes;
         probeRounds = Math.max(probeRounds, probed.rounds);
         // Each slice's pages from the rows the probes put in it (estimated: the budget's work and the dry run's
-        // figure; the oldest slice has no row below it, so its read ends on an empty page).
+        // figure): full pages, then the page that ends the read (a row below the slice, or a short page).
         for (const s of planRowSlices(older, probed.stretches, {
           rowsPerSlice: o.rowsPerSlice,
           rowsPerEstimatedSlice: o.rowsPerEstimatedSlice ?? o.rowsPerSlice,
           maxSlices: o.maxSlicesPerWalk,
         })) {
           const rows = Math.round(rowsWithin(s, probed.stretches));
-          const pages =
-            s.start === older.start ? Math.ceil(rows / o.pageSize) + 1 : Math.floor(rows / o.pageSize) + 1;
-          slices.push({ ...s, expectedPages: pages });
+          slices.push({ ...s, expectedPages: Math.floor(rows / o.pageSize) + 1 });
         }
       }
       return { filters, slices };

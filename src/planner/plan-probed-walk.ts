@@ -63,8 +63,8 @@ async function planForRequests(ctx: PlanContext, probe: ProbePage, range: TimeRa
       {
         filters: ctx.filters,
         ranges,
-        // The estimated rows shared among the slices, plus the page that ends each read.
-        expectedPages: Math.ceil(estimatedRows / Math.max(1, ranges.length) / o.pageSize) + 1,
+        // The estimated rows shared among the slices: each read's full pages and the short page that ends it.
+        expectedPages: Math.floor(estimatedRows / Math.max(1, ranges.length) / o.pageSize) + 1,
       },
     ],
     rounds: 1,

@@ -10,8 +10,8 @@
  *   alike in shape (a country busy now was busy before, in proportion).
  * - **Every other walk** (per-user) by the mean of an evenly spread sample, each sampled walk probed over its range.
  *
- * A walk of `r` rows reads `ceil(r / pageSize)` pages and the empty page that ends it (the service sends a cursor with
- * every page that has items). The split of a busy walk while read adds pages this does not count (measured +10-15 %
+ * A walk of `r` rows reads `floor(r / pageSize) + 1` pages: its full pages, then the short (or empty) one that ends it
+ * (`GAMEDATA_SHORT_PAGES=end`, the default; `confirm` reads an empty page more after a short one). The split of a busy walk while read adds pages this does not count (measured +10-15 %
  * at small and medium). Only the dry run pays the samples' probe pages (said in its output); the run never does.
  */
 import type { ResourceName } from '../models/resources.js';
@@ -62,9 +62,9 @@ export interface WalkPageSample {
 
 type Slice = Pick<SliceJobData, 'sliceId' | 'resource' | 'filters' | 'start' | 'end' | 'expectedPages'>;
 
-/** Pages a walk of `rows` rows reads: its full and partial pages, and the empty page that ends it. */
+/** Pages a walk of `rows` rows reads: its full pages, and the short (or empty) page that ends it. */
 export function walkPages(rows: number, pageSize: number): number {
-  return rows <= 0 ? 1 : Math.ceil(rows / pageSize) + 1;
+  return rows <= 0 ? 1 : Math.floor(rows / pageSize) + 1;
 }
 
 /** `n` items spread evenly over `items` (all of them when there are no more than `n`). */

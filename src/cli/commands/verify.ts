@@ -12,7 +12,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../errors.js';
 import { createRecordDecoder } from '../../encoding/record-decoder.js';
 import { createRegistryClient } from '../../encoding/registry-client.js';
-import { createPipelineRuntime } from '../../jobs/index.js';
+import { createClientSliceSource, createPipelineRuntime } from '../../jobs/index.js';
 import { readPipelineSettings } from '../../config/index.js';
 import { commandRedisLines } from '../connection-lines.js';
 import { addressOf, requireReachable } from '../service-probes.js';
@@ -80,7 +80,9 @@ export function register(program: Command): void {
               flags.truth !== undefined
                 ? readNdjson(join(flags.truth, `${resource}.ndjson`))
                 : await collectUpstreamTruth(
-                    rt!.source,
+                    // Reads confirm every short page (one page more, to an empty one): the truth does not rest on
+                    // `GAMEDATA_SHORT_PAGES=end`, so an upstream that breaks it shows as rows missing from the topics.
+                    createClientSliceSource(rt!.client, { shortPages: 'confirm' }),
                     rt!.planner,
                     resource,
                     until === undefined ? {} : { until },

@@ -31,7 +31,16 @@ export interface FakeFeed extends ClientCore {
 export function createFakeFeed(
   rows: Row[],
   format: 'v2' | 'v1' = 'v2',
-  options: { failWhen?: (call: number) => boolean } = {},
+  options: {
+    failWhen?: (call: number) => boolean;
+    /**
+     * As the real service: every page with items carries the cursor after its last one, and an empty page echoes the
+     * cursor it was given (without: a page with nothing below it carries no cursor).
+     */
+    echoCursor?: boolean;
+    /** Serves call `n`'s page cut to half its items (at least one) while items remain below them. */
+    shortWhen?: (call: number) => boolean;
+  } = {},
 ): FakeFeed {
   const sorted = sortRows(rows, format);
   const key = (r: Row): number =>
@@ -54,15 +63,19 @@ export function createFakeFeed(
         start = sorted.findIndex((r) => key(r) < bt || (key(r) === bt && r._id < b.id));
         if (start < 0) start = sorted.length;
       }
-      const items = sorted.slice(start, start + request.limit);
+      let items = sorted.slice(start, start + request.limit);
+      if (items.length > 1 && start + items.length < sorted.length && options.shortWhen?.(n))
+        items = items.slice(0, Math.ceil(items.length / 2));
       const last = items[items.length - 1];
-      const more = start + request.limit < sorted.length;
+      const more = start + items.length < sorted.length;
       const nextCursor =
-        last && more
+        last && (more || options.echoCursor === true)
           ? format === 'v1'
             ? encodeCursorV1(Date.parse(last.createdAt), last._id, 'date')
             : encodeCursorV2(Date.parse(last.createdAt), last._id)
-          : null;
+          : options.echoCursor === true
+            ? (request.cursor ?? null)
+            : null;
       return { items: items as T[], nextCursor };
     },
   };

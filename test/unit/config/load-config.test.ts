@@ -46,6 +46,7 @@ describe('loadConfig', () => {
       retentionRuns: 20_000,
       kafkaSecurityProtocol: 'PLAINTEXT',
       delivery: 'exactly-once',
+      shortPages: 'end',
       transactionLingerMs: 25,
       giveUpAfterMs: 300_000,
       drainTimeoutMs: 30_000,
@@ -94,6 +95,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: { GAMEDATA_DELIVERY: 'at-least-once' } }).delivery).toBe('at-least-once');
     expect(() => loadConfig({ env: { GAMEDATA_DELIVERY: 'twice' } })).toThrow(
       /GAMEDATA_DELIVERY \(env\): .*exactly-once.*at-least-once.*; got "twice"/,
+    );
+  });
+
+  it('reads what a short upstream page means (default end) and names a bad value', () => {
+    expect(loadConfig({ env: {} }).shortPages).toBe('end');
+    expect(loadConfig({ env: { GAMEDATA_SHORT_PAGES: 'confirm' } }).shortPages).toBe('confirm');
+    expect(() => loadConfig({ env: { GAMEDATA_SHORT_PAGES: 'trust' } })).toThrow(
+      /GAMEDATA_SHORT_PAGES \(env\): .*end.*confirm.*; got "trust"/,
     );
   });
 

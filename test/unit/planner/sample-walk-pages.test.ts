@@ -36,11 +36,13 @@ function walk(id: string, filters: Record<string, string>): SliceJobData {
 }
 
 describe('walkPages', () => {
-  it('a walk reads its full pages, its partial one and the empty page that ends it', () => {
+  it('a walk reads its full pages and the short (or empty) page that ends it', () => {
     expect(walkPages(0, 100)).toBe(1);
-    expect(walkPages(1, 100)).toBe(2);
+    expect(walkPages(1, 100)).toBe(1);
+    expect(walkPages(99, 100)).toBe(1);
     expect(walkPages(100, 100)).toBe(2);
-    expect(walkPages(101, 100)).toBe(3);
+    expect(walkPages(101, 100)).toBe(2);
+    expect(walkPages(250, 100)).toBe(3);
   });
 });
 
