@@ -42,6 +42,19 @@ export function malformedKind(
   return KINDS[hash32(h, 3) % KINDS.length];
 }
 
+/**
+ * Whether the page whose first row has identity `ident` is served short (the `shortPages` fault): chosen by identity,
+ * so every read of the same page agrees.
+ */
+export function servedShort(
+  resource: SimulatorResource,
+  ident: number,
+  rate: number,
+  faultSeed: number,
+): boolean {
+  return rate > 0 && unit(hash32(faultSeed, RESOURCE_SALT[resource], ident, 0x7370)) < rate;
+}
+
 /** A corrupted copy of a record (the original is not changed). */
 export function corruptRecord(
   resource: SimulatorResource,

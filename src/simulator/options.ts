@@ -61,6 +61,12 @@ export interface FaultSettings {
    * the same records are corrupted on every read. `malformed(resource)` lists them. @default 0
    */
   malformed: number;
+  /**
+   * Share of listing pages served short while rows remain below them (cut to half their rows, at least one; chosen by
+   * the page's first row, so every read of that page agrees). The real service is not known to do this: it breaks
+   * what `GAMEDATA_SHORT_PAGES=end` assumes, for the tests of `confirm` and of `verify`. @default 0
+   */
+  shortPages: number;
 }
 
 /** Everything `configure()` can switch on a running simulator. */
@@ -125,7 +131,7 @@ export const DEFAULT_RUNTIME_SETTINGS: RuntimeSettings = {
     filteredMs: 0,
     filteredPerCallMs: 0,
   },
-  faults: { seed: 7, http5xx: 0, batch5xx: 0, reset: 0, hang: 0, badJson: 0, malformed: 0 },
+  faults: { seed: 7, http5xx: 0, batch5xx: 0, reset: 0, hang: 0, badJson: 0, malformed: 0, shortPages: 0 },
   thinUserListing: true,
   countArticleViews: true,
 };
@@ -260,6 +266,7 @@ const FAULT_KEYS: Record<string, keyof FaultSettings> = {
   hang: 'hang',
   badjson: 'badJson',
   malformed: 'malformed',
+  shortpages: 'shortPages',
   seed: 'seed',
 };
 

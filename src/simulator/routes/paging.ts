@@ -6,7 +6,7 @@
 import { TRPCError } from '@trpc/server';
 import { LRUCache } from 'lru-cache';
 import { decodeCursor, encodeCursorV1, encodeCursorV2, type CursorBound } from '../cursor.js';
-import { corruptRecord, malformedKind } from '../faults.js';
+import { corruptRecord, malformedKind, servedShort } from '../faults.js';
 import { indexView, listRows, tableView, type RowView } from '../ordered-table.js';
 import type { RuntimeSettings } from '../options.js';
 import type { ApiRecord, RecordVariant } from '../records/record-variant.js';
@@ -113,6 +113,20 @@ export function createPaging(world: World): Paging {
       predicate: spec.predicate,
       mode: spec.settings.cursor,
     });
+    // The `shortPages` fault: a page with rows below it served cut to half (what the real service is not known to do).
+    const first = rows[0];
+    if (
+      more &&
+      rows.length > 1 &&
+      first !== undefined &&
+      servedShort(
+        spec.resource,
+        table.ident(first),
+        spec.settings.faults.shortPages,
+        spec.settings.faults.seed,
+      )
+    )
+      rows.length = Math.ceil(rows.length / 2);
     const items = rows.map((row) =>
       serve(spec.resource, row, built(spec.resource, row, spec.variant), spec.settings),
     );
