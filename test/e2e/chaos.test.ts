@@ -45,8 +45,10 @@ describe('chaos: SIGKILLed workers, a Redis restart and a stopped broker during 
       // Below the ephemeral range (see ChaosOptions.kafkaPort): 39102 was taken by a client socket once.
       kafkaPort: 23092,
       redisPort: 23379,
+      // 60 ms a request outlasted the chaos (kills at 5 and 10 s, then Redis and a broker: ~28 s) until a short page
+      // ended its read (half the calls went): the run then completed at ~20 s, before the last two kills.
       simulator: {
-        latency: { requestMs: 60, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 },
+        latency: { requestMs: 150, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 },
       },
       timeoutMs: 600_000,
     });
