@@ -498,7 +498,11 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     // Redis restarts on purpose: its connections reconnect by themselves, the errors meanwhile are expected.
     control.on('error', () => undefined);
     planner.redis.on('error', () => undefined);
-    const planned = await startBackfill(
+    // The chaos starts with the backfill, not after its planning: a per-user plan starts its walks while it still lists
+    // the users (issue 32), so at scale small on a busy CI box most of the run was done by the time planning returned
+    // (a run of 10 s after planning, one kill of four landed).
+    const runT0 = Date.now();
+    const plannedP = startBackfill(
       { resources: o.resources, fullHistory: true, until: sim.now() },
       {
         connection: control,
@@ -509,9 +513,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         plan: { partition: o.partition ?? 'off' },
       },
     );
-    const runId = planned.run.runId;
-    const runT0 = Date.now();
-    log(`run ${runId}: ${planned.slices.length} slices planned`);
+    plannedP.catch(() => undefined); // awaited below (by the watcher, and before Redis restarts)
+    let runId = '';
     let done = false;
     let failed: string | undefined;
     const bull = { connection: control, prefix: settings.queuePrefix };
@@ -533,6 +536,14 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         .join('; ');
     };
     const watcher = (async () => {
+      const planned = await plannedP.catch((error: unknown) => {
+        done = true; // the chaos stops; the error is thrown where the watcher is awaited
+        throw error;
+      });
+      runId = planned.run.runId;
+      log(
+        `run ${runId}: ${planned.slices.length} slices planned in ${Math.round((Date.now() - runT0) / 1000)} s`,
+      );
       let shownAt = 0;
       while (!done && Date.now() - runT0 < o.timeoutMs) {
         const s = await getRunStatus(runId, bull).catch(() => undefined);
@@ -599,6 +610,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         setTimeout(() => !stopping && start(i), 1000);
       }
       if (kills === redisAt && o.redisRestart) {
+        // Not while planning: the planner (this process) enqueues the run's slices through Redis.
+        await plannedP;
         event('restarting Redis');
         await stack(['restart-redis'], svc.env);
         redisRestarts += 1;

@@ -46,7 +46,8 @@ describe('chaos: SIGKILLed workers, a Redis restart and a stopped broker during 
       kafkaPort: 23092,
       redisPort: 23379,
       // 60 ms a request outlasted the chaos (kills at 5 and 10 s, then Redis and a broker: ~28 s) until a short page
-      // ended its read (half the calls went): the run then completed at ~20 s, before the last two kills.
+      // ended its read (half the calls went): the run then completed at ~20 s, before the last two kills. The chaos
+      // starts with the backfill (bench/chaos.ts), not after its planning.
       simulator: {
         latency: { requestMs: 150, procedureMs: 0, feedHeadMs: 0, feedPerHourMs: 0, filteredMs: 0 },
       },
