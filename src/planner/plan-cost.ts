@@ -119,7 +119,7 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
             `${unpriced} slices with no estimate at ${callsPerSlice} pages each (their head page and the page that ends them)`,
           ]
         : []),
-      'a busy walk splits while read and each piece ends on a page of its own: measured +10-15 % pages over the estimate at small and medium (not counted)',
+      'a busy walk splits while read and each piece ends on a page of its own: measured +5-7 % pages over the estimate at small and medium (not counted)',
       `requests: ${perRequest} calls each (full batches, what a run the key binds sends; a run the key does not bind sends emptier ones, which cost it nothing)`,
       `serial feed: unfiltered transaction pages at ${model.feedHeadMs} ms + ${model.feedPerHourMs} ms per hour of depth, one at a time per key`,
       `time on one key: the larger of the requests at ${rpm} a minute and the serial feed time (latency and the box not counted)`,

@@ -11,8 +11,9 @@
  * - **Every other walk** (per-user) by the mean of an evenly spread sample, each sampled walk probed over its range.
  *
  * A walk of `r` rows reads `floor(r / pageSize) + 1` pages: its full pages, then the short (or empty) one that ends it
- * (`GAMEDATA_SHORT_PAGES=end`, the default; `confirm` reads an empty page more after a short one). The split of a busy walk while read adds pages this does not count (measured +10-15 %
- * at small and medium). Only the dry run pays the samples' probe pages (said in its output); the run never does.
+ * (`GAMEDATA_SHORT_PAGES=end`, the default; `confirm` reads an empty page more after a short one). The split of a busy
+ * walk while read adds pages this does not count (measured +5-7 % at small and medium). Only the dry run pays the
+ * samples' probe pages (said in its output); the run never does.
  */
 import type { ResourceName } from '../models/resources.js';
 import type { SliceJobData, WalkFilters } from './job-types.js';
