@@ -16,7 +16,8 @@
  *   to its copies (partition, offset, producer id and epoch, slice, fetchedAt, time, the chaos events between), and
  *   with `--java-oracle` the same topics read by Kafka's own Java consumer (read_committed), to tell a real
  *   duplicate from a reader's mistake. `--no-redis-restart`, `--no-broker-stop`, `--no-storms`, `--no-faults` vary one
- *   event at a time; `--latency-ms` stretches a small run.
+ *   event at a time; `--latency-ms` stretches a small run, `--hold-request-ms` holds it back while it is ahead of the
+ *   chaos (see ChaosOptions.holdRequestMs).
  *
  * Run (the long figure of docs/guarantees.md): `npx tsx bench/chaos.ts --scale medium --brokers 3 --workers 3
  * --kills 20 [--partition countryId] [--compiled]` (options below; `--compiled`: the workers run the built CLI, as
@@ -137,6 +138,14 @@ export interface ChaosOptions {
   brokerStop?: boolean;
   /** 429 storms. @default true */
   storms?: boolean;
+  /**
+   * Keep the run going until the chaos is over, on a box of any speed: while the run's share of slices done is ahead of
+   * the chaos (more than 0.1 + 0.8 x kills done / kills), the simulator answers each request after this long instead of
+   * its own latency; once the last kill has landed, its own latency again. The report says how long the run was held.
+   * The CI test sets it: a run timed to outlast the chaos ended before its last kills in three clean-clone CIs (the
+   * box's speed moves by 2x with its load). @default undefined (off)
+   */
+  holdRequestMs?: number;
   log?: (line: string) => void;
 }
 
@@ -187,6 +196,8 @@ export interface ChaosReport {
   >;
   wallSeconds: number;
   runSeconds: number;
+  /** Seconds the run was slowed to keep it going until the chaos was over (`holdRequestMs`; 0 when off). */
+  heldSeconds: number;
   events: ChaosEvent[];
   /**
    * Records a Java read_committed consumer (Kafka's own client, kafka-tools) reads more than once, and dead letters
@@ -516,6 +527,24 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     plannedP.catch(() => undefined); // awaited below (by the watcher, and before Redis restarts)
     let runId = '';
     let done = false;
+    // The hold (`holdRequestMs`): the chaos's progress, and since when the run has been slowed.
+    let chaosShare = 0;
+    let chaosOver = false;
+    let heldSince: number | undefined;
+    let heldMs = 0;
+    const baseRequestMs = sim.settings().latency.requestMs;
+    const hold = (on: boolean): void => {
+      if (o.holdRequestMs === undefined || on === (heldSince !== undefined)) return;
+      sim.configure({ latency: { requestMs: on ? o.holdRequestMs : baseRequestMs } });
+      log(
+        `${Math.round((Date.now() - runT0) / 1000)} s: ${on ? `the run is ahead of the chaos: ${o.holdRequestMs} ms a request` : `${baseRequestMs} ms a request again`}`,
+      );
+      if (on) heldSince = Date.now();
+      else {
+        heldMs += Date.now() - (heldSince ?? Date.now());
+        heldSince = undefined;
+      }
+    };
     let failed: string | undefined;
     const bull = { connection: control, prefix: settings.queuePrefix };
     // The last slices of a run (a long tail reads differently when they wait out a backoff or run on).
@@ -555,6 +584,10 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
               s.slices.pending > 0 && s.slices.pending <= 10 ? `: ${await pendingSlices(runId)}` : ''
             }`,
           );
+        }
+        if (s !== undefined && !chaosOver) {
+          const share = s.slices.completed / Math.max(1, s.slices.completed + s.slices.pending);
+          hold(share > 0.1 + 0.8 * chaosShare);
         }
         if (s?.state === 'completed') done = true;
         else if (s?.state === 'failed') {
@@ -606,6 +639,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         slot.killed = true;
         slot.child.kill('SIGKILL');
         kills += 1;
+        chaosShare = kills / o.kills;
         event(`SIGKILL worker ${i} (kill ${kills}/${o.kills})`);
         setTimeout(() => !stopping && start(i), 1000);
       }
@@ -635,6 +669,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         }
       }
     }
+    chaosOver = true;
+    hold(false);
     await brokerBack;
     await watcher;
     await slicesQueue.close();
@@ -782,6 +818,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       perResource,
       wallSeconds: Math.round((Date.now() - t0) / 1000),
       runSeconds: Math.round(runSeconds),
+      heldSeconds: Math.round(heldMs / 1000),
       events,
       javaOracle,
       duplicateTraces,
@@ -920,7 +957,7 @@ export function formatChaosReport(r: ChaosReport): string {
       `${r.verified ? `${r.records} records in the truth` : 'NOT VERIFIED (--no-verify)'}, ${r.published} published; ${r.kills} SIGKILLs (+${r.unplannedExits} unplanned exits, ${r.takenOver} slices taken over by liveness), ` +
       `${r.redisRestarts} Redis restart(s), ${r.brokerStops} broker stop(s); missing ${r.missing}, duplicates ${r.duplicates}, ` +
       `unexpected ${r.unexpected}, undecodable ${r.undecodable}; DLQ ${r.dlq.messages} messages for ${r.dlq.malformed} malformed records (${r.dlq.found} found); ` +
-      `run ${r.runSeconds} s, wall ${r.wallSeconds} s`,
+      `run ${r.runSeconds} s${r.heldSeconds > 0 ? ` (${r.heldSeconds} s of it slowed to outlast the chaos)` : ''}, wall ${r.wallSeconds} s`,
     `events: ${r.events.map((e) => `${e.at}s ${e.what}${e.midRun ? '' : ' (after the end)'}`).join('; ')}`,
     `per resource: ${JSON.stringify(r.perResource)}`,
     ...(r.javaOracle === undefined
@@ -984,6 +1021,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     ...(process.argv.includes('--no-broker-stop') ? { brokerStop: false } : {}),
     ...(process.argv.includes('--no-storms') ? { storms: false } : {}),
     ...(process.argv.includes('--no-faults') ? { faults: { seed: 11 } } : {}),
+    ...(num('hold-request-ms') === undefined ? {} : { holdRequestMs: num('hold-request-ms') as number }),
     ...(num('latency-ms') === undefined
       ? {}
       : {
