@@ -115,6 +115,11 @@ export interface ConcurrencyInput {
    * `busy` is used.
    */
   stepBusy?: number | undefined;
+  /**
+   * Slices queued across the deployment (waiting for a slot), counted now, when every slot of this worker is taken;
+   * `undefined` when not counted (slots free, or no count). See the `full` case of {@link decideConcurrency}.
+   */
+  queuedWhileFull?: number | undefined;
 }
 
 /**
@@ -156,7 +161,14 @@ export type ConcurrencyReason =
    * The work binds the key (full batches are asked for), yet slices wait for a slot while slow requests go out below
    * the key's rate: the slots are fewer than the chains that spend it (Little's law). Grown as a `spare` step is.
    */
-  | 'chains';
+  | 'chains'
+  /**
+   * The key had requests to spare at its last batch and its requests are slow, and every slot is taken while slices
+   * wait for one (counted when the slots were read, not at the last batch): grown as a `spare` step is, at once. A
+   * small full history at the real service's latency sent no batch while its slots waited on a round, so the 300
+   * slices its user listing queued waited for the next round's batch to grow the slots: a round more.
+   */
+  | 'full';
 
 export interface ConcurrencyDecision {
   concurrency: number;
@@ -179,6 +191,9 @@ export function isShortBatch(demand: BudgetDemand): boolean {
 
 /**
  * - no demand (no batch lately): `base`;
+ * - the key had requests to spare at its last batch, its requests are slower than {@link FULL_BATCH_GROWTH_LATENCY_MS},
+ *   and every slot of the worker is taken while slices wait for one by a count made now (`queuedWhileFull`): grown as
+ *   a `spare` step, without waiting for a batch sent after the last change (`full`);
  * - the key does not bind and no slice waits for a slot: halfway back to `base` once per settled change (`free`, see
  *   `freeDecay`);
  * - the key does not bind, slices wait for a slot and the last batch left short (or was full, not a tail's, with
@@ -205,6 +220,17 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   const current = Math.min(max, Math.max(base, Math.floor(input.current)));
   const { demand } = input;
   if (demand === undefined) return { concurrency: base, reason: 'free' };
+  const slow = (demand.latencyMs ?? 0) >= FULL_BATCH_GROWTH_LATENCY_MS;
+  // Every slot taken and slices still queued, counted now: the last change has shown (its slots are filled), whatever
+  // the last batch (sent before it, or before the slices were queued) says.
+  const queuedNow = input.queuedWhileFull ?? 0;
+  if (!demand.binds && slow && !demand.tail && queuedNow > 0) {
+    const refused = refusal(input, current);
+    return (
+      refused ??
+      spareGrowth(current, max, { ...demand, queued: queuedNow }, input.stepBusy ?? input.busy, 'full')
+    );
+  }
   // The key does not bind: grow while slices wait for a slot and batches leave short; with no slice waiting, back
   // toward the configured concurrency, halving per settled change (`freeDecay`).
   const spare = !demand.binds && (demand.queued ?? 0) > 0;
@@ -213,7 +239,6 @@ export function decideConcurrency(input: ConcurrencyInput): ConcurrencyDecision 
   if (!demand.binds && !spare) return freeDecay(current, base, settled);
   // A key with requests to spare grows on full batches too while its requests are slow (FULL_BATCH_GROWTH_LATENCY_MS).
   const short = demand.calls < demand.maxBatch && !demand.tail;
-  const slow = (demand.latencyMs ?? 0) >= FULL_BATCH_GROWTH_LATENCY_MS;
   const underChains = belowKeyChains(current, demand) && slow && !demand.tail;
   if (underChains && demand.at >= input.changedAt + input.settleMs / 2) {
     const refused = refusal(input, current);
@@ -299,7 +324,7 @@ function spareGrowth(
   max: number,
   demand: BudgetDemand,
   busy: number | undefined,
-  reason: 'spare' | 'chains',
+  reason: 'spare' | 'chains' | 'full',
 ): ConcurrencyDecision {
   const grown = Math.min(
     max,

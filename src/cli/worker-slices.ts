@@ -32,6 +32,8 @@ export function concurrencyLine(c: ConcurrencyChange): string {
       return `${head}: the key has requests to spare and ${c.demand?.queued ?? '?'} slices wait${busy}`;
     case 'chains':
       return `${head}: ${c.demand?.queued ?? '?'} slices wait and the key's full POSTs go below its rate (${c.demand?.chains ?? '?'} chains would spend it)${busy}`;
+    case 'full':
+      return `${head}: every slot is taken, ${c.demand?.queued ?? '?'} slices wait and the key has requests to spare${busy}`;
     case 'free':
       return c.demand === undefined
         ? `${head}: no batch sent lately`

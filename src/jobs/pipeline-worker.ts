@@ -537,6 +537,10 @@ export function startPipelineWorkers(
           load: () => ({ running: sliceRuns.size(), waitingCalls: deps.budget?.waitingCalls() ?? 0 }),
           busy: startCpuBusy().read,
           busySinceChange: startCpuBusy(),
+          queued: async () => {
+            const c = await spawner.getJobCounts('waiting', 'prioritized');
+            return (c['waiting'] ?? 0) + (c['prioritized'] ?? 0);
+          },
         })
       : undefined;
   if (sizing !== undefined)

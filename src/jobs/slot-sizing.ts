@@ -55,6 +55,11 @@ export interface SlotSizingOptions {
    * applied (`ConcurrencyInput.stepBusy`). Absent: a spare step projects from `busy`.
    */
   busySinceChange?: { peek: () => number; read: () => number };
+  /**
+   * Slices queued across the deployment now (waiting for a slot), read only when every slot of this worker is taken
+   * and the key's last batch left it requests to spare (`ConcurrencyInput.queuedWhileFull`). Absent: not considered.
+   */
+  queued?: () => Promise<number>;
 }
 
 export interface SlotSizing {
@@ -91,6 +96,10 @@ export function startSlotSizing(
     last = demand;
     const from = worker.concurrency;
     const load = o.load?.();
+    const queuedWhileFull =
+      o.queued !== undefined && load !== undefined && load.running >= from && demand?.binds === false
+        ? await o.queued().catch(() => undefined)
+        : undefined;
     const busy = o.busy?.();
     const stepBusy = o.busySinceChange?.peek();
     const next = decideConcurrency({
@@ -104,13 +113,16 @@ export function startSlotSizing(
         load === undefined || load.running === 0 ? undefined : Math.min(1, load.waitingCalls / load.running),
       busy,
       stepBusy,
+      queuedWhileFull,
     });
     if (next.concurrency === from) return;
     worker.concurrency = next.concurrency;
     o.busySinceChange?.read();
     if (next.concurrency > from) wakeMainLoop(worker);
     changedAt = now();
-    o.onChange({ from, to: next.concurrency, reason: next.reason, demand, busy });
+    const seen =
+      next.reason === 'full' && demand !== undefined ? { ...demand, queued: queuedWhileFull } : demand;
+    o.onChange({ from, to: next.concurrency, reason: next.reason, demand: seen, busy });
   };
   let busy = false;
   const timer = setInterval(() => {

@@ -52,8 +52,10 @@ const starved = (over: Partial<BudgetDemand> = {}): BudgetDemand => ({
 
 describe('decideConcurrency', () => {
   it('stays in [base, max]', () => {
+    const queued = fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: undefined });
     fc.assert(
-      fc.property(input, (i) => {
+      fc.property(input, queued, (given, queuedWhileFull) => {
+        const i = { ...given, queuedWhileFull };
         const { concurrency } = decideConcurrency(i);
         expect(concurrency).toBeGreaterThanOrEqual(i.base);
         expect(concurrency).toBeLessThanOrEqual(i.max);
@@ -398,6 +400,34 @@ describe('decideConcurrency', () => {
         busy: 0.3,
       }),
     ).toEqual({ concurrency: 128, reason: 'spare' });
+  });
+
+  it('every slot taken and slices queued by a count made now: grown at once on a spare key with slow requests, whatever the last batch says; not with fast requests, a binding key or a busy CPU', () => {
+    // The small full history (issue 32): 105 slots all taken, the user listing's 305 slices queued after the last
+    // batch went (it counted none, and it went before the last change). Before, the slots waited for the next batch.
+    const o = { base: 32, max: 512, settleMs: 2000, changedAt: 9000, current: 105, stepBusy: 0.13 };
+    const last = starved({ at: 8_800, binds: false, calls: 34, queued: 0, chains: 495, latencyMs: 1186 });
+    expect(decideConcurrency({ ...o, demand: last })).toEqual({ concurrency: 105, reason: 'kept' });
+    // A spare step: at most 403 (the CPU projection), a slot for each slice waiting (410), the chains (743).
+    expect(decideConcurrency({ ...o, demand: last, queuedWhileFull: 305 })).toEqual({
+      concurrency: 403,
+      reason: 'full',
+    });
+    expect(decideConcurrency({ ...o, demand: last, queuedWhileFull: 0 })).toEqual({
+      concurrency: 105,
+      reason: 'kept',
+    });
+    // Fast requests (slices wait on the CPU), a key that binds, a busy CPU: not this way.
+    expect(
+      decideConcurrency({ ...o, demand: { ...last, latencyMs: 30 }, queuedWhileFull: 305 }).reason,
+    ).not.toBe('full');
+    expect(
+      decideConcurrency({ ...o, demand: { ...last, binds: true }, queuedWhileFull: 305 }).reason,
+    ).not.toBe('full');
+    expect(decideConcurrency({ ...o, demand: last, queuedWhileFull: 305, busy: 0.9 })).toEqual({
+      concurrency: 105,
+      reason: 'busy',
+    });
   });
 
   it('4 workers x 8 slots: POSTs of 32 calls grow each worker to 16 (proportional 13, with headroom 19, at most x2), then on to the cap of 64', () => {

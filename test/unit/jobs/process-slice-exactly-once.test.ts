@@ -507,6 +507,61 @@ describe('processSlice with exactly-once delivery', () => {
     depths.slice(1).forEach((w, i) => expect(w).toBeGreaterThan(2 * (depths[i] ?? Infinity)));
   });
 
+  it('a split adds its children and asks for its own next page while the page that split it is claimed and committed', async () => {
+    const rows = world(100);
+    const events: string[] = [];
+    const asking: SliceSource = {
+      ...source(rows),
+      async *readPages(slice, o) {
+        const pages = source(rows).readPages(slice, o)[Symbol.asyncIterator]();
+        for (;;) {
+          events.push(`ask from ${slice.start}`);
+          const next = await pages.next();
+          if (next.done === true) return;
+          yield next.value;
+        }
+      },
+    };
+    const kafka = fakeKafka({ beforeCommit: (seq) => events.push(`commit ${seq}`) });
+    const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), asking);
+    const { s, handle } = store({ ...base, filters: { userId: 'u1' } });
+    const h = { ...handle(), spawn: async () => void events.push('spawn') };
+    const r = await processSlice(h, d, { targetRows: 10, maxSplitParts: 8 });
+    expect(r.splits).toBeGreaterThan(0);
+    expect(s.data.start).toBeGreaterThan(base.start);
+    // From the first split on: the children and the slice's next page (from its narrowed start) come before the
+    // commit of the page that split it. Before, both waited for that commit.
+    const afterSplit = events.slice(events.indexOf('spawn'));
+    const commitAt = afterSplit.findIndex((e) => e.startsWith('commit'));
+    expect(afterSplit.slice(0, commitAt)).toContain(`ask from ${s.data.start}`);
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+  });
+
+  it('a crash while the page that split the slice commits: the early read is dropped, the next owner reads on, every record once', async () => {
+    const rows = world(100);
+    let crashed = false;
+    let spawned = 0;
+    const kafka = fakeKafka({
+      beforeCommit: () => {
+        if (spawned > 0 && !crashed) {
+          crashed = true;
+          throw new Error('crash while committing');
+        }
+      },
+    });
+    const backend = createMemoryPendingMarks();
+    const { handle } = store({ ...base, filters: { userId: 'u1' } });
+    const h = () => ({ ...handle(), spawn: async () => void (spawned += 1) });
+    const opts = { targetRows: 10, maxSplitParts: 8 };
+    const first = deps(kafka, createPendingMarks(backend), source(rows));
+    await expect(processSlice(h(), first.deps, opts)).rejects.toThrow('crash while committing');
+    const next = deps(kafka, createPendingMarks(backend), source(rows));
+    await processSlice(h(), next.deps, opts);
+    expect(crashed).toBe(true);
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+    expect(backend.locks.size).toBe(0);
+  });
+
   it('readingAhead: close() drops a page in flight and its error', async () => {
     let asked = 0;
     async function* pages() {
