@@ -8,6 +8,7 @@
 import type { Worker } from 'bullmq';
 import {
   decideConcurrency,
+  FULL_BATCH_GROWTH_LATENCY_MS,
   type BudgetDemand,
   type ConcurrencyReason,
 } from '../budget/concurrency-decision.js';
@@ -57,7 +58,8 @@ export interface SlotSizingOptions {
   busySinceChange?: { peek: () => number; read: () => number };
   /**
    * Slices queued across the deployment now (waiting for a slot), read only when every slot of this worker is taken
-   * and the key's last batch left it requests to spare (`ConcurrencyInput.queuedWhileFull`). Absent: not considered.
+   * and the key's last batch left it requests to spare with slow requests (`ConcurrencyInput.queuedWhileFull`).
+   * Absent: not considered.
    */
   queued?: () => Promise<number>;
 }
@@ -96,10 +98,14 @@ export function startSlotSizing(
     last = demand;
     const from = worker.concurrency;
     const load = o.load?.();
-    const queuedWhileFull =
-      o.queued !== undefined && load !== undefined && load.running >= from && demand?.binds === false
-        ? await o.queued().catch(() => undefined)
-        : undefined;
+    // Counted only where it can change the decision: a spare key with slow requests, every slot taken.
+    const countQueued =
+      o.queued !== undefined &&
+      load !== undefined &&
+      load.running >= from &&
+      demand?.binds === false &&
+      (demand.latencyMs ?? 0) >= FULL_BATCH_GROWTH_LATENCY_MS;
+    const queuedWhileFull = countQueued ? await o.queued?.().catch(() => undefined) : undefined;
     const busy = o.busy?.();
     const stepBusy = o.busySinceChange?.peek();
     const next = decideConcurrency({

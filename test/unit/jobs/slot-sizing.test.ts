@@ -76,6 +76,46 @@ describe('startSlotSizing', () => {
     await s.sizing.stop();
   });
 
+  it('counts the queued slices only when every slot is taken on a spare key with slow requests, and grows on that count at once', async () => {
+    const worker = { concurrency: 8 };
+    const changes: ConcurrencyChange[] = [];
+    let running = 8;
+    let counted = 0;
+    // The last batch went before any slice was queued (it counted none) and long before the change below settles.
+    const spare: BudgetDemand = { ...batch(100_000, 8, false), queued: 0, chains: 500, latencyMs: 1200 };
+    let demand: BudgetDemand = spare;
+    const sizing = startSlotSizing(
+      worker,
+      { demand: () => Promise.resolve(demand) },
+      {
+        base: 8,
+        max: 64,
+        intervalMs: 60_000,
+        settleMs: 2000,
+        onChange: (c) => changes.push(c),
+        onError: () => undefined,
+        now: () => 100_100,
+        load: () => ({ running, waitingCalls: running }),
+        queued: () => {
+          counted += 1;
+          return Promise.resolve(40);
+        },
+      },
+    );
+    await sizing.check(); // every slot taken, 40 slices queued: grown at once (a spare step doubles at most)
+    expect(worker.concurrency).toBe(16);
+    expect(changes.map((c) => [c.from, c.to, c.reason, c.demand?.queued])).toEqual([[8, 16, 'full', 40]]);
+    await sizing.check(); // 8 of 16 slots running: not counted, and the last batch alone says nothing waits
+    expect([counted, worker.concurrency]).toEqual([1, 16]);
+    running = 16;
+    demand = { ...spare, latencyMs: 30 }; // fast requests: the slices wait on the CPU, not counted
+    await sizing.check();
+    demand = { ...spare, binds: true }; // a binding key: not counted
+    await sizing.check();
+    expect(counted).toBe(1);
+    await sizing.stop();
+  });
+
   it('an unreadable demand is reported once and brings the slots back', async () => {
     const t = 100_000;
     const s = setup([batch(t, 25), new Error('down'), new Error('still down'), batch(t + 9000, 50)]);
