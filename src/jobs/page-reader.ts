@@ -1,7 +1,7 @@
 /**
- * How a slice reads its pages: from its current start and cursor, the first page asked for early
- * (`prefetchFirstPage`, while the slice fences), and one page ahead (`readingAhead`, while the current one is claimed,
- * encoded and committed).
+ * How a slice reads its pages: from its current start and cursor, and the first page asked for early
+ * (`prefetchFirstPage`, while the slice fences). An exactly-once slice reads on ahead of its commits
+ * (`slice-reader.ts`).
  */
 import type { SliceJobData } from '../planner/job-types.js';
 import type { ProcessSliceDeps } from './slice-contract.js';
@@ -56,48 +56,6 @@ export function prefetchFirstPage(
         () => reader.return?.(undefined),
         () => undefined,
       );
-    },
-  };
-}
-
-/**
- * A slice's pages with one read ahead: `readOn()` asks for the page after the one `next()` gave last, at once;
- * `next()` then answers with it. `waiting`: that page is asked for and has not come yet. `close()` ends the read
- * without waiting for a page in flight (its page, or its error, is dropped). At most one read ahead: the next
- * page's cursor is in the current one.
- */
-export function readingAhead<T>(pages: AsyncIterable<T>) {
-  const reader = pages[Symbol.asyncIterator]();
-  let ahead: { read: Promise<IteratorResult<T>>; settled: boolean } | undefined;
-  let closed = false;
-  return {
-    next(): Promise<IteratorResult<T>> {
-      const read = ahead?.read ?? reader.next();
-      ahead = undefined;
-      return read;
-    },
-    readOn(): void {
-      if (ahead !== undefined || closed) return;
-      const entry = { read: reader.next(), settled: false };
-      const settle = (): void => void (entry.settled = true);
-      entry.read.then(settle, settle);
-      ahead = entry;
-    },
-    get waiting(): boolean {
-      return ahead !== undefined && !ahead.settled;
-    },
-    close(): void {
-      if (closed) return;
-      closed = true;
-      const read = ahead?.read ?? Promise.resolve();
-      ahead = undefined;
-      // A generator runs one request at a time: `return` is taken after the read in flight, which is not awaited.
-      read
-        .then(
-          () => reader.return?.(undefined),
-          () => undefined,
-        )
-        .catch(() => undefined);
     },
   };
 }

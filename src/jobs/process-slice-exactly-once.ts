@@ -12,11 +12,11 @@
  * fenced owner (SliceFencedError) stops with no Redis writes: no settle, no counters, no checkpoint.
  *
  * The parts: `eos-recovery.ts` (open and recover), `eos-page.ts` (a page joins the open transaction),
- * `eos-slice-run.ts` (the run's state and the commit); this file walks the pages.
+ * `eos-slice-run.ts` (the run's state and the commit), `slice-reader.ts` (the pages, read ahead of the commits, and the
+ * splits); this file commits the pages.
  */
 import { SliceInterruptedError } from '../errors.js';
 import type { SliceEosData, SliceJobData, SliceResult } from '../planner/job-types.js';
-import { childSlices } from './child-slices.js';
 import { addPage } from './eos-page.js';
 import { openSession, recoverRun } from './eos-recovery.js';
 import {
@@ -28,16 +28,14 @@ import {
   type EosRun,
   type ExactlyOnceSliceOptions,
 } from './eos-slice-run.js';
-import { prefetchFirstPage, readingAhead, readSlicePages } from './page-reader.js';
+import { prefetchFirstPage } from './page-reader.js';
 import type { ExactlyOnceDelivery, ProcessSliceDeps, SliceJobHandle, SlicePage } from './slice-contract.js';
-import { createSliceWalk, type SliceWalk } from './slice-walk.js';
-import type { RemainingSplit } from '../slicing/index.js';
+import { readSliceAhead, type ReadPage, type SliceReader } from './slice-reader.js';
+import { createSliceWalk } from './slice-walk.js';
 
 export { anonymousId } from './eos-page.js';
 export { DEFAULT_EXACTLY_ONCE_OPTIONS } from './eos-slice-run.js';
 export type { ExactlyOnceSliceOptions, SliceCheckpointState } from './eos-slice-run.js';
-
-type Pages = ReturnType<typeof readingAhead<SlicePage>>;
 
 /**
  * Processes one slice to its end with exactly-once delivery. Throws {@link SliceInterruptedError} after its last
@@ -78,111 +76,76 @@ export async function processSliceExactlyOnce(
   }
 }
 
-/** Reads the slice's pages (first from `prefetched`) to its end; after a split, from its narrowed start. */
+/**
+ * Commits the slice's pages (first from `prefetched`) to its end, as its reader hands them on (`slice-reader.ts`: read
+ * ahead of the commits, splits decided as pages come, children added then).
+ */
 async function walkPages(
   run: EosRun,
   eos: ExactlyOnceDelivery,
   prefetched: AsyncIterable<SlicePage> | undefined,
 ): Promise<SliceResult> {
-  const walk = createSliceWalk(run.o);
-  let first = prefetched;
-  for (;;) {
-    const pages = readingAhead(first ?? readSlicePages(run.deps, run.data, run.o.signal));
-    let split: ReadOn | undefined;
-    try {
-      split = await readUntilSplit(run, eos, walk, pages);
-    } finally {
-      pages.close();
-    }
-    if (split !== undefined) {
-      first = split.pages;
-      continue;
-    }
-    // The end of the slice: whatever is open commits with done = true.
-    await commit(run, checkpointNow(run, true));
-    return sliceResult(run);
+  const reader = readSliceAhead({
+    deps: run.deps,
+    data: run.data,
+    signal: run.o.signal,
+    first: prefetched,
+    walk: createSliceWalk(run.o),
+    spawn: (children) => run.job.spawn(children),
+    now: run.o.now,
+  });
+  try {
+    await commitPages(run, eos, reader);
+  } finally {
+    reader.close();
   }
+  // The end of the slice: whatever is open commits with done = true.
+  await commit(run, checkpointNow(run, true));
+  return sliceResult(run);
 }
 
-/** The first page of a slice read from its narrowed start after a split, asked for early (`prefetchFirstPage`). */
-type ReadOn = ReturnType<typeof prefetchFirstPage>;
-
-/**
- * Reads pages into transactions until the slice ends (undefined) or splits: then the pages from its narrowed start,
- * the first of them asked for when the split was decided.
- */
-async function readUntilSplit(
-  run: EosRun,
-  eos: ExactlyOnceDelivery,
-  walk: SliceWalk,
-  pages: Pages,
-): Promise<ReadOn | undefined> {
+/** Claims, encodes and commits the pages `reader` hands on, to the slice's last. */
+async function commitPages(run: EosRun, eos: ExactlyOnceDelivery, reader: SliceReader): Promise<void> {
   const { o } = run;
   const K = eos.pagesPerTransaction ?? DEFAULT_EXACTLY_ONCE_OPTIONS.pagesPerTransaction;
   const T = eos.transactionMs ?? DEFAULT_EXACTLY_ONCE_OPTIONS.transactionMs;
   for (;;) {
-    const next = await pages.next();
-    if (next.done === true) return undefined;
-    const page = next.value;
-    const fetchedAt = o.now();
-    // Whether this page splits the slice depends on the page alone: decided before it is claimed, so that a slice
-    // that goes on asks for its next page now, while this one is claimed, encoded and committed. Its call then waits
-    // at the budget's fetcher with the other slices' (fuller batches when the budget binds), and the slice's next
-    // page is there sooner.
-    const split = walk.observe(page, run.data);
-    if (split === null) {
-      if (page.cursor !== null && o.signal?.aborted !== true) pages.readOn();
-      await addPage(run, page, fetchedAt);
-      await stopIfAborted(run);
-    } else {
-      const readOn = await splitAt(run, page, fetchedAt, split);
-      walk.restart();
-      return readOn;
-    }
-    // The last page (null cursor) commits at the end, with done = true. A transaction also commits when the next page
-    // has not come yet: the slice would wait for it anyway, and the pages' dedup locks are released now instead of a
-    // page read later (other slices' claims wait for them; a busy user's page, whose trades are in many other walks,
-    // waited a minute and more while they were held across reads).
-    if (page.cursor !== null && (run.openPages >= K || o.now() - run.openSince >= T || pages.waiting))
+    const next = await nextPage(run, reader);
+    if (next.done === true) return;
+    const { page, fetchedAt, split } = next.value;
+    await addPage(run, page, fetchedAt);
+    await stopIfAborted(run);
+    if (split !== undefined) await commitSplit(run, split);
+    // The last page (null cursor) commits at the end, with done = true. A transaction also commits when the next
+    // page has not come yet: the slice would wait for it anyway, and the pages' dedup locks are released now instead
+    // of a page read later (other slices' claims wait for them; a busy user's page, whose trades are in many other
+    // walks, waited a minute and more while they were held across reads).
+    else if (page.cursor !== null && (run.openPages >= K || o.now() - run.openSince >= T || reader.waiting))
       await commitOpen(run);
   }
 }
 
-/**
- * Splits the slice at `page` (not its last: a last page never splits). Its children read the older part, none of the
- * page's rows, and the slice reads on from the page's cursor within its narrowed start: both are asked for now, while
- * the page is claimed, encoded and committed. At the real service's latency a busy user's page took 2 s to commit
- * beside its round's other pages, and its pieces and its own next page waited for it, a round more on the run's
- * longest chain. The page and the children are committed before the narrowed start rides in the next checkpoint: a
- * crash in between overlaps (dedup absorbs it), never gaps.
- */
-async function splitAt(
-  run: EosRun,
-  page: SlicePage,
-  fetchedAt: number,
-  split: RemainingSplit,
-): Promise<ReadOn> {
-  const spawned = run.job.spawn(childSlices(run.data, split.children));
-  spawned.catch(() => undefined); // awaited below; a failure surfaces there
-  const narrowed = { ...run.data, start: split.keepStart };
-  const readOn = prefetchFirstPage(
-    run.deps,
-    typeof page.cursor === 'string' ? { ...narrowed, cursor: page.cursor } : narrowed,
-    run.o.signal,
-  );
+/** The reader's next page; a read that failed because the slice was asked to stop ends it as a stop does. */
+async function nextPage(run: EosRun, reader: SliceReader): ReturnType<SliceReader['next']> {
   try {
-    await addPage(run, page, fetchedAt);
-    await stopIfAborted(run);
-    await commitOpen(run);
-    await spawned;
-    run.data = { ...run.data, start: split.keepStart };
-    run.state = { ...run.state, splits: run.state.splits + 1 };
-    await commit(run, checkpointNow(run), true);
-    return readOn;
+    return await reader.next();
   } catch (error) {
-    await readOn.discard();
+    await stopIfAborted(run);
     throw error;
   }
+}
+
+/**
+ * The page that split the slice has joined the open transaction: commits it, waits for the children (added when the
+ * reader decided the split, while this page and the ones before it were claimed, encoded and committed), then
+ * checkpoints the narrowed start. A crash before that checkpoint overlaps the children (dedup absorbs it), never gaps.
+ */
+async function commitSplit(run: EosRun, split: NonNullable<ReadPage['split']>): Promise<void> {
+  await commitOpen(run);
+  await split.spawned;
+  run.data = { ...run.data, start: split.keepStart };
+  run.state = { ...run.state, splits: run.state.splits + 1 };
+  await commit(run, checkpointNow(run), true);
 }
 
 /** A slice asked to stop (shutdown) commits what is open with its checkpoint and ends here. */

@@ -14,7 +14,8 @@ import {
 } from '../../../src/dedup/index.js';
 import { processSlice, type SliceSource } from '../../../src/jobs/index.js';
 import { type SliceCheckpointState } from '../../../src/jobs/process-slice-exactly-once.js';
-import { readingAhead } from '../../../src/jobs/page-reader.js';
+import { readSliceAhead } from '../../../src/jobs/slice-reader.js';
+import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
 import type { ExactlyOnceDelivery } from '../../../src/jobs/slice-contract.js';
 import type { PageEncoder, PagePublisher } from '../../../src/publish/index.js';
 import type { SliceCheckpoint, SliceSession, TransactionalPage } from '../../../src/sink/index.js';
@@ -45,7 +46,9 @@ function source(rows: DedupRecord[], fail: (page: number) => void = () => undefi
 }
 
 /** Committed topic contents, checkpoints by slice, fencing by epoch: what read_committed readers see. */
-function fakeKafka(hooks: { beforeCommit?: (seq: number) => void } = {}) {
+function fakeKafka(
+  hooks: { beforeCommit?: (seq: number) => void; holdCommit?: (seq: number) => Promise<void> } = {},
+) {
   const log: string[] = [];
   const checkpoints = new Map<string, SliceCheckpoint<SliceCheckpointState>>();
   const epochs = new Map<string, number>();
@@ -79,6 +82,7 @@ function fakeKafka(hooks: { beforeCommit?: (seq: number) => void } = {}) {
         async commit(state) {
           const seq = nextSeq - 1;
           hooks.beforeCommit?.(seq);
+          await hooks.holdCommit?.(seq);
           if (epochs.get(sliceKey) !== epoch) {
             pending = [];
             nextSeq = committedSeq + 1;
@@ -562,22 +566,145 @@ describe('processSlice with exactly-once delivery', () => {
     expect(backend.locks.size).toBe(0);
   });
 
-  it('readingAhead: close() drops a page in flight and its error', async () => {
+  it('reads up to three pages ahead of a commit that is slow, and no further; every record once', async () => {
+    const rows = world(50); // 8 pages of 7
+    const events: string[] = [];
+    const counting: SliceSource = {
+      ...source(rows),
+      async *readPages(slice, o) {
+        let n = o.cursor === undefined ? 0 : Number(o.cursor) / 7;
+        for await (const page of source(rows).readPages(slice, o)) {
+          events.push(`page ${n++}`);
+          yield page;
+        }
+      },
+    };
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The first commit (pages 0-2, K = 3) waits until the test lets it go: a worker whose CPU other slices hold.
+    let commits = 0;
+    const kafka = fakeKafka({
+      beforeCommit: (seq) => events.push(`commit ${seq}`),
+      holdCommit: () => (commits++ === 0 ? held : Promise.resolve()),
+    });
+    const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), counting);
+    const { handle } = store(base);
+    const done = processSlice(handle(), d, NO_SPLIT);
+    for (let i = 0; i < 50 && !events.includes('page 5'); i++) await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => setTimeout(r, 10));
+    // While pages 0-2 commit, pages 3-5 are read; page 6 waits for room.
+    expect(events).toContain('commit 2');
+    expect(events.filter((e) => e.startsWith('page'))).toEqual([
+      'page 0',
+      'page 1',
+      'page 2',
+      'page 3',
+      'page 4',
+      'page 5',
+    ]);
+    release();
+    const r = await done;
+    expect(r).toMatchObject({ published: 50, pages: 8 });
+    expect(events.filter((e) => e.startsWith('page'))).toHaveLength(8); // one read per page
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+  });
+
+  it('a split decided on a page read ahead adds its children while the pages before it commit', async () => {
+    const rows = world(100);
+    const events: string[] = [];
+    // Pages after the first come 20 ms after they are asked for: the first page commits while the second is on its way.
+    const slow: SliceSource = {
+      ...source(rows),
+      async *readPages(slice, o) {
+        for await (const page of source(rows).readPages(slice, o)) {
+          if (page.items[0] !== rows[0]) await new Promise((resolve) => setTimeout(resolve, 20));
+          yield page;
+        }
+      },
+    };
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let commits = 0;
+    const kafka = fakeKafka({
+      beforeCommit: (seq) => events.push(`commit ${seq}`),
+      holdCommit: () => (commits++ === 0 ? held : Promise.resolve()),
+    });
+    const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), slow);
+    const { s, handle } = store({ ...base, filters: { userId: 'u1' } });
+    const h = { ...handle(), spawn: async () => void events.push('spawn') };
+    const done = processSlice(h, d, { targetRows: 10, maxSplitParts: 8 });
+    for (let i = 0; i < 100 && !events.includes('spawn'); i++) await new Promise((r) => setTimeout(r, 2));
+    // The walk splits on its second page, which came while the first was committing (held): the children are added
+    // then. Before, the split waited for that commit.
+    expect(events).toEqual(['commit 0', 'spawn']);
+    release();
+    const r = await done;
+    expect(r.splits).toBeGreaterThan(0);
+    expect(s.data.start).toBeGreaterThan(base.start); // the narrowed start is checkpointed
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+  });
+
+  it('a crash while pages wait read ahead: none of them is published, the next owner reads on, every record once', async () => {
+    const rows = world(50);
+    let crashed = false;
+    const kafka = fakeKafka({
+      beforeCommit: (seq) => {
+        if (seq === 5 && !crashed) {
+          crashed = true;
+          throw new Error('crash while committing');
+        }
+      },
+    });
+    const backend = createMemoryPendingMarks();
+    const { handle } = store(base);
+    const first = deps(kafka, createPendingMarks(backend), source(rows));
+    await expect(processSlice(handle(), first.deps, NO_SPLIT)).rejects.toThrow('crash while committing');
+    // Pages 0-2 committed; pages 3-5 did not, and 6-7 were read ahead of them: none of those is in the log.
+    expect(kafka.log.sort()).toEqual(
+      rows
+        .slice(0, 21)
+        .map((x) => String(x._id))
+        .sort(),
+    );
+    const next = deps(kafka, createPendingMarks(backend), source(rows));
+    await processSlice(handle(), next.deps, NO_SPLIT);
+    expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
+    expect(backend.locks.size).toBe(0);
+  });
+
+  it('the slice reader: close() drops a read in flight and its error, and next() rejects from then on', async () => {
     let asked = 0;
-    async function* pages() {
-      asked += 1;
-      yield 1;
-      asked += 1;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      throw new Error('dropped');
-    }
-    const ahead = readingAhead(pages());
-    expect(await ahead.next()).toEqual({ value: 1, done: false });
-    ahead.readOn();
-    ahead.readOn(); // one read ahead at most
-    expect(ahead.waiting).toBe(true);
-    ahead.close();
+    const pages: SliceSource = {
+      ...source([]),
+      async *readPages() {
+        asked += 1;
+        yield { items: world(3), cursor: 'c1' };
+        asked += 1;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        throw new Error('dropped');
+      },
+    };
+    const { deps: d } = deps(fakeKafka(), createPendingMarks(createMemoryPendingMarks()), pages);
+    const reader = readSliceAhead({
+      deps: d,
+      data: base,
+      walk: createSliceWalk({
+        targetRows: 1e6,
+        splitFactor: 2,
+        maxSplitParts: 8,
+        maxDepth: 6,
+        minPagesBeforeSplit: 2,
+      }),
+      spawn: async () => undefined,
+      now: () => Date.now(),
+    });
+    expect((await reader.next()).value?.page.cursor).toBe('c1');
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(reader.waiting).toBe(true); // the second read is on its way
+    reader.close();
     await new Promise((resolve) => setTimeout(resolve, 20)); // an unhandled rejection would fail the run
     expect(asked).toBe(2);
+    // Never "done": the slice would be recorded as read to its end.
+    await expect(reader.next()).rejects.toThrow('closed');
   });
 });
