@@ -10,7 +10,7 @@
  * requests to spare and the work to fill them. (`DEFAULT_MAX_CONCURRENCY`, 512, bounds one worker.)
  *
  * A full batch needs 50 calls waiting at the fetcher at once, and a slice has at most one call waiting (its next
- * page's cursor is in the current page, so it reads one page ahead at most). With 4 workers x 8 slots at most 32 calls
+ * page's cursor is in the current page: its pages are read one after another). With 4 workers x 8 slots at most 32 calls
  * can wait: every held POST left after the 3 s hold with 32 calls or fewer, 1.6x the minimum requests. So while the
  * budget and the work bind (the fetcher asks for full batches, see `workFill`) and the batches still leave short,
  * each worker runs more slices at once, in proportion to the shortfall; when the key no longer binds, back toward the

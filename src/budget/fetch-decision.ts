@@ -70,7 +70,7 @@ export function decideFetch(input: FetchInput): { step: FetchStep; bindingSince:
   const bindingSince = fullAsked ? (input.bindingSince ?? now) : undefined;
   const growing = bindingSince !== undefined && now - bindingSince < input.growthGraceMs;
   // With no slice running or queued anywhere, the calls waiting are a planner's round, all routed in one tick: a
-  // gather hold (a quarter of the latency, ~250 ms at the real service's) waited for calls nobody would send, once
+  // gather hold (a quarter of the latency then, ~250 ms at the real service's) waited for calls nobody would send, once
   // per planning round (three at a full history's start).
   const saturated =
     work !== undefined &&
