@@ -44,10 +44,10 @@ export interface SharedBudgetOptions {
   /**
    * While the budget binds, a partial batch that already carries the fill the work asks for (`workFill`) still
    * waits this share of the measured request latency for calls arriving right behind it (`decideSend`'s
-   * `gatherMs`): slices answered by one POST come back for their next page milliseconds apart (an exactly-once
-   * slice asks for its next page as its page comes, `slice-reader.ts`). A quarter of the latency (~300 ms at the real
-   * service's) was a fixed wait on each step of the run's longest chains (a small full history: 7.5-7.9 s, 16-17
-   * requests; at 0.05, 6.5-6.9 s, 19-21; the budget acceptance run 23-24 requests against 26). 0 = none.
+   * `gatherMs`): slices answered by one POST come back for their next page milliseconds apart. A quarter of the
+   * latency (~300 ms at the real service's) was a fixed wait on each step of the run's longest chains (a small full
+   * history: 7.5-9.4 s, 16-19 requests; at 0.05, 6.5-7.0 s, 18-26; the budget acceptance run 23-26 requests either
+   * way). 0 = none.
    * @default 0.05
    */
   gatherShare?: number | undefined;

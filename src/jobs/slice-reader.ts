@@ -1,14 +1,12 @@
 /**
- * The reading half of an exactly-once slice: reads its pages in order, up to {@link READ_AHEAD_PAGES} before the
- * half that claims, encodes and commits them, and decides each page's split as the page comes (the slice's walk), not
+ * The reading half of an exactly-once slice: reads its pages in order, {@link READ_AHEAD_PAGES} ahead of the half
+ * that claims, encodes and commits them, and decides each page's split as the page comes (the slice's walk), not
  * when its turn to commit comes. At a split the children are added at once and the reading goes on from the
  * narrowed start; the committing half checkpoints that start after the page and the children (a crash in between
  * overlaps, never gaps).
  *
- * Why ahead: at the real service's latency a round of ~300 first pages (scale small) took ~3.5 s of the worker's CPU
- * to commit, and a busy user's chain of pages (one read after another, each ~1.3 s) waited for every commit: its next
- * page was asked for only once the page before had committed. Read ahead, the chain goes at the service's pace and
- * the commits follow.
+ * Why decide as pages come: at the real service's latency a round of ~300 first pages (scale small) took ~3.5 s of
+ * the worker's CPU to commit, and a split decided only when its page's turn came added its children that much later.
  */
 import type { SliceJobData } from '../planner/job-types.js';
 import { childSlices } from './child-slices.js';
@@ -17,11 +15,12 @@ import type { ProcessSliceDeps, SlicePage } from './slice-contract.js';
 import type { SliceWalk } from './slice-walk.js';
 
 /**
- * Pages read and not yet taken by the committing half, at most. One kept a busy user's chain a commit behind at
- * every page; three let it run three rounds ahead of a saturated worker (memory: three pages a slot at most, only
- * while commits lag).
+ * Pages read and not yet taken by the committing half, at most: the next page is asked for while the one before is
+ * claimed, encoded and committed. Three let a small full history's busiest chains run ahead of a saturated worker
+ * (6.5-6.7 s against 6.8-7.0 s at the realistic cost), but the medium pipeline bench (latency off, the worker's CPU
+ * the limit) spent 57-59 s of worker CPU with two or three against 48-49 s with one (2026-11-29): one it is.
  */
-export const READ_AHEAD_PAGES = 3;
+export const READ_AHEAD_PAGES = 1;
 
 /** A page as the reader hands it on: when it came, and the split the walk decided on it. */
 export interface ReadPage {

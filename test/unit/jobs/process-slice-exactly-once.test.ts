@@ -14,7 +14,7 @@ import {
 } from '../../../src/dedup/index.js';
 import { processSlice, type SliceSource } from '../../../src/jobs/index.js';
 import { type SliceCheckpointState } from '../../../src/jobs/process-slice-exactly-once.js';
-import { readSliceAhead } from '../../../src/jobs/slice-reader.js';
+import { READ_AHEAD_PAGES, readSliceAhead } from '../../../src/jobs/slice-reader.js';
 import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
 import type { ExactlyOnceDelivery } from '../../../src/jobs/slice-contract.js';
 import type { PageEncoder, PagePublisher } from '../../../src/publish/index.js';
@@ -566,7 +566,7 @@ describe('processSlice with exactly-once delivery', () => {
     expect(backend.locks.size).toBe(0);
   });
 
-  it('reads up to three pages ahead of a commit that is slow, and no further; every record once', async () => {
+  it('reads READ_AHEAD_PAGES pages ahead of a commit that is slow, and no further; every record once', async () => {
     const rows = world(50); // 8 pages of 7
     const events: string[] = [];
     const counting: SliceSource = {
@@ -590,18 +590,15 @@ describe('processSlice with exactly-once delivery', () => {
     const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), counting);
     const { handle } = store(base);
     const done = processSlice(handle(), d, NO_SPLIT);
-    for (let i = 0; i < 50 && !events.includes('page 5'); i++) await new Promise((r) => setTimeout(r, 2));
+    const read = 3 + READ_AHEAD_PAGES; // the three pages committing, and the ones ahead
+    for (let i = 0; i < 50 && !events.includes(`page ${read - 1}`); i++)
+      await new Promise((r) => setTimeout(r, 2));
     await new Promise((r) => setTimeout(r, 10));
-    // While pages 0-2 commit, pages 3-5 are read; page 6 waits for room.
+    // While pages 0-2 commit, the pages ahead are read; the next one waits for room.
     expect(events).toContain('commit 2');
-    expect(events.filter((e) => e.startsWith('page'))).toEqual([
-      'page 0',
-      'page 1',
-      'page 2',
-      'page 3',
-      'page 4',
-      'page 5',
-    ]);
+    expect(events.filter((e) => e.startsWith('page'))).toEqual(
+      Array.from({ length: read }, (_, i) => `page ${i}`),
+    );
     release();
     const r = await done;
     expect(r).toMatchObject({ published: 50, pages: 8 });
@@ -670,6 +667,45 @@ describe('processSlice with exactly-once delivery', () => {
     await processSlice(handle(), next.deps, NO_SPLIT);
     expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
     expect(backend.locks.size).toBe(0);
+  });
+
+  it('the slice reader with `ahead` 3: three pages wait untaken, a fourth is not asked for until one is taken', async () => {
+    const rows = world(50);
+    let asked = 0;
+    const counting: SliceSource = {
+      ...source(rows),
+      async *readPages(slice, o) {
+        for await (const page of source(rows).readPages(slice, o)) {
+          asked += 1;
+          yield page;
+        }
+      },
+    };
+    const { deps: d } = deps(fakeKafka(), createPendingMarks(createMemoryPendingMarks()), counting);
+    const reader = readSliceAhead({
+      deps: d,
+      data: base,
+      walk: createSliceWalk({
+        targetRows: 1e6,
+        splitFactor: 2,
+        maxSplitParts: 8,
+        maxDepth: 6,
+        minPagesBeforeSplit: 2,
+      }),
+      spawn: async () => undefined,
+      now: () => Date.now(),
+      ahead: 3,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(asked).toBe(3);
+    expect(reader.waiting).toBe(false);
+    expect((await reader.next()).value?.page.items[0]).toBe(rows[0]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(asked).toBe(4);
+    let pages = 1;
+    while ((await reader.next()).done !== true) pages += 1;
+    expect(pages).toBe(8); // every page once, in order, then done
+    reader.close();
   });
 
   it('the slice reader: close() drops a read in flight and its error, and next() rejects from then on', async () => {
