@@ -211,6 +211,42 @@ function deps(
   };
 }
 
+/** A fake Kafka whose first commit waits for `release()` (a worker whose CPU other slices hold); commits go to `events`. */
+function heldFirstCommit(events: string[]) {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let commits = 0;
+  const kafka = fakeKafka({
+    beforeCommit: (seq) => events.push(`commit ${seq}`),
+    holdCommit: () => (commits++ === 0 ? held : Promise.resolve()),
+  });
+  return { kafka, release: () => release() };
+}
+
+/** Waits until `done()` holds (at most ~200 ms). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
+}
+
+/** A slice reader of `src` over `base` whose walk never splits. */
+function unsplitReader(src: SliceSource, ahead?: number) {
+  const { deps: d } = deps(fakeKafka(), createPendingMarks(createMemoryPendingMarks()), src);
+  return readSliceAhead({
+    deps: d,
+    data: base,
+    walk: createSliceWalk({
+      targetRows: 1e6,
+      splitFactor: 2,
+      maxSplitParts: 8,
+      maxDepth: 6,
+      minPagesBeforeSplit: 2,
+    }),
+    spawn: async () => undefined,
+    now: () => Date.now(),
+    ...(ahead === undefined ? {} : { ahead }),
+  });
+}
+
 describe('processSlice with exactly-once delivery', () => {
   it('commits K pages per transaction; the log holds every record once; counters and job data follow', async () => {
     const rows = world(100); // 15 pages of 7 (the last holds 2)
@@ -579,20 +615,13 @@ describe('processSlice with exactly-once delivery', () => {
         }
       },
     };
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    // The first commit (pages 0-2, K = 3) waits until the test lets it go: a worker whose CPU other slices hold.
-    let commits = 0;
-    const kafka = fakeKafka({
-      beforeCommit: (seq) => events.push(`commit ${seq}`),
-      holdCommit: () => (commits++ === 0 ? held : Promise.resolve()),
-    });
+    // The first commit (pages 0-2, K = 3) waits until the test lets it go.
+    const { kafka, release } = heldFirstCommit(events);
     const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), counting);
     const { handle } = store(base);
     const done = processSlice(handle(), d, NO_SPLIT);
     const read = 3 + READ_AHEAD_PAGES; // the three pages committing, and the ones ahead
-    for (let i = 0; i < 50 && !events.includes(`page ${read - 1}`); i++)
-      await new Promise((r) => setTimeout(r, 2));
+    await until(() => events.includes(`page ${read - 1}`));
     await new Promise((r) => setTimeout(r, 10));
     // While pages 0-2 commit, the pages ahead are read; the next one waits for room.
     expect(events).toContain('commit 2');
@@ -619,18 +648,12 @@ describe('processSlice with exactly-once delivery', () => {
         }
       },
     };
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let commits = 0;
-    const kafka = fakeKafka({
-      beforeCommit: (seq) => events.push(`commit ${seq}`),
-      holdCommit: () => (commits++ === 0 ? held : Promise.resolve()),
-    });
+    const { kafka, release } = heldFirstCommit(events);
     const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), slow);
     const { s, handle } = store({ ...base, filters: { userId: 'u1' } });
     const h = { ...handle(), spawn: async () => void events.push('spawn') };
     const done = processSlice(h, d, { targetRows: 10, maxSplitParts: 8 });
-    for (let i = 0; i < 100 && !events.includes('spawn'); i++) await new Promise((r) => setTimeout(r, 2));
+    await until(() => events.includes('spawn'));
     // The walk splits on its second page, which came while the first was committing (held): the children are added
     // then. Before, the split waited for that commit.
     expect(events).toEqual(['commit 0', 'spawn']);
@@ -641,7 +664,7 @@ describe('processSlice with exactly-once delivery', () => {
     expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
   });
 
-  it('a crash while pages wait read ahead: none of them is published, the next owner reads on, every record once', async () => {
+  it('a crash while a page waits read ahead: it is not published, the next owner reads on, every record once', async () => {
     const rows = world(50);
     let crashed = false;
     const kafka = fakeKafka({
@@ -656,7 +679,7 @@ describe('processSlice with exactly-once delivery', () => {
     const { handle } = store(base);
     const first = deps(kafka, createPendingMarks(backend), source(rows));
     await expect(processSlice(handle(), first.deps, NO_SPLIT)).rejects.toThrow('crash while committing');
-    // Pages 0-2 committed; pages 3-5 did not, and 6-7 were read ahead of them: none of those is in the log.
+    // Pages 0-2 committed; pages 3-5 did not, and the page read ahead of them was never added: none is in the log.
     expect(kafka.log.sort()).toEqual(
       rows
         .slice(0, 21)
@@ -681,21 +704,7 @@ describe('processSlice with exactly-once delivery', () => {
         }
       },
     };
-    const { deps: d } = deps(fakeKafka(), createPendingMarks(createMemoryPendingMarks()), counting);
-    const reader = readSliceAhead({
-      deps: d,
-      data: base,
-      walk: createSliceWalk({
-        targetRows: 1e6,
-        splitFactor: 2,
-        maxSplitParts: 8,
-        maxDepth: 6,
-        minPagesBeforeSplit: 2,
-      }),
-      spawn: async () => undefined,
-      now: () => Date.now(),
-      ahead: 3,
-    });
+    const reader = unsplitReader(counting, 3);
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(asked).toBe(3);
     expect(reader.waiting).toBe(false);
@@ -720,20 +729,7 @@ describe('processSlice with exactly-once delivery', () => {
         throw new Error('dropped');
       },
     };
-    const { deps: d } = deps(fakeKafka(), createPendingMarks(createMemoryPendingMarks()), pages);
-    const reader = readSliceAhead({
-      deps: d,
-      data: base,
-      walk: createSliceWalk({
-        targetRows: 1e6,
-        splitFactor: 2,
-        maxSplitParts: 8,
-        maxDepth: 6,
-        minPagesBeforeSplit: 2,
-      }),
-      spawn: async () => undefined,
-      now: () => Date.now(),
-    });
+    const reader = unsplitReader(pages);
     expect((await reader.next()).value?.page.cursor).toBe('c1');
     await new Promise((resolve) => setTimeout(resolve, 1));
     expect(reader.waiting).toBe(true); // the second read is on its way
