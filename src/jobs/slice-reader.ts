@@ -18,7 +18,7 @@ import type { SliceWalk } from './slice-walk.js';
  * Pages read and not yet taken by the committing half, at most: the next page is asked for while the one before is
  * claimed, encoded and committed. Three let a small full history's busiest chains run ahead of a saturated worker
  * (6.5-6.7 s against 6.8-7.0 s at the realistic cost), but the medium pipeline bench (latency off, the worker's CPU
- * the limit) spent 57-59 s of worker CPU with two or three against 48-49 s with one (2026-11-29): one it is.
+ * the limit) spent 53-65 s of worker CPU with two or three against 48-50 s with one (2026-11-29): one it is.
  */
 export const READ_AHEAD_PAGES = 1;
 
