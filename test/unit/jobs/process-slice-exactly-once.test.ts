@@ -16,7 +16,7 @@ import { processSlice, type SliceSource } from '../../../src/jobs/index.js';
 import { type SliceCheckpointState } from '../../../src/jobs/process-slice-exactly-once.js';
 import { READ_AHEAD_PAGES, readSliceAhead } from '../../../src/jobs/slice-reader.js';
 import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
-import type { ExactlyOnceDelivery } from '../../../src/jobs/slice-contract.js';
+import type { ExactlyOnceDelivery, SlicePage } from '../../../src/jobs/slice-contract.js';
 import type { PageEncoder, PagePublisher } from '../../../src/publish/index.js';
 import type { SliceCheckpoint, SliceSession, TransactionalPage } from '../../../src/sink/index.js';
 import type { RunCounterValues, SliceJobData } from '../../../src/planner/job-types.js';
@@ -40,6 +40,19 @@ function source(rows: DedupRecord[], fail: (page: number) => void = () => undefi
         const items = rows.slice(i, i + 7);
         i += items.length;
         yield { items, cursor: i >= rows.length ? null : String(i) };
+      }
+    },
+  };
+}
+
+/** `source(rows)` that awaits `onPage` with each page before handing it on (to count, log or delay it). */
+function watched(rows: DedupRecord[], onPage: (page: SlicePage) => unknown): SliceSource {
+  return {
+    ...source(rows),
+    async *readPages(slice, o) {
+      for await (const page of source(rows).readPages(slice, o)) {
+        await onPage(page);
+        yield page;
       }
     },
   };
@@ -514,15 +527,7 @@ describe('processSlice with exactly-once delivery', () => {
     const run = async (filters: Record<string, string>) => {
       const rows = world(100);
       let produced = 0;
-      const counting: SliceSource = {
-        ...source(rows),
-        async *readPages(slice, o) {
-          for await (const page of source(rows).readPages(slice, o)) {
-            produced += 1;
-            yield page;
-          }
-        },
-      };
+      const counting = watched(rows, () => (produced += 1));
       const children: SliceJobData[][] = [];
       const kafka = fakeKafka();
       const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), counting);
@@ -605,16 +610,9 @@ describe('processSlice with exactly-once delivery', () => {
   it('reads READ_AHEAD_PAGES pages ahead of a commit that is slow, and no further; every record once', async () => {
     const rows = world(50); // 8 pages of 7
     const events: string[] = [];
-    const counting: SliceSource = {
-      ...source(rows),
-      async *readPages(slice, o) {
-        let n = o.cursor === undefined ? 0 : Number(o.cursor) / 7;
-        for await (const page of source(rows).readPages(slice, o)) {
-          events.push(`page ${n++}`);
-          yield page;
-        }
-      },
-    };
+    const counting = watched(rows, (page) =>
+      events.push(`page ${rows.indexOf(page.items[0] as DedupRecord) / 7}`),
+    );
     // The first commit (pages 0-2, K = 3) waits until the test lets it go.
     const { kafka, release } = heldFirstCommit(events);
     const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), counting);
@@ -639,15 +637,9 @@ describe('processSlice with exactly-once delivery', () => {
     const rows = world(100);
     const events: string[] = [];
     // Pages after the first come 20 ms after they are asked for: the first page commits while the second is on its way.
-    const slow: SliceSource = {
-      ...source(rows),
-      async *readPages(slice, o) {
-        for await (const page of source(rows).readPages(slice, o)) {
-          if (page.items[0] !== rows[0]) await new Promise((resolve) => setTimeout(resolve, 20));
-          yield page;
-        }
-      },
-    };
+    const slow = watched(rows, (page) =>
+      page.items[0] === rows[0] ? undefined : new Promise((resolve) => setTimeout(resolve, 20)),
+    );
     const { kafka, release } = heldFirstCommit(events);
     const { deps: d } = deps(kafka, createPendingMarks(createMemoryPendingMarks()), slow);
     const { s, handle } = store({ ...base, filters: { userId: 'u1' } });
@@ -695,15 +687,7 @@ describe('processSlice with exactly-once delivery', () => {
   it('the slice reader with `ahead` 3: three pages wait untaken, a fourth is not asked for until one is taken', async () => {
     const rows = world(50);
     let asked = 0;
-    const counting: SliceSource = {
-      ...source(rows),
-      async *readPages(slice, o) {
-        for await (const page of source(rows).readPages(slice, o)) {
-          asked += 1;
-          yield page;
-        }
-      },
-    };
+    const counting = watched(rows, () => (asked += 1));
     const reader = unsplitReader(counting, 3);
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(asked).toBe(3);
