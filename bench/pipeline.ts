@@ -44,6 +44,7 @@ import {
   PIPELINE_CLIENT_DEFAULTS,
 } from '../src/jobs/index.js';
 import { planBackfill } from '../src/planner/index.js';
+import { cpuSeconds } from './machine.js';
 import { isResourceName, type ResourceName } from '../src/models/resources.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -109,19 +110,6 @@ interface Row {
   clientOnly: number;
   kafkaPerf: number;
   runs: E2e[];
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc (0 when unreadable). */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /, '')
-      .split(' ');
-    // After "pid (comm) ": state is field 3, so utime/stime (fields 14/15) are at indexes 11/12.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
 }
 
 function peakRssMb(pid: number): number {
