@@ -138,6 +138,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     // The feed's lane is the key's (anonymous callers: their address's), as the service's limit is.
     const lane = apiKey ?? `address:${req.socket.remoteAddress ?? 'unknown'}`;
     let filteredCalls = 0;
+    let filteredTransactions = false;
+    res.on('finish', () => {
+      if (filteredTransactions) stats.filteredTransactionAnswered();
+    });
     contexts.set(req, {
       apiKey,
       settings: current,
@@ -148,6 +152,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         const stagger = current.latency.filteredPerCallMs * filteredCalls++;
         const ms = costMs + stagger;
         return ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
+      },
+      filteredTransactionPage: () => {
+        filteredTransactions = true;
       },
     });
     trpc(req, res);

@@ -22,6 +22,12 @@ export interface SimulatorStats {
    * them and nobody read the answer. `slowestMs`: the longest of them, from arrival to answer.
    */
   answeredAfterClientGone: { requests: number; slowestMs: number };
+  /**
+   * From the last reset to the end of the first answer that carried a filtered transaction page (a per-user or
+   * per-country walk's), ms; absent until one is answered. No record of a full history exists before it, so a run's
+   * wall time is at least this plus the CPU its records cost (bench/full-history.ts).
+   */
+  firstFilteredTransactionMs?: number;
 }
 
 export interface StatsRecorder {
@@ -33,6 +39,8 @@ export interface StatsRecorder {
   rateLimited(): void;
   fault(kind: keyof SimulatorStats['faults']): void;
   answeredAfterClientGone(ms: number): void;
+  /** An answer carrying a filtered transaction page ended now. */
+  filteredTransactionAnswered(): void;
 }
 
 const bump = (map: Record<string, number>, key: string, by = 1): void => {
@@ -54,10 +62,15 @@ function empty(): SimulatorStats {
 
 export function createStatsRecorder(): StatsRecorder {
   let stats = empty();
+  let since = performance.now();
   return {
     snapshot: () => structuredClone(stats),
     reset: () => {
       stats = empty();
+      since = performance.now();
+    },
+    filteredTransactionAnswered() {
+      stats.firstFilteredTransactionMs ??= Math.round(performance.now() - since);
     },
     request(batchSize) {
       stats.httpRequests++;

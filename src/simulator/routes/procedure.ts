@@ -19,6 +19,8 @@ export interface SimContext {
   feedCall(costMs: number): Promise<void>;
   /** Waits out one filtered listing page of `costMs`, side by side with the request's others (staggered). */
   filteredCall(costMs: number): Promise<void>;
+  /** Marks the request as carrying a filtered transaction page (stats: `firstFilteredTransactionMs`). */
+  filteredTransactionPage(): void;
 }
 
 // isDev false: no stack traces in error envelopes, as a production service. Plain JSON (no transformer), as upstream.

@@ -98,6 +98,7 @@ export function createTransactionRoutes(world: World, paging: Paging) {
         }
         const cost = paging.delayFor(ctx.settings, entityFilter, boundMs);
         // Filtered pages run side by side; the unfiltered feed's are serialised per key (feed-lane.ts).
+        if (entityFilter) ctx.filteredTransactionPage();
         await (entityFilter ? ctx.filteredCall(cost) : ctx.feedCall(cost));
         return paging.page({
           resource: 'transactions',

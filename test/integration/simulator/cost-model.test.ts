@@ -153,3 +153,24 @@ describe('the realistic cost model, at 1/20 of real time', () => {
     expect(gone.slowestMs * SCALE).toBeGreaterThan(10 * 2400 * 0.95);
   });
 });
+
+describe('the first filtered transaction page (bench/full-history.ts: no record of a full history exists before it)', () => {
+  it('is timed from the last reset to its answer: not by feed pages or other listings, once, cleared by a reset', async () => {
+    const ms = 100;
+    sim.configure({ latency: { ...OFF, requestMs: ms } });
+    sim.resetStats();
+    const reset = performance.now();
+    await post([deep(1)]);
+    await post([['user.getUsersByCountry', { countryId: 'nowhere', limit: 5 }]]);
+    expect(sim.stats().firstFilteredTransactionMs).toBeUndefined();
+    await post([[FEED, { limit: 5, userId: 'nobody' }]]);
+    const first = sim.stats().firstFilteredTransactionMs;
+    // Three requests of `ms` each before it ended, all inside this test's own time since the reset.
+    expect(first).toBeGreaterThanOrEqual(3 * ms - 5);
+    expect(first).toBeLessThanOrEqual(performance.now() - reset + 1);
+    await post([[FEED, { limit: 5, countryId: 'nowhere' }]]);
+    expect(sim.stats().firstFilteredTransactionMs).toBe(first);
+    sim.resetStats();
+    expect(sim.stats().firstFilteredTransactionMs).toBeUndefined();
+  });
+});
