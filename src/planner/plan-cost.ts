@@ -4,6 +4,11 @@
  * and the time on one key, which is the larger of the requests at the key's rate and the serial feed time (the
  * service works feed pages one at a time per key whatever the requests). Pure: every figure comes from the plan and
  * the cost model (`models/call-cost.ts`), each with the assumption behind it.
+ *
+ * And what it will cost the workers: the key's time is a floor only while the workers keep pace. A worker process is
+ * one core (Node's one thread): at ~50 µs a record, a full history at the real volume (~97 M rows, ~1.3 M pages) is
+ * 80-105 core-minutes against ~50 minutes on the key, so one process would make the run about twice as long. The estimate
+ * says how many keep pace (from full pages: an upper bound).
  */
 import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../models/call-cost.js';
 import type { ResourceName } from '../models/resources.js';
@@ -23,7 +28,19 @@ export interface PlanCostOptions {
    * run's samples); a slice in neither counts `callsPerSlice`.
    */
   sampled?: { pages: ReadonlyMap<string, number>; probePages: number; notes: readonly string[] } | undefined;
+  /** Worker CPU a record costs, µs. @default {@link WORKER_CPU_MICROS_PER_RECORD} */
+  cpuMicrosPerRecord?: number;
 }
+
+/**
+ * Worker CPU a record costs, µs: `bench/pipeline.ts` at scale medium, exactly-once, on a 2-core AMD EPYC (48-52 µs a
+ * record published, 2026-11-28/29; at-least-once 41). Counted for every record fetched, so an estimate for a plan that
+ * reads trades twice (per user: a record deduplicated skips the encoding and the produce) runs high.
+ */
+export const WORKER_CPU_MICROS_PER_RECORD = 50;
+
+/** Records a page holds at most (the upstream's largest `limit`). */
+const RECORDS_PER_PAGE = 100;
 
 /** The estimate of one resource's part of a run. */
 export interface ResourceCost {
@@ -54,6 +71,10 @@ export interface PlanCost {
   feedSeconds: number;
   /** Minutes on one key: max(requests at the key's rate, serial feed time). */
   minutesOnOneKey: number;
+  /** Minutes of one worker process's CPU (one core) for the records the walks fetch, at most. */
+  workerCpuMinutes: number;
+  /** Worker processes (cores) that keep pace with the key: `workerCpuMinutes / minutesOnOneKey`, rounded up, >= 1. */
+  workerProcesses: number;
   assumptions: string[];
 }
 
@@ -64,6 +85,7 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
   const callsPerSlice = options.callsPerSlice ?? 2;
   const perRequest = options.callsPerRequest ?? 50;
   const rpm = options.requestsPerMinute ?? 500;
+  const cpuMicros = options.cpuMicrosPerRecord ?? WORKER_CPU_MICROS_PER_RECORD;
   const model = options.cost ?? DEFAULT_CALL_COST;
   const until = planned.run.until;
   const byResource = new Map<ResourceName, ResourceCost>();
@@ -104,13 +126,22 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
   const requests = Math.ceil(pages / perRequest);
   const feedSeconds = resources.reduce((n, r) => n + r.feedSeconds, 0) + proofFeedSeconds;
   const unpriced = resources.reduce((n, r) => n + r.slices - r.slicesPlanned - r.slicesSampled, 0);
+  const minutesOnOneKey = Math.max(requests / rpm, feedSeconds / 60);
+  // A users page is 101 calls (its listing page and a profile per row) for 100 records.
+  const records = resources.reduce(
+    (n, r) => n + (r.resource === 'users' ? (r.pages * RECORDS_PER_PAGE) / 101 : r.pages * RECORDS_PER_PAGE),
+    0,
+  );
+  const workerCpuMinutes = (records * cpuMicros) / 60e6;
   return {
     resources,
     planning: { proofFeedSeconds, proofPages, probePages, samplePages: options.sampled?.probePages ?? 0 },
     pages,
     requests,
     feedSeconds,
-    minutesOnOneKey: Math.max(requests / rpm, feedSeconds / 60),
+    minutesOnOneKey,
+    workerCpuMinutes,
+    workerProcesses: Math.max(1, Math.ceil(workerCpuMinutes / Math.max(minutesOnOneKey, Number.MIN_VALUE))),
     assumptions: [
       `pages: each slice's plan where it says (density, row or history probes: full pages and the one that ends the read), planning's own pages (proof, probes) included`,
       ...(options.sampled?.notes ?? []).map((n) => `sampled: ${n}`),
@@ -123,6 +154,7 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
       `requests: ${perRequest} calls each (full batches, what a run the key binds sends; a run the key does not bind sends emptier ones, which cost it nothing)`,
       `serial feed: unfiltered transaction pages at ${model.feedHeadMs} ms + ${model.feedPerHourMs} ms per hour of depth, one at a time per key`,
       `time on one key: the larger of the requests at ${rpm} a minute and the serial feed time (latency and the box not counted)`,
+      `worker CPU: ${RECORDS_PER_PAGE} records a page (full pages), ${cpuMicros} µs each (bench/pipeline.ts, exactly-once, on a 2-core AMD EPYC; a record deduplicated costs less); one worker process is one core`,
     ],
   };
 }
@@ -136,6 +168,9 @@ export function formatPlanCost(c: PlanCost): string {
     );
   lines.push(
     `total: ${c.pages} pages, ${c.requests} requests, ${c.feedSeconds.toFixed(0)} s of serial feed: about ${c.minutesOnOneKey.toFixed(1)} min on one key`,
+    c.workerProcesses > 1
+      ? `worker CPU: up to ${c.workerCpuMinutes.toFixed(1)} core-minutes (every page full): ${c.workerProcesses} worker processes on as many cores keep pace with the key (gamedata worker --processes ${c.workerProcesses}, or more workers); one alone could take ${c.workerCpuMinutes.toFixed(0)} min`
+      : `worker CPU: up to ${c.workerCpuMinutes.toFixed(1)} core-minutes (every page full): one worker process keeps pace with the key`,
     `planning (in the totals, spent again by the run): ${c.planning.proofPages} proof pages (${c.planning.proofFeedSeconds.toFixed(1)} s of serial feed), ${c.planning.probePages} probe pages${c.planning.samplePages > 0 ? `; this estimate's samples: ${c.planning.samplePages} probe pages (not spent by the run)` : ''}`,
     'assumptions:',
     ...c.assumptions.map((a) => `  - ${a}`),

@@ -73,6 +73,32 @@ describe('estimatePlanCost', () => {
     expect(c.planning).toEqual({ proofFeedSeconds: 14.5, proofPages: 12, probePages: 3, samplePages: 0 });
     expect(c.resources[0]).toMatchObject({ slices: 101, slicesPlanned: 1, slicesSampled: 0, pages: 500 });
     expect(c.assumptions.join('\n')).toContain('100 slices with no estimate at 2 pages each');
+    // 500 walk pages of 100 records at 50 µs: 2.5 s of one core, well within the key's 14.5 s.
+    expect(c.workerCpuMinutes).toBeCloseTo(2.5 / 60);
+    expect(c.workerProcesses).toBe(1);
+    expect(formatPlanCost(c)).toContain('one worker process keeps pace with the key');
+  });
+
+  it("says how many worker processes keep pace when the records' CPU outlasts the key's time", () => {
+    // 10 000 filtered pages: 200 requests, 0.4 min at 500 a minute; 1 M records at 50 µs: 50 s, 0.83 core-minutes.
+    const walks = Array.from({ length: 100 }, (_, i) =>
+      slice({ filters: { userId: `u${i}` }, expectedPages: 100 }),
+    );
+    const planned = { ...run(walks), planning: { ...run(walks).planning, probePages: 0, proofPages: 0 } };
+    const c = estimatePlanCost(planned);
+    expect(c.minutesOnOneKey).toBeCloseTo(0.4);
+    expect(c.workerCpuMinutes).toBeCloseTo(50 / 60);
+    expect(c.workerProcesses).toBe(3);
+    expect(formatPlanCost(c)).toContain('3 worker processes on as many cores keep pace with the key');
+    // A faster box: one process is enough.
+    expect(estimatePlanCost(planned, { cpuMicrosPerRecord: 20 }).workerProcesses).toBe(1);
+  });
+
+  it('a users page is 101 calls for 100 records', () => {
+    const users = [slice({ resource: 'users', filters: { countryId: 'c' }, expectedPages: 10 })];
+    const c = estimatePlanCost(run(users));
+    expect(c.resources[0]?.pages).toBe(1010);
+    expect(c.workerCpuMinutes).toBeCloseTo((1000 * 50) / 60e6);
   });
 
   it("the dry run's samples price the slices the plan left unpriced, and their own pages are not the run's", () => {
