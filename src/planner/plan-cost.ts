@@ -7,8 +7,8 @@
  *
  * And what it will cost the workers: the key's time is a floor only while the workers keep pace. A worker process is
  * one core (Node's one thread): at ~50 µs a record, a full history at the real volume (~97 M rows, ~1.3 M pages) is
- * 80-105 core-minutes against ~50 minutes on the key, so one process would make the run about twice as long. The estimate
- * says how many keep pace (from full pages: an upper bound).
+ * 80-105 core-minutes against ~50 minutes on the key, so one process would make the run about twice as long. The
+ * estimate says how many keep pace (from full pages: an upper bound).
  */
 import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../models/call-cost.js';
 import type { ResourceName } from '../models/resources.js';
