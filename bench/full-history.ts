@@ -58,13 +58,24 @@ interface Outcome {
   slowestAbandonedS: number;
   verify: string;
   line: string;
-  estimate: { pages: number; requests: number; feedS: number } | undefined;
+  estimate: { pages: number; requests: number; feedS: number; cpuS: number | undefined } | undefined;
 }
 
-/** The totals line of `backfill --dry-run`: `total: N pages, R requests, F s of serial feed: ...`. */
+/**
+ * The totals of `backfill --dry-run`: `total: N pages, R requests, F s of serial feed: ...` and `worker CPU: about C
+ * core-minutes: ...` (or `core-seconds`).
+ */
 function parseEstimate(out: string): Outcome['estimate'] {
   const m = /total: (\d+) pages, (\d+) requests, (\d+) s of serial feed/.exec(out);
-  return m === null ? undefined : { pages: Number(m[1]), requests: Number(m[2]), feedS: Number(m[3]) };
+  const cpu = /worker CPU: about ([\d.]+) core-(minutes|seconds)/.exec(out);
+  return m === null
+    ? undefined
+    : {
+        pages: Number(m[1]),
+        requests: Number(m[2]),
+        feedS: Number(m[3]),
+        cpuS: cpu === null ? undefined : Number(cpu[1]) * (cpu[2] === 'minutes' ? 60 : 1),
+      };
 }
 
 async function runPlan(plan: string, index: number): Promise<Outcome> {
@@ -246,7 +257,7 @@ async function main(): Promise<void> {
   }
   const fastest = Math.min(...outcomes.map((o) => o.wallS));
   console.log(
-    '\n| plan | wall s | x fastest | first filtered tx page s | worker CPU s | requests | request floor s (500/min) | tx calls | serial feed s | answered after client gone (slowest s) | verify | dry run: tx pages / requests / feed s | measured / estimated: pages, feed s, key floor |',
+    '\n| plan | wall s | x fastest | first filtered tx page s | worker CPU s | requests | request floor s (500/min) | tx calls | serial feed s | answered after client gone (slowest s) | verify | dry run: tx pages / requests / feed s | measured / estimated: pages, feed s, key floor, worker CPU |',
   );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
   for (const o of outcomes) {
@@ -261,7 +272,7 @@ async function main(): Promise<void> {
     const ratios =
       e === undefined
         ? 'no estimate'
-        : `${ratio(o.txCalls, e.pages)}, ${ratio(o.feedS, e.feedS)}, ${ratio(floor(Math.ceil(o.txCalls / 50), o.feedS), floor(e.requests, e.feedS))}`;
+        : `${ratio(o.txCalls, e.pages)}, ${ratio(o.feedS, e.feedS)}, ${ratio(floor(Math.ceil(o.txCalls / 50), o.feedS), floor(e.requests, e.feedS))}, ${e.cpuS === undefined ? '-' : ratio(o.workerCpuS, e.cpuS)}`;
     console.log(
       `| ${o.plan} | ${o.wallS.toFixed(1)} | ${(o.wallS / fastest).toFixed(2)} | ${o.firstPageS.toFixed(1)} | ${o.workerCpuS.toFixed(1)} | ${o.requests} | ${((o.requests / KEY_LIMIT_PER_MIN) * 60).toFixed(1)} | ${o.txCalls} | ${o.feedS.toFixed(1)} | ${o.abandoned} (${o.slowestAbandonedS.toFixed(1)}) | ${o.verify} | ${e === undefined ? '-' : `${e.pages} / ${e.requests} / ${e.feedS}`} | ${ratios} |`,
     );

@@ -7,8 +7,8 @@
  *
  * And what it will cost the workers: the key's time is a floor only while the workers keep pace. A worker process is
  * one core (Node's one thread): at ~50 µs a record, a full history at the real volume (~97 M rows, ~1.3 M pages) is
- * 80-105 core-minutes against ~50 minutes on the key, so one process would make the run about twice as long. The
- * estimate says how many keep pace (from full pages: an upper bound).
+ * ~100 core-minutes against ~50 minutes on the key, so one process would make the run about twice as long. The
+ * estimate says how many keep pace (from the rows the dry run's samples found, or the pages).
  */
 import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../models/call-cost.js';
 import type { ResourceName } from '../models/resources.js';
@@ -27,7 +27,15 @@ export interface PlanCostOptions {
    * Pages of the slices the plan left unpriced, by slice id, and how they were found (`sampleWalkPages`, the dry
    * run's samples); a slice in neither counts `callsPerSlice`.
    */
-  sampled?: { pages: ReadonlyMap<string, number>; probePages: number; notes: readonly string[] } | undefined;
+  sampled?:
+    | {
+        pages: ReadonlyMap<string, number>;
+        /** Rows of the same slices, where the samples know them (the workers' CPU is priced by rows). */
+        rows?: ReadonlyMap<string, number>;
+        probePages: number;
+        notes: readonly string[];
+      }
+    | undefined;
   /** Worker CPU a record costs, µs. @default {@link WORKER_CPU_MICROS_PER_RECORD} */
   cpuMicrosPerRecord?: number;
 }
@@ -35,12 +43,21 @@ export interface PlanCostOptions {
 /**
  * Worker CPU a record costs, µs: `bench/pipeline.ts` at scale medium, exactly-once, on a 2-core AMD EPYC (48-52 µs a
  * record published, 2026-11-28/29; at-least-once 41). Counted for every record fetched, so an estimate for a plan that
- * reads trades twice (per user: a record deduplicated skips the encoding and the produce) runs high.
+ * reads trades twice (per user: a record deduplicated skips the encoding and the produce) runs high: a medium per-user
+ * run spent 0.65x it. A run of seconds runs low (small: 2.1-2.4x, the worker's warm-up), where the CPU does not bind.
  */
 export const WORKER_CPU_MICROS_PER_RECORD = 50;
 
-/** Records a page holds at most (the upstream's largest `limit`). */
+/** Records a full page holds (the upstream's largest `limit`). */
 const RECORDS_PER_PAGE = 100;
+
+/**
+ * The records a slice of `pages` pages fetches: the samples' rows where they know them, else its full pages and half
+ * of the page that ends it (a walk's last page is short, half full on average).
+ */
+function sliceRecords(pages: number, sampledRows: number | undefined): number {
+  return sampledRows ?? Math.max(0, pages - 0.5) * RECORDS_PER_PAGE;
+}
 
 /** The estimate of one resource's part of a run. */
 export interface ResourceCost {
@@ -71,7 +88,7 @@ export interface PlanCost {
   feedSeconds: number;
   /** Minutes on one key: max(requests at the key's rate, serial feed time). */
   minutesOnOneKey: number;
-  /** Minutes of one worker process's CPU (one core) for the records the walks fetch, at most. */
+  /** Minutes of one worker process's CPU (one core) for the records the walks fetch. */
   workerCpuMinutes: number;
   /** Worker processes (cores) that keep pace with the key: `workerCpuMinutes / minutesOnOneKey`, rounded up, >= 1. */
   workerProcesses: number;
@@ -89,6 +106,7 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
   const model = options.cost ?? DEFAULT_CALL_COST;
   const until = planned.run.until;
   const byResource = new Map<ResourceName, ResourceCost>();
+  let records = 0;
   for (const s of planned.slices) {
     const r = byResource.get(s.resource) ?? {
       resource: s.resource,
@@ -104,6 +122,10 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
     const pages = s.expectedPages ?? sampled ?? callsPerSlice;
     if (s.expectedPages !== undefined) r.slicesPlanned++;
     else if (sampled !== undefined) r.slicesSampled++;
+    records += sliceRecords(
+      pages,
+      s.expectedPages === undefined ? options.sampled?.rows?.get(s.sliceId) : undefined,
+    );
     // A users page also fetches each row's profile (one call per row).
     r.pages += s.resource === 'users' && (s.expectedPages ?? sampled) !== undefined ? pages * 101 : pages;
     const feed = s.resource === 'transactions' && !ENTITY_FILTERS.some((k) => s.filters[k] !== undefined);
@@ -127,11 +149,6 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
   const feedSeconds = resources.reduce((n, r) => n + r.feedSeconds, 0) + proofFeedSeconds;
   const unpriced = resources.reduce((n, r) => n + r.slices - r.slicesPlanned - r.slicesSampled, 0);
   const minutesOnOneKey = Math.max(requests / rpm, feedSeconds / 60);
-  // A users page is 101 calls (its listing page and a profile per row) for 100 records.
-  const records = resources.reduce(
-    (n, r) => n + (r.resource === 'users' ? (r.pages * RECORDS_PER_PAGE) / 101 : r.pages * RECORDS_PER_PAGE),
-    0,
-  );
   const workerCpuMinutes = (records * cpuMicros) / 60e6;
   return {
     resources,
@@ -154,9 +171,14 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
       `requests: ${perRequest} calls each (full batches, what a run the key binds sends; a run the key does not bind sends emptier ones, which cost it nothing)`,
       `serial feed: unfiltered transaction pages at ${model.feedHeadMs} ms + ${model.feedPerHourMs} ms per hour of depth, one at a time per key`,
       `time on one key: the larger of the requests at ${rpm} a minute and the serial feed time (latency and the box not counted)`,
-      `worker CPU: ${RECORDS_PER_PAGE} records a page (full pages), ${cpuMicros} µs each (bench/pipeline.ts, exactly-once, on a 2-core AMD EPYC; a record deduplicated costs less); one worker process is one core`,
+      `worker CPU: ${Math.round(records)} records fetched (the samples' rows where the dry run sampled, else each slice's full pages and half a page that ends it), ${cpuMicros} µs each (bench/pipeline.ts, exactly-once, on a 2-core AMD EPYC; a record deduplicated costs less); one worker process is one core`,
     ],
   };
+}
+
+/** `minutes` of one core: `12.3 core-minutes`, or `45 core-seconds` under a minute. */
+function coreTime(minutes: number): string {
+  return minutes < 1 ? `${(minutes * 60).toFixed(0)} core-seconds` : `${minutes.toFixed(1)} core-minutes`;
 }
 
 /** The estimate as lines for a terminal. */
@@ -169,8 +191,8 @@ export function formatPlanCost(c: PlanCost): string {
   lines.push(
     `total: ${c.pages} pages, ${c.requests} requests, ${c.feedSeconds.toFixed(0)} s of serial feed: about ${c.minutesOnOneKey.toFixed(1)} min on one key`,
     c.workerProcesses > 1
-      ? `worker CPU: up to ${c.workerCpuMinutes.toFixed(1)} core-minutes (every page full): ${c.workerProcesses} worker processes on as many cores keep pace with the key (gamedata worker --processes ${c.workerProcesses}, or more workers); one alone could take ${c.workerCpuMinutes.toFixed(0)} min`
-      : `worker CPU: up to ${c.workerCpuMinutes.toFixed(1)} core-minutes (every page full): one worker process keeps pace with the key`,
+      ? `worker CPU: about ${coreTime(c.workerCpuMinutes)}: ${c.workerProcesses} worker processes on as many cores keep pace with the key (gamedata worker --processes ${c.workerProcesses}, or more workers); one alone would take about ${c.workerCpuMinutes.toFixed(0)} min`
+      : `worker CPU: about ${coreTime(c.workerCpuMinutes)}: one worker process keeps pace with the key`,
     `planning (in the totals, spent again by the run): ${c.planning.proofPages} proof pages (${c.planning.proofFeedSeconds.toFixed(1)} s of serial feed), ${c.planning.probePages} probe pages${c.planning.samplePages > 0 ? `; this estimate's samples: ${c.planning.samplePages} probe pages (not spent by the run)` : ''}`,
     'assumptions:',
     ...c.assumptions.map((a) => `  - ${a}`),

@@ -55,6 +55,8 @@ export const DEFAULT_SAMPLE_WALK_PAGES_OPTIONS = {
 export interface WalkPageSample {
   /** Estimated pages of each slice the plan left unpriced, by slice id. */
   pages: Map<string, number>;
+  /** Estimated rows of the same slices (what the workers' CPU is priced by, `plan-cost.ts`). */
+  rows: Map<string, number>;
   /** Probe pages the samples read (the dry run's own cost). */
   probePages: number;
   /** One line per kind of walk: how it was priced. */
@@ -105,6 +107,7 @@ export async function sampleWalkPages(
     else group.push(s);
   }
   const pages = new Map<string, number>();
+  const rowsBySlice = new Map<string, number>();
   const notes: string[] = [];
   for (const [kind, group] of kinds) {
     const windowRows = o.windowRows;
@@ -121,20 +124,33 @@ export async function sampleWalkPages(
       const rows = await Promise.all(sample.map(rowsOf));
       const sampleWindow = sample.reduce((n, s) => n + inWindow(s), 0);
       const ratio = sampleWindow > 0 ? rows.reduce((n, r) => n + r, 0) / sampleWindow : 0;
-      for (const s of group) pages.set(s.sliceId, walkPages(Math.round(inWindow(s) * ratio), o.pageSize));
+      for (const s of group) {
+        const estimated = Math.round(inWindow(s) * ratio);
+        pages.set(s.sliceId, walkPages(estimated, o.pageSize));
+        rowsBySlice.set(s.sliceId, estimated);
+      }
       notes.push(
         `${kind}: ${group.length} walks at ${ratio.toFixed(1)}x their rows in the proof's window (the history-to-window ratio of ${sample.length} walks probed whole)`,
       );
       continue;
     }
     const sample = spreadSample(group, o.sample);
-    const sampled = await Promise.all(sample.map(async (s) => walkPages(await rowsOf(s), o.pageSize)));
+    const sampledRows = await Promise.all(sample.map(rowsOf));
+    const sampled = sampledRows.map((r) => walkPages(r, o.pageSize));
     const mean = sampled.reduce((n, p) => n + p, 0) / Math.max(1, sampled.length);
-    sample.forEach((s, i) => pages.set(s.sliceId, sampled[i] as number));
-    for (const s of group) if (!pages.has(s.sliceId)) pages.set(s.sliceId, mean);
+    const meanRows = sampledRows.reduce((n, r) => n + r, 0) / Math.max(1, sampledRows.length);
+    sample.forEach((s, i) => {
+      pages.set(s.sliceId, sampled[i] as number);
+      rowsBySlice.set(s.sliceId, sampledRows[i] as number);
+    });
+    for (const s of group)
+      if (!pages.has(s.sliceId)) {
+        pages.set(s.sliceId, mean);
+        rowsBySlice.set(s.sliceId, meanRows);
+      }
     notes.push(
       `${kind}: ${group.length} walks at ${mean.toFixed(2)} pages each (the mean of ${sample.length} probed whole, spread evenly)`,
     );
   }
-  return { pages, probePages, notes };
+  return { pages, rows: rowsBySlice, probePages, notes };
 }

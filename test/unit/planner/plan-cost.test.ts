@@ -73,23 +73,28 @@ describe('estimatePlanCost', () => {
     expect(c.planning).toEqual({ proofFeedSeconds: 14.5, proofPages: 12, probePages: 3, samplePages: 0 });
     expect(c.resources[0]).toMatchObject({ slices: 101, slicesPlanned: 1, slicesSampled: 0, pages: 500 });
     expect(c.assumptions.join('\n')).toContain('100 slices with no estimate at 2 pages each');
-    // 500 walk pages of 100 records at 50 µs: 2.5 s of one core, well within the key's 14.5 s.
-    expect(c.workerCpuMinutes).toBeCloseTo(2.5 / 60);
+    // Records: each walk's full pages and half the page that ends it (100 x 150 + 29 950) at 50 µs: 2.25 s of one
+    // core, well within the key's 14.5 s.
+    expect(c.workerCpuMinutes).toBeCloseTo((44_950 * 50) / 60e6, 9);
     expect(c.workerProcesses).toBe(1);
-    expect(formatPlanCost(c)).toContain('one worker process keeps pace with the key');
+    expect(formatPlanCost(c)).toContain(
+      'worker CPU: about 2 core-seconds: one worker process keeps pace with the key',
+    );
   });
 
   it("says how many worker processes keep pace when the records' CPU outlasts the key's time", () => {
-    // 10 000 filtered pages: 200 requests, 0.4 min at 500 a minute; 1 M records at 50 µs: 50 s, 0.83 core-minutes.
+    // 10 000 filtered pages: 200 requests, 0.4 min at 500 a minute; ~1 M records at 50 µs: ~50 s, 0.83 core-minutes.
     const walks = Array.from({ length: 100 }, (_, i) =>
       slice({ filters: { userId: `u${i}` }, expectedPages: 100 }),
     );
     const planned = { ...run(walks), planning: { ...run(walks).planning, probePages: 0, proofPages: 0 } };
     const c = estimatePlanCost(planned);
     expect(c.minutesOnOneKey).toBeCloseTo(0.4);
-    expect(c.workerCpuMinutes).toBeCloseTo(50 / 60);
+    expect(c.workerCpuMinutes).toBeCloseTo((100 * 9_950 * 50) / 60e6, 9);
     expect(c.workerProcesses).toBe(3);
-    expect(formatPlanCost(c)).toContain('3 worker processes on as many cores keep pace with the key');
+    expect(formatPlanCost(c)).toContain(
+      'worker CPU: about 50 core-seconds: 3 worker processes on as many cores keep pace with the key',
+    );
     // A faster box: one process is enough.
     expect(estimatePlanCost(planned, { cpuMicrosPerRecord: 20 }).workerProcesses).toBe(1);
   });
@@ -98,7 +103,7 @@ describe('estimatePlanCost', () => {
     const users = [slice({ resource: 'users', filters: { countryId: 'c' }, expectedPages: 10 })];
     const c = estimatePlanCost(run(users));
     expect(c.resources[0]?.pages).toBe(1010);
-    expect(c.workerCpuMinutes).toBeCloseTo((1000 * 50) / 60e6);
+    expect(c.workerCpuMinutes).toBeCloseTo((950 * 50) / 60e6, 9);
   });
 
   it("the dry run's samples price the slices the plan left unpriced, and their own pages are not the run's", () => {
@@ -115,6 +120,14 @@ describe('estimatePlanCost', () => {
     expect(c.assumptions).toContain('sampled: transactions:userId: 10 walks');
     expect(c.assumptions.join('\n')).not.toContain('with no estimate');
     expect(formatPlanCost(c)).toContain("this estimate's samples: 40 probe pages (not spent by the run)");
+    // Without the samples' rows, each walk's pages less half a page; with them, the rows.
+    expect(c.workerCpuMinutes).toBeCloseTo(((5 * 1.5 + 5 * 7) * 100 * 50) / 60e6, 9);
+    const rows = new Map(users.map((u, i) => [u.sliceId, i < 5 ? 120 : 690]));
+    const byRows = estimatePlanCost(run(users), {
+      sampled: { pages, rows, probePages: 40, notes: [] },
+    });
+    expect(byRows.workerCpuMinutes).toBeCloseTo(((5 * 120 + 5 * 690) * 50) / 60e6, 9);
+    expect(byRows.assumptions.join('\n')).toContain('4050 records fetched');
   });
 
   it('unfiltered feed slices cost serial seconds by depth, and the serial time bounds the run when larger', () => {

@@ -80,6 +80,13 @@ describe('sampleWalkPages', () => {
     expect(total).toBeGreaterThan(truth * 0.9);
     expect(total).toBeLessThan(truth * 1.1);
     expect(s.pages.size).toBe(300);
+    // The rows too: each sampled walk's own, the sample's mean for the rest.
+    expect(s.rows.size).toBe(300);
+    const rowsTotal = [...s.rows.values()].reduce((n, r) => n + r, 0);
+    expect(rowsTotal).toBeGreaterThan((100 * 250 + 200 * 30) * 0.9);
+    expect(rowsTotal).toBeLessThan((100 * 250 + 200 * 30) * 1.1);
+    expect(s.rows.get('u0')).toBe(250);
+    expect(s.rows.get('u5')).toBe(30);
     expect(s.probePages).toBeGreaterThanOrEqual(60);
     expect(s.notes[0]).toMatch(/^transactions:userId: 300 walks at [\d.]+ pages each \(the mean of 60/);
   });
@@ -109,6 +116,9 @@ describe('sampleWalkPages', () => {
       const truth = walkPages(10 * (20 + 15 * i), 100);
       expect(s.pages.get(`c${i}`)).toBeGreaterThanOrEqual(Math.floor(truth * 0.85));
       expect(s.pages.get(`c${i}`)).toBeLessThanOrEqual(Math.ceil(truth * 1.15));
+      const rowsTruth = 10 * (20 + 15 * i);
+      expect(s.rows.get(`c${i}`)).toBeGreaterThanOrEqual(Math.floor(rowsTruth * 0.85));
+      expect(s.rows.get(`c${i}`)).toBeLessThanOrEqual(Math.ceil(rowsTruth * 1.15));
     }
     expect(s.notes[0]).toMatch(
       /^transactions:countryId: 40 walks at (9\.\d|10\.\d)x their rows in the proof's window/,
