@@ -76,7 +76,7 @@ export {
 export type { PartitionWalk, PlannedSlice, PlanPartitionWalksOptions } from './plan-partition.js';
 export { readRangeRows, DEFAULT_READ_RANGE_ROWS_OPTIONS } from './read-range-rows.js';
 export type { RangePage, RangeRows, ReadRangePages, ReadRangeRowsOptions } from './read-range-rows.js';
-export { estimatePlanCost, formatPlanCost } from './plan-cost.js';
+export { estimatePlanCost, formatPlanCost, WORKER_CPU_MICROS_PER_RECORD } from './plan-cost.js';
 export { sampleWalkPages, walkPages, spreadSample } from './sample-walk-pages.js';
 export type { WalkPageSample, SampleWalkPagesOptions } from './sample-walk-pages.js';
 export type { PlanCost, PlanCostOptions, ResourceCost } from './plan-cost.js';

@@ -120,6 +120,16 @@ const CASES: Case[] = [
     line: /--partition must be auto, countryId or off, got "userId"/,
   },
   {
+    name: 'backfill --cpu-per-record',
+    args: ['backfill', 'transactions', '--full-history', '--dry-run', '--cpu-per-record', 'fast'],
+    line: /--cpu-per-record must be a positive number of µs, got "fast"/,
+  },
+  {
+    name: 'backfill --cpu-per-record without --dry-run',
+    args: ['backfill', 'transactions', '--full-history', '--cpu-per-record', '20'],
+    line: /--cpu-per-record prices a --dry-run: add --dry-run, or leave it out/,
+  },
+  {
     name: 'tail --since',
     args: ['tail', 'donations', '--since', '2026-99-01'],
     line: /--since .*"2026-99-01"/,

@@ -19,6 +19,7 @@ import {
   parseResources,
   planBackfill,
   AUTO_PARTITION_ABOVE_ROWS,
+  WORKER_CPU_MICROS_PER_RECORD,
   type BackfillRequest,
   type PlanBackfillOptions,
   type PlannerSource,
@@ -36,6 +37,7 @@ interface BackfillFlags {
   priority: string;
   partition: string;
   dryRun?: boolean;
+  cpuPerRecord?: string;
 }
 
 function parseTime(flag: string, value: string | undefined): number | undefined {
@@ -54,6 +56,7 @@ async function printDryRun(
   request: BackfillRequest,
   planner: PlannerSource,
   plan: PlanBackfillOptions & { partition: 'countryId' | 'off' },
+  cpuMicrosPerRecord: number | undefined,
 ): Promise<void> {
   const dry = await planBackfill(request, planner, plan);
   const p = dry.run.partition;
@@ -65,7 +68,11 @@ async function printDryRun(
     windowRows: dry.planning.walkWindowRows,
     key: plan.partition,
   });
-  console.log(formatPlanCost(estimatePlanCost(dry, { sampled })));
+  console.log(
+    formatPlanCost(
+      estimatePlanCost(dry, { sampled, ...(cpuMicrosPerRecord === undefined ? {} : { cpuMicrosPerRecord }) }),
+    ),
+  );
 }
 
 export function register(program: Command): void {
@@ -100,6 +107,10 @@ export function register(program: Command): void {
       '--dry-run',
       "plan only: print per resource the slices, pages, requests and serial feed seconds the run would cost the key, and its time on one key (planning's own probes and proof are spent); enqueue nothing",
     )
+    .option(
+      '--cpu-per-record <us>',
+      `with --dry-run: the worker CPU a record costs on your workers' machines, µs (bench/pipeline.ts measures it; default ${WORKER_CPU_MICROS_PER_RECORD}, this project's 2-core box)`,
+    )
     .option('--target-rows <n>', 'rows per planned slice', '5000')
     .option('--run-id <id>', 'fix the run id (default: derived from resources and time)')
     .option(
@@ -115,6 +126,13 @@ export function register(program: Command): void {
       if (flags.priority !== 'backfill' && flags.priority !== 'rescan')
         throw new ConfigError(`--priority must be backfill or rescan, got ${JSON.stringify(flags.priority)}`);
       const priority = flags.priority;
+      const cpuPerRecord = flags.cpuPerRecord === undefined ? undefined : Number(flags.cpuPerRecord);
+      if (cpuPerRecord !== undefined && !(Number.isFinite(cpuPerRecord) && cpuPerRecord > 0))
+        throw new ConfigError(
+          `--cpu-per-record must be a positive number of µs, got ${JSON.stringify(flags.cpuPerRecord)}`,
+        );
+      if (cpuPerRecord !== undefined && flags.dryRun !== true)
+        throw new ConfigError('--cpu-per-record prices a --dry-run: add --dry-run, or leave it out');
       if (flags.partition !== 'off' && flags.partition !== 'countryId' && flags.partition !== 'auto')
         throw new ConfigError(
           `--partition must be auto, countryId or off, got ${JSON.stringify(flags.partition)}`,
@@ -140,7 +158,7 @@ export function register(program: Command): void {
         };
         const plan = { targetRows, partition, partitionAboveRows } as const;
         if (flags.dryRun === true) {
-          await printDryRun(request, rt.planner, plan);
+          await printDryRun(request, rt.planner, plan, cpuPerRecord);
           return;
         }
         const planned = await startBackfill(request, {

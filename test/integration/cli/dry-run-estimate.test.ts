@@ -14,7 +14,11 @@ import { QUEUE_NAMES } from '../../../src/planner/queue-names.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
-function dryRun(h: Harness, partition: string): Promise<{ code: number | null; out: string }> {
+function dryRun(
+  h: Harness,
+  partition: string,
+  extra: readonly string[] = [],
+): Promise<{ code: number | null; out: string }> {
   const until = new Date(h.sim.now()).toISOString();
   const child = spawn(
     process.execPath,
@@ -30,6 +34,7 @@ function dryRun(h: Harness, partition: string): Promise<{ code: number | null; o
       '--partition',
       partition,
       '--dry-run',
+      ...extra,
     ],
     { cwd: ROOT, env: h.env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -87,8 +92,8 @@ describe('backfill --dry-run: the estimate of a full history', () => {
     }
   }, 120_000);
 
-  it('per user: within 15 % of the pages the truth needs (a trade under its buyer and its seller)', async () => {
-    const { code, out } = await dryRun(h, 'off');
+  it('per user: within 15 % of the pages and the records the truth needs (a trade under its buyer and its seller)', async () => {
+    const { code, out } = await dryRun(h, 'off', ['--cpu-per-record', '25']);
     expect({ code, out }).toMatchObject({ code: 0 });
     const est = transactionPages(out);
     const rows = new Map<string, number>();
@@ -100,5 +105,13 @@ describe('backfill --dry-run: the estimate of a full history', () => {
     expect(est.slices).toBe(users.length);
     expect(est.pages / truth).toBeGreaterThan(0.85);
     expect(est.pages / truth).toBeLessThan(1.15);
+    // The workers' CPU is priced by the records the walks fetch (each trade under each of its users), at the µs given.
+    const m = /worker CPU: (\d+) records fetched .*, (\d+) µs each/.exec(out);
+    expect(m, out).not.toBeNull();
+    const fetched = users.reduce((n, u) => n + (rows.get(u) ?? 0), 0);
+    expect(Number(m?.[1]) / fetched).toBeGreaterThan(0.85);
+    expect(Number(m?.[1]) / fetched).toBeLessThan(1.15);
+    expect(Number(m?.[2])).toBe(25);
+    expect(out).toMatch(/worker CPU: about \d+ core-seconds: one worker process keeps pace with the key/);
   }, 120_000);
 });
