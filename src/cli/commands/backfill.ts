@@ -48,6 +48,39 @@ function parseTime(flag: string, value: string | undefined): number | undefined 
   return ms;
 }
 
+/** The flags that shape the plan, checked. @throws ConfigError naming the flag and the value. */
+function parsePlanFlags(flags: BackfillFlags): {
+  targetRows: number;
+  priority: 'backfill' | 'rescan';
+  cpuPerRecord: number | undefined;
+  partition: 'countryId' | 'off';
+  partitionAboveRows: number;
+} {
+  const targetRows = Number(flags.targetRows ?? '5000');
+  if (!Number.isSafeInteger(targetRows) || targetRows < 1)
+    throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
+  if (flags.priority !== 'backfill' && flags.priority !== 'rescan')
+    throw new ConfigError(`--priority must be backfill or rescan, got ${JSON.stringify(flags.priority)}`);
+  const cpuPerRecord = flags.cpuPerRecord === undefined ? undefined : Number(flags.cpuPerRecord);
+  if (cpuPerRecord !== undefined && !(Number.isFinite(cpuPerRecord) && cpuPerRecord > 0))
+    throw new ConfigError(
+      `--cpu-per-record must be a positive number of µs, got ${JSON.stringify(flags.cpuPerRecord)}`,
+    );
+  if (cpuPerRecord !== undefined && flags.dryRun !== true)
+    throw new ConfigError('--cpu-per-record prices a --dry-run: add --dry-run, or leave it out');
+  if (flags.partition !== 'off' && flags.partition !== 'countryId' && flags.partition !== 'auto')
+    throw new ConfigError(
+      `--partition must be auto, countryId or off, got ${JSON.stringify(flags.partition)}`,
+    );
+  return {
+    targetRows,
+    priority: flags.priority,
+    cpuPerRecord,
+    partition: flags.partition === 'off' ? 'off' : 'countryId',
+    partitionAboveRows: flags.partition === 'auto' ? AUTO_PARTITION_ABOVE_ROWS : 0,
+  };
+}
+
 /**
  * `--dry-run`: plans the run without enqueueing it and prints what it will cost the key. The walks the plan cannot
  * price (per user, quiet partition walks) are priced by samples: this estimate's own probe pages, never the run's.
@@ -105,7 +138,7 @@ export function register(program: Command): void {
     .option('--wait', 'follow the run until it completes; exit 1 if it fails')
     .option(
       '--dry-run',
-      "plan only: print per resource the slices, pages, requests and serial feed seconds the run would cost the key, and its time on one key (planning's own probes and proof are spent); enqueue nothing",
+      "plan only: print per resource the slices, pages, requests and serial feed seconds the run would cost the key, its time on one key, and the worker CPU of its records with the worker processes that keep pace (planning's own probes and proof are spent); enqueue nothing",
     )
     .option(
       '--cpu-per-record <us>',
@@ -120,25 +153,7 @@ export function register(program: Command): void {
     )
     .action(async (names: string[], flags: BackfillFlags) => {
       const resources = parseResources(names);
-      const targetRows = Number(flags.targetRows ?? '5000');
-      if (!Number.isSafeInteger(targetRows) || targetRows < 1)
-        throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
-      if (flags.priority !== 'backfill' && flags.priority !== 'rescan')
-        throw new ConfigError(`--priority must be backfill or rescan, got ${JSON.stringify(flags.priority)}`);
-      const priority = flags.priority;
-      const cpuPerRecord = flags.cpuPerRecord === undefined ? undefined : Number(flags.cpuPerRecord);
-      if (cpuPerRecord !== undefined && !(Number.isFinite(cpuPerRecord) && cpuPerRecord > 0))
-        throw new ConfigError(
-          `--cpu-per-record must be a positive number of µs, got ${JSON.stringify(flags.cpuPerRecord)}`,
-        );
-      if (cpuPerRecord !== undefined && flags.dryRun !== true)
-        throw new ConfigError('--cpu-per-record prices a --dry-run: add --dry-run, or leave it out');
-      if (flags.partition !== 'off' && flags.partition !== 'countryId' && flags.partition !== 'auto')
-        throw new ConfigError(
-          `--partition must be auto, countryId or off, got ${JSON.stringify(flags.partition)}`,
-        );
-      const partition = flags.partition === 'off' ? 'off' : 'countryId';
-      const partitionAboveRows = flags.partition === 'auto' ? AUTO_PARTITION_ABOVE_ROWS : 0;
+      const { targetRows, priority, cpuPerRecord, partition, partitionAboveRows } = parsePlanFlags(flags);
       const settings = readPipelineSettings({ api: true });
       await requireReachable({ redisUrl: settings.redisUrl });
       const rt = await createPipelineRuntime(settings, { kafka: false });
