@@ -11,7 +11,7 @@
  * Everything lives under a key prefix of its own and is deleted afterwards.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import {
   createPendingMarks,
@@ -19,7 +19,7 @@ import {
   pageKeyOf,
   type PendingPage,
 } from '../src/dedup/index.js';
-import { describeMachine } from './machine.js';
+import { cpuSeconds, describeMachine } from './machine.js';
 import { objectIds } from './object-ids.js';
 
 const args = process.argv.slice(2);
@@ -36,11 +36,10 @@ const redisPid = Number(flag('redis-pid'));
 if (!Number.isSafeInteger(redisPid) || redisPid < 1)
   throw new Error('--redis-pid <pid of redis-server> is required');
 
+if (!existsSync(`/proc/${redisPid}/stat`)) throw new Error(`--redis-pid ${redisPid}: no such process`);
+
 /** Redis' user + system CPU so far, in ms. */
-function redisCpuMs(): number {
-  const fields = readFileSync(`/proc/${redisPid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
+const redisCpuMs = (): number => cpuSeconds(redisPid) * 1000;
 
 async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
   const out = new Map<string, { calls: number; usec: number }>();
