@@ -116,9 +116,13 @@ export async function getRunStatus(
   });
   queue.on('error', () => undefined); // as in enqueueRun: the caller's client reports connection errors
   try {
+    // The state first, then the job: BullMQ stores a finished run's reason (or result) in the same script that
+    // moves it to failed (or completed), so a job read after a terminal state always carries it. Read the other way
+    // round, a run failing between the two reads was said to have failed for an "unknown reason".
+    const state = await queue.getJobState(runId);
+    if (state === 'unknown') return undefined;
     const job = await queue.getJob(runId);
     if (!job) return undefined;
-    const state = await job.getState();
     const deps = await job.getDependenciesCount({ processed: true, unprocessed: true });
     const failedReason = job.failedReason ? await withSliceReason(job.failedReason, options) : undefined;
     return {

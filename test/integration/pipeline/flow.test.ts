@@ -7,12 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDedupStore, createRedisSeenSet, type DedupRecord } from '../../../src/dedup/index.js';
 import {
   createRunCounters,
   enqueueOpenRun,
   enqueueRun,
+  getRunStatus,
   planningHoldId,
   PLANNING_HOLD_MS,
   startPipelineWorkers,
@@ -54,13 +55,21 @@ function source(all: DedupRecord[], failIn?: { start: number; end: number }): Sl
 }
 
 describe('pipeline flow on real Redis', () => {
-  const prefix = `it-${randomUUID().slice(0, 8)}`;
+  const base = `it-${randomUUID().slice(0, 8)}`;
+  // Each test its own queues: a slice an earlier test left waiting (its run failed before its workers read it)
+  // must not reach the next test's workers and fail there.
+  let prefix = base;
+  let tests = 0;
   let redis: Redis;
   beforeAll(() => {
     redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   });
+  beforeEach(() => {
+    tests += 1;
+    prefix = `${base}-${String(tests)}`;
+  });
   afterAll(async () => {
-    const keys = await redis.keys(`${prefix}*`);
+    const keys = await redis.keys(`${base}*`);
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
   });
@@ -387,6 +396,37 @@ describe('pipeline flow on real Redis', () => {
       expect(errors.some((m) => m.includes('cannot be read'))).toBe(true);
       // the slice that cannot be read is said once, as failed for good after its one attempt (not retried)
       expect(failedForGood).toEqual([{ id: slices[0]?.sliceId, attempts: 1 }]);
+    } finally {
+      await workers.close();
+    }
+  });
+  it("a failed run's status always carries its reason, however close to the failure it is read", async () => {
+    // Read without pause while runs fail: a status read between the run's failing and its reason was once said
+    // to have failed for an "unknown reason".
+    const workers = startPipelineWorkers(
+      { connection: redis, prefix, concurrency: 4, servicesDown: () => Promise.resolve(false) },
+      acceptingDeps(source(rows(20), { start: 0, end: 2_000_000 }), 'u'),
+    );
+    try {
+      const reads = await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          const runId = `ru-${String(i)}-${Date.now()}`;
+          const one = [slice(runId, 0, 2_000_000)];
+          await enqueueRun(run(runId, one), one, { connection: redis, prefix });
+          const seen: (string | undefined)[] = [];
+          for (let n = 0; n < 20_000; n++) {
+            const s = await getRunStatus(runId, { connection: redis, prefix });
+            if (s?.state !== 'failed') continue;
+            seen.push(s.failedReason);
+            if (seen.length >= 3) break;
+          }
+          return seen;
+        }),
+      );
+      for (const seen of reads) {
+        expect(seen).toHaveLength(3);
+        for (const reason of seen) expect(reason ?? 'no reason').toContain('cannot be read');
+      }
     } finally {
       await workers.close();
     }
