@@ -397,6 +397,7 @@ function startSliceLiveness(
   slices: Worker<SliceJobData, SliceResult>,
   spawner: Queue<SliceJobData>,
   onError: (error: Error, context: string) => void,
+  fenceTaken: ((jobIds: readonly string[]) => Promise<unknown>) | undefined,
 ): ReturnType<typeof startWorkerLiveness> | undefined {
   if (o.livenessTimeoutMs === 0) return undefined;
   return startWorkerLiveness(
@@ -414,6 +415,10 @@ function startSliceLiveness(
       // A dead worker's locks last at most lockDuration; its entry is needed no longer than that.
       forgetAfterMs: Math.max(600_000, 2 * o.lockDuration),
       ...(o.onTakeover === undefined ? {} : { onTakeover: o.onTakeover }),
+      // Exactly-once: a dead worker's open transaction holds back every recovery read on its checkpoint partition
+      // until it is aborted. Fenced here, it is aborted at the takeover; else only when a slice it owned gets a slot,
+      // or after its timeout (the crash test's ~30 s with every slot waiting, docs/guarantees.md).
+      ...(fenceTaken === undefined ? {} : { beforeTakeover: fenceTaken }),
       onError: (e) => onError(e, 'worker-liveness'),
     },
   );
@@ -524,7 +529,10 @@ export function startPipelineWorkers(
   slices.on('lockRenewalFailed', (ids) => sliceRuns.lost(ids));
   keepNewestLockTracked(slices);
   slices.on('error', (e) => onError(e, 'slice-worker'));
-  const liveness = startSliceLiveness(o, slices, spawner, onError);
+  const fencer = deps.eos?.publisher;
+  const fenceTaken =
+    fencer?.fenceTaken === undefined ? undefined : (ids: readonly string[]) => fencer.fenceTaken!(ids);
+  const liveness = startSliceLiveness(o, slices, spawner, onError, fenceTaken);
   const sizing =
     o.maxConcurrency > o.concurrency && deps.budget !== undefined
       ? startSlotSizing(slices, deps.budget, {

@@ -39,6 +39,12 @@ export interface WorkerLivenessOptions {
   forgetAfterMs: number;
   /** Slices moved back to wait by this worker's sweep. */
   onTakeover?: (jobIds: readonly string[], deadWorkers: readonly string[]) => void;
+  /**
+   * Runs when a sweep found slices of dead workers, before they go back to wait (still locked by the dead worker, so
+   * no new owner has them yet): exactly-once fences their owners here. Awaited at most one beat interval (the beats
+   * go on); past that it goes on beside the moves. Its failure goes to `onError` and the slices move all the same.
+   */
+  beforeTakeover?: (jobIds: readonly string[]) => Promise<unknown>;
   onError?: (error: Error) => void;
 }
 
@@ -116,6 +122,24 @@ export function startWorkerLiveness(
   // workers' slices. One timeout of beats is four beats of every live worker.
   let sweepFrom = Date.now() + o.timeoutMs;
 
+  /** `beforeTakeover` on the slices a sweep found, awaited at most one beat interval. */
+  const beforeMoves = async (found: Array<string | number>): Promise<void> => {
+    const hook = o.beforeTakeover;
+    if (hook === undefined || found.length < 3) return;
+    const ids = found
+      .slice(1)
+      .filter((_, i) => i % 2 === 0)
+      .map(String);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      hook(ids).catch((error: unknown) =>
+        onError(error instanceof Error ? error : GamedataError.from(error)),
+      ),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, beatMs))),
+    ]);
+    clearTimeout(timer);
+  };
+
   /** One beat (and a sweep when `sweep`): the slices moved back to wait, or undefined when no sweep was made. */
   const beatAndSweep = async (sweep: boolean): Promise<string[] | undefined> => {
     const found = (await redis.eval(
@@ -131,6 +155,7 @@ export function startWorkerLiveness(
       sweep ? 1 : 0,
     )) as Array<string | number>;
     if (found[0] !== 1) return undefined;
+    await beforeMoves(found);
     const moved: string[] = [];
     const dead = new Set<string>();
     for (let i = 1; i + 1 < found.length; i += 2) {

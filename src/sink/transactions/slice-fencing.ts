@@ -42,6 +42,13 @@ export interface SliceFencing {
   fenceWriter: (sliceKey: string, writer: string) => Promise<void>;
   /** Fences every recorded owner of the slice. */
   fence: (sliceKey: string) => Promise<void>;
+  /**
+   * Fences the recorded owners of slices taken from a dead worker, before they go back to wait: each id once, however
+   * many of the slices it owned, and none of this pool's (the caller is not the slices' new owner). The dead owner's
+   * open transaction is aborted at once, not after its timeout: until then it holds back every recovery read on its
+   * checkpoint partition. Returns the ids fenced.
+   */
+  fenceTaken: (sliceKeys: readonly string[]) => Promise<string[]>;
   /** Fences sent. */
   fences: () => number;
 }
@@ -97,6 +104,18 @@ export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
       } catch (error) {
         throw d.kafkaError(error, `fencing slice ${sliceKey}`);
       }
+    },
+    fenceTaken: async (sliceKeys) => {
+      const recorded = await Promise.all(
+        sliceKeys.map(async (key) => ({
+          key,
+          ids: (await d.owners.list(key)).filter((id) => d.pool.find(id, key) === undefined),
+        })),
+      );
+      const ids = [...new Set(recorded.flatMap((r) => r.ids))];
+      for (const id of ids) await fenceId(id);
+      for (const r of recorded) if (r.ids.length > 0) await d.owners.leave(r.key, r.ids);
+      return ids;
     },
     fences: () => fences,
   };

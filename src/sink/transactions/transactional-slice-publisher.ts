@@ -57,6 +57,11 @@ export interface TransactionalSlicePublisher {
   /** Fences a slice's owners without taking the slice (resolving another slice's orphaned dedup locks). */
   fence(sliceKey: string): Promise<void>;
   /**
+   * Fences the owners of slices being taken from a dead worker, each id once and none of this publisher's
+   * (`SliceFencing.fenceTaken`): its open transaction stops holding back recovery reads at once. The ids fenced.
+   */
+  fenceTaken(sliceKeys: readonly string[]): Promise<string[]>;
+  /**
    * Makes sure the producer `writer` can commit nothing more of the slice: fences it when it is still recorded as an
    * owner of the slice; an id no longer recorded was fenced by a new owner already or left with nothing open. So
    * resolving another page's orphaned locks fences that page's producer only, not the slice's current owner (whose
@@ -185,6 +190,7 @@ export function createTransactionalSlicePublisher(
         openOptions,
       ),
     fence: fencing.fence,
+    fenceTaken: fencing.fenceTaken,
     fenceWriter: fencing.fenceWriter,
     readCommitted,
     lastStableOffset: (sliceKey) => reads.lastStableOffset(sliceKey),

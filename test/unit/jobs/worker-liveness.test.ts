@@ -63,4 +63,51 @@ describe('startWorkerLiveness', () => {
     await vi.advanceTimersByTimeAsync(2000);
     expect(redis.beats).toBe(beats); // stopped
   });
+
+  it("runs beforeTakeover on the dead workers' slices before they move back to wait, awaited at most a beat", async () => {
+    // Every sweep finds the same two slices of dead worker w2.
+    const redis = {
+      eval: (script: string, _keys: number, ...args: Array<string | number>): Promise<unknown> =>
+        Promise.resolve(script.includes('ZADD') && args.at(-1) === 1 ? [1, 's1', 'w2:1', 's2', 'w2:2'] : [0]),
+    };
+    const steps: string[] = [];
+    let hang = false;
+    const job = (id: string) => ({
+      moveToWait: (token: string) => {
+        steps.push(`move ${id} ${token}`);
+        return Promise.resolve(0);
+      },
+    });
+    const taken: string[][] = [];
+    const l = startWorkerLiveness({ id: 'w1' }, redis, (id) => Promise.resolve(job(id)), {
+      prefix: 'bull',
+      queue: 'slices',
+      timeoutMs: 1000,
+      maxStalledCount: 20,
+      forgetAfterMs: 600_000,
+      beforeTakeover: (ids) => {
+        steps.push(`fence ${ids.join(',')}`);
+        return hang ? new Promise(() => undefined) : Promise.resolve();
+      },
+      onTakeover: (ids) => taken.push([...ids]),
+    });
+    try {
+      expect(await l.sweep()).toEqual(['s1', 's2']);
+      expect(steps).toEqual(['fence s1,s2', 'move s1 w2:1', 'move s2 w2:2']);
+      expect(taken).toEqual([['s1', 's2']]);
+
+      // A hook that never ends holds the moves back one beat interval (250 ms), no longer.
+      hang = true;
+      steps.length = 0;
+      const sweeping = l.sweep();
+      await vi.advanceTimersByTimeAsync(200);
+      expect(steps).toEqual(['fence s1,s2']);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(await sweeping).toEqual(['s1', 's2']);
+      expect(steps).toEqual(['fence s1,s2', 'move s1 w2:1', 'move s2 w2:2']);
+    } finally {
+      hang = false;
+      await l.stop();
+    }
+  });
 });

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { Kafka } from 'kafkajs';
+import { createSliceFencing } from '../../../../src/sink/transactions/slice-fencing.js';
+import { createMemorySliceOwners } from '../../../../src/sink/transactions/slice-owners.js';
+
+/** A Kafka whose producers record each fence (InitProducerId with their transactional.id). */
+function fencingKafka(fenced: string[]): Kafka {
+  return {
+    producer: ({ transactionalId }: { transactionalId: string }) => ({
+      connect: () => Promise.resolve(),
+      transaction: () => {
+        fenced.push(transactionalId);
+        return Promise.resolve({ abort: () => Promise.resolve() });
+      },
+      disconnect: () => Promise.resolve(),
+    }),
+  } as unknown as Kafka;
+}
+
+describe('fenceTaken', () => {
+  it("fences each recorded owner of the taken slices once, none of this pool's, and forgets those it fenced", async () => {
+    const owners = createMemorySliceOwners(new Map());
+    await owners.enter('s1', 'tx.dead.0');
+    await owners.enter('s2', 'tx.dead.0');
+    await owners.enter('s2', 'tx.older.1');
+    await owners.enter('s3', 'tx.mine.0');
+    await owners.enter('s3', 'tx.dead.0');
+    const fenced: string[] = [];
+    const fencing = createSliceFencing({
+      kafka: fencingKafka(fenced),
+      transactionTimeoutMs: 20_000,
+      retry: { initialRetryTime: 10, retries: 0, maxRetryTime: 10 },
+      // This process's pool has tx.mine.0 (whatever the slice): never fenced by its own sweep.
+      pool: { find: (id) => (id === 'tx.mine.0' ? { alive: true, hasSlice: false } : undefined) },
+      owners,
+      kafkaError: (e) => (e instanceof Error ? e : new Error(String(e))),
+    });
+    expect((await fencing.fenceTaken(['s1', 's2', 's3', 'none'])).sort()).toEqual([
+      'tx.dead.0',
+      'tx.older.1',
+    ]);
+    expect(fenced.sort()).toEqual(['tx.dead.0', 'tx.older.1']);
+    expect(fencing.fences()).toBe(2);
+    expect(await owners.list('s1')).toEqual([]);
+    expect(await owners.list('s2')).toEqual([]);
+    expect(await owners.list('s3')).toEqual(['tx.mine.0']);
+    // Nothing left to fence: a second sweep of the same slices sends nothing.
+    expect(await fencing.fenceTaken(['s1', 's2', 's3'])).toEqual([]);
+    expect(fenced).toHaveLength(2);
+  });
+});
