@@ -100,6 +100,29 @@ return out
 `;
 
 /**
+ * Runs `hook` on the slices a sweep found (`{1, jobId, token, ...}`), awaited at most `ms` (past that it goes on
+ * beside the moves); its failure goes to `onError`.
+ */
+async function beforeMoves(
+  hook: (jobIds: readonly string[]) => Promise<unknown>,
+  found: Array<string | number>,
+  ms: number,
+  onError: (error: Error) => void,
+): Promise<void> {
+  if (found.length < 3) return;
+  const ids = found
+    .slice(1)
+    .filter((_, i) => i % 2 === 0)
+    .map(String);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    hook(ids).catch((error: unknown) => onError(error instanceof Error ? error : GamedataError.from(error))),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
+}
+
+/**
  * Starts beating for `worker` and sweeping its queue. `redis` is a non-blocking client (a BullMQ queue's `client`);
  * `getJob` loads a job of the queue (for BullMQ's `moveToWait`).
  */
@@ -122,24 +145,6 @@ export function startWorkerLiveness(
   // workers' slices. One timeout of beats is four beats of every live worker.
   let sweepFrom = Date.now() + o.timeoutMs;
 
-  /** `beforeTakeover` on the slices a sweep found, awaited at most one beat interval. */
-  const beforeMoves = async (found: Array<string | number>): Promise<void> => {
-    const hook = o.beforeTakeover;
-    if (hook === undefined || found.length < 3) return;
-    const ids = found
-      .slice(1)
-      .filter((_, i) => i % 2 === 0)
-      .map(String);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      hook(ids).catch((error: unknown) =>
-        onError(error instanceof Error ? error : GamedataError.from(error)),
-      ),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, beatMs))),
-    ]);
-    clearTimeout(timer);
-  };
-
   /** One beat (and a sweep when `sweep`): the slices moved back to wait, or undefined when no sweep was made. */
   const beatAndSweep = async (sweep: boolean): Promise<string[] | undefined> => {
     const found = (await redis.eval(
@@ -155,7 +160,7 @@ export function startWorkerLiveness(
       sweep ? 1 : 0,
     )) as Array<string | number>;
     if (found[0] !== 1) return undefined;
-    await beforeMoves(found);
+    if (o.beforeTakeover !== undefined) await beforeMoves(o.beforeTakeover, found, beatMs, onError);
     const moved: string[] = [];
     const dead = new Set<string>();
     for (let i = 1; i + 1 < found.length; i += 2) {
