@@ -529,9 +529,7 @@ export function startPipelineWorkers(
   slices.on('lockRenewalFailed', (ids) => sliceRuns.lost(ids));
   keepNewestLockTracked(slices);
   slices.on('error', (e) => onError(e, 'slice-worker'));
-  const fencer = deps.eos?.publisher;
-  const fenceTaken =
-    fencer?.fenceTaken === undefined ? undefined : (ids: readonly string[]) => fencer.fenceTaken!(ids);
+  const fenceTaken = deps.eos?.publisher.fenceTaken?.bind(deps.eos.publisher);
   const liveness = startSliceLiveness(o, slices, spawner, onError, fenceTaken);
   const sizing =
     o.maxConcurrency > o.concurrency && deps.budget !== undefined
