@@ -10,6 +10,7 @@ import { hasDedupId, pageKeyOf, parsePageKey } from '../dedup/index.js';
 import { addCounts, commitOpen, type EosRun, type SliceCheckpointState } from './eos-slice-run.js';
 import type { ExactlyOnceDelivery, SlicePage } from './slice-contract.js';
 import { pageLineage } from './slice-contract.js';
+import { ownedRows } from './row-owner.js';
 
 /**
  * The dedup identity of a record without `_id`: a digest of its JSON (keys in order of appearance, as upstream sent
@@ -72,7 +73,9 @@ export async function addPage(run: EosRun, page: SlicePage, fetchedAt: number): 
   const items: DedupRecord[] = deps.source.enrich
     ? await deps.source.enrich(resource, page.items, o.signal)
     : page.items;
-  const claim = await claimRecords(run, items);
+  // Rows another walk of the run owns (a trade's other party, row-owner.ts) are that walk's to claim and publish.
+  const { owned, others } = ownedRows(page.walker, items);
+  const claim = await claimRecords(run, owned);
   const encoded =
     claim.fresh.length === 0
       ? undefined
@@ -93,7 +96,7 @@ export async function addPage(run: EosRun, page: SlicePage, fetchedAt: number): 
   run.openCounts = addCounts(run.openCounts, {
     fetched: page.items.length,
     published: encoded?.records.length ?? 0,
-    deduplicated: claim.repeats,
+    deduplicated: claim.repeats + others,
     deadLettered: encoded?.deadLetterMessages.length ?? 0,
   });
   if (page.cursor !== undefined && page.cursor !== null) run.data = { ...run.data, cursor: page.cursor };
