@@ -1,12 +1,12 @@
 /**
  * One page of an exactly-once slice joins the open transaction: its ids are claimed for the page key
- * `<sliceId>#<seq>` (dedup/pending-marks; another slice's orphaned page is resolved by fencing that slice and reading
- * its checkpoint), the intent is written, the fresh records are encoded and added to the session with their dead
- * letters, and the open transaction's counts grow.
+ * `<sliceId>#<seq>@<producer>~<session>` (dedup/pending-marks: the intent first, then the locks; another slice's
+ * orphaned page is resolved by making sure its session commits nothing more and reading its checkpoint), the fresh
+ * records are encoded and added to the session with their dead letters, and the open transaction's counts grow.
  */
 import { createHash } from 'node:crypto';
 import type { DedupRecord } from '../dedup/index.js';
-import { hasDedupId, pageKeyOf, parsePageKey } from '../dedup/index.js';
+import { hasDedupId, pageCommitted, pageKeyOf, parsePageKey } from '../dedup/index.js';
 import { addCounts, commitOpen, type EosRun, type SliceCheckpointState } from './eos-slice-run.js';
 import type { ExactlyOnceDelivery, SlicePage } from './slice-contract.js';
 import { pageLineage } from './slice-contract.js';
@@ -22,21 +22,28 @@ export function anonymousId(record: DedupRecord): string {
   return `anon-${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
 }
 
-/** A resolver of another slice's orphaned page: fence that slice, then its checkpoint says whether it committed. */
-export function foreignPageResolver(eos: ExactlyOnceDelivery): (pageKey: string) => Promise<boolean> {
+/**
+ * A resolver of another slice's orphaned page: a page of a live session of this process is waited for; else the
+ * page's producer is fenced where it could still commit, and the slice's checkpoint says whether the page's session
+ * committed it (`pageCommitted`).
+ */
+export function foreignPageResolver(
+  eos: ExactlyOnceDelivery,
+): (pageKey: string) => Promise<boolean | 'live'> {
   return async (pageKey) => {
     const foreign = parsePageKey(pageKey);
-    // The page's producer only, and only while it is still an owner of its slice (see fenceWriter); a page key of an
-    // older version (no writer) fences every owner of the slice.
+    if (foreign.session !== undefined && eos.publisher.sessionLive?.(foreign.session) === true) return 'live';
+    // The page's producer only, and only while it can still commit (see fenceWriter); a page key of an older version
+    // (no writer) fences every owner of the slice.
     if (foreign.writer !== undefined && eos.publisher.fenceWriter !== undefined)
       await eos.publisher.fenceWriter(foreign.sliceKey, foreign.writer);
     else await eos.publisher.fence(foreign.sliceKey);
     const ckpt = await eos.publisher.readCommitted<SliceCheckpointState>(foreign.sliceKey);
-    return ckpt !== null && ckpt.seq >= foreign.seq;
+    return pageCommitted(foreign, ckpt);
   };
 }
 
-/** Claims the page's records for its page key and writes the intent; the fresh records and the repeats. */
+/** Claims the page's records for its page key (the intent first); the fresh records and the repeats. */
 async function claimRecords(run: EosRun, items: DedupRecord[]) {
   const { eos, sliceKey, session, o } = run;
   const scope = run.data.replay ? run.data.runId : undefined;
@@ -50,7 +57,7 @@ async function claimRecords(run: EosRun, items: DedupRecord[]) {
     return stand;
   });
   const claim = await eos.marks.claim(
-    pageKeyOf(sliceKey, session.nextSeq, session.owner),
+    pageKeyOf(sliceKey, session.nextSeq, session.owner, session.token),
     run.data.resource,
     claimed,
     foreignPageResolver(eos),
@@ -62,7 +69,6 @@ async function claimRecords(run: EosRun, items: DedupRecord[]) {
     },
   );
   claim.fresh = claim.fresh.map((r) => originals.get(r) ?? r);
-  if (claim.page.entries.length > 0) await eos.marks.writeIntent(sliceKey, claim.page);
   return claim;
 }
 

@@ -117,7 +117,7 @@ export interface ProcessSliceDeps {
 export interface ExactlyOnceDelivery {
   /** The transactional slice publisher (`createTransactionalSlicePublisher`). */
   publisher: Pick<TransactionalSlicePublisher, 'openSlice' | 'fence' | 'readCommitted' | 'lastStableOffset'> &
-    Partial<Pick<TransactionalSlicePublisher, 'fenceWriter' | 'fenceTaken'>>;
+    Partial<Pick<TransactionalSlicePublisher, 'fenceWriter' | 'fenceTaken' | 'sessionLive'>>;
   /** Encodes a page without sending it (`createPageEncoder`). */
   encode: PageEncoder;
   /** The pending-marks protocol on the seen-sets (`createPendingMarks(createRedisPendingMarks(redis))`). */

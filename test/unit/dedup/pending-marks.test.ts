@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createMemoryPendingMarks,
   createPendingMarks,
+  pageCommitted,
   pageKeyOf,
   parsePageKey,
   type MemoryPendingMarks,
@@ -145,29 +146,48 @@ describe('pending marks (memory backend)', () => {
     expect(again.fresh).toEqual([tx(1), tx(2)]);
   });
 
-  it('a claim that waits holds none of its locks: two pages reading the same ids crosswise both finish (no cycle)', async () => {
+  it('a claim that waits keeps the locks before the one it waits for (lock order) and takes none after it; crosswise pages finish', async () => {
     const { backend, marks } = setup(60_000);
-    // A holds 1 and B holds 2, each page also wants the other's id: with hold-and-wait (and leases renewed by the
-    // waiters) neither would ever finish.
+    const lock = (n: number) => backend.locks.get('t:lock:transactions/' + modelId(n));
+    // A holds 1 and B holds 2; A's next page wants 0, 2 and 3, B's wants 1 and 4.
     const a0 = await marks.claim(pageKeyOf('A', 0), 'transactions', [tx(1)], never);
     const b0 = await marks.claim(pageKeyOf('B', 0), 'transactions', [tx(2)], never);
-    const a1 = marks.claim(pageKeyOf('A', 1), 'transactions', [tx(3), tx(2)], never);
+    const a1 = marks.claim(pageKeyOf('A', 1), 'transactions', [tx(3), tx(2), tx(0)], never);
     const b1 = marks.claim(pageKeyOf('B', 1), 'transactions', [tx(4), tx(1)], never);
     await new Promise((r) => setTimeout(r, 30));
-    // While they wait, neither waiting page keeps a lock of its own.
-    expect(backend.locks.get('t:lock:transactions/' + modelId(3))).toBeUndefined();
-    expect(backend.locks.get('t:lock:transactions/' + modelId(4))).toBeUndefined();
+    expect(lock(0)).toMatch(/^A#1\|/); // before the one it waits for: kept
+    expect(lock(3)).toBeUndefined(); // after it: not taken
+    expect(lock(4)).toBeUndefined();
     await marks.settle('A', [a0.page], true);
     await marks.settle('B', [b0.page], true);
     const [ra, rb] = await Promise.all([a1, b1]);
-    expect(ra.fresh).toEqual([tx(3)]); // 2 was published by B's page 0
+    expect(ra.fresh).toEqual([tx(3), tx(0)]); // 2 was published by B's page 0
     expect(rb.fresh).toEqual([tx(4)]);
+  });
+
+  it('many pages over the same ids in every order: all finish, each id fresh for exactly one page, no lock left', async () => {
+    const { backend, marks } = setup(60_000);
+    const random = seededRandom(7);
+    const fresh = new Map<string, number>();
+    await Promise.all(
+      Array.from({ length: 40 }, async (_, p) => {
+        const ids = Array.from({ length: 40 }, (_, i) => i)
+          .sort(() => random() - 0.5)
+          .slice(0, 15);
+        const claim = await marks.claim(pageKeyOf(`S${p}`, 0), 'transactions', ids.map(tx), never);
+        for (const r of claim.fresh) fresh.set(r._id, (fresh.get(r._id) ?? 0) + 1);
+        await new Promise((r) => setTimeout(r, random() * 5)); // the page commits
+        await marks.settle(`S${p}`, [claim.page], true);
+      }),
+    );
+    expect([...fresh.values()].every((n) => n === 1)).toBe(true);
+    expect(backend.locks.size).toBe(0);
   });
 
   it('pages that each need what the other holds, none settled until both claims return, still finish', async () => {
     const { marks } = setup(60_000);
-    // A page's claim returns only when all its ids are its own; each page here starts by taking one id the other
-    // wants. Without releasing while waiting this is a deadlock; with it, one of them gets both ids first.
+    // A page's claim returns only when all its ids are its own; the two pages list them in opposite orders. Both take
+    // them in lock order, so the one that takes 1 first gets them all and the other waits at 1, holding nothing.
     const ids = [tx(1), tx(2), tx(3), tx(4)];
     const a = marks.claim(pageKeyOf('A', 0), 'transactions', ids, never);
     const b = marks.claim(pageKeyOf('B', 0), 'transactions', [...ids].reverse(), never);
@@ -210,11 +230,31 @@ describe('pending marks (memory backend)', () => {
       seq: 12,
       writer: 'gd.tx.m0.0',
     });
+    // The session: which owner's run of the slice wrote the page.
+    expect(parsePageKey(pageKeyOf('run/a#b', 12, 'gd.tx.m0.0', '0a1b2c3d4e5f'))).toEqual({
+      sliceKey: 'run/a#b',
+      seq: 12,
+      writer: 'gd.tx.m0.0',
+      session: '0a1b2c3d4e5f',
+    });
     expect(() => parsePageKey('run/a#12@w|x')).toThrow(GamedataError);
     await expect(marks.claim('a|b#1', 'transactions', [], never)).rejects.toThrow(/without "\|"/);
     await expect(marks.claim('a#1', 'transactions', [], never, { scope: 'x/y' })).rejects.toThrow(/scope/);
     const c = await marks.claim('a#1', 'transactions', [tx(1)], never);
     await expect(marks.writeIntent('b', c.page)).rejects.toThrow(/not a page of slice "b"/);
+  });
+
+  it('pageCommitted: only the session that wrote the checkpoint committed a page, up to its seq; old keys by seq alone', () => {
+    const page = (seq: number, session?: string) => ({ seq, ...(session === undefined ? {} : { session }) });
+    expect(pageCommitted(page(3, 'a'), { seq: 5, session: 'a' })).toBe(true);
+    expect(pageCommitted(page(5, 'a'), { seq: 5, session: 'a' })).toBe(true);
+    expect(pageCommitted(page(6, 'a'), { seq: 5, session: 'a' })).toBe(false);
+    // Another session's checkpoint at or past the seq: the page's own session never committed it.
+    expect(pageCommitted(page(3, 'a'), { seq: 9, session: 'b' })).toBe(false);
+    expect(pageCommitted(page(3, 'a'), { seq: 9 })).toBe(false);
+    expect(pageCommitted(page(3, 'a'), null)).toBe(false);
+    expect(pageCommitted(page(3), { seq: 3, session: 'b' })).toBe(true);
+    expect(pageCommitted(page(4), { seq: 3 })).toBe(false);
   });
 
   it('property: overlapping slices, several pages per transaction, owners dying at any step -> every id exactly once, nothing left', async () => {

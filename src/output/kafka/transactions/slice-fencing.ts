@@ -38,7 +38,13 @@ export interface SliceFencing {
    * nothing of it can commit this slice's records (a session's commits end before it closes).
    */
   fenceOwners: (sliceKey: string, ids: readonly string[], self?: string) => Promise<void>;
-  /** Fences `writer` when it is still recorded as an owner of the slice. */
+  /**
+   * Makes sure `writer` commits nothing more of the slice, for resolving a page it wrote that no live session of this
+   * process holds: nothing to do when a member of this pool holds the id now, initialised in its current generation
+   * (that InitProducerId fenced every earlier producer of the id, this process's older generations and the process
+   * that held the member label before); else fences it when it is still recorded as an owner of the slice (an id no
+   * longer recorded was fenced by a new owner already, or left with nothing open).
+   */
   fenceWriter: (sliceKey: string, writer: string) => Promise<void>;
   /** Fences every recorded owner of the slice. */
   fence: (sliceKey: string) => Promise<void>;
@@ -92,6 +98,9 @@ export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
   return {
     fenceOwners,
     fenceWriter: async (sliceKey, writer) => {
+      // Never our own live producer: fencing it failed every slice sharing it (the exactly-once crash test's long
+      // tails, 2026-11-29), and its init already fenced whoever wrote the page under this id before.
+      if (d.pool.find(writer, sliceKey)?.alive === true) return;
       try {
         if ((await d.owners.list(sliceKey)).includes(writer)) await fenceOwners(sliceKey, [writer]);
       } catch (error) {
