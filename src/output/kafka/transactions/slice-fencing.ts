@@ -6,6 +6,10 @@
 import type { Kafka, Producer } from 'kafkajs';
 import type { ProducerPool } from './producer-pool.js';
 import type { SliceOwners } from './slice-owners.js';
+import { controlDeadlineMs, withDeadline } from './control-deadline.js';
+
+/** Retries of a fencing client (the publisher's producers may retry more). */
+const FENCE_RETRIES = 5;
 
 /** What kafkajs says when a newer producer of the transactional.id fenced this one (type or message). */
 const FENCED = /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|old epoch|INVALID_PRODUCER_ID_MAPPING|fenced/i;
@@ -62,7 +66,10 @@ export interface SliceFencing {
 export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
   let fences = 0;
 
-  /** InitProducerId with `transactionalId`; the transaction begun is local (nothing added): no EndTxn. */
+  /**
+   * InitProducerId with `transactionalId`; the transaction begun is local (nothing added): no EndTxn. Within a
+   * deadline and a few retries: fences run one after another, so one that hangs would hold every slice behind it.
+   */
   async function fenceId(transactionalId: string): Promise<void> {
     const producer: Producer = d.kafka.producer({
       transactionalId,
@@ -70,13 +77,16 @@ export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
-      retry: d.retry,
+      retry: { ...d.retry, retries: Math.min(d.retry.retries, FENCE_RETRIES) },
     });
-    try {
+    const fence = async (): Promise<void> => {
       await producer.connect();
       const txn = await producer.transaction();
       fences += 1;
       await txn.abort();
+    };
+    try {
+      await withDeadline(`fencing ${transactionalId}`, controlDeadlineMs(d.transactionTimeoutMs), fence());
     } catch (error) {
       throw d.kafkaError(error, `fencing ${transactionalId}`);
     } finally {
