@@ -244,7 +244,7 @@ describe('pending marks on real Redis', () => {
     }
   });
 
-  it('model run on Redis: overlapping slices, 2 pages per transaction, owners killed at every step -> every id once, 0 locks left', async () => {
+  it('model run on Redis: overlapping slices, 2 pages per transaction, owners killed at every step (seeds 2, 3: pages shifting between sessions; 3: zombies) -> every id once, 0 locks left', async () => {
     for (const seed of [1, 2, 3]) {
       const { marks, prefix } = fresh(20);
       const run = await runModel(marks, {
@@ -256,6 +256,8 @@ describe('pending marks on real Redis', () => {
         windowCrashRate: 0.3,
         deadForMs: 60,
         random: seededRandom(seed),
+        shifting: seed !== 1,
+        stallRate: seed === 3 ? 0.1 : 0,
       });
       expect(run.crashes).toBeGreaterThan(0);
       for (const id of run.expected) expect(run.published.get(id), id).toBe(1);
