@@ -169,13 +169,23 @@ export interface PendingMarksBackend {
   clearIntent(key: string, seqs: readonly number[]): Promise<void>;
 }
 
-/** The page key of page `seq` of a slice, written through `writer` by the session `session`. */
-export function pageKeyOf(sliceKey: string, seq: number, writer?: string, session?: string): string {
+/**
+ * The page key of page `seq` of a slice, written through `writer` by the session `session`, whose checkpoints all lie
+ * at or after offset `readFrom` of the checkpoint partition.
+ */
+export function pageKeyOf(
+  sliceKey: string,
+  seq: number,
+  writer?: string,
+  session?: string,
+  readFrom?: string,
+): string {
   const key = writer === undefined ? `${sliceKey}#${seq}` : `${sliceKey}#${seq}@${writer}`;
-  return session === undefined ? key : `${key}~${session}`;
+  if (session === undefined) return key;
+  return readFrom === undefined ? `${key}~${session}` : `${key}~${session}.${readFrom}`;
 }
 
-const PAGE_KEY = /^(.+)#(0|[1-9]\d{0,14})(?:@([^#@|~]+))?(?:~([\da-z]+))?$/;
+const PAGE_KEY = /^(.+)#(0|[1-9]\d{0,14})(?:@([^#@|~]+))?(?:~([\da-z]+)(?:\.(0|[1-9]\d{0,18}))?)?$/;
 
 /** A page key's parts (see {@link parsePageKey}). */
 export interface PageKeyParts {
@@ -185,24 +195,31 @@ export interface PageKeyParts {
   writer?: string;
   /** The session (one owner's run of the slice) that wrote the page; absent in keys of an older version. */
   session?: string;
+  /**
+   * An offset of the slice's checkpoint partition at or before every checkpoint of the page's session (its
+   * `readFrom`): resolving the page reads the slice's checkpoint from there, not the whole partition.
+   */
+  readFrom?: string;
 }
 
 /**
- * The slice key, seq, writer and session of a page key `<sliceKey>#<seq>[@<writer>][~<session>]`. The writer lets
- * whoever resolves the page's orphaned locks fence that producer only; the session tells which owner's page it was.
+ * The slice key, seq, writer and session of a page key `<sliceKey>#<seq>[@<writer>][~<session>[.<readFrom>]]`. The
+ * writer lets whoever resolves the page's orphaned locks fence that producer only; the session tells which owner's
+ * page it was, and `readFrom` where its checkpoints start.
  * @throws GamedataError when `pageKey` is not of that form or holds a `|` (the locks' separator).
  */
 export function parsePageKey(pageKey: string): PageKeyParts {
   const m = PAGE_KEY.exec(pageKey);
   if (m === null || pageKey.includes('|'))
     throw new GamedataError(
-      `page key must be "<sliceKey>#<seq>[@<writer>][~<session>]" without "|", got ${JSON.stringify(pageKey)}`,
+      `page key must be "<sliceKey>#<seq>[@<writer>][~<session>[.<offset>]]" without "|", got ${JSON.stringify(pageKey)}`,
     );
   return {
     sliceKey: m[1]!,
     seq: Number(m[2]),
     ...(m[3] === undefined ? {} : { writer: m[3] }),
     ...(m[4] === undefined ? {} : { session: m[4] }),
+    ...(m[5] === undefined ? {} : { readFrom: m[5] }),
   };
 }
 

@@ -38,7 +38,9 @@ export function foreignPageResolver(
     if (foreign.writer !== undefined && eos.publisher.fenceWriter !== undefined)
       await eos.publisher.fenceWriter(foreign.sliceKey, foreign.writer);
     else await eos.publisher.fence(foreign.sliceKey);
-    const ckpt = await eos.publisher.readCommitted<SliceCheckpointState>(foreign.sliceKey);
+    // Only checkpoints of the page's session or later ones decide, and they all lie at or after its `readFrom`: the
+    // read starts there, not at the start of the compacted partition (which grows with the pipeline's age).
+    const ckpt = await eos.publisher.readCommitted<SliceCheckpointState>(foreign.sliceKey, foreign.readFrom);
     return pageCommitted(foreign, ckpt);
   };
 }
@@ -57,7 +59,7 @@ async function claimRecords(run: EosRun, items: DedupRecord[]) {
     return stand;
   });
   const claim = await eos.marks.claim(
-    pageKeyOf(sliceKey, session.nextSeq, session.owner, session.token),
+    pageKeyOf(sliceKey, session.nextSeq, session.owner, session.token, run.data.eos?.readFrom),
     run.data.resource,
     claimed,
     foreignPageResolver(eos),

@@ -237,6 +237,14 @@ describe('pending marks (memory backend)', () => {
       writer: 'gd.tx.m0.0',
       session: '0a1b2c3d4e5f',
     });
+    // ... and where its checkpoints start in the checkpoint partition (the resolver reads from there).
+    expect(parsePageKey(pageKeyOf('run/a', 3, 'gd.tx.m0.0', 'ab12', '40961'))).toEqual({
+      sliceKey: 'run/a',
+      seq: 3,
+      writer: 'gd.tx.m0.0',
+      session: 'ab12',
+      readFrom: '40961',
+    });
     expect(() => parsePageKey('run/a#12@w|x')).toThrow(GamedataError);
     await expect(marks.claim('a|b#1', 'transactions', [], never)).rejects.toThrow(/without "\|"/);
     await expect(marks.claim('a#1', 'transactions', [], never, { scope: 'x/y' })).rejects.toThrow(/scope/);

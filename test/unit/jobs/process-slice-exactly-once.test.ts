@@ -127,8 +127,12 @@ function fakeKafka(
     async fenceWriter(sliceKey, writer) {
       if (writer === `fake.${epochs.get(sliceKey) ?? 0}`) fence(sliceKey);
     },
-    async readCommitted<S>(sliceKey: string) {
-      return (checkpoints.get(sliceKey) ?? null) as SliceCheckpoint<S> | null;
+    async readCommitted<S>(sliceKey: string, readFrom?: string) {
+      const ck = checkpoints.get(sliceKey) ?? null;
+      // A read from `readFrom` sees the checkpoint only when it lies there or later (as Kafka's would).
+      return (
+        ck !== null && readFrom !== undefined && Number(ck.offset) < Number(readFrom) ? null : ck
+      ) as SliceCheckpoint<S> | null;
     },
     async lastStableOffset() {
       return String(offset);
