@@ -13,6 +13,12 @@ import { recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.
 import type { LockState, PendingMarksBackend } from './pending-marks.js';
 import { DEFAULT_REDIS_SEEN_SET_OPTIONS, type RedisSeenSetOptions } from './redis-seen-set.js';
 
+/**
+ * An intent lives this long after its slice last claimed a page: a slice abandoned for good (its run failed) leaves
+ * nothing behind for longer. Its locks do not need it: whoever meets them resolves them by the slice's checkpoint.
+ */
+const INTENT_TTL_MS = 7 * 24 * 3_600_000;
+
 // KEYS = the locks, one per record, then the slice's intent when ARGV[5] is not ''. ARGV[1] = the set checked,
 // ARGV[2] = entry width (8 | 13), ARGV[3] = the page key, ARGV[4] = the lease in ms, ARGV[5] = the page's intent
 // field ('' when none), ARGV[6] = its value (set when the call takes a lock); then per record: id, version code
@@ -20,6 +26,7 @@ import { DEFAULT_REDIS_SEEN_SET_OPTIONS, type RedisSeenSetOptions } from './redi
 // Returns per record, in order, up to the first lock another page holds: 's' (seen), 'm' (mine), then 'w' (wait) or
 // 'x<pageKey>' (held by that page, lease expired) for that lock; the records after it are not looked at ('u').
 const CLAIM_SCRIPT = `${SEEN_SET_LUA}
+local INTENT_TTL_MS = ${INTENT_TTL_MS}
 local name, w, page, lease = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 local field = ARGV[5]
 local n = #KEYS
@@ -38,7 +45,11 @@ for i = 1, n do
   else
     local v = redis.call('GET', KEYS[i])
     if not v or sub(v, 1, #own) == own then
-      if field ~= '' and not noted then redis.call('HSET', KEYS[#KEYS], field, ARGV[6]); noted = true end
+      if field ~= '' and not noted then
+        redis.call('HSET', KEYS[#KEYS], field, ARGV[6])
+        redis.call('PEXPIRE', KEYS[#KEYS], INTENT_TTL_MS)
+        noted = true
+      end
       redis.call('SET', KEYS[i], own .. (now + lease) .. '|' .. code .. '|' .. raw)
       out[i] = 'm'
     else

@@ -79,11 +79,13 @@ describe('pending marks on real Redis', () => {
     ).toBe(true);
   });
 
-  it('locks have no TTL and hold the page key and the lease', async () => {
+  it('locks have no TTL and hold the page key and the lease; the intent is written with the first lock and expires in 7 days', async () => {
     const { marks, prefix } = fresh(30_000);
     await marks.claim(pageKeyOf('run/s1', 7), 'transactions', [tx(1)], never);
     const key = `${prefix}:lock:transactions/${modelId(1)}`;
     expect(await redis.pttl(key)).toBe(-1);
+    expect((await marks.readIntent('run/s1')).map((p) => p.seq)).toEqual([7]);
+    expect(await redis.pttl(`${prefix}:intent:run/s1`)).toBeGreaterThan(7 * 24 * 3_600_000 - 60_000);
     const [pageKey, until] = (await redis.get(key))!.split('|');
     expect(pageKey).toBe('run/s1#7');
     const [s, us] = await redis.time();
