@@ -78,8 +78,8 @@ export interface PageClaim<T> {
 
 export interface PendingMarks {
   /**
-   * Claims a page's records for `pageKey`: writes the page into its slice's intent, then takes its locks in lock
-   * order, waiting (polling) at the first one a live page of another slice holds while keeping the ones before it
+   * Claims a page's records for `pageKey`: takes its locks in lock order (the page joins its slice's intent with its
+   * first lock), waiting (polling) at the first one a live page of another slice holds while keeping the ones before it
    * (ordered acquisition: no wait cycle between slices); resolves the pages whose lease expired. Returns the records
    * to publish. On failure it releases the locks it took.
    */
@@ -339,7 +339,7 @@ interface ClaimStop {
   todo: ClaimItem[];
   /** How many of `todo` the page holds. */
   held: number;
-  /** The state of `todo[held]`, when the step stopped there. */
+  /** The state of `todo[held]`, when the step stopped there (`wait` or `expired`). */
   blocked?: LockState;
 }
 
@@ -356,7 +356,8 @@ function claimStep(batch: readonly ClaimItem[], states: readonly LockState[]): C
       continue;
     }
     todo.push(...batch.slice(i).filter((_, j) => states[i + j]?.state !== 'seen'));
-    return { todo, held, ...(s === undefined ? {} : { blocked: s }) };
+    // Anything but an expired lock (a state missing from the answer too) is waited for: never taken as ours.
+    return { todo, held, blocked: s ?? { state: 'wait' } };
   }
   return { todo, held };
 }
