@@ -15,12 +15,12 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: ['src/cli/**', 'bench/**', 'scripts/**', 'test/**'], rules: { 'no-console': 'off' } },
+  { files: ['src/app/cli/**', 'bench/**', 'scripts/**', 'test/**'], rules: { 'no-console': 'off' } },
   {
-    // Inside src/sink/, kafkajs' values come from one module (kafkajs-loader.ts, which createKafkaClient calls after
+    // Inside src/output/kafka/, kafkajs' values come from one module (kafkajs-loader.ts, which createKafkaClient calls after
     // installing kafkajs-patches/): every other file takes only its types.
-    files: ['src/sink/**/*.ts'],
-    ignores: ['src/sink/kafkajs-loader.ts'],
+    files: ['src/output/kafka/**/*.ts'],
+    ignores: ['src/output/kafka/kafkajs-loader.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -30,7 +30,7 @@ export default tseslint.config(
               name: 'kafkajs',
               allowTypeImports: true,
               message:
-                "kafkajs' values come from loadKafkajs() (src/sink/kafkajs-loader.ts), after the patches.",
+                "kafkajs' values come from loadKafkajs() (src/output/kafka/kafkajs-loader.ts), after the patches.",
             },
           ],
         },
@@ -38,15 +38,18 @@ export default tseslint.config(
     },
   },
   {
-    // One Kafka door: only src/sink/ talks to kafkajs (client, producer/, transactions/, readers/, admin/, patches).
+    // One Kafka door: only src/output/kafka/ talks to kafkajs (client, producer/, transactions/, readers/, admin/, patches).
     files: ['src/**/*.ts'],
-    ignores: ['src/sink/**'],
+    ignores: ['src/output/kafka/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           paths: [
-            { name: 'kafkajs', message: 'Kafka goes through src/sink/ (createKafkaClient and its modules).' },
+            {
+              name: 'kafkajs',
+              message: 'Kafka goes through src/output/kafka/ (createKafkaClient and its modules).',
+            },
           ],
         },
       ],

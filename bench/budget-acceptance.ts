@@ -13,7 +13,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { REALISTIC_LATENCY } from '../src/simulator/index.js';
-import type { ResourceName } from '../src/models/resources.js';
+import type { ResourceName } from '../src/foundation/models/resources.js';
 import { createHarness } from '../test/e2e/pipeline-harness.js';
 import { describeMachine } from './machine.js';
 
@@ -34,7 +34,7 @@ process.env['SCHEMA_REGISTRY_URL'] ??= 'http://127.0.0.1:18081/apis/ccompat/v7';
 process.env['REDIS_URL'] ??= 'redis://127.0.0.1:16379';
 
 function cli(argv: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv], {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/app/cli/main.ts', ...argv], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -19,11 +19,11 @@
  * above the workers' split threshold of 10,000 rows at scale small or medium).
  */
 import pLimit from 'p-limit';
-import { createClient } from '../src/client/index.js';
-import { createClientPlannerSource, PIPELINE_CLIENT_DEFAULTS } from '../src/jobs/pipeline-runtime.js';
-import { planBackfill } from '../src/planner/index.js';
-import { createListing } from '../src/client/listing.js';
-import { readSlice } from '../src/client/read-slice.js';
+import { createClient } from '../src/upstream/client/index.js';
+import { createClientPlannerSource, PIPELINE_CLIENT_DEFAULTS } from '../src/app/pipeline-runtime.js';
+import { planBackfill } from '../src/pipeline/planner/index.js';
+import { createListing } from '../src/upstream/client/listing.js';
+import { readSlice } from '../src/upstream/client/read-slice.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { describeMachine } from './machine.js';
 

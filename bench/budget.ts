@@ -19,8 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { createSharedBudget, runWithPriority } from '../src/budget/index.js';
-import { createClient } from '../src/client/index.js';
+import { createSharedBudget, runWithPriority } from '../src/upstream/budget/index.js';
+import { createClient } from '../src/upstream/client/index.js';
 import { REALISTIC_LATENCY, startSimulator, type Scale } from '../src/simulator/index.js';
 import { describeMachine } from './machine.js';
 

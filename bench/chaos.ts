@@ -31,30 +31,31 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startSimulator, type Simulator } from '../src/simulator/start-simulator.js';
 import type { SimulatorOptions } from '../src/simulator/options.js';
-import { createRegistryClient } from '../src/encoding/registry-client.js';
-import { createRecordDecoder } from '../src/encoding/record-decoder.js';
-import { readSchemaFiles } from '../src/encoding/schema-files.js';
-import { deleteSubjects, registerSchemas } from '../src/encoding/schema-registration.js';
-import type { AvroRecordSchema } from '../src/encoding/avro-schema.js';
+import { createRegistryClient } from '../src/output/encoding/registry-client.js';
+import { createRecordDecoder } from '../src/output/encoding/record-decoder.js';
+import { readSchemaFiles } from '../src/output/encoding/schema-files.js';
+import { deleteSubjects, registerSchemas } from '../src/output/encoding/schema-registration.js';
+import type { AvroRecordSchema } from '../src/output/encoding/avro-schema.js';
 import {
   clusterReplication,
   createTopics,
   deleteTopics,
   replicationForBrokers,
-} from '../src/sink/admin/create-topics.js';
-import { createKafkaClient } from '../src/sink/kafka-client.js';
-import { resolveKafkaOptions } from '../src/sink/kafka-options.js';
-import type { ReadTopicStats } from '../src/sink/readers/read-topic.js';
-import { connectRedis, createPipelineRuntime, getRunStatus, startBackfill } from '../src/jobs/index.js';
-import { QUEUE_NAMES } from '../src/planner/queue-names.js';
+} from '../src/output/kafka/admin/create-topics.js';
+import { createKafkaClient } from '../src/output/kafka/kafka-client.js';
+import { resolveKafkaOptions } from '../src/output/kafka/kafka-options.js';
+import type { ReadTopicStats } from '../src/output/kafka/readers/read-topic.js';
+import { createPipelineRuntime } from '../src/app/index.js';
+import { connectRedis, getRunStatus, startBackfill } from '../src/pipeline/queue/index.js';
+import { QUEUE_NAMES } from '../src/pipeline/contract/queue-names.js';
 import { Queue } from 'bullmq';
-import { loadConfig, type PipelineSettings } from '../src/config/index.js';
-import { RESOURCES, isResourceName, type ResourceName } from '../src/models/resources.js';
-import { verifyResource } from '../src/verify/index.js';
-import { versionKey } from '../src/verify/compare-records.js';
-import { readTopic } from '../src/sink/readers/read-topic.js';
-import { dlqTopicName, topicName } from '../src/models/topic-names.js';
-import type { RecordDecoder } from '../src/encoding/record-decoder.js';
+import { loadConfig, type PipelineSettings } from '../src/foundation/config/index.js';
+import { RESOURCES, isResourceName, type ResourceName } from '../src/foundation/models/resources.js';
+import { verifyResource } from '../src/app/verify/index.js';
+import { versionKey } from '../src/app/verify/compare-records.js';
+import { readTopic } from '../src/output/kafka/readers/read-topic.js';
+import { dlqTopicName, topicName } from '../src/foundation/models/topic-names.js';
+import type { RecordDecoder } from '../src/output/encoding/record-decoder.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
@@ -463,7 +464,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       const child = spawn(
         process.execPath,
         [
-          ...(o.compiled === true ? ['bin/gamedata.mjs'] : ['--import', 'tsx', 'src/cli/main.ts']),
+          ...(o.compiled === true ? ['bin/gamedata.mjs'] : ['--import', 'tsx', 'src/app/cli/main.ts']),
           'worker',
           '--concurrency',
           String(o.concurrency),

@@ -21,18 +21,21 @@
  *   npm run bench:client -- --latency realistic --pipeline --scale small [--slice-concurrency 64] [--walks feed,full]
  *     [--plans requests,rounds] [--probe-rounds 3]
  */
-import { collectSlices, createClient, createListing, type CollectStats } from '../src/client/index.js';
-import { createDedupStore, createMemorySeenSet, type DedupRecord } from '../src/dedup/index.js';
+import {
+  collectSlices,
+  createClient,
+  createListing,
+  type CollectStats,
+} from '../src/upstream/client/index.js';
+import { createDedupStore, createMemorySeenSet, type DedupRecord } from '../src/pipeline/dedup/index.js';
 import {
   createClientPlannerSource,
   createClientSliceSource,
   PIPELINE_CLIENT_DEFAULTS,
-  processSlice,
-  withUserDiscovery,
-  type UserDirectory,
-} from '../src/jobs/index.js';
-import { planBackfill, type SliceJobData } from '../src/planner/index.js';
-import type { PagePublisher } from '../src/publish/index.js';
+} from '../src/app/index.js';
+import { processSlice, withUserDiscovery, type UserDirectory } from '../src/pipeline/slice/index.js';
+import { planBackfill, type SliceJobData } from '../src/pipeline/planner/index.js';
+import type { PagePublisher } from '../src/pipeline/publish/index.js';
 import { parseLatencySpec, startSimulator, type Scale } from '../src/simulator/index.js';
 import { describeMachine } from './machine.js';
 

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createRedisSeenSet } from '../src/dedup/index.js';
+import { createRedisSeenSet } from '../src/pipeline/dedup/index.js';
 import { describeMachine } from './machine.js';
 import { objectIds } from './object-ids.js';
 

@@ -18,7 +18,7 @@ import {
   createRedisPendingMarks,
   pageKeyOf,
   type PendingPage,
-} from '../src/dedup/index.js';
+} from '../src/pipeline/dedup/index.js';
 import { cpuSeconds, describeMachine } from './machine.js';
 import { objectIds } from './object-ids.js';
 

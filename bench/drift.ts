@@ -16,16 +16,16 @@ import { MockClient } from '@confluentinc/schemaregistry';
 import type { Client } from '@confluentinc/schemaregistry';
 import { Redis } from 'ioredis';
 import { createWorld } from '../src/simulator/index.js';
-import { isResourceName, type ResourceName } from '../src/models/resources.js';
+import { isResourceName, type ResourceName } from '../src/foundation/models/resources.js';
 import {
   createRecordEncoder,
   createRegistryClient,
   deleteSubjects,
   generateResourceSchemas,
   registerSchemas,
-} from '../src/encoding/index.js';
-import { createPageEncoder } from '../src/publish/index.js';
-import { createRedisDriftStore } from '../src/drift/index.js';
+} from '../src/output/encoding/index.js';
+import { createPageEncoder } from '../src/pipeline/publish/index.js';
+import { createRedisDriftStore } from '../src/pipeline/drift/index.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: string): string => {

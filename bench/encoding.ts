@@ -16,8 +16,8 @@ import avro from 'avsc';
 import { AvroSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
 import type { Client } from '@confluentinc/schemaregistry';
 import { createWorld } from '../src/simulator/index.js';
-import { RESOURCE_INFO, RESOURCES } from '../src/models/resources.js';
-import { checkRecord } from '../src/models/check-record.js';
+import { RESOURCE_INFO, RESOURCES } from '../src/foundation/models/resources.js';
+import { checkRecord } from '../src/foundation/models/check-record.js';
 import {
   AVRO_TYPE_OPTIONS,
   createRecordDecoder,
@@ -27,7 +27,7 @@ import {
   generateResourceSchemas,
   registerSchemas,
   toAvroValue,
-} from '../src/encoding/index.js';
+} from '../src/output/encoding/index.js';
 
 const MIN_MS = Number(process.env['BENCH_MIN_MS'] ?? 1_500);
 

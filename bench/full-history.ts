@@ -27,8 +27,8 @@ import { startSimulator, type Simulator } from '../src/simulator/index.js';
 import { parseLatencySpec } from '../src/simulator/options.js';
 import { cpuSeconds, describeMachine } from './machine.js';
 import { Queue } from 'bullmq';
-import { QUEUE_NAMES } from '../src/planner/queue-names.js';
-import type { SliceJobData, SliceResult } from '../src/planner/index.js';
+import { QUEUE_NAMES } from '../src/pipeline/contract/queue-names.js';
+import type { SliceJobData, SliceResult } from '../src/pipeline/planner/index.js';
 import { benchEnv, flag, gamedata, mustGamedata, removeRunKeys, verifyTransactions } from './gamedata-cli.js';
 
 const args = process.argv.slice(2);

@@ -6,9 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { verifyResource } from '../src/verify/index.js';
-import { createRecordDecoder } from '../src/encoding/record-decoder.js';
-import { createRegistryClient } from '../src/encoding/registry-client.js';
+import { verifyResource } from '../src/app/verify/index.js';
+import { createRecordDecoder } from '../src/output/encoding/record-decoder.js';
+import { createRegistryClient } from '../src/output/encoding/registry-client.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -65,7 +65,7 @@ export function gamedata(
   const profile = prof === undefined || prof === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', prof];
   const child = spawn(
     process.execPath,
-    [...profile, '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...argv],
+    [...profile, '--import', 'tsx', join(ROOT, 'src/app/cli/main.ts'), ...argv],
     {
       cwd: ROOT,
       env,

@@ -48,17 +48,17 @@ const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
 /**
  * kafkajs as the pipeline runs it (`patched`: the client from `createKafkaClient`, the kafkajs loaded through
  * `kafkajs-loader.ts` after `installKafkajsPatches()`, the transaction's partitions announced as the producer pool does:
- * every patch of `src/sink/kafkajs-patches/`),
+ * every patch of `src/output/kafka/kafkajs-patches/`),
  * or kafkajs as published (`--child kafkajs-plain`).
  */
 async function runKafkajs(topic: string, patched: boolean): Promise<number> {
   const sink = {
-    ...(await import('../src/sink/kafka-client.js')),
-    ...(await import('../src/sink/kafka-options.js')),
-    ...(await import('../src/sink/producer/partitioner.js')),
-    ...(await import('../src/sink/producer/wire-format.js')),
+    ...(await import('../src/output/kafka/kafka-client.js')),
+    ...(await import('../src/output/kafka/kafka-options.js')),
+    ...(await import('../src/output/kafka/producer/partitioner.js')),
+    ...(await import('../src/output/kafka/producer/wire-format.js')),
   };
-  const { installKafkajsPatches } = await import('../src/sink/kafkajs-patches/index.js');
+  const { installKafkajsPatches } = await import('../src/output/kafka/kafkajs-patches/index.js');
   const partitions = installKafkajsPatches().transactionPartitions;
   const kafka = patched
     ? sink.createKafkaClient(sink.resolveKafkaOptions({ brokers }), { clientId: 'bench-kafkajs' })
@@ -198,7 +198,7 @@ async function main(): Promise<void> {
       if (out.status !== 0) throw new Error(`${which} failed: ${out.stderr}`);
       const { cpuMs } = JSON.parse(out.stdout.trim().split('\n').pop() ?? '{}') as { cpuMs: number };
       process.stdout.write(
-        `| ${which === 'kafkajs' ? 'kafkajs 2.2.4, patched (src/sink/)' : which === 'kafkajs-plain' ? 'kafkajs 2.2.4 as published' : '@platformatic/kafka'} | ${records} | ${valueBytes} | ${headerCount} | ${perTxn} | ${cpuMs.toFixed(0)} | ${((cpuMs * 1000) / records).toFixed(1)} | ${load()} |\n`,
+        `| ${which === 'kafkajs' ? 'kafkajs 2.2.4, patched (src/output/kafka/)' : which === 'kafkajs-plain' ? 'kafkajs 2.2.4 as published' : '@platformatic/kafka'} | ${records} | ${valueBytes} | ${headerCount} | ${perTxn} | ${cpuMs.toFixed(0)} | ${((cpuMs * 1000) / records).toFixed(1)} | ${load()} |\n`,
       );
     }
   }

@@ -26,26 +26,20 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pLimit from 'p-limit';
 import { startSimulator, type Simulator } from '../src/simulator/start-simulator.js';
-import { createClient } from '../src/client/create-client.js';
-import { createListing, LISTING_SPECS } from '../src/client/listing.js';
-import { readSlice } from '../src/client/read-slice.js';
-import { createRegistryClient } from '../src/encoding/registry-client.js';
-import { createRecordEncoder } from '../src/encoding/record-encoder.js';
-import { readSchemaFiles } from '../src/encoding/schema-files.js';
-import { deleteSubjects, registerSchemas } from '../src/encoding/schema-registration.js';
-import type { AvroRecordSchema } from '../src/encoding/avro-schema.js';
-import { createTopics, deleteTopics } from '../src/sink/admin/create-topics.js';
-import {
-  connectRedis,
-  createClientPlannerSource,
-  createRunCounters,
-  startBackfill,
-  waitForRun,
-  PIPELINE_CLIENT_DEFAULTS,
-} from '../src/jobs/index.js';
-import { planBackfill } from '../src/planner/index.js';
+import { createClient } from '../src/upstream/client/create-client.js';
+import { createListing, LISTING_SPECS } from '../src/upstream/client/listing.js';
+import { readSlice } from '../src/upstream/client/read-slice.js';
+import { createRegistryClient } from '../src/output/encoding/registry-client.js';
+import { createRecordEncoder } from '../src/output/encoding/record-encoder.js';
+import { readSchemaFiles } from '../src/output/encoding/schema-files.js';
+import { deleteSubjects, registerSchemas } from '../src/output/encoding/schema-registration.js';
+import type { AvroRecordSchema } from '../src/output/encoding/avro-schema.js';
+import { createTopics, deleteTopics } from '../src/output/kafka/admin/create-topics.js';
+import { createClientPlannerSource, PIPELINE_CLIENT_DEFAULTS } from '../src/app/index.js';
+import { connectRedis, createRunCounters, startBackfill, waitForRun } from '../src/pipeline/queue/index.js';
+import { planBackfill } from '../src/pipeline/planner/index.js';
 import { cpuSeconds } from './machine.js';
-import { isResourceName, type ResourceName } from '../src/models/resources.js';
+import { isResourceName, type ResourceName } from '../src/foundation/models/resources.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -81,7 +75,8 @@ if (partition !== 'off' && partition !== 'countryId')
 if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer`);
 if (!Number.isSafeInteger(processes) || processes < 1)
   throw new Error(`--processes must be a positive integer or auto, got ${processesArg}`);
-if (!existsSync(`${ROOT}dist/cli/main.js`)) throw new Error('dist/ is missing: run `npm run build` first');
+if (!existsSync(`${ROOT}dist/app/cli/main.js`))
+  throw new Error('dist/ is missing: run `npm run build` first');
 const scales = (args.includes('--large') ? ['medium', 'large'] : [arg('scale', 'medium')]) as (
   'small' | 'medium' | 'large'
 )[];

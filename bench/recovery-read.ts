@@ -7,10 +7,10 @@
  * It creates its own `rr<time>.*` topics and deletes them at the end.
  */
 import { parseArgs } from 'node:util';
-import { createKafkaClient } from '../src/sink/kafka-client.js';
-import { resolveKafkaOptions } from '../src/sink/kafka-options.js';
-import { createCheckpointReader } from '../src/sink/transactions/checkpoint-reader.js';
-import { checkpointTopicName, createTopics, deleteTopics } from '../src/sink/admin/create-topics.js';
+import { createKafkaClient } from '../src/output/kafka/kafka-client.js';
+import { resolveKafkaOptions } from '../src/output/kafka/kafka-options.js';
+import { createCheckpointReader } from '../src/output/kafka/transactions/checkpoint-reader.js';
+import { checkpointTopicName, createTopics, deleteTopics } from '../src/output/kafka/admin/create-topics.js';
 import { describeMachine } from './machine.js';
 
 const { values } = parseArgs({

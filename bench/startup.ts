@@ -19,7 +19,7 @@ const runs = Number(values.runs);
 if (!Number.isSafeInteger(runs) || runs < 1)
   throw new Error(`--runs must be an integer >= 1, got ${values.runs}`);
 const bin = values.bin;
-if (bin === 'bin/gamedata.mjs' && !existsSync('dist/cli/main.js'))
+if (bin === 'bin/gamedata.mjs' && !existsSync('dist/app/cli/main.js'))
   throw new Error('dist/ is missing: run `npm run build` first');
 
 const TIME = '/usr/bin/time';

@@ -10,17 +10,17 @@
 import avro from 'avsc';
 import kafkajs from 'kafkajs';
 import pg from 'pg';
-import { toAvroValue } from '../src/encoding/avro-mapping.js';
-import { AVRO_TYPE_OPTIONS } from '../src/encoding/avro-types.js';
-import { frameConfluent } from '../src/encoding/confluent-frame.js';
-import { readSchemaFiles } from '../src/encoding/schema-files.js';
-import { RESOURCE_INFO, type ResourceName } from '../src/models/resources.js';
+import { toAvroValue } from '../src/output/encoding/avro-mapping.js';
+import { AVRO_TYPE_OPTIONS } from '../src/output/encoding/avro-types.js';
+import { frameConfluent } from '../src/output/encoding/confluent-frame.js';
+import { readSchemaFiles } from '../src/output/encoding/schema-files.js';
+import { RESOURCE_INFO, type ResourceName } from '../src/foundation/models/resources.js';
 import { startSimulator } from '../src/simulator/start-simulator.js';
 import {
   buildSinkConnectorConfig,
   createConnectClient,
   warehouseSchemaName,
-} from '../src/warehouse/index.js';
+} from '../src/output/warehouse/index.js';
 
 const [resource, nArg, tasksArg, batchArg] = process.argv.slice(2) as [ResourceName, string, string, string];
 const env = (name: string, fallback: string): string => process.env[name] ?? fallback;

@@ -3,7 +3,7 @@
 // In a checkout, `npm run gamedata -- <args>` runs it from source through tsx instead.
 import { existsSync } from 'node:fs';
 
-const main = new URL('../dist/cli/main.js', import.meta.url);
+const main = new URL('../dist/app/cli/main.js', import.meta.url);
 if (!existsSync(main)) {
   console.error(
     'gamedata: dist/ is missing: run `npm run build` (or `npm run gamedata -- <args>` from source)',

@@ -17,4 +17,4 @@ if [[ " $* " == *" --warehouse "* && -z "${CONNECT_URL:-}${WAREHOUSE_URL:-}" ]];
   eval "$(bash scripts/stack.sh up --with warehouse | grep -E '^export (CONNECT_URL|WAREHOUSE_URL)=')"
 fi
 echo "demo: Kafka $KAFKA_BROKERS, schema registry $SCHEMA_REGISTRY_URL, Redis $REDIS_URL" >&2
-exec npx tsx src/cli/main.ts demo "$@"
+exec npx tsx src/app/cli/main.ts demo "$@"

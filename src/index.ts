@@ -1,4 +1,4 @@
 /** gamedata-pipeline: package entry. The client is also exported on its own as `gamedata-pipeline/client`. */
-export * from './errors.js';
-export { models, checkRecord, RESOURCES, RESOURCE_INFO } from './models/index.js';
-export type * from './models/types.js';
+export * from './foundation/errors.js';
+export { models, checkRecord, RESOURCES, RESOURCE_INFO } from './foundation/models/index.js';
+export type * from './foundation/models/types.js';

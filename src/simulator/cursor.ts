@@ -7,12 +7,12 @@
  *   The simulator's v1 bound compares `(whole second of the sort time, _id)`; see docs/simulator.md for why that
  *   still walks every row.
  *
- * One of two codecs of this wire format, on purpose: the client has its own (src/client/cursor.ts). The simulator is
+ * One of two codecs of this wire format, on purpose: the client has its own (src/upstream/client/cursor.ts). The simulator is
  * the oracle the client is tested against, so it does not share the client's code; test/unit/cursor/codecs-agree.test.ts
  * runs each codec against the other. Not exported from the simulator's index (the client's index owns these names);
  * tests that forge cursors for the simulator import this file.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../foundation/errors.js';
 
 export type CursorFormat = 'v2' | 'v1';
 

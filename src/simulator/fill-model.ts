@@ -1,10 +1,10 @@
 /**
- * Fills any model of the catalogue (src/models/catalogue.ts) with plausible values, field by field, so a
+ * Fills any model of the catalogue (src/foundation/models/catalogue.ts) with plausible values, field by field, so a
  * simulator record carries every field the spec defines (and the catalogue stays the single source of truth:
  * a field added there shows up in the simulator's records without touching this code). Field-specific values
  * (ids, times, names) are set afterwards by the world as overrides.
  */
-import type { FieldType, ModelDef } from '../models/field.js';
+import type { FieldType, ModelDef } from '../foundation/models/field.js';
 import { isoString } from './internal/iso-string.js';
 import type { Rng } from './internal/prng.js';
 import { EQUIPMENT_SLOTS, RANKING_TIERS, TOUR_NAMES, WORDS } from './vocab.js';

@@ -1,5 +1,5 @@
 /** Fixed vocabularies of the synthetic world (names, codes, enumerations). Order matters: the world indexes them. */
-import { TRANSACTION_TYPES } from '../models/transaction-types.js';
+import { TRANSACTION_TYPES } from '../foundation/models/transaction-types.js';
 
 export const COUNTRY_NAMES = [
   'France',
@@ -74,9 +74,9 @@ export function countryName(i: number): string {
   return `${name[0]?.toUpperCase() ?? ''}${name.slice(1)} ${i}`;
 }
 
-// Transaction types the real service is seen to emit: one list, in src/models (the planner's proof knows them too).
+// Transaction types the real service is seen to emit: one list, in src/foundation/models (the planner's proof knows them too).
 export { TRANSACTION_TYPES };
-export type { TransactionType } from '../models/transaction-types.js';
+export type { TransactionType } from '../foundation/models/transaction-types.js';
 
 /** Types the service's input schema accepts (one more than it is seen to emit). */
 export const ACCEPTED_TRANSACTION_TYPES = [...TRANSACTION_TYPES, 'countryMoneyTransfer'] as const;

@@ -4,7 +4,7 @@
  * nothing; --replay publishes everything again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESOURCES } from '../../src/models/resources.js';
+import { RESOURCES } from '../../src/foundation/models/resources.js';
 import { createHarness, type Harness } from './pipeline-harness.js';
 
 describe('backfill end to end (simulator small)', () => {

@@ -9,9 +9,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESOURCES, isResourceName } from '../../src/models/resources.js';
-import { getRunStatus } from '../../src/jobs/index.js';
-import { connectRedis } from '../../src/jobs/index.js';
+import { RESOURCES, isResourceName } from '../../src/foundation/models/resources.js';
+import { getRunStatus } from '../../src/pipeline/queue/index.js';
+import { connectRedis } from '../../src/pipeline/queue/index.js';
 import { createHarness, type Harness } from './pipeline-harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -44,7 +44,7 @@ function startWorker(
     [
       '--import',
       'tsx',
-      'src/cli/main.ts',
+      'src/app/cli/main.ts',
       'worker',
       '--concurrency',
       String(CONCURRENCY),

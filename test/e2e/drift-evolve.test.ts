@@ -17,15 +17,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './pipeline-harness.js';
 import { createWorld } from '../../src/simulator/world.js';
 import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
-import {
-  connectRedis,
-  createPipelineRuntime,
-  startPipelineWorkers,
-  type PipelineRuntime,
-  type PipelineWorkers,
-} from '../../src/jobs/index.js';
-import { createRedisDriftStore } from '../../src/drift/index.js';
-import { buildDriftReport, formatDriftReport } from '../../src/cli/drift-report.js';
+import { createPipelineRuntime, type PipelineRuntime } from '../../src/app/index.js';
+import { connectRedis, startPipelineWorkers, type PipelineWorkers } from '../../src/pipeline/queue/index.js';
+import { createRedisDriftStore } from '../../src/pipeline/drift/index.js';
+import { buildDriftReport, formatDriftReport } from '../../src/app/cli/drift-report.js';
 import {
   AVRO_TYPE_OPTIONS,
   canonicalRecord,
@@ -33,13 +28,13 @@ import {
   createRegistryClient,
   parseConfluentFrame,
   testOptionalField,
-} from '../../src/encoding/index.js';
-import { readEvolvedFields } from '../../src/publish/index.js';
-import { collectStatus, formatStatus } from '../../src/status/index.js';
-import { Donation } from '../../src/models/catalogue.js';
-import { parseSchemaContracts, type PipelineSettings } from '../../src/config/index.js';
-import { readTopic } from '../../src/sink/index.js';
-import { dlqTopicName, topicName } from '../../src/models/topic-names.js';
+} from '../../src/output/encoding/index.js';
+import { readEvolvedFields } from '../../src/pipeline/publish/index.js';
+import { collectStatus, formatStatus } from '../../src/app/status/index.js';
+import { Donation } from '../../src/foundation/models/catalogue.js';
+import { parseSchemaContracts, type PipelineSettings } from '../../src/foundation/config/index.js';
+import { readTopic } from '../../src/output/kafka/index.js';
+import { dlqTopicName, topicName } from '../../src/foundation/models/topic-names.js';
 import {
   createConnectClient,
   createSinkConnectors,
@@ -47,7 +42,7 @@ import {
   waitForSink,
   warehouseSchemaName,
   type ConnectClient,
-} from '../../src/warehouse/index.js';
+} from '../../src/output/warehouse/index.js';
 import { warehouseUrls } from '../helpers/services.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -97,7 +92,7 @@ function runCli(
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/cli/main.ts', ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

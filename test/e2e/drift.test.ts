@@ -9,28 +9,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createHarness, type Harness } from './pipeline-harness.js';
 import { createWorld } from '../../src/simulator/world.js';
-import {
-  connectRedis,
-  createPipelineRuntime,
-  startPipelineWorkers,
-  type PipelineRuntime,
-  type PipelineWorkers,
-} from '../../src/jobs/index.js';
-import { createWorkerTelemetry } from '../../src/status/worker-telemetry.js';
-import { createPipelineMetrics } from '../../src/metrics/index.js';
-import { collectStatus, formatStatus } from '../../src/status/index.js';
-import { createRedisDriftStore } from '../../src/drift/index.js';
-import { buildDriftReport, formatDriftReport } from '../../src/cli/drift-report.js';
+import { createPipelineRuntime, type PipelineRuntime } from '../../src/app/index.js';
+import { connectRedis, startPipelineWorkers, type PipelineWorkers } from '../../src/pipeline/queue/index.js';
+import { createWorkerTelemetry } from '../../src/app/status/worker-telemetry.js';
+import { createPipelineMetrics } from '../../src/foundation/metrics/index.js';
+import { collectStatus, formatStatus } from '../../src/app/status/index.js';
+import { createRedisDriftStore } from '../../src/pipeline/drift/index.js';
+import { buildDriftReport, formatDriftReport } from '../../src/app/cli/drift-report.js';
 import {
   canonicalRecord,
   createRecordDecoder,
   createRegistryClient,
   testOptionalField,
-} from '../../src/encoding/index.js';
-import { Donation } from '../../src/models/catalogue.js';
-import { parseSchemaContracts, type PipelineSettings } from '../../src/config/index.js';
-import { readTopic } from '../../src/sink/index.js';
-import { dlqTopicName, topicName } from '../../src/models/topic-names.js';
+} from '../../src/output/encoding/index.js';
+import { Donation } from '../../src/foundation/models/catalogue.js';
+import { parseSchemaContracts, type PipelineSettings } from '../../src/foundation/config/index.js';
+import { readTopic } from '../../src/output/kafka/index.js';
+import { dlqTopicName, topicName } from '../../src/foundation/models/topic-names.js';
 
 // The shape changes at the 50th and 80th percentiles of the donations' creation times: mid-history.
 const truthBefore = createWorld({ scale: 'small', seed: 1 }).truth('donations');

@@ -14,10 +14,10 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { takeHeavyTestLock } from '../helpers/heavy-test-lock.js';
-import { RESOURCES, type ResourceName } from '../../src/models/resources.js';
-import { connectRedis, getRunStatus } from '../../src/jobs/index.js';
-import { QUEUE_NAMES } from '../../src/planner/queue-names.js';
-import type { SliceJobData } from '../../src/planner/index.js';
+import { RESOURCES, type ResourceName } from '../../src/foundation/models/resources.js';
+import { connectRedis, getRunStatus } from '../../src/pipeline/queue/index.js';
+import { QUEUE_NAMES } from '../../src/pipeline/contract/queue-names.js';
+import type { SliceJobData } from '../../src/pipeline/planner/index.js';
 import { createHarness, type Harness } from './pipeline-harness.js';
 import { startPrivateKafka, type PrivateKafka } from '../helpers/private-kafka.js';
 
@@ -36,7 +36,7 @@ function startWorker(h: Harness, log: string[], lock: { duration: number; stalle
     [
       '--import',
       'tsx',
-      'src/cli/main.ts',
+      'src/app/cli/main.ts',
       'worker',
       '--concurrency',
       '16',

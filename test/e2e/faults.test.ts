@@ -3,7 +3,7 @@
  * a full backfill still completes with nothing missing, and every malformed record is in the DLQ.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESOURCES } from '../../src/models/resources.js';
+import { RESOURCES } from '../../src/foundation/models/resources.js';
 import { createHarness, type Harness } from './pipeline-harness.js';
 
 describe('backfill with the simulator faults on', () => {

@@ -7,26 +7,25 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { SimulatorOptions } from '../../src/simulator/options.js';
 import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
-import { createRegistryClient } from '../../src/encoding/registry-client.js';
-import { createRecordDecoder } from '../../src/encoding/record-decoder.js';
-import { readSchemaFiles } from '../../src/encoding/schema-files.js';
-import { deleteSubjects, registerSchemas } from '../../src/encoding/schema-registration.js';
-import type { AvroRecordSchema } from '../../src/encoding/avro-schema.js';
-import { createTopics, deleteTopics } from '../../src/sink/admin/create-topics.js';
+import { createRegistryClient } from '../../src/output/encoding/registry-client.js';
+import { createRecordDecoder } from '../../src/output/encoding/record-decoder.js';
+import { readSchemaFiles } from '../../src/output/encoding/schema-files.js';
+import { deleteSubjects, registerSchemas } from '../../src/output/encoding/schema-registration.js';
+import type { AvroRecordSchema } from '../../src/output/encoding/avro-schema.js';
+import { createTopics, deleteTopics } from '../../src/output/kafka/admin/create-topics.js';
+import { createPipelineRuntime, type PipelineRuntime } from '../../src/app/index.js';
 import {
   connectRedis,
-  createPipelineRuntime,
   startBackfill,
   startPipelineWorkers,
   waitForRun,
-  type PipelineRuntime,
   type PipelineWorkers,
-} from '../../src/jobs/index.js';
-import type { PipelineSettings } from '../../src/config/index.js';
-import type { RunResult } from '../../src/planner/index.js';
-import type { BackfillRequest, PlanBackfillOptions } from '../../src/planner/index.js';
-import type { ResourceName } from '../../src/models/resources.js';
-import { verifyResource, type VerifyReport } from '../../src/verify/index.js';
+} from '../../src/pipeline/queue/index.js';
+import type { PipelineSettings } from '../../src/foundation/config/index.js';
+import type { RunResult } from '../../src/pipeline/planner/index.js';
+import type { BackfillRequest, PlanBackfillOptions } from '../../src/pipeline/planner/index.js';
+import type { ResourceName } from '../../src/foundation/models/resources.js';
+import { verifyResource, type VerifyReport } from '../../src/app/verify/index.js';
 
 export interface Harness {
   sim: Simulator;

@@ -64,7 +64,7 @@ function run(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, timeo
 }
 
 const cli = (args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs = 120_000): Promise<Run> =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], env, timeoutMs);
+  run(process.execPath, ['--import', 'tsx', 'src/app/cli/main.ts', ...args], env, timeoutMs);
 const stack = (args: readonly string[], timeoutMs = 560_000): Promise<Run> =>
   run(
     'bash',
@@ -231,7 +231,7 @@ function startWorker(
 ): { child: ChildProcess; out: () => string; exited: Promise<number | null> } {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--metrics-port', 'off', ...args],
+    ['--import', 'tsx', 'src/app/cli/main.ts', 'worker', '--metrics-port', 'off', ...args],
     { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -383,7 +383,7 @@ describe('secured stack', () => {
       [
         '--import',
         'tsx',
-        'src/cli/main.ts',
+        'src/app/cli/main.ts',
         'worker',
         '--concurrency',
         '8',
@@ -744,7 +744,7 @@ describe('secured stack', () => {
     };
     const worker = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--metrics-port', 'off'],
+      ['--import', 'tsx', 'src/app/cli/main.ts', 'worker', '--metrics-port', 'off'],
       { cwd: ROOT, env: failing, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let workerOut = '';

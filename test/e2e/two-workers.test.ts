@@ -17,7 +17,7 @@ function startWorker(h: Harness): {
 } {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--concurrency', '16', '--quiet'],
+    ['--import', 'tsx', 'src/app/cli/main.ts', 'worker', '--concurrency', '16', '--quiet'],
     {
       cwd: ROOT,
       env: h.env,

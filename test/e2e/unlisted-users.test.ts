@@ -5,7 +5,7 @@
  * single-party rows (wages, cases ...) that no other user's walk shows and that lie outside the feed's 72 h.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../../src/planner/index.js';
+import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../../src/pipeline/planner/index.js';
 import { createHarness, type Harness } from './pipeline-harness.js';
 
 describe('full-history transactions with users missing from the listings (real Kafka, registry, Redis)', () => {

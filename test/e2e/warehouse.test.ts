@@ -14,15 +14,15 @@ import avro from 'avsc';
 import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toAvroValue } from '../../src/encoding/avro-mapping.js';
-import { typedMapFieldName } from '../../src/encoding/avro-schema.js';
-import { AVRO_TYPE_OPTIONS } from '../../src/encoding/avro-types.js';
-import { frameConfluent } from '../../src/encoding/confluent-frame.js';
-import { readSchemaFiles } from '../../src/encoding/schema-files.js';
-import type { ModelDef } from '../../src/models/field.js';
-import { RESOURCES, RESOURCE_INFO, type ResourceName } from '../../src/models/resources.js';
-import { topicName } from '../../src/models/topic-names.js';
-import { readTopic } from '../../src/sink/readers/read-topic.js';
+import { toAvroValue } from '../../src/output/encoding/avro-mapping.js';
+import { typedMapFieldName } from '../../src/output/encoding/avro-schema.js';
+import { AVRO_TYPE_OPTIONS } from '../../src/output/encoding/avro-types.js';
+import { frameConfluent } from '../../src/output/encoding/confluent-frame.js';
+import { readSchemaFiles } from '../../src/output/encoding/schema-files.js';
+import type { ModelDef } from '../../src/foundation/models/field.js';
+import { RESOURCES, RESOURCE_INFO, type ResourceName } from '../../src/foundation/models/resources.js';
+import { topicName } from '../../src/foundation/models/topic-names.js';
+import { readTopic } from '../../src/output/kafka/readers/read-topic.js';
 import {
   connectDlqTopicName,
   createConnectClient,
@@ -31,7 +31,7 @@ import {
   waitForSink,
   warehouseSchemaName,
   type ConnectClient,
-} from '../../src/warehouse/index.js';
+} from '../../src/output/warehouse/index.js';
 import { warehouseUrls } from '../helpers/services.js';
 import { createHarness, type Harness } from './pipeline-harness.js';
 

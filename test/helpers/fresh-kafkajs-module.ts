@@ -1,5 +1,5 @@
 // A fresh copy of a kafkajs module, as kafkajs ships it whatever this process's patches installed (they replace
-// prototype methods and module-cache entries): the tests of src/sink/kafkajs-patches/ first show the bug on it.
+// prototype methods and module-cache entries): the tests of src/output/kafka/kafkajs-patches/ first show the bug on it.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);

@@ -8,9 +8,9 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pLimit from 'p-limit';
-import { createSharedBudget, runWithPriority } from '../../../src/budget/index.js';
-import type { CallPriority } from '../../../src/budget/index.js';
-import { createClient } from '../../../src/client/index.js';
+import { createSharedBudget, runWithPriority } from '../../../src/upstream/budget/index.js';
+import type { CallPriority } from '../../../src/upstream/budget/index.js';
+import { createClient } from '../../../src/upstream/client/index.js';
 
 export interface ChildCall {
   procedure: string;

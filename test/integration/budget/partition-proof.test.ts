@@ -6,10 +6,10 @@
  * return every row of the simulator's truth, the partition's each once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from '../../../src/client/index.js';
-import { createListing, type ListingFilters } from '../../../src/client/listing.js';
-import { readSlice } from '../../../src/client/read-slice.js';
-import { proveCoverage, type ProofRow } from '../../../src/planner/prove-coverage.js';
+import { createClient } from '../../../src/upstream/client/index.js';
+import { createListing, type ListingFilters } from '../../../src/upstream/client/listing.js';
+import { readSlice } from '../../../src/upstream/client/read-slice.js';
+import { proveCoverage, type ProofRow } from '../../../src/pipeline/planner/prove-coverage.js';
 import { ITEM_CODES, TRANSACTION_TYPES, startSimulator } from '../../../src/simulator/index.js';
 
 const HOUR = 3_600_000;

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createQueuedSlices } from '../../../src/planner/queued-slices.js';
-import { QUEUE_NAMES } from '../../../src/planner/queue-names.js';
+import { createQueuedSlices } from '../../../src/pipeline/planner/queued-slices.js';
+import { QUEUE_NAMES } from '../../../src/pipeline/contract/queue-names.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 const prefix = `it-queued-slices-${randomUUID().slice(0, 8)}`;

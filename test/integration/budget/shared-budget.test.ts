@@ -10,9 +10,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BatchInfo, CallPriority } from '../../../src/budget/index.js';
-import { budgetKeys, createSharedBudget, runWithPriority } from '../../../src/budget/index.js';
-import { createClient } from '../../../src/client/index.js';
+import type { BatchInfo, CallPriority } from '../../../src/upstream/budget/index.js';
+import { budgetKeys, createSharedBudget, runWithPriority } from '../../../src/upstream/budget/index.js';
+import { createClient } from '../../../src/upstream/client/index.js';
 import { REALISTIC_LATENCY, startSimulator } from '../../../src/simulator/index.js';
 import type { ChildCall, ChildOptions } from './budget-child.js';
 

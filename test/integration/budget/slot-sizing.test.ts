@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSharedBudget, createWorkEstimator } from '../../../src/budget/index.js';
-import { createClient } from '../../../src/client/index.js';
-import { startSlotSizing, type ConcurrencyChange } from '../../../src/jobs/slot-sizing.js';
+import { createSharedBudget, createWorkEstimator } from '../../../src/upstream/budget/index.js';
+import { createClient } from '../../../src/upstream/client/index.js';
+import { startSlotSizing, type ConcurrencyChange } from '../../../src/pipeline/queue/slot-sizing.js';
 import { startSimulator } from '../../../src/simulator/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';

@@ -12,20 +12,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
 import { REALISTIC_LATENCY } from '../../../src/simulator/index.js';
+import { createPipelineRuntime, type PipelineRuntime } from '../../../src/app/index.js';
 import {
   connectRedis,
-  createPipelineRuntime,
   startPipelineWorkers,
-  type PipelineRuntime,
   type PipelineWorkers,
-} from '../../../src/jobs/index.js';
+} from '../../../src/pipeline/queue/index.js';
 import {
   createScheduleRegistry,
   createTailStateStore,
   startScheduleWorker,
   type ScheduleWorker,
-} from '../../../src/schedules/index.js';
-import { RESOURCES } from '../../../src/models/resources.js';
+} from '../../../src/pipeline/schedules/index.js';
+import { RESOURCES } from '../../../src/foundation/models/resources.js';
 
 const EVERY_MS = 30_000;
 const WINDOW_MS = 10_000;

@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BatchInfo } from '../../../src/budget/index.js';
-import { createSharedBudget, createWorkEstimator } from '../../../src/budget/index.js';
-import { createClient } from '../../../src/client/index.js';
+import type { BatchInfo } from '../../../src/upstream/budget/index.js';
+import { createSharedBudget, createWorkEstimator } from '../../../src/upstream/budget/index.js';
+import { createClient } from '../../../src/upstream/client/index.js';
 import { startSimulator } from '../../../src/simulator/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';

@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createRedisStore } from '../../../src/cache/redis-store.js';
-import { makeEntry } from '../../../src/cache/freshness.js';
-import { createClient } from '../../../src/client/index.js';
+import { createRedisStore } from '../../../src/upstream/cache/redis-store.js';
+import { makeEntry } from '../../../src/upstream/cache/freshness.js';
+import { createClient } from '../../../src/upstream/client/index.js';
 import { startSimulator } from '../../../src/simulator/index.js';
 
 type Sim = Awaited<ReturnType<typeof startSimulator>>;

@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
-import { walkPages } from '../../../src/planner/index.js';
-import { QUEUE_NAMES } from '../../../src/planner/queue-names.js';
+import { walkPages } from '../../../src/pipeline/planner/index.js';
+import { QUEUE_NAMES } from '../../../src/pipeline/contract/queue-names.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -25,7 +25,7 @@ function dryRun(
     [
       '--import',
       'tsx',
-      'src/cli/main.ts',
+      'src/app/cli/main.ts',
       'backfill',
       'transactions',
       '--full-history',

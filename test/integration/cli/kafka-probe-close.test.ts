@@ -5,7 +5,7 @@
  * exactly-once e2e zombie test's slow exits).
  */
 import { describe, expect, it } from 'vitest';
-import { kafkaProbe } from '../../../src/cli/service-probes.js';
+import { kafkaProbe } from '../../../src/app/cli/service-probes.js';
 import { serviceUrls } from '../../helpers/services.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

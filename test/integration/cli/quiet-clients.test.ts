@@ -11,7 +11,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
-import type { PipelineWorkers } from '../../../src/jobs/index.js';
+import type { PipelineWorkers } from '../../../src/pipeline/queue/index.js';
 import { freePort } from '../../helpers/free-ports.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -70,7 +70,16 @@ describe('a Redis restart under backfill --wait', () => {
     await proxy.start();
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'backfill', 'donations', 'parties', '--full-history', '--wait'],
+      [
+        '--import',
+        'tsx',
+        'src/app/cli/main.ts',
+        'backfill',
+        'donations',
+        'parties',
+        '--full-history',
+        '--wait',
+      ],
       {
         cwd: ROOT,
         env: { ...h.env, REDIS_URL: `redis://127.0.0.1:${port}` },

@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NO_SECRETS, secretsOf } from '../../../src/config/secret-values.js';
-import { createRunCounters } from '../../../src/jobs/run-counters.js';
-import { createTailStateStore } from '../../../src/schedules/tail-state.js';
+import { NO_SECRETS, secretsOf } from '../../../src/foundation/config/secret-values.js';
+import { createRunCounters } from '../../../src/pipeline/queue/run-counters.js';
+import { createTailStateStore } from '../../../src/pipeline/schedules/tail-state.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
@@ -26,7 +26,7 @@ const FORMS = [
 
 function cli(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/cli/main.ts', ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,10 +5,10 @@
  * under `end` from such an upstream would show rows missing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createListing, readSlice } from '../../../src/client/index.js';
-import { createClientPlannerSource, createClientSliceSource } from '../../../src/jobs/index.js';
-import type { ShortPages } from '../../../src/models/index.js';
-import { collectUpstreamTruth } from '../../../src/verify/index.js';
+import { createListing, readSlice } from '../../../src/upstream/client/index.js';
+import { createClientPlannerSource, createClientSliceSource } from '../../../src/app/index.js';
+import type { ShortPages } from '../../../src/foundation/models/index.js';
+import { collectUpstreamTruth } from '../../../src/app/verify/index.js';
 import { ids, startSim, testClient, truth, type Sim } from './helpers.js';
 
 let sim: Sim;

@@ -14,7 +14,7 @@ import {
   createRedisSeenSet,
   pageKeyOf,
   type PendingMarks,
-} from '../../../src/dedup/index.js';
+} from '../../../src/pipeline/dedup/index.js';
 import { modelId, runModel, seededRandom } from '../../unit/dedup/pending-marks-model.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';

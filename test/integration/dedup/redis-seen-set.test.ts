@@ -13,14 +13,14 @@ import {
   createRedisSeenSet,
   migrateLegacySeenSets,
   type SeenEntry,
-} from '../../../src/dedup/index.js';
+} from '../../../src/pipeline/dedup/index.js';
 import {
   bucketAddress,
   bucketHash,
   encodeVersion,
   idEntry,
   MAX_PROCESS_INDEX,
-} from '../../../src/dedup/seen-encoding.js';
+} from '../../../src/pipeline/dedup/seen-encoding.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 const prefix = `it-seen-${randomUUID().slice(0, 8)}`;

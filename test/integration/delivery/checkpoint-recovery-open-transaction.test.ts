@@ -10,7 +10,7 @@ import {
   createTopics,
   createTransactionalSlicePublisher,
   checkpointTopicName,
-} from '../../../src/sink/index.js';
+} from '../../../src/output/kafka/index.js';
 
 const services = createTestServices('txn-recovery-lso');
 afterAll(() => services.cleanup());

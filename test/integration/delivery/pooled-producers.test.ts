@@ -16,8 +16,8 @@ import {
   createTransactionalSlicePublisher,
   readTopic,
   type SinkMessage,
-} from '../../../src/sink/index.js';
-import { SliceFencedError } from '../../../src/errors.js';
+} from '../../../src/output/kafka/index.js';
+import { SliceFencedError } from '../../../src/foundation/errors.js';
 
 const services = createTestServices('pooled-producers');
 afterAll(() => services.cleanup());

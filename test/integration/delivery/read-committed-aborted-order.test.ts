@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { createTestServices } from '../../helpers/services.js';
-import { readTopic } from '../../../src/sink/index.js';
+import { readTopic } from '../../../src/output/kafka/index.js';
 
 const services = createTestServices('read-committed-order');
 afterAll(() => services.cleanup());

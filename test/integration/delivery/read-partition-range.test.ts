@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admin } from 'kafkajs';
 import { createTestServices } from '../../helpers/services.js';
-import { readPartitionRange } from '../../../src/sink/readers/read-partition-range.js';
+import { readPartitionRange } from '../../../src/output/kafka/readers/read-partition-range.js';
 
 const services = createTestServices('read-partition-range');
 const topic = `${services.prefix}.range`;

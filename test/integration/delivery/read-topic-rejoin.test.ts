@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { createTestServices } from '../../helpers/services.js';
-import { readTopic, type ReadTopicStats } from '../../../src/sink/index.js';
+import { readTopic, type ReadTopicStats } from '../../../src/output/kafka/index.js';
 
 const services = createTestServices('read-topic-rejoin');
 afterAll(() => services.cleanup());

@@ -9,7 +9,7 @@ import {
   createTopics,
   createTransactionalSlicePublisher,
   checkpointTopicName,
-} from '../../../src/sink/index.js';
+} from '../../../src/output/kafka/index.js';
 
 const services = createTestServices('txn-takeover-fence');
 afterAll(() => services.cleanup());

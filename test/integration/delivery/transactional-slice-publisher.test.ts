@@ -10,8 +10,8 @@ import {
   readTopic,
   recordOffsets,
   type SinkMessage,
-} from '../../../src/sink/index.js';
-import { SliceFencedError } from '../../../src/errors.js';
+} from '../../../src/output/kafka/index.js';
+import { SliceFencedError } from '../../../src/foundation/errors.js';
 
 const services = createTestServices('txn-publisher');
 afterAll(() => services.cleanup());

@@ -12,7 +12,7 @@ import {
   driftKey,
   mergeDriftRecord,
   type PageDrift,
-} from '../../../src/drift/index.js';
+} from '../../../src/pipeline/drift/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 const prefix = `it-drift-${randomUUID().slice(0, 8)}`;

@@ -3,10 +3,10 @@
 // is down is not dead-lettered (nothing is sent at all).
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestServices } from '../../helpers/services.js';
-import { createKafkaSink } from '../../../src/sink/index.js';
-import { createPagePublisher } from '../../../src/publish/index.js';
-import { createRecordEncoder, createRegistryClient } from '../../../src/encoding/index.js';
-import { ServiceError } from '../../../src/errors.js';
+import { createKafkaSink } from '../../../src/output/kafka/index.js';
+import { createPagePublisher } from '../../../src/pipeline/publish/index.js';
+import { createRecordEncoder, createRegistryClient } from '../../../src/output/encoding/index.js';
+import { ServiceError } from '../../../src/foundation/errors.js';
 
 const services = createTestServices('kafka-sink');
 afterAll(() => services.cleanup());

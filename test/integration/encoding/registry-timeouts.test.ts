@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistryClient } from '../../../src/encoding/registry-client.js';
+import { createRegistryClient } from '../../../src/output/encoding/registry-client.js';
 
 const requests: string[] = [];
 const server = createServer((req, res) => {

@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import type { IHeaders, KafkaMessage } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServices } from '../../helpers/services.js';
-import { RESOURCE_INFO, RESOURCES } from '../../../src/models/resources.js';
-import type { ResourceName } from '../../../src/models/resources.js';
+import { RESOURCE_INFO, RESOURCES } from '../../../src/foundation/models/resources.js';
+import type { ResourceName } from '../../../src/foundation/models/resources.js';
 import {
   canonicalRecord,
   createRecordDecoder,
@@ -17,12 +17,12 @@ import {
   parseConfluentFrame,
   readSchemaFiles,
   registerSchemas,
-} from '../../../src/encoding/index.js';
-import { createKafkaSink, createTopics } from '../../../src/sink/index.js';
-import { createPagePublisher, HEADER } from '../../../src/publish/index.js';
-import { dlqTopicName, topicName } from '../../../src/models/topic-names.js';
-import type { KafkaSink } from '../../../src/sink/index.js';
-import type { PublishPageResult } from '../../../src/publish/index.js';
+} from '../../../src/output/encoding/index.js';
+import { createKafkaSink, createTopics } from '../../../src/output/kafka/index.js';
+import { createPagePublisher, HEADER } from '../../../src/pipeline/publish/index.js';
+import { dlqTopicName, topicName } from '../../../src/foundation/models/topic-names.js';
+import type { KafkaSink } from '../../../src/output/kafka/index.js';
+import type { PublishPageResult } from '../../../src/pipeline/publish/index.js';
 import { modelArb } from '../../unit/encoding/record-arbitrary.js';
 
 const services = createTestServices('encoding-rt');

@@ -9,18 +9,18 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServices } from '../../helpers/services.js';
-import { Transaction } from '../../../src/models/catalogue.js';
-import { extendModel, t } from '../../../src/models/field.js';
+import { Transaction } from '../../../src/foundation/models/catalogue.js';
+import { extendModel, t } from '../../../src/foundation/models/field.js';
 import {
   checkSchemas,
   createRegistryClient,
   generateAvroSchema,
   generateResourceSchemas,
   writeSchemaFiles,
-} from '../../../src/encoding/index.js';
-import type { AvroRecordSchema } from '../../../src/encoding/index.js';
-import { formatSchemaFile } from '../../../src/encoding/avro-schema.js';
-import { schemaFilePath } from '../../../src/encoding/schema-files.js';
+} from '../../../src/output/encoding/index.js';
+import type { AvroRecordSchema } from '../../../src/output/encoding/index.js';
+import { formatSchemaFile } from '../../../src/output/encoding/avro-schema.js';
+import { schemaFilePath } from '../../../src/output/encoding/schema-files.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const services = createTestServices('schemas-check');
@@ -40,7 +40,7 @@ async function cli(...args: string[]): Promise<CliResult> {
     GAMEDATA_TOPIC_PREFIX: prefix,
   };
   try {
-    const { stdout, stderr } = await promisify(execFile)('npx', ['tsx', 'src/cli/main.ts', ...args], {
+    const { stdout, stderr } = await promisify(execFile)('npx', ['tsx', 'src/app/cli/main.ts', ...args], {
       cwd: ROOT,
       env,
     });

@@ -8,8 +8,8 @@ import { createTestServices } from '../../helpers/services.js';
 import { startSimulator } from '../../../src/simulator/index.js';
 import type { Simulator } from '../../../src/simulator/index.js';
 import { corruptRecord } from '../../../src/simulator/faults.js';
-import { RESOURCE_INFO, RESOURCES } from '../../../src/models/resources.js';
-import type { ResourceName } from '../../../src/models/resources.js';
+import { RESOURCE_INFO, RESOURCES } from '../../../src/foundation/models/resources.js';
+import type { ResourceName } from '../../../src/foundation/models/resources.js';
 import {
   canonicalRecord,
   createRecordDecoder,
@@ -17,11 +17,11 @@ import {
   createRegistryClient,
   generateResourceSchemas,
   registerSchemas,
-} from '../../../src/encoding/index.js';
-import { createKafkaSink, createTopics } from '../../../src/sink/index.js';
-import { createPagePublisher, HEADER } from '../../../src/publish/index.js';
-import { dlqTopicName, topicName } from '../../../src/models/topic-names.js';
-import type { KafkaSink } from '../../../src/sink/index.js';
+} from '../../../src/output/encoding/index.js';
+import { createKafkaSink, createTopics } from '../../../src/output/kafka/index.js';
+import { createPagePublisher, HEADER } from '../../../src/pipeline/publish/index.js';
+import { dlqTopicName, topicName } from '../../../src/foundation/models/topic-names.js';
+import type { KafkaSink } from '../../../src/output/kafka/index.js';
 
 const services = createTestServices('encoding-sim');
 const prefix = services.prefix;

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestServices } from '../../helpers/services.js';
-import { createTopics, planTopics } from '../../../src/sink/index.js';
+import { createTopics, planTopics } from '../../../src/output/kafka/index.js';
 
 const services = createTestServices('topics-create');
 afterAll(() => services.cleanup());
@@ -74,7 +74,7 @@ describe('createTopics against the real broker', () => {
       'npx',
       [
         'tsx',
-        'src/cli/main.ts',
+        'src/app/cli/main.ts',
         'topics',
         'create',
         '--prefix',

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { createRunCounters } from '../../../src/jobs/index.js';
+import { createRunCounters } from '../../../src/pipeline/queue/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 const redis = new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });

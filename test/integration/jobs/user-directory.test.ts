@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisUserDirectory } from '../../../src/jobs/user-discovery.js';
+import { createRedisUserDirectory } from '../../../src/pipeline/slice/user-discovery.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 

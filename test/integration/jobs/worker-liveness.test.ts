@@ -1,5 +1,5 @@
 /**
- * Worker liveness (src/jobs/worker-liveness.ts) on real Redis and BullMQ: a killed or stopped worker's job goes to
+ * Worker liveness (src/pipeline/queue/worker-liveness.ts) on real Redis and BullMQ: a killed or stopped worker's job goes to
  * another worker long before its lock would expire (locks and stalled checks here last 60 s, so only the liveness
  * sweep can move it), a live worker's long job is never taken, and a worker that never beat is never swept.
  */
@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startWorkerLiveness, type WorkerLiveness } from '../../../src/jobs/worker-liveness.js';
+import { startWorkerLiveness, type WorkerLiveness } from '../../../src/pipeline/queue/worker-liveness.js';
 import { createTestServices } from '../../helpers/services.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSliceRuns, keepNewestLockTracked } from '../../../src/jobs/slice-runs.js';
+import { createSliceRuns, keepNewestLockTracked } from '../../../src/pipeline/queue/slice-runs.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

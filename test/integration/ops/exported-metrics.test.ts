@@ -37,7 +37,7 @@ describe('ops files vs a live worker', () => {
     const port = await freePort();
     child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--metrics-port', String(port), '--quiet'],
+      ['--import', 'tsx', 'src/app/cli/main.ts', 'worker', '--metrics-port', String(port), '--quiet'],
       { cwd: ROOT, env: h.env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     for (const s of [child.stdout, child.stderr]) s?.on('data', (b: Buffer) => lines.push(b.toString()));

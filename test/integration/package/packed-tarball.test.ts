@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../../src/simulator/index.js';
-import { COMMANDS } from '../../../src/cli/command-table.js';
+import { COMMANDS } from '../../../src/app/cli/command-table.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../../..');

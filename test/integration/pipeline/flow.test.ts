@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDedupStore, createRedisSeenSet, type DedupRecord } from '../../../src/dedup/index.js';
+import { createDedupStore, createRedisSeenSet, type DedupRecord } from '../../../src/pipeline/dedup/index.js';
+import { type SliceSource } from '../../../src/pipeline/slice/index.js';
 import {
   createRunCounters,
   enqueueOpenRun,
@@ -18,11 +19,15 @@ import {
   PLANNING_HOLD_MS,
   startPipelineWorkers,
   waitForRun,
-  type SliceSource,
-} from '../../../src/jobs/index.js';
-import { QUEUE_NAMES, sliceJobId, type RunJobData, type SliceJobData } from '../../../src/planner/index.js';
-import { ServiceError, UpstreamError } from '../../../src/errors.js';
-import type { PagePublisher } from '../../../src/publish/index.js';
+} from '../../../src/pipeline/queue/index.js';
+import {
+  QUEUE_NAMES,
+  sliceJobId,
+  type RunJobData,
+  type SliceJobData,
+} from '../../../src/pipeline/planner/index.js';
+import { ServiceError, UpstreamError } from '../../../src/foundation/errors.js';
+import type { PagePublisher } from '../../../src/pipeline/publish/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 

@@ -8,14 +8,14 @@
  */
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, startBackfill } from '../../../src/jobs/index.js';
-import type { PlannedRun } from '../../../src/planner/index.js';
+import { connectRedis, startBackfill } from '../../../src/pipeline/queue/index.js';
+import type { PlannedRun } from '../../../src/pipeline/planner/index.js';
 import {
   collectStatus,
   formatStatus,
   parsePartition,
   readLatestPartition,
-} from '../../../src/status/index.js';
+} from '../../../src/app/status/index.js';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
 
 const TX = 'transaction.getPaginatedTransactions';

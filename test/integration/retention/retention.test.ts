@@ -12,24 +12,27 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
+import { createPipelineRuntime, type PipelineRuntime } from '../../../src/app/index.js';
 import {
   connectRedis,
-  createPipelineRuntime,
   createRunCounters,
   startPipelineWorkers,
-  type PipelineRuntime,
   type PipelineWorkers,
-} from '../../../src/jobs/index.js';
-import { RESOURCES, type ResourceName } from '../../../src/models/resources.js';
-import { QUEUE_NAMES } from '../../../src/planner/queue-names.js';
+} from '../../../src/pipeline/queue/index.js';
+import { RESOURCES, type ResourceName } from '../../../src/foundation/models/resources.js';
+import { QUEUE_NAMES } from '../../../src/pipeline/contract/queue-names.js';
 import {
   createScheduleRegistry,
   type ScheduleRegistry,
   type ScheduleTickData,
-} from '../../../src/schedules/index.js';
-import { SCHEDULE_QUEUE } from '../../../src/schedules/schedule-names.js';
-import { tickJobOptions } from '../../../src/schedules/schedule-registry.js';
-import { collectStatus, createWorkerOperations, type WorkerOperations } from '../../../src/status/index.js';
+} from '../../../src/pipeline/schedules/index.js';
+import { SCHEDULE_QUEUE } from '../../../src/pipeline/schedules/schedule-names.js';
+import { tickJobOptions } from '../../../src/pipeline/schedules/schedule-registry.js';
+import {
+  collectStatus,
+  createWorkerOperations,
+  type WorkerOperations,
+} from '../../../src/app/status/index.js';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
 
 /** Runs to reach (each one a tail tick that planned, ran and settled); the test stops earlier at its time cap. */

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createWorld } from '../../../src/simulator/index.js';
-import { serveOptions } from '../../../src/cli/commands/simulate.js';
+import { serveOptions } from '../../../src/app/cli/commands/simulate.js';
 
 const TSX = 'node_modules/.bin/tsx';
 const children: Array<ReturnType<typeof spawn>> = [];
@@ -15,7 +15,7 @@ describe('gamedata simulate', () => {
   it('serve prints the base URL, answers, and stops on SIGTERM', async () => {
     const child = spawn(
       TSX,
-      ['src/cli/main.ts', 'simulate', '--port', '0', '--seed', '3', '--cursor', 'v1'],
+      ['src/app/cli/main.ts', 'simulate', '--port', '0', '--seed', '3', '--cursor', 'v1'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(child);
@@ -45,7 +45,7 @@ describe('gamedata simulate', () => {
 
   it('truth prints NDJSON equal to the world truth; bad arguments fail clearly', async () => {
     const run = async (args: string[]): Promise<{ code: number | null; out: string; err: string }> => {
-      const child = spawn(TSX, ['src/cli/main.ts', 'simulate', ...args], {
+      const child = spawn(TSX, ['src/app/cli/main.ts', 'simulate', ...args], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       children.push(child);

@@ -50,7 +50,7 @@ describe('smoke: Avro through the schema registry and Kafka', () => {
     });
     expect(registeredId).toBeGreaterThan(0);
 
-    // Subjects by topic name, as the pipeline's serdes (src/encoding/cached-avro-serde.ts): the library's default
+    // Subjects by topic name, as the pipeline's serdes (src/output/encoding/cached-avro-serde.ts): the library's default
     // first asks `GET /associations/resources/...`, which Apicurio's Confluent API does not serve (404 in ms when
     // warm); in the clean-clone CI of f1884d1 that call hung until the 30 s timeout, as issue 12's decoder did.
     const serializer = new AvroSerializer(registry, SerdeType.VALUE, {

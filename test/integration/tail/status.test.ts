@@ -4,10 +4,10 @@
  * is scraped over HTTP.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRunCounters } from '../../../src/jobs/index.js';
-import { createPipelineMetrics } from '../../../src/metrics/index.js';
-import { createScheduleRegistry, createTailStateStore } from '../../../src/schedules/index.js';
-import { collectStatus, createWorkerTelemetry } from '../../../src/status/index.js';
+import { createRunCounters } from '../../../src/pipeline/queue/index.js';
+import { createPipelineMetrics } from '../../../src/foundation/metrics/index.js';
+import { createScheduleRegistry, createTailStateStore } from '../../../src/pipeline/schedules/index.js';
+import { collectStatus, createWorkerTelemetry } from '../../../src/app/status/index.js';
 import { createTestServices } from '../../helpers/services.js';
 
 describe('collectStatus on real Redis', () => {

@@ -6,17 +6,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
+import { type PipelineRuntime } from '../../../src/app/index.js';
 import {
   connectRedis,
   startPipelineWorkers,
-  type PipelineRuntime,
   type PipelineWorkers,
-} from '../../../src/jobs/index.js';
+} from '../../../src/pipeline/queue/index.js';
 import {
   createScheduleRegistry,
   startScheduleWorker,
   type ScheduleWorker,
-} from '../../../src/schedules/index.js';
+} from '../../../src/pipeline/schedules/index.js';
 
 /** A gauge that keeps what it was set to, per resource. */
 function recorder(): { values: Map<string, number>; set(l: { resource: string }, v: number): void } {

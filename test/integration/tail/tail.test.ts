@@ -13,27 +13,35 @@
  */
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRecordDecoder } from '../../../src/encoding/record-decoder.js';
-import { createRegistryClient } from '../../../src/encoding/registry-client.js';
+import { createRecordDecoder } from '../../../src/output/encoding/record-decoder.js';
+import { createRegistryClient } from '../../../src/output/encoding/registry-client.js';
+import { createPipelineRuntime, type PipelineRuntime } from '../../../src/app/index.js';
 import {
   connectRedis,
-  createPipelineRuntime,
   startPipelineWorkers,
-  type PipelineRuntime,
   type PipelineWorkers,
-} from '../../../src/jobs/index.js';
-import { createPipelineMetrics, type PipelineMetrics } from '../../../src/metrics/index.js';
-import { RESOURCES, RESOURCE_INFO, recordVersion, type ResourceName } from '../../../src/models/resources.js';
+} from '../../../src/pipeline/queue/index.js';
+import { createPipelineMetrics, type PipelineMetrics } from '../../../src/foundation/metrics/index.js';
+import {
+  RESOURCES,
+  RESOURCE_INFO,
+  recordVersion,
+  type ResourceName,
+} from '../../../src/foundation/models/resources.js';
 import {
   createScheduleRegistry,
   createTailStateStore,
   type ScheduleRegistry,
   type ScheduleTickData,
-} from '../../../src/schedules/index.js';
-import { SCHEDULE_QUEUE } from '../../../src/schedules/schedule-names.js';
-import { dlqTopicName, topicName } from '../../../src/models/topic-names.js';
-import { collectStatus, createWorkerOperations, type WorkerOperations } from '../../../src/status/index.js';
-import { readTopic } from '../../../src/sink/readers/read-topic.js';
+} from '../../../src/pipeline/schedules/index.js';
+import { SCHEDULE_QUEUE } from '../../../src/pipeline/schedules/schedule-names.js';
+import { dlqTopicName, topicName } from '../../../src/foundation/models/topic-names.js';
+import {
+  collectStatus,
+  createWorkerOperations,
+  type WorkerOperations,
+} from '../../../src/app/status/index.js';
+import { readTopic } from '../../../src/output/kafka/readers/read-topic.js';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
 
 const EVERY_MS = 15_000;

@@ -32,7 +32,7 @@ interface Worker {
 
 function startWorker(env: NodeJS.ProcessEnv, args: string[]): Worker {
   const startedAt = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/cli/main.ts', 'worker', ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -16,7 +16,7 @@ import {
   spareStep,
   type BudgetDemand,
   type ConcurrencyInput,
-} from '../../../src/budget/concurrency-decision.js';
+} from '../../../src/upstream/budget/concurrency-decision.js';
 
 const demand = fc.record({
   at: fc.integer({ min: 0, max: 1_000_000 }),

@@ -4,7 +4,7 @@
  * (issue 32: each of a full history's three planning rounds waited a quarter of the latency for calls nobody sent).
  */
 import { describe, expect, it } from 'vitest';
-import { decideFetch, type FetchInput } from '../../../src/budget/fetch-decision.js';
+import { decideFetch, type FetchInput } from '../../../src/upstream/budget/fetch-decision.js';
 
 const input = (over: Partial<FetchInput> = {}): FetchInput => ({
   waiting: 20,

@@ -1,9 +1,9 @@
 /** Outcomes survive the trip from the fetcher to the caller's process with their class and slot-ness. */
 import { describe, expect, it } from 'vitest';
-import { decodeReply, encodeFailure, encodeResult } from '../../../src/budget/reply-codec.js';
-import { isSlotError, markSlotError } from '../../../src/client/transport.js';
-import type { UpstreamError } from '../../../src/errors.js';
-import { NetworkError, NotFoundError, RateLimitError } from '../../../src/errors.js';
+import { decodeReply, encodeFailure, encodeResult } from '../../../src/upstream/budget/reply-codec.js';
+import { isSlotError, markSlotError } from '../../../src/upstream/client/transport.js';
+import type { UpstreamError } from '../../../src/foundation/errors.js';
+import { NetworkError, NotFoundError, RateLimitError } from '../../../src/foundation/errors.js';
 
 describe('reply codec', () => {
   it('data, slot errors and whole-request failures round-trip', () => {

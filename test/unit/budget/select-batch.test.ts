@@ -1,10 +1,10 @@
 /** Properties of batch selection by priority, of identical-call grouping, of key derivation and of priorities. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetKeys, hashApiKey } from '../../../src/budget/budget-keys.js';
-import { currentPriority, priorityRank, runWithPriority } from '../../../src/budget/priority.js';
-import { groupIdentical, selectBatch } from '../../../src/budget/select-batch.js';
-import { ConfigError } from '../../../src/errors.js';
+import { budgetKeys, hashApiKey } from '../../../src/upstream/budget/budget-keys.js';
+import { currentPriority, priorityRank, runWithPriority } from '../../../src/upstream/budget/priority.js';
+import { groupIdentical, selectBatch } from '../../../src/upstream/budget/select-batch.js';
+import { ConfigError } from '../../../src/foundation/errors.js';
 
 const queues = fc.array(fc.array(fc.integer({ min: 0, max: 1000 }), { maxLength: 80 }), {
   minLength: 4,

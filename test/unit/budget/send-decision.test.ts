@@ -1,7 +1,7 @@
 /** Properties of the hold-or-send decision. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideSend } from '../../../src/budget/send-decision.js';
+import { decideSend } from '../../../src/upstream/budget/send-decision.js';
 
 const input = fc.record({
   waiting: fc.integer({ min: 0, max: 500 }),

@@ -11,8 +11,8 @@ import {
   tokensAhead,
   tokensLeft,
   waitBeforeRequest,
-} from '../../../src/budget/token-budget.js';
-import type { TokenBudgetState } from '../../../src/budget/token-budget.js';
+} from '../../../src/upstream/budget/token-budget.js';
+import type { TokenBudgetState } from '../../../src/upstream/budget/token-budget.js';
 
 const o = { reserve: 2, resetMarginMs: 250 };
 

@@ -1,8 +1,8 @@
 /** Properties of the work tests of the fetcher's hold: hold only as much as the work needs to fit in the key's tokens. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideSend } from '../../../src/budget/send-decision.js';
-import { workBinds, workFill } from '../../../src/budget/work-binds.js';
+import { decideSend } from '../../../src/upstream/budget/send-decision.js';
+import { workBinds, workFill } from '../../../src/upstream/budget/work-binds.js';
 
 const counts = fc.record({
   waiting: fc.integer({ min: 0, max: 2000 }),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore } from '../../../src/cache/memory-store.js';
-import { createSwrCache } from '../../../src/cache/swr-cache.js';
-import { freshnessOf, makeEntry, mayReplace } from '../../../src/cache/freshness.js';
+import { createMemoryStore } from '../../../src/upstream/cache/memory-store.js';
+import { createSwrCache } from '../../../src/upstream/cache/swr-cache.js';
+import { freshnessOf, makeEntry, mayReplace } from '../../../src/upstream/cache/freshness.js';
 
 const W = { freshMs: 100, staleMs: 1000 };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildProgram, commandNamed, COMMANDS } from '../../../src/cli/command-table.js';
+import { buildProgram, commandNamed, COMMANDS } from '../../../src/app/cli/command-table.js';
 
 describe('command table', () => {
   it('lists each command with the description its module registers', async () => {

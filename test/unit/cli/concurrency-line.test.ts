@@ -1,6 +1,6 @@
 /** The worker's line for a change of its slots: why, with the batch and how busy the CPU was when it was decided. */
 import { describe, expect, it } from 'vitest';
-import { concurrencyLine } from '../../../src/cli/worker-slices.js';
+import { concurrencyLine } from '../../../src/app/cli/worker-slices.js';
 
 const demand = { at: 1, binds: false, calls: 12, maxBatch: 50, tail: false, queued: 524, chains: 500 };
 

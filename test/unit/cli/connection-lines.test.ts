@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createConnectionLines } from '../../../src/cli/connection-lines.js';
+import { createConnectionLines } from '../../../src/app/cli/connection-lines.js';
 
 /** A stand-in for an ioredis client: the reporter only listens to its `error` and `ready` events. */
 const fakeClient = (): Redis => new EventEmitter() as unknown as Redis;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countNames, exitIfStillRunning } from '../../../src/cli/exit-if-still-running.js';
+import { countNames, exitIfStillRunning } from '../../../src/app/cli/exit-if-still-running.js';
 
 describe('exitIfStillRunning', () => {
   it('names what is still open and exits when something keeps the process running', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maskSecrets, secretValues } from '../../../src/cli/mask-secrets.js';
+import { maskSecrets, secretValues } from '../../../src/app/cli/mask-secrets.js';
 
 describe('maskSecrets', () => {
   const env = {

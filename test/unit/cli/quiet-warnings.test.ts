@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   dropKafkajsNegativeTimeoutWarning,
   isKafkajsNegativeTimeout,
-} from '../../../src/cli/quiet-warnings.js';
+} from '../../../src/app/cli/quiet-warnings.js';
 
 /** Runs `process.emitWarning(...)` from code whose stack frames name `file` (V8 honours `sourceURL`). */
 function warnFrom(file: string, type: string): void {

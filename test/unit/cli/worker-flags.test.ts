@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/errors.js';
-import { childArgv, parseWorkerFlags } from '../../../src/cli/worker-flags.js';
-import type { WorkerFlagValues } from '../../../src/cli/worker-flags.js';
+import { ConfigError } from '../../../src/foundation/errors.js';
+import { childArgv, parseWorkerFlags } from '../../../src/app/cli/worker-flags.js';
+import type { WorkerFlagValues } from '../../../src/app/cli/worker-flags.js';
 
 /** The defaults commander hands over. */
 const defaults: WorkerFlagValues = {

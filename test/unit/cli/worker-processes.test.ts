@@ -5,7 +5,7 @@ import {
   resolveProcessCount,
   superviseWorkerProcesses,
   type WorkerChild,
-} from '../../../src/cli/worker-processes.js';
+} from '../../../src/app/cli/worker-processes.js';
 
 type Exit = (code: number | null, signal: NodeJS.Signals | null) => void;
 

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createBatchLoader } from '../../../src/client/batch-loader.js';
-import type { ProcedureCall, SlotResult, Transport } from '../../../src/client/transport.js';
-import { AbortedError, ConfigError, MissingResultError, UpstreamError } from '../../../src/errors.js';
+import { createBatchLoader } from '../../../src/upstream/client/batch-loader.js';
+import type { ProcedureCall, SlotResult, Transport } from '../../../src/upstream/client/transport.js';
+import {
+  AbortedError,
+  ConfigError,
+  MissingResultError,
+  UpstreamError,
+} from '../../../src/foundation/errors.js';
 
 /** A recording fake transport: answers `echo:<input>` per slot, or what `answer` says. */
 function recordingTransport(

@@ -1,6 +1,6 @@
 /** `budgetBinds` (what `collectAll`'s `plan: 'auto'` asks): from the rate-limit headers, or the budget's own rule. */
 import { describe, expect, it } from 'vitest';
-import { createClient } from '../../../src/client/index.js';
+import { createClient } from '../../../src/upstream/client/index.js';
 
 function fakeFetch(remaining: number) {
   const slot = { result: { data: { items: [], nextCursor: null } } };

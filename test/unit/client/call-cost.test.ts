@@ -5,11 +5,20 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createBatchLoader } from '../../../src/client/batch-loader.js';
-import { createCallCostEstimator, isFeedCall, requestTimeoutMs } from '../../../src/client/call-cost.js';
-import { encodeCursorV2 } from '../../../src/client/cursor.js';
-import type { ProcedureCall, SendOptions, SlotResult, Transport } from '../../../src/client/transport.js';
-import { feedPageMs } from '../../../src/models/call-cost.js';
+import { createBatchLoader } from '../../../src/upstream/client/batch-loader.js';
+import {
+  createCallCostEstimator,
+  isFeedCall,
+  requestTimeoutMs,
+} from '../../../src/upstream/client/call-cost.js';
+import { encodeCursorV2 } from '../../../src/upstream/client/cursor.js';
+import type {
+  ProcedureCall,
+  SendOptions,
+  SlotResult,
+  Transport,
+} from '../../../src/upstream/client/transport.js';
+import { feedPageMs } from '../../../src/foundation/models/call-cost.js';
 
 const FEED = 'transaction.getPaginatedTransactions';
 const HOUR = 3_600_000;

@@ -7,8 +7,8 @@ import {
   parseCursor,
   parseCursorDate,
   ZERO_OID,
-} from '../../../src/client/cursor.js';
-import { ValidationError } from '../../../src/errors.js';
+} from '../../../src/upstream/client/cursor.js';
+import { ValidationError } from '../../../src/foundation/errors.js';
 
 describe('cursor codec', () => {
   it('encodes v2 as the upstream does', () => {

@@ -1,7 +1,7 @@
 /** A recording in-memory feed with the upstream's paging semantics (v2: (ms, _id); v1: (whole second, _id)). */
-import type { ClientCore } from '../../../src/client/core.js';
-import { encodeCursorV1, encodeCursorV2, parseCursor } from '../../../src/client/cursor.js';
-import type { CursorPage } from '../../../src/models/types.js';
+import type { ClientCore } from '../../../src/upstream/client/core.js';
+import { encodeCursorV1, encodeCursorV2, parseCursor } from '../../../src/upstream/client/cursor.js';
+import type { CursorPage } from '../../../src/foundation/models/types.js';
 
 export interface Row {
   _id: string;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ClientCore } from '../../../src/client/core.js';
-import { encodeCursorV1, encodeCursorV2 } from '../../../src/client/cursor.js';
-import { createListing } from '../../../src/client/listing.js';
-import { paginateItems, paginatePages } from '../../../src/client/paginate.js';
-import type { CursorPage } from '../../../src/models/types.js';
+import type { ClientCore } from '../../../src/upstream/client/core.js';
+import { encodeCursorV1, encodeCursorV2 } from '../../../src/upstream/client/cursor.js';
+import { createListing } from '../../../src/upstream/client/listing.js';
+import { paginateItems, paginatePages } from '../../../src/upstream/client/paginate.js';
+import type { CursorPage } from '../../../src/foundation/models/types.js';
 
 /** A core answering scripted pages in order, recording the cursors asked for. */
 function scripted(pages: CursorPage<number>[]): ClientCore & { asked: (string | undefined)[] } {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, parseRetryAfter } from '../../../src/client/rate-limiter.js';
+import { createRateLimiter, parseRetryAfter } from '../../../src/upstream/client/rate-limiter.js';
 
 const h = (remaining: number, reset: number, limit = 10): Headers =>
   new Headers({

@@ -5,9 +5,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../../src/client/rate-limiter.js';
-import { resolveRetryPolicy } from '../../../src/client/retry.js';
-import { createTransport } from '../../../src/client/transport.js';
+import { createRateLimiter } from '../../../src/upstream/client/rate-limiter.js';
+import { resolveRetryPolicy } from '../../../src/upstream/client/retry.js';
+import { createTransport } from '../../../src/upstream/client/transport.js';
 
 const servers: Server[] = [];
 afterEach(async () => {

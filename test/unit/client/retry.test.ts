@@ -5,8 +5,8 @@ import {
   DEFAULT_RETRY_POLICY,
   resolveRetryPolicy,
   withRetry,
-} from '../../../src/client/retry.js';
-import { GamedataError, RateLimitError, UpstreamError } from '../../../src/errors.js';
+} from '../../../src/upstream/client/retry.js';
+import { GamedataError, RateLimitError, UpstreamError } from '../../../src/foundation/errors.js';
 
 describe('withRetry', () => {
   const sleeps: number[] = [];

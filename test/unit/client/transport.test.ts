@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../../src/client/rate-limiter.js';
-import { resolveRetryPolicy } from '../../../src/client/retry.js';
-import { createTransport, isSlotError } from '../../../src/client/transport.js';
-import type { FetchLike } from '../../../src/client/transport.js';
-import { NetworkError, NotFoundError, UpstreamError } from '../../../src/errors.js';
+import { createRateLimiter } from '../../../src/upstream/client/rate-limiter.js';
+import { resolveRetryPolicy } from '../../../src/upstream/client/retry.js';
+import { createTransport, isSlotError } from '../../../src/upstream/client/transport.js';
+import type { FetchLike } from '../../../src/upstream/client/transport.js';
+import { NetworkError, NotFoundError, UpstreamError } from '../../../src/foundation/errors.js';
 
 interface Seen {
   url: string;

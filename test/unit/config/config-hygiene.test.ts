@@ -7,9 +7,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/load-config.js';
-import { plaintextCredentialWarnings } from '../../../src/config/security-settings.js';
-import { redisTlsOptions } from '../../../src/jobs/connect-redis.js';
+import { loadConfig } from '../../../src/foundation/config/load-config.js';
+import { plaintextCredentialWarnings } from '../../../src/foundation/config/security-settings.js';
+import { redisTlsOptions } from '../../../src/pipeline/queue/connect-redis.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'config-hygiene-'));
 const PEM_CA = '-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n';

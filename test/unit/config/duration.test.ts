@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, toDurationMs } from '../../../src/config/duration.js';
-import { loadConfig } from '../../../src/config/load-config.js';
+import { formatDuration, parseDuration, toDurationMs } from '../../../src/foundation/config/duration.js';
+import { loadConfig } from '../../../src/foundation/config/load-config.js';
 
 /** The ms of a formatted compound duration (`1h2m3s`). */
 function sumOf(text: string): number {

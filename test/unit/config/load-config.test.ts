@@ -2,8 +2,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG, DEFAULT_SCHEMA_CONTRACTS, loadConfig } from '../../../src/config/index.js';
-import { ConfigError } from '../../../src/errors.js';
+import {
+  DEFAULT_CONFIG,
+  DEFAULT_SCHEMA_CONTRACTS,
+  loadConfig,
+} from '../../../src/foundation/config/index.js';
+import { ConfigError } from '../../../src/foundation/errors.js';
 
 const FULL_ENV = {
   GAMEDATA_API_URL: 'http://127.0.0.1:4000/trpc/',

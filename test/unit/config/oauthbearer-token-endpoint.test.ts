@@ -10,10 +10,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/load-config.js';
-import { createTokenEndpointProvider } from '../../../src/config/oauthbearer-token-endpoint.js';
-import { plaintextCredentialWarnings, resolveClientSecurity } from '../../../src/config/security-settings.js';
-import { ServiceError } from '../../../src/errors.js';
+import { loadConfig } from '../../../src/foundation/config/load-config.js';
+import { createTokenEndpointProvider } from '../../../src/foundation/config/oauthbearer-token-endpoint.js';
+import {
+  plaintextCredentialWarnings,
+  resolveClientSecurity,
+} from '../../../src/foundation/config/security-settings.js';
+import { ServiceError } from '../../../src/foundation/errors.js';
 
 const SECRET = 'cl1ent-secret with:colon&amp';
 const b64 = (o: object): string => Buffer.from(JSON.stringify(o)).toString('base64url');

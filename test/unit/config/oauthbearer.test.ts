@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/load-config.js';
-import { resolveClientSecurity } from '../../../src/config/security-settings.js';
+import { loadConfig } from '../../../src/foundation/config/load-config.js';
+import { resolveClientSecurity } from '../../../src/foundation/config/security-settings.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oauthbearer-'));
 const tokenFile = join(dir, 'token');

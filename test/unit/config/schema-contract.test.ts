@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SCHEMA_CONTRACTS, loadConfig, parseSchemaContracts } from '../../../src/config/index.js';
-import { ConfigError } from '../../../src/errors.js';
+import {
+  DEFAULT_SCHEMA_CONTRACTS,
+  loadConfig,
+  parseSchemaContracts,
+} from '../../../src/foundation/config/index.js';
+import { ConfigError } from '../../../src/foundation/errors.js';
 
 describe('GAMEDATA_SCHEMA_CONTRACT', () => {
   it('defaults every resource to freeze, and sets the resources named', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressOf, withoutCredentials } from '../../../src/config/address-of.js';
+import { addressOf, withoutCredentials } from '../../../src/foundation/config/address-of.js';
 import {
   MASK,
   maskDeep,
@@ -8,8 +8,8 @@ import {
   NO_SECRETS,
   secretsOf,
   type Secrets,
-} from '../../../src/config/secret-values.js';
-import { ServiceError } from '../../../src/errors.js';
+} from '../../../src/foundation/config/secret-values.js';
+import { ServiceError } from '../../../src/foundation/errors.js';
 
 // a password with a quote and a backslash: JSON escapes both
 const PASSWORD = 'pa"ss\\w0rd-7';

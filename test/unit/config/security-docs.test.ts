@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/load-config.js';
-import { SECURITY_ENV_NAMES } from '../../../src/config/security-settings.js';
+import { loadConfig } from '../../../src/foundation/config/load-config.js';
+import { SECURITY_ENV_NAMES } from '../../../src/foundation/config/security-settings.js';
 
 const DOC = readFileSync(fileURLToPath(new URL('../../../docs/configuration.md', import.meta.url)), 'utf8');
 

@@ -4,11 +4,11 @@ import {
   KafkaJSSASLAuthenticationError,
 } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { isCredentialRefusal, securityFailure } from '../../../src/config/security-failure.js';
-import { ServiceError } from '../../../src/errors.js';
-import { toKafkaError } from '../../../src/sink/kafka-error.js';
-import { toRegistryError } from '../../../src/encoding/registry-client.js';
-import { probeSecurityFailure } from '../../../src/cli/service-probes.js';
+import { isCredentialRefusal, securityFailure } from '../../../src/foundation/config/security-failure.js';
+import { ServiceError } from '../../../src/foundation/errors.js';
+import { toKafkaError } from '../../../src/output/kafka/kafka-error.js';
+import { toRegistryError } from '../../../src/output/encoding/registry-client.js';
+import { probeSecurityFailure } from '../../../src/app/cli/service-probes.js';
 
 // kafkajs's typings declare these constructors without arguments; the classes take (message, options).
 type ErrorClass = new (...args: unknown[]) => Error;

@@ -2,11 +2,11 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/load-config.js';
-import { resolveClientSecurity } from '../../../src/config/security-settings.js';
-import { collectSecrets, maskWith } from '../../../src/config/secret-values.js';
-import { maskSecrets } from '../../../src/cli/mask-secrets.js';
-import { ConfigError } from '../../../src/errors.js';
+import { loadConfig } from '../../../src/foundation/config/load-config.js';
+import { resolveClientSecurity } from '../../../src/foundation/config/security-settings.js';
+import { collectSecrets, maskWith } from '../../../src/foundation/config/secret-values.js';
+import { maskSecrets } from '../../../src/app/cli/mask-secrets.js';
+import { ConfigError } from '../../../src/foundation/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sec-settings-'));
 const ca = join(dir, 'ca.pem');

@@ -11,10 +11,10 @@ import {
   handshakeResetFailure,
   isTlsHandshakeReset,
   securityFailure,
-} from '../../../src/config/security-failure.js';
-import { toKafkaError } from '../../../src/sink/kafka-error.js';
-import { requireReachable } from '../../../src/cli/service-probes.js';
-import { ServiceError } from '../../../src/errors.js';
+} from '../../../src/foundation/config/security-failure.js';
+import { toKafkaError } from '../../../src/output/kafka/kafka-error.js';
+import { requireReachable } from '../../../src/app/cli/service-probes.js';
+import { ServiceError } from '../../../src/foundation/errors.js';
 
 type ErrorClass = new (...args: unknown[]) => Error;
 const kafkaConnectionError = (message: string, code: string): Error =>

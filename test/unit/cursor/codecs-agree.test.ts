@@ -1,5 +1,5 @@
 /**
- * The client's cursor codec (src/client/cursor.ts) and the simulator's (src/simulator/cursor.ts) are two independent
+ * The client's cursor codec (src/upstream/client/cursor.ts) and the simulator's (src/simulator/cursor.ts) are two independent
  * implementations of the same wire format on purpose: the simulator is the oracle the client is tested against. This
  * test runs each against the other, both ways, for v2 and both v1 forms, over arbitrary times and ObjectIds.
  */
@@ -9,7 +9,7 @@ import {
   encodeCursorV1 as clientEncodeV1,
   encodeCursorV2 as clientEncodeV2,
   parseCursor,
-} from '../../../src/client/cursor.js';
+} from '../../../src/upstream/client/cursor.js';
 import {
   decodeCursor,
   encodeCursorV1 as simulatorEncodeV1,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createDedupStore, createMemorySeenSet, dedupKey } from '../../../src/dedup/index.js';
+import { createDedupStore, createMemorySeenSet, dedupKey } from '../../../src/pipeline/dedup/index.js';
 
 describe('dedup store', () => {
   it('keys immutable records by _id and changing records by (_id, updatedAt)', () => {

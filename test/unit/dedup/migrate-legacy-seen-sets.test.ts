@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseLegacyMember } from '../../../src/dedup/migrate-legacy-seen-sets.js';
+import { parseLegacyMember } from '../../../src/pipeline/dedup/migrate-legacy-seen-sets.js';
 
 describe('parseLegacyMember (old-layout `_id` / `_id@version` strings)', () => {
   it('immutable resources: the member is the _id, whatever it holds', () => {

@@ -6,8 +6,13 @@
  * owner follows the order of EOS design 2.7: fence, recover from the committed checkpoint, settle its intent, then
  * per page claim -> intent -> add to the transaction -> commit -> settle.
  */
-import { SliceFencedError } from '../../../src/errors.js';
-import { pageKeyOf, parsePageKey, type PendingMarks, type PendingPage } from '../../../src/dedup/index.js';
+import { SliceFencedError } from '../../../src/foundation/errors.js';
+import {
+  pageKeyOf,
+  parsePageKey,
+  type PendingMarks,
+  type PendingPage,
+} from '../../../src/pipeline/dedup/index.js';
 
 export interface ModelRun {
   /** How many times each id reached the "topic" through a committed transaction. */

@@ -6,8 +6,8 @@ import {
   pageKeyOf,
   parsePageKey,
   type MemoryPendingMarks,
-} from '../../../src/dedup/index.js';
-import { ConfigError, GamedataError } from '../../../src/errors.js';
+} from '../../../src/pipeline/dedup/index.js';
+import { ConfigError, GamedataError } from '../../../src/foundation/errors.js';
 import { modelId, runModel, seededRandom } from './pending-marks-model.js';
 
 const tx = (n: number): { _id: string } => ({ _id: modelId(n) });

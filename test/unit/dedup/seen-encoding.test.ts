@@ -16,7 +16,7 @@ import {
   versionBytes,
   versionCovered,
   versionReplaces,
-} from '../../../src/dedup/seen-encoding.js';
+} from '../../../src/pipeline/dedup/seen-encoding.js';
 
 const oidBytes = fc.uint8Array({ minLength: 12, maxLength: 12 }).map((a) => Buffer.from(a));
 const table = fc

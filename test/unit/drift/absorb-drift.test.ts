@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { proposeAbsorption, type DriftRecord, type DriftStore } from '../../../src/drift/index.js';
-import { withOptionalField } from '../../../src/encoding/schema-candidate.js';
-import { generateAvroSchema } from '../../../src/encoding/avro-schema.js';
-import { Transaction, Election } from '../../../src/models/catalogue.js';
-import { buildDriftReport, formatDriftReport } from '../../../src/cli/drift-report.js';
-import { ValidationError } from '../../../src/errors.js';
+import { proposeAbsorption, type DriftRecord, type DriftStore } from '../../../src/pipeline/drift/index.js';
+import { withOptionalField } from '../../../src/output/encoding/schema-candidate.js';
+import { generateAvroSchema } from '../../../src/output/encoding/avro-schema.js';
+import { Transaction, Election } from '../../../src/foundation/models/catalogue.js';
+import { buildDriftReport, formatDriftReport } from '../../../src/app/cli/drift-report.js';
+import { ValidationError } from '../../../src/foundation/errors.js';
 
 const rec = (over: Partial<DriftRecord>): DriftRecord => ({
   kind: 'new_field',

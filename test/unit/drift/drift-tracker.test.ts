@@ -5,10 +5,10 @@ import {
   jsonTypeOf,
   mergeDriftRecord,
   normalizeDriftPath,
-} from '../../../src/drift/index.js';
-import { toAvroValue } from '../../../src/encoding/avro-mapping.js';
-import { EXTRA_FIELD } from '../../../src/encoding/avro-schema.js';
-import { Transaction } from '../../../src/models/catalogue.js';
+} from '../../../src/pipeline/drift/index.js';
+import { toAvroValue } from '../../../src/output/encoding/avro-mapping.js';
+import { EXTRA_FIELD } from '../../../src/output/encoding/avro-schema.js';
+import { Transaction } from '../../../src/foundation/models/catalogue.js';
 
 describe('drift tracker', () => {
   it('folds a page into one entry per kind and path, with JSON types, indices as []', () => {

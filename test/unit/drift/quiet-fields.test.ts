@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createDriftTracker, createQuietFields } from '../../../src/drift/index.js';
+import { createDriftTracker, createQuietFields } from '../../../src/pipeline/drift/index.js';
 
 const page = (n: number, withField: boolean): Record<string, unknown>[] =>
   Array.from({ length: n }, (_, i) => ({ _id: String(i), a: 1, ...(withField ? { b: 'x' } : {}) }));

@@ -1,13 +1,13 @@
 import avro from 'avsc';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RESOURCE_INFO, RESOURCES } from '../../../src/models/resources.js';
-import { Transaction, User, Election } from '../../../src/models/catalogue.js';
-import { canonicalRecord, fromAvroValue, toAvroValue } from '../../../src/encoding/avro-mapping.js';
-import { generateAvroSchema } from '../../../src/encoding/avro-schema.js';
-import { AVRO_TYPE_OPTIONS } from '../../../src/encoding/avro-types.js';
-import { EncodingError } from '../../../src/errors.js';
-import type { ModelDef } from '../../../src/models/field.js';
+import { RESOURCE_INFO, RESOURCES } from '../../../src/foundation/models/resources.js';
+import { Transaction, User, Election } from '../../../src/foundation/models/catalogue.js';
+import { canonicalRecord, fromAvroValue, toAvroValue } from '../../../src/output/encoding/avro-mapping.js';
+import { generateAvroSchema } from '../../../src/output/encoding/avro-schema.js';
+import { AVRO_TYPE_OPTIONS } from '../../../src/output/encoding/avro-types.js';
+import { EncodingError } from '../../../src/foundation/errors.js';
+import type { ModelDef } from '../../../src/foundation/models/field.js';
 import { modelArb } from './record-arbitrary.js';
 
 function typeOf(model: ModelDef): avro.Type {

@@ -1,18 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
-import type { FieldType, ModelDef } from '../../../src/models/field.js';
-import { RESOURCE_INFO, RESOURCES } from '../../../src/models/resources.js';
+import type { FieldType, ModelDef } from '../../../src/foundation/models/field.js';
+import { RESOURCE_INFO, RESOURCES } from '../../../src/foundation/models/resources.js';
 import {
   AVRO_NAMESPACE,
   formatSchemaFile,
   generateAvroSchema,
   generateResourceSchemas,
   typedMapFieldName,
-} from '../../../src/encoding/avro-schema.js';
-import type { AvroRecordSchema, AvroSchema } from '../../../src/encoding/avro-schema.js';
-import { DEFAULT_SCHEMAS_DIR, schemaFilePath } from '../../../src/encoding/schema-files.js';
-import { AVRO_TYPE_OPTIONS } from '../../../src/encoding/avro-types.js';
+} from '../../../src/output/encoding/avro-schema.js';
+import type { AvroRecordSchema, AvroSchema } from '../../../src/output/encoding/avro-schema.js';
+import { DEFAULT_SCHEMAS_DIR, schemaFilePath } from '../../../src/output/encoding/schema-files.js';
+import { AVRO_TYPE_OPTIONS } from '../../../src/output/encoding/avro-types.js';
 
 /** Resolves named references against the records defined earlier in the same schema. */
 function makeResolver() {

@@ -5,15 +5,15 @@ import {
   CachedAvroDeserializer,
   CachedAvroSerializer,
   DirectAvroSerializer,
-} from '../../../src/encoding/cached-avro-serde.js';
-import { AVRO_TYPE_OPTIONS } from '../../../src/encoding/avro-types.js';
-import { generateAvroSchema, generateResourceSchemas } from '../../../src/encoding/avro-schema.js';
-import { parseConfluentFrame } from '../../../src/encoding/confluent-frame.js';
-import { registerSchemas } from '../../../src/encoding/schema-registration.js';
-import { toAvroValue } from '../../../src/encoding/avro-mapping.js';
-import { Transaction, User } from '../../../src/models/catalogue.js';
-import { extendModel, t } from '../../../src/models/field.js';
-import { RESOURCE_INFO, RESOURCES } from '../../../src/models/resources.js';
+} from '../../../src/output/encoding/cached-avro-serde.js';
+import { AVRO_TYPE_OPTIONS } from '../../../src/output/encoding/avro-types.js';
+import { generateAvroSchema, generateResourceSchemas } from '../../../src/output/encoding/avro-schema.js';
+import { parseConfluentFrame } from '../../../src/output/encoding/confluent-frame.js';
+import { registerSchemas } from '../../../src/output/encoding/schema-registration.js';
+import { toAvroValue } from '../../../src/output/encoding/avro-mapping.js';
+import { Transaction, User } from '../../../src/foundation/models/catalogue.js';
+import { extendModel, t } from '../../../src/foundation/models/field.js';
+import { RESOURCE_INFO, RESOURCES } from '../../../src/foundation/models/resources.js';
 import { createWorld } from '../../../src/simulator/index.js';
 import { modelArb } from './record-arbitrary.js';
 

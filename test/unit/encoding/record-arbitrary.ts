@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
-import type { FieldType, ModelDef } from '../../../src/models/field.js';
+import type { FieldType, ModelDef } from '../../../src/foundation/models/field.js';
 
 const MIN_MS = Date.UTC(2015, 0, 1);
 const MAX_MS = Date.UTC(2030, 0, 1);

@@ -1,13 +1,13 @@
 import { MockClient } from '@confluentinc/schemaregistry';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createRecordEncoder } from '../../../src/encoding/record-encoder.js';
-import { createRecordDecoder } from '../../../src/encoding/record-decoder.js';
-import { parseConfluentFrame } from '../../../src/encoding/confluent-frame.js';
-import { generateResourceSchemas } from '../../../src/encoding/avro-schema.js';
-import { registerSchemas } from '../../../src/encoding/schema-registration.js';
-import { canonicalRecord } from '../../../src/encoding/avro-mapping.js';
-import { Transaction } from '../../../src/models/catalogue.js';
-import { EncodingError, ServiceError } from '../../../src/errors.js';
+import { createRecordEncoder } from '../../../src/output/encoding/record-encoder.js';
+import { createRecordDecoder } from '../../../src/output/encoding/record-decoder.js';
+import { parseConfluentFrame } from '../../../src/output/encoding/confluent-frame.js';
+import { generateResourceSchemas } from '../../../src/output/encoding/avro-schema.js';
+import { registerSchemas } from '../../../src/output/encoding/schema-registration.js';
+import { canonicalRecord } from '../../../src/output/encoding/avro-mapping.js';
+import { Transaction } from '../../../src/foundation/models/catalogue.js';
+import { EncodingError, ServiceError } from '../../../src/foundation/errors.js';
 
 // The library's in-memory registry client (same Client interface; no HTTP). The real registry is exercised in
 // test/integration/encoding.
@@ -95,8 +95,8 @@ describe('createRecordEncoder', () => {
 
 describe('schema evolution with useLatestVersion', () => {
   it('picks up a newer registered version; old and new values both decode; a field the code does not know yet stays in _extra', async () => {
-    const { extendModel, t } = await import('../../../src/models/field.js');
-    const { generateAvroSchema } = await import('../../../src/encoding/avro-schema.js');
+    const { extendModel, t } = await import('../../../src/foundation/models/field.js');
+    const { generateAvroSchema } = await import('../../../src/output/encoding/avro-schema.js');
     const evolving = new MockClient({ baseURLs: ['mock://'] });
     await registerSchemas({ registry: evolving, schemas: generateResourceSchemas(), topicPrefix: 'evo' });
     const v1 = await createRecordEncoder({ registry: evolving, topicPrefix: 'evo' }).encode('transactions', {

@@ -6,9 +6,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistryClient, toRegistryError } from '../../../src/encoding/registry-client.js';
-import { resolveKafkaOptions } from '../../../src/sink/kafka-options.js';
-import { ServiceError } from '../../../src/errors.js';
+import { createRegistryClient, toRegistryError } from '../../../src/output/encoding/registry-client.js';
+import { resolveKafkaOptions } from '../../../src/output/kafka/kafka-options.js';
+import { ServiceError } from '../../../src/foundation/errors.js';
 
 const CANARY = 'canary-Registry-6d1c';
 const seen: (string | undefined)[] = [];

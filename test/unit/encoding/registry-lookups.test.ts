@@ -4,10 +4,10 @@
 import { MockClient } from '@confluentinc/schemaregistry';
 import type { Client } from '@confluentinc/schemaregistry';
 import { describe, expect, it } from 'vitest';
-import { createRecordEncoder } from '../../../src/encoding/record-encoder.js';
-import { createRecordDecoder } from '../../../src/encoding/record-decoder.js';
-import { generateResourceSchemas } from '../../../src/encoding/avro-schema.js';
-import { registerSchemas } from '../../../src/encoding/schema-registration.js';
+import { createRecordEncoder } from '../../../src/output/encoding/record-encoder.js';
+import { createRecordDecoder } from '../../../src/output/encoding/record-decoder.js';
+import { generateResourceSchemas } from '../../../src/output/encoding/avro-schema.js';
+import { registerSchemas } from '../../../src/output/encoding/schema-registration.js';
 
 function recording(client: Client): { client: Client; calls: string[] } {
   const calls: string[] = [];

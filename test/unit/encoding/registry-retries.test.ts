@@ -2,8 +2,8 @@
 // and deletes are not; the caller gets the library's own error of the last attempt. A recording fake client.
 import type { Client } from '@confluentinc/schemaregistry';
 import { describe, expect, it } from 'vitest';
-import { resolveRetryPolicy } from '../../../src/retry/index.js';
-import { withRegistryRetries } from '../../../src/encoding/registry-client.js';
+import { resolveRetryPolicy } from '../../../src/foundation/retry/index.js';
+import { withRegistryRetries } from '../../../src/output/encoding/registry-client.js';
 
 const timeout = Object.assign(new Error('timeout of 10000ms exceeded'), {
   isAxiosError: true,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { diffSchemas } from '../../../src/encoding/schema-diff.js';
-import { generateAvroSchema, generateResourceSchemas } from '../../../src/encoding/avro-schema.js';
-import type { AvroRecordSchema } from '../../../src/encoding/avro-schema.js';
-import { defineEntity, t } from '../../../src/models/field.js';
-import { Transaction } from '../../../src/models/catalogue.js';
+import { diffSchemas } from '../../../src/output/encoding/schema-diff.js';
+import { generateAvroSchema, generateResourceSchemas } from '../../../src/output/encoding/avro-schema.js';
+import type { AvroRecordSchema } from '../../../src/output/encoding/avro-schema.js';
+import { defineEntity, t } from '../../../src/foundation/models/field.js';
+import { Transaction } from '../../../src/foundation/models/catalogue.js';
 
 const base = generateAvroSchema(Transaction);
 const clone = (s: AvroRecordSchema): AvroRecordSchema => JSON.parse(JSON.stringify(s)) as AvroRecordSchema;

@@ -6,11 +6,11 @@ import {
   generateAvroSchema,
   toAvroValue,
   withOptionalField,
-} from '../../../src/encoding/index.js';
-import { schemaExtensions } from '../../../src/encoding/schema-extensions.js';
-import { Donation, Transaction } from '../../../src/models/catalogue.js';
+} from '../../../src/output/encoding/index.js';
+import { schemaExtensions } from '../../../src/output/encoding/schema-extensions.js';
+import { Donation, Transaction } from '../../../src/foundation/models/catalogue.js';
 import { createWorld } from '../../../src/simulator/index.js';
-import { evolvableKind } from '../../../src/publish/index.js';
+import { evolvableKind } from '../../../src/pipeline/publish/index.js';
 
 describe('evolved fields (the evolve contract)', () => {
   const v1 = generateAvroSchema(Donation);

@@ -6,16 +6,16 @@
  */
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
-import { fromAvroValue, toAvroValue } from '../../../src/encoding/avro-mapping.js';
+import { fromAvroValue, toAvroValue } from '../../../src/output/encoding/avro-mapping.js';
 import {
   generateAvroSchema,
   typedMapFieldName,
   type AvroRecordSchema,
-} from '../../../src/encoding/avro-schema.js';
-import { AVRO_TYPE_OPTIONS } from '../../../src/encoding/avro-types.js';
-import { diffSchemas } from '../../../src/encoding/schema-diff.js';
-import { User } from '../../../src/models/catalogue.js';
-import { checkRecord } from '../../../src/models/check-record.js';
+} from '../../../src/output/encoding/avro-schema.js';
+import { AVRO_TYPE_OPTIONS } from '../../../src/output/encoding/avro-types.js';
+import { diffSchemas } from '../../../src/output/encoding/schema-diff.js';
+import { User } from '../../../src/foundation/models/catalogue.js';
+import { checkRecord } from '../../../src/foundation/models/check-record.js';
 import { createWorld } from '../../../src/simulator/index.js';
 
 type Obj = Record<string, unknown>;

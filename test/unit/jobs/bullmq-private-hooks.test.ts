@@ -1,4 +1,4 @@
-// src/jobs/slot-sizing.ts wakes BullMQ's main loop through the Worker's private `mainLoopQueue` (an AsyncFifoQueue:
+// src/pipeline/queue/slot-sizing.ts wakes BullMQ's main loop through the Worker's private `mainLoopQueue` (an AsyncFifoQueue:
 // adding a settled promise makes the loop fetch again, as BullMQ's own resume() does). A private field may change
 // in any release, so bullmq is pinned exactly, and this fails loudly when what is installed is not what the hook
 // was written for.
@@ -8,7 +8,7 @@ import { AsyncFifoQueue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 
-/** The bullmq release `wakeMainLoop` (src/jobs/slot-sizing.ts) was written for. */
+/** The bullmq release `wakeMainLoop` (src/pipeline/queue/slot-sizing.ts) was written for. */
 const BULLMQ_HOOKS_WRITTEN_FOR = '6.7.0';
 
 describe("bullmq's private main-loop queue (slot-sizing's wake)", () => {

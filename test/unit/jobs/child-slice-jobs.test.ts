@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { childSliceJobs } from '../../../src/jobs/backfill-flow.js';
-import { DEFAULT_RUN_RETENTION } from '../../../src/jobs/run-counters.js';
-import type { SliceJobData } from '../../../src/planner/job-types.js';
+import { childSliceJobs } from '../../../src/pipeline/queue/backfill-flow.js';
+import { DEFAULT_RUN_RETENTION } from '../../../src/pipeline/queue/run-counters.js';
+import type { SliceJobData } from '../../../src/pipeline/contract/job-types.js';
 
 const child = (sliceId: string, extra: Partial<SliceJobData> = {}): SliceJobData => ({
   runId: 'r1',

@@ -3,7 +3,7 @@
  * share, each read covering the time since the last.
  */
 import { describe, expect, it } from 'vitest';
-import { startCpuBusy, type CpuTimes } from '../../../src/jobs/cpu-busy.js';
+import { startCpuBusy, type CpuTimes } from '../../../src/pipeline/queue/cpu-busy.js';
 
 /** A machine whose CPU times advance by `idle` of `total` ms between two reads. */
 function machine(idle: number, total: number): () => CpuTimes {

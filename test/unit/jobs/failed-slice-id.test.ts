@@ -1,6 +1,6 @@
 /** Which slice a run's failure names: BullMQ fails a parent with `child <prefix>:<queue>:<job id> failed`. */
 import { describe, expect, it } from 'vitest';
-import { failedSliceId } from '../../../src/jobs/backfill-flow.js';
+import { failedSliceId } from '../../../src/pipeline/queue/backfill-flow.js';
 
 describe('failedSliceId', () => {
   it("reads the slice's job id from BullMQ's reason, under the deployment's prefix", () => {

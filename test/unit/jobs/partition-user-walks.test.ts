@@ -1,7 +1,7 @@
 /** Per-user walks of a run planned from a partition proof (issue 23): only the unproven types, one id per user. */
 import { describe, expect, it } from 'vitest';
-import { discoversUsers, userWalk } from '../../../src/jobs/user-discovery.js';
-import type { PartitionSummary, RunJobData } from '../../../src/planner/index.js';
+import { discoversUsers, userWalk } from '../../../src/pipeline/slice/user-discovery.js';
+import type { PartitionSummary, RunJobData } from '../../../src/pipeline/planner/index.js';
 
 const proof = (provenTypes: string[], unprovenTypes: string[]): PartitionSummary => ({
   key: 'countryId',

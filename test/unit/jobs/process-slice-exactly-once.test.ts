@@ -3,7 +3,7 @@
 // and fencing by epoch, and the pending-marks protocol on its memory backend. Crashes at every step are followed by
 // a new owner; the committed log must hold every record exactly once.
 import { describe, expect, it } from 'vitest';
-import { SliceFencedError } from '../../../src/errors.js';
+import { SliceFencedError } from '../../../src/foundation/errors.js';
 import {
   createDedupStore,
   createMemoryPendingMarks,
@@ -11,15 +11,15 @@ import {
   createPendingMarks,
   type DedupRecord,
   type PendingMarks,
-} from '../../../src/dedup/index.js';
-import { processSlice, type SliceSource } from '../../../src/jobs/index.js';
-import { type SliceCheckpointState } from '../../../src/jobs/process-slice-exactly-once.js';
-import { READ_AHEAD_PAGES, readSliceAhead } from '../../../src/jobs/slice-reader.js';
-import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
-import type { ExactlyOnceDelivery, SlicePage } from '../../../src/jobs/slice-contract.js';
-import type { PageEncoder, PagePublisher } from '../../../src/publish/index.js';
-import type { SliceCheckpoint, SliceSession, TransactionalPage } from '../../../src/sink/index.js';
-import type { RunCounterValues, SliceJobData } from '../../../src/planner/job-types.js';
+} from '../../../src/pipeline/dedup/index.js';
+import { processSlice, type SliceSource } from '../../../src/pipeline/slice/index.js';
+import { type SliceCheckpointState } from '../../../src/pipeline/slice/process-slice-exactly-once.js';
+import { READ_AHEAD_PAGES, readSliceAhead } from '../../../src/pipeline/slice/slice-reader.js';
+import { createSliceWalk } from '../../../src/pipeline/slice/slice-walk.js';
+import type { ExactlyOnceDelivery, SlicePage } from '../../../src/pipeline/slice/slice-contract.js';
+import type { PageEncoder, PagePublisher } from '../../../src/pipeline/publish/index.js';
+import type { SliceCheckpoint, SliceSession, TransactionalPage } from '../../../src/output/kafka/index.js';
+import type { RunCounterValues, SliceJobData } from '../../../src/pipeline/contract/job-types.js';
 
 function world(n: number): DedupRecord[] {
   return Array.from({ length: n }, (_, i) => ({

@@ -1,10 +1,14 @@
 /* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
-import { SliceInterruptedError } from '../../../src/errors.js';
-import type { PagePublisher } from '../../../src/publish/index.js';
-import { createDedupStore, createMemorySeenSet, type DedupRecord } from '../../../src/dedup/index.js';
-import { processSlice, type SliceSource } from '../../../src/jobs/index.js';
-import type { SliceJobData } from '../../../src/planner/index.js';
+import { SliceInterruptedError } from '../../../src/foundation/errors.js';
+import type { PagePublisher } from '../../../src/pipeline/publish/index.js';
+import {
+  createDedupStore,
+  createMemorySeenSet,
+  type DedupRecord,
+} from '../../../src/pipeline/dedup/index.js';
+import { processSlice, type SliceSource } from '../../../src/pipeline/slice/index.js';
+import type { SliceJobData } from '../../../src/pipeline/planner/index.js';
 
 /** A world of donations at known times; pages newest first by (createdAt, _id), cursor = "time|id". */
 function world(n: number, spacing = 10): DedupRecord[] {

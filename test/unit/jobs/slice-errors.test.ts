@@ -11,9 +11,9 @@ import {
   ServiceError,
   UpstreamError,
   ValidationError,
-} from '../../../src/errors.js';
-import { isRetriableSliceError } from '../../../src/jobs/slice-contract.js';
-import { toKafkaError } from '../../../src/sink/kafka-error.js';
+} from '../../../src/foundation/errors.js';
+import { isRetriableSliceError } from '../../../src/pipeline/slice/slice-contract.js';
+import { toKafkaError } from '../../../src/output/kafka/kafka-error.js';
 
 type ErrorClass = new (...args: unknown[]) => Error;
 const make = (cls: unknown, ...args: unknown[]): Error => new (cls as ErrorClass)(...args);

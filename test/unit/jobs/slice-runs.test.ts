@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSliceRuns, LockLostReason } from '../../../src/jobs/slice-runs.js';
+import { createSliceRuns, LockLostReason } from '../../../src/pipeline/queue/slice-runs.js';
 
 describe('slice runs: each run stopped when its lock is lost or the worker stops', () => {
   it('stops a run whose lock BullMQ could not renew, and says so', () => {

@@ -1,7 +1,7 @@
 /** The worker's slots follow the fetcher's demand: a recording fake worker and a scripted budget, no Redis. */
 import { describe, expect, it } from 'vitest';
-import type { BudgetDemand } from '../../../src/budget/concurrency-decision.js';
-import { startSlotSizing, type ConcurrencyChange } from '../../../src/jobs/slot-sizing.js';
+import type { BudgetDemand } from '../../../src/upstream/budget/concurrency-decision.js';
+import { startSlotSizing, type ConcurrencyChange } from '../../../src/pipeline/queue/slot-sizing.js';
 
 function setup(script: (BudgetDemand | undefined | Error)[]) {
   let clock = 100_000;

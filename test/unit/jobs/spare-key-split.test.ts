@@ -5,17 +5,17 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { keyHasSpare, type BudgetDemand } from '../../../src/budget/concurrency-decision.js';
-import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
+import { keyHasSpare, type BudgetDemand } from '../../../src/upstream/budget/concurrency-decision.js';
+import { createSliceWalk } from '../../../src/pipeline/slice/slice-walk.js';
 import {
   SPARE_KEY_GEOMETRIC_PARTS,
   SPARE_KEY_PIECE_ROWS,
   spareKeySplitRule,
   TAIL_MAX_DEPTH,
-} from '../../../src/jobs/slice-split-rule.js';
-import { DEFAULT_PROCESS_SLICE_OPTIONS } from '../../../src/jobs/slice-contract.js';
-import { UNSPLIT_DEPTH } from '../../../src/planner/plan-partition.js';
-import type { SliceJobData } from '../../../src/planner/index.js';
+} from '../../../src/pipeline/slice/slice-split-rule.js';
+import { DEFAULT_PROCESS_SLICE_OPTIONS } from '../../../src/pipeline/slice/slice-contract.js';
+import { UNSPLIT_DEPTH } from '../../../src/pipeline/planner/plan-partition.js';
+import type { SliceJobData } from '../../../src/pipeline/planner/index.js';
 
 const MIN = 60_000;
 const END = Date.UTC(2026, 10, 1);

@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { idleShare, startIdleSlots } from '../../../src/jobs/idle-slots.js';
-import { createSliceWalk } from '../../../src/jobs/slice-walk.js';
+import { idleShare, startIdleSlots } from '../../../src/pipeline/queue/idle-slots.js';
+import { createSliceWalk } from '../../../src/pipeline/slice/slice-walk.js';
 import {
   sliceSplitRule,
   TAIL_MAX_DEPTH,
@@ -15,10 +15,10 @@ import {
   UNSPLIT_TAIL_MIN_PAGES,
   UNSPLIT_TAIL_PARTS,
   tailSplitRuleOf,
-} from '../../../src/jobs/slice-split-rule.js';
-import { UNSPLIT_DEPTH } from '../../../src/planner/plan-partition.js';
-import { DEFAULT_PROCESS_SLICE_OPTIONS } from '../../../src/jobs/slice-contract.js';
-import type { SliceJobData } from '../../../src/planner/index.js';
+} from '../../../src/pipeline/slice/slice-split-rule.js';
+import { UNSPLIT_DEPTH } from '../../../src/pipeline/planner/plan-partition.js';
+import { DEFAULT_PROCESS_SLICE_OPTIONS } from '../../../src/pipeline/slice/slice-contract.js';
+import type { SliceJobData } from '../../../src/pipeline/planner/index.js';
 
 const T0 = Date.UTC(2026, 9, 1);
 const MIN = 60_000;

@@ -1,6 +1,10 @@
 /* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
-import { createDedupStore, createMemorySeenSet, type DedupRecord } from '../../../src/dedup/index.js';
+import {
+  createDedupStore,
+  createMemorySeenSet,
+  type DedupRecord,
+} from '../../../src/pipeline/dedup/index.js';
 import {
   counterparties,
   discoversUsers,
@@ -9,10 +13,10 @@ import {
   withUserDiscovery,
   type SliceSource,
   type UserDirectory,
-} from '../../../src/jobs/index.js';
-import type { RunJobData, SliceJobData } from '../../../src/planner/index.js';
-import type { PagePublisher } from '../../../src/publish/index.js';
-import { planBackfill, type PlannerSource } from '../../../src/planner/index.js';
+} from '../../../src/pipeline/slice/index.js';
+import type { RunJobData, SliceJobData } from '../../../src/pipeline/planner/index.js';
+import type { PagePublisher } from '../../../src/pipeline/publish/index.js';
+import { planBackfill, type PlannerSource } from '../../../src/pipeline/planner/index.js';
 
 const uid = (n: number): string => n.toString(16).padStart(24, '0');
 const NOW = 10_000_000;

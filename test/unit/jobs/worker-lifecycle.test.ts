@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GamedataError, ServiceError } from '../../../src/errors.js';
+import { GamedataError, ServiceError } from '../../../src/foundation/errors.js';
 import {
   CONNECT_RETRY_POLICY,
   connectWithRetry,
   drainWithin,
   waitForStop,
-} from '../../../src/jobs/worker-lifecycle.js';
-import { backoffDelay } from '../../../src/retry/index.js';
+} from '../../../src/pipeline/queue/worker-lifecycle.js';
+import { backoffDelay } from '../../../src/foundation/retry/index.js';
 
 const brokerStarting = () =>
   new ServiceError('Kafka unreachable at 127.0.0.1:1', 'kafka', { retriable: true });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startWorkerLiveness } from '../../../src/jobs/worker-liveness.js';
+import { startWorkerLiveness } from '../../../src/pipeline/queue/worker-liveness.js';
 
 /** Redis as liveness uses it: beats fail while `down`; the beats that also swept (last argument 1) are counted. */
 function fakeRedis() {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createPipelineMetrics, startMetricsServer, type Readiness } from '../../../src/metrics/index.js';
+import {
+  createPipelineMetrics,
+  startMetricsServer,
+  type Readiness,
+} from '../../../src/foundation/metrics/index.js';
 
 describe('startMetricsServer probes', () => {
   it('/healthz is 200; /readyz follows the readiness callback (200 or 503 with the services); loopback by default', async () => {

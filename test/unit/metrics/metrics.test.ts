@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPipelineMetrics, startMetricsServer, type MetricsServer } from '../../../src/metrics/index.js';
+import {
+  createPipelineMetrics,
+  startMetricsServer,
+  type MetricsServer,
+} from '../../../src/foundation/metrics/index.js';
 
 describe('pipeline metrics', () => {
   let server: MetricsServer | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { models, checkRecord, unknownKeys, recordVersion } from '../../../src/models/index.js';
+import { models, checkRecord, unknownKeys, recordVersion } from '../../../src/foundation/models/index.js';
 
 describe('checkRecord', () => {
   it('accepts a conforming record, absent and null fields, and unknown fields', () => {

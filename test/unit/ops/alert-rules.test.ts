@@ -8,7 +8,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createPipelineMetrics } from '../../../src/metrics/index.js';
+import { createPipelineMetrics } from '../../../src/foundation/metrics/index.js';
 import {
   ALERT_RULE_TESTS,
   ALERT_RULES,

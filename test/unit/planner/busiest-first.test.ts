@@ -1,7 +1,7 @@
 /** The per-user walks' order: the users the feed's head page names most first, the rest as listed. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { busiestFirst } from '../../../src/planner/plan-context.js';
+import { busiestFirst } from '../../../src/pipeline/planner/plan-context.js';
 
 describe('busiestFirst', () => {
   it('is a permutation, by head-page rows descending, listing order among equals', () => {

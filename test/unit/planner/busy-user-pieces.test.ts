@@ -8,7 +8,7 @@ import {
   BUSY_USER_PIECES,
   busyUserPieces,
   type FeedHead,
-} from '../../../src/planner/busy-user-pieces.js';
+} from '../../../src/pipeline/planner/busy-user-pieces.js';
 
 const head = (o: Partial<FeedHead> = {}): FeedHead => ({
   rows: 100,

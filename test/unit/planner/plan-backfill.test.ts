@@ -6,7 +6,7 @@ import {
   planBackfill,
   UNFILTERED_TRANSACTION_WINDOW_MS,
   type PlannerSource,
-} from '../../../src/planner/index.js';
+} from '../../../src/pipeline/planner/index.js';
 
 const HOUR = 3_600_000;
 const NOW = 1_000 * HOUR;

@@ -5,7 +5,7 @@ import {
   formatPlanCost,
   type PlannedRun,
   type SliceJobData,
-} from '../../../src/planner/index.js';
+} from '../../../src/pipeline/planner/index.js';
 
 const HOUR = 3_600_000;
 const UNTIL = 1_000 * HOUR;

@@ -15,10 +15,10 @@ import {
   type ReadListingPages,
   type SliceJobData,
   type WalkFilters,
-} from '../../../src/planner/index.js';
-import { readRangeRows } from '../../../src/planner/read-range-rows.js';
-import { BUSY_USER_PIECES } from '../../../src/planner/busy-user-pieces.js';
-import type { TimeRange } from '../../../src/slicing/index.js';
+} from '../../../src/pipeline/planner/index.js';
+import { readRangeRows } from '../../../src/pipeline/planner/read-range-rows.js';
+import { BUSY_USER_PIECES } from '../../../src/pipeline/planner/busy-user-pieces.js';
+import type { TimeRange } from '../../../src/foundation/slicing/index.js';
 
 const HOUR = 3_600_000;
 const NOW = 10_000 * HOUR;

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
-import { findEarliest, probeDensity, probeRows } from '../../../src/planner/probe-density.js';
-import { planRowSlices } from '../../../src/slicing/index.js';
+import { findEarliest, probeDensity, probeRows } from '../../../src/pipeline/planner/probe-density.js';
+import { planRowSlices } from '../../../src/foundation/slicing/index.js';
 
 describe('density probe', () => {
   // A world of rows at known times; the probe returns the newest `limit` times strictly older than `before`.

@@ -1,7 +1,7 @@
 /** Properties of the partition proof (issue 23): proven types are read once by the partition, the rest per user. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { proveCoverage, type ProofRow } from '../../../src/planner/prove-coverage.js';
+import { proveCoverage, type ProofRow } from '../../../src/pipeline/planner/prove-coverage.js';
 
 const TYPES = ['trading', 'wage', 'donation', 'openCase'] as const;
 

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { sampleWalkPages, spreadSample, walkPages } from '../../../src/planner/index.js';
-import type { ProbePage } from '../../../src/planner/probe-density.js';
-import type { SliceJobData } from '../../../src/planner/job-types.js';
+import { sampleWalkPages, spreadSample, walkPages } from '../../../src/pipeline/planner/index.js';
+import type { ProbePage } from '../../../src/pipeline/planner/probe-density.js';
+import type { SliceJobData } from '../../../src/pipeline/contract/job-types.js';
 
 const DAY = 86_400_000;
 const UNTIL = 1_000 * DAY;

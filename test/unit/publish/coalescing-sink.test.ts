@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createCoalescingSink } from '../../../src/publish/coalescing-sink.js';
-import type { KafkaSink } from '../../../src/sink/producer/kafka-sink.js';
-import type { SinkMessage } from '../../../src/sink/producer/wire-format.js';
+import { createCoalescingSink } from '../../../src/pipeline/publish/coalescing-sink.js';
+import type { KafkaSink } from '../../../src/output/kafka/producer/kafka-sink.js';
+import type { SinkMessage } from '../../../src/output/kafka/producer/wire-format.js';
 
 function slowSink(failOn?: string): KafkaSink & { calls: { topic: string; keys: (string | null)[] }[] } {
   const calls: { topic: string; keys: (string | null)[] }[] = [];

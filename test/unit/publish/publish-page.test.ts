@@ -1,13 +1,13 @@
 import { MockClient } from '@confluentinc/schemaregistry';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createPagePublisher } from '../../../src/publish/publish-page.js';
-import type { KafkaSink } from '../../../src/sink/producer/kafka-sink.js';
-import type { SinkMessage } from '../../../src/sink/producer/wire-format.js';
-import { createRecordEncoder } from '../../../src/encoding/record-encoder.js';
-import { registerSchemas } from '../../../src/encoding/schema-registration.js';
-import { generateResourceSchemas } from '../../../src/encoding/avro-schema.js';
-import { HEADER } from '../../../src/publish/dead-letter.js';
-import { ServiceError } from '../../../src/errors.js';
+import { createPagePublisher } from '../../../src/pipeline/publish/publish-page.js';
+import type { KafkaSink } from '../../../src/output/kafka/producer/kafka-sink.js';
+import type { SinkMessage } from '../../../src/output/kafka/producer/wire-format.js';
+import { createRecordEncoder } from '../../../src/output/encoding/record-encoder.js';
+import { registerSchemas } from '../../../src/output/encoding/schema-registration.js';
+import { generateResourceSchemas } from '../../../src/output/encoding/avro-schema.js';
+import { HEADER } from '../../../src/pipeline/publish/dead-letter.js';
+import { ServiceError } from '../../../src/foundation/errors.js';
 
 /** A recording sink: what was sent where, in order. */
 function recordingSink(): KafkaSink & { sent: { topic: string; messages: readonly SinkMessage[] }[] } {

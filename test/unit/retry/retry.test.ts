@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AbortedError, GamedataError, RateLimitError } from '../../../src/errors.js';
+import { AbortedError, GamedataError, RateLimitError } from '../../../src/foundation/errors.js';
 import {
   DEFAULT_RETRY_POLICY,
   backoffDelay,
   resolveRetryPolicy,
   retry,
   sleep,
-} from '../../../src/retry/index.js';
-import type { RetryPolicy } from '../../../src/retry/index.js';
+} from '../../../src/foundation/retry/index.js';
+import type { RetryPolicy } from '../../../src/foundation/retry/index.js';
 
 const retriable = (n: number) => new GamedataError(`failure ${n}`, { retriable: true });
 

@@ -1,15 +1,15 @@
 /* eslint-disable @typescript-eslint/require-await -- in-memory fakes of async interfaces */
 import { describe, expect, it } from 'vitest';
-import type { ResourceName } from '../../../src/models/resources.js';
+import type { ResourceName } from '../../../src/foundation/models/resources.js';
 import {
   parseRescanShare,
   processRescan,
   rescanParts,
   type BudgetSpend,
   type RescanDeps,
-} from '../../../src/schedules/process-rescan.js';
-import type { RescanState, RescanStateStore } from '../../../src/schedules/rescan-state.js';
-import type { ScheduleTickData } from '../../../src/schedules/process-tick.js';
+} from '../../../src/pipeline/schedules/process-rescan.js';
+import type { RescanState, RescanStateStore } from '../../../src/pipeline/schedules/rescan-state.js';
+import type { ScheduleTickData } from '../../../src/pipeline/schedules/process-tick.js';
 
 function memoryRescans(): RescanStateStore {
   const states = new Map<string, Record<string, number | string | undefined>>();

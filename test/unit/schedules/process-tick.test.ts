@@ -1,10 +1,14 @@
 /* eslint-disable @typescript-eslint/require-await -- in-memory fakes of async interfaces */
 import { describe, expect, it } from 'vitest';
-import type { ResourceName } from '../../../src/models/resources.js';
-import type { BackfillRequest } from '../../../src/planner/index.js';
-import { processTick, type ScheduleTickData, type TickDeps } from '../../../src/schedules/process-tick.js';
-import type { ActiveRun, TailState, TailStateStore } from '../../../src/schedules/tail-state.js';
-import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../../../src/planner/index.js';
+import type { ResourceName } from '../../../src/foundation/models/resources.js';
+import type { BackfillRequest } from '../../../src/pipeline/planner/index.js';
+import {
+  processTick,
+  type ScheduleTickData,
+  type TickDeps,
+} from '../../../src/pipeline/schedules/process-tick.js';
+import type { ActiveRun, TailState, TailStateStore } from '../../../src/pipeline/schedules/tail-state.js';
+import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../../../src/pipeline/planner/index.js';
 
 /** An in-memory state store with the same semantics as the Redis one (watermark never moves back). */
 function memoryState(): TailStateStore & { locked: Set<string> } {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { models, checkRecord } from '../../../src/models/index.js';
-import type { ModelDef } from '../../../src/models/index.js';
+import { models, checkRecord } from '../../../src/foundation/models/index.js';
+import type { ModelDef } from '../../../src/foundation/models/index.js';
 import { createWorld, SIMULATOR_RESOURCES, TRANSACTION_TYPES } from '../../../src/simulator/index.js';
 import type { SimulatorResource } from '../../../src/simulator/index.js';
 

@@ -11,7 +11,7 @@ import {
   roundSplitRule,
   splitGeometric,
   type TimeRange,
-} from '../../../src/slicing/index.js';
+} from '../../../src/foundation/slicing/index.js';
 
 function expectPartition(range: TimeRange, slices: TimeRange[]): void {
   const s = [...slices].sort((a, b) => a.start - b.start);

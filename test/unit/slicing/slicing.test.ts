@@ -13,7 +13,7 @@ import {
   splitEvenly,
   splitRemaining,
   type TimeRange,
-} from '../../../src/slicing/index.js';
+} from '../../../src/foundation/slicing/index.js';
 
 /** Exact partition: sorted by start, first starts at range.start, each ends where the next starts, last ends at end. */
 function expectPartition(range: TimeRange, slices: TimeRange[]): void {

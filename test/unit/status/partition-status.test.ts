@@ -1,8 +1,8 @@
 /** What `status` and the workers' gauges show of a partition proof (issue 23). */
 import { describe, expect, it } from 'vitest';
-import { createPipelineMetrics } from '../../../src/metrics/index.js';
-import type { PartitionSummary } from '../../../src/planner/index.js';
-import { formatPartition, parsePartition, setPartitionGauges } from '../../../src/status/index.js';
+import { createPipelineMetrics } from '../../../src/foundation/metrics/index.js';
+import type { PartitionSummary } from '../../../src/pipeline/planner/index.js';
+import { formatPartition, parsePartition, setPartitionGauges } from '../../../src/app/status/index.js';
 
 const proof: PartitionSummary = {
   key: 'countryId',

@@ -5,8 +5,8 @@
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { RunStatus } from '../../../src/jobs/index.js';
-import { waitForRunWithProgress } from '../../../src/status/index.js';
+import type { RunStatus } from '../../../src/pipeline/queue/index.js';
+import { waitForRunWithProgress } from '../../../src/app/status/index.js';
 
 const figures = { fetched: 10, published: 8, deduplicated: 2, deadLettered: 0 };
 

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isScrapeAllowed, scrapeMetrics } from '../../../src/status/index.js';
+import { isScrapeAllowed, scrapeMetrics } from '../../../src/app/status/index.js';
 
 let server: Server | undefined;
 afterEach(async () => {

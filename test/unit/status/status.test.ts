@@ -1,8 +1,8 @@
 /* eslint-disable @typescript-eslint/require-await -- in-memory fakes of async interfaces */
 import { describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createPipelineMetrics } from '../../../src/metrics/index.js';
-import type { PipelineWorkerDeps } from '../../../src/jobs/index.js';
+import { createPipelineMetrics } from '../../../src/foundation/metrics/index.js';
+import type { PipelineWorkerDeps } from '../../../src/pipeline/queue/index.js';
 import {
   createWorkerTelemetry,
   formatProgressLine,
@@ -11,7 +11,7 @@ import {
   recordCountersFromMetrics,
   sumMetrics,
   type StatusReport,
-} from '../../../src/status/index.js';
+} from '../../../src/app/status/index.js';
 
 describe('progressSample', () => {
   it('rates records per second and extrapolates the ETA from the slices done', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareRecords, versionKey } from '../../../src/verify/index.js';
+import { compareRecords, versionKey } from '../../../src/app/verify/index.js';
 
 describe('compareRecords', () => {
   it('counts matched, missing, unexpected and duplicates; excludes expected dead letters', () => {

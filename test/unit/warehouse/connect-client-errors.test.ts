@@ -6,12 +6,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_POLICY } from '../../../src/client/retry.js';
-import { createConnectClient } from '../../../src/warehouse/index.js';
-import { buildDeadLetter } from '../../../src/publish/dead-letter.js';
-import { secretsOf } from '../../../src/config/secret-values.js';
-import type { ServiceError } from '../../../src/errors.js';
-import { EncodingError } from '../../../src/errors.js';
+import { DEFAULT_RETRY_POLICY } from '../../../src/upstream/client/retry.js';
+import { createConnectClient } from '../../../src/output/warehouse/index.js';
+import { buildDeadLetter } from '../../../src/pipeline/publish/dead-letter.js';
+import { secretsOf } from '../../../src/foundation/config/secret-values.js';
+import type { ServiceError } from '../../../src/foundation/errors.js';
+import { EncodingError } from '../../../src/foundation/errors.js';
 
 const fastRetry = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 };
 

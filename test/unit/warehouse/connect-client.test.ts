@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../src/errors.js';
-import { DEFAULT_RETRY_POLICY } from '../../../src/client/retry.js';
-import { createConnectClient, createSinkConnectors } from '../../../src/warehouse/index.js';
+import { ServiceError } from '../../../src/foundation/errors.js';
+import { DEFAULT_RETRY_POLICY } from '../../../src/upstream/client/retry.js';
+import { createConnectClient, createSinkConnectors } from '../../../src/output/warehouse/index.js';
 
 interface Call {
   method: string;

@@ -14,7 +14,7 @@ import {
   inlineSecretKeys,
   maskConnectorConfig,
   type SinkConnectorOptions,
-} from '../../../src/warehouse/index.js';
+} from '../../../src/output/warehouse/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'connector-secrets-'));
 const keyFile = join(dir, 'client.key');
@@ -92,7 +92,7 @@ describe('connector secrets through a secrets file', () => {
   });
 
   it('GAMEDATA_CONNECT_SECRETS_FILE must be an absolute path without ":" or "}"', async () => {
-    const { loadConfig } = await import('../../../src/config/load-config.js');
+    const { loadConfig } = await import('../../../src/foundation/config/load-config.js');
     expect(() => loadConfig({ env: { GAMEDATA_CONNECT_SECRETS_FILE: 'relative/x' } })).toThrow(
       /absolute path/,
     );

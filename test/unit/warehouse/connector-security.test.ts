@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { maskSecrets } from '../../../src/cli/mask-secrets.js';
-import { collectSecrets } from '../../../src/config/secret-values.js';
-import { ServiceError } from '../../../src/errors.js';
+import { maskSecrets } from '../../../src/app/cli/mask-secrets.js';
+import { collectSecrets } from '../../../src/foundation/config/secret-values.js';
+import { ServiceError } from '../../../src/foundation/errors.js';
 import {
   buildSinkConnectorConfig,
   createConnectClient,
   maskConnectorConfig,
-} from '../../../src/warehouse/index.js';
+} from '../../../src/output/warehouse/index.js';
 
 const CANARY = 'canary-Connect-9b2e';
 const dir = mkdtempSync(join(tmpdir(), 'connector-security-'));

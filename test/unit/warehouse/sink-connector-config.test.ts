@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/errors.js';
-import { RESOURCES } from '../../../src/models/resources.js';
+import { ConfigError } from '../../../src/foundation/errors.js';
+import { RESOURCES } from '../../../src/foundation/models/resources.js';
 import {
   buildSinkConnectorConfig,
   connectDlqTopicName,
   toJdbcTarget,
   warehouseSchemaName,
-} from '../../../src/warehouse/index.js';
+} from '../../../src/output/warehouse/index.js';
 
 const base = {
   resource: 'users' as const,

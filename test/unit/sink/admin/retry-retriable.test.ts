@@ -1,11 +1,11 @@
 /* eslint-disable @typescript-eslint/require-await -- the calls stand for async Kafka admin calls */
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../../src/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors.js';
 import {
   fetchTopicOffsets,
   isRetriableKafkaError,
   retryRetriable,
-} from '../../../../src/sink/admin/retry-retriable.js';
+} from '../../../../src/output/kafka/admin/retry-retriable.js';
 
 const notLeader = () =>
   Object.assign(new Error('This server is not the leader for that topic-partition'), {

@@ -4,10 +4,10 @@ import {
   dlqTopicName,
   topicName,
   valueSubjectName,
-} from '../../../../src/models/topic-names.js';
-import { planTopics, replicationForBrokers } from '../../../../src/sink/admin/create-topics.js';
-import { readServiceEnv } from '../../../../src/config/index.js';
-import { ConfigError } from '../../../../src/errors.js';
+} from '../../../../src/foundation/models/topic-names.js';
+import { planTopics, replicationForBrokers } from '../../../../src/output/kafka/admin/create-topics.js';
+import { readServiceEnv } from '../../../../src/foundation/config/index.js';
+import { ConfigError } from '../../../../src/foundation/errors.js';
 
 describe('topic names', () => {
   it('joins prefix and resource, and derives dlq and subject names', () => {

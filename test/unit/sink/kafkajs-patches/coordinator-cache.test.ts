@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { freshKafkajsModule } from '../../../helpers/fresh-kafkajs-module.js';
-import { cachingCoordinators } from '../../../../src/sink/kafkajs-patches/coordinator-cache.js';
-import type { FindMetadata } from '../../../../src/sink/kafkajs-patches/coordinator-cache.js';
+import { cachingCoordinators } from '../../../../src/output/kafka/kafkajs-patches/coordinator-cache.js';
+import type { FindMetadata } from '../../../../src/output/kafka/kafkajs-patches/coordinator-cache.js';
 
 const TRANSACTION = 1;
 const GROUP = 0;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   installKafkajsPatches,
   KAFKAJS_PATCHED_VERSION,
-} from '../../../../src/sink/kafkajs-patches/index.js';
+} from '../../../../src/output/kafka/kafkajs-patches/index.js';
 
 const require = createRequire(import.meta.url);
 

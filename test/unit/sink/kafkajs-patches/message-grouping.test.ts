@@ -2,10 +2,10 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { freshKafkajsModule } from '../../../helpers/fresh-kafkajs-module.js';
-import { groupMessagesPerPartition } from '../../../../src/sink/kafkajs-patches/message-grouping.js';
-import type { GroupingInput } from '../../../../src/sink/kafkajs-patches/message-grouping.js';
-import { createKafkaClient } from '../../../../src/sink/kafka-client.js';
-import { resolveKafkaOptions } from '../../../../src/sink/kafka-options.js';
+import { groupMessagesPerPartition } from '../../../../src/output/kafka/kafkajs-patches/message-grouping.js';
+import type { GroupingInput } from '../../../../src/output/kafka/kafkajs-patches/message-grouping.js';
+import { createKafkaClient } from '../../../../src/output/kafka/kafka-client.js';
+import { resolveKafkaOptions } from '../../../../src/output/kafka/kafka-options.js';
 
 const require = createRequire(import.meta.url);
 const path = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');

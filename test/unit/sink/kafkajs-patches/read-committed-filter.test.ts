@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   markAbortedRecords,
   type FetchedRecord,
-} from '../../../../src/sink/kafkajs-patches/read-committed-filter.js';
+} from '../../../../src/output/kafka/kafkajs-patches/read-committed-filter.js';
 
 const require = createRequire(import.meta.url);
 const Batch = require('kafkajs/src/consumer/batch.js') as new (

@@ -1,11 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { freshKafkajsModule } from '../../../helpers/fresh-kafkajs-module.js';
-import { encodeKafkaRecord, encodingRecords } from '../../../../src/sink/kafkajs-patches/record-encoding.js';
+import {
+  encodeKafkaRecord,
+  encodingRecords,
+} from '../../../../src/output/kafka/kafkajs-patches/record-encoding.js';
 import type {
   EncodedRecord,
   KafkaRecordInput,
-} from '../../../../src/sink/kafkajs-patches/record-encoding.js';
+} from '../../../../src/output/kafka/kafkajs-patches/record-encoding.js';
 
 /** kafkajs' own record encoder, from a fresh copy of its module (whatever this process installed). */
 function kafkajsRecord(): (input: KafkaRecordInput) => { buffer: Buffer } {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { freshKafkajsModule } from '../../../helpers/fresh-kafkajs-module.js';
-import { schedulingOnlyWhenPending } from '../../../../src/sink/kafkajs-patches/request-queue-timer.js';
+import { schedulingOnlyWhenPending } from '../../../../src/output/kafka/kafkajs-patches/request-queue-timer.js';
 
 describe("kafkajs' request queue timer", () => {
   it('kafkajs 2.2.4 sets a timer with nothing pending (the bug the patch is for)', () => {

@@ -3,8 +3,8 @@ import {
   addingAnnouncedPartitions,
   createTransactionPartitions,
   installTransactionPartitionsAhead,
-} from '../../../../src/sink/kafkajs-patches/transaction-partitions.js';
-import type { AddPartitionsArgs } from '../../../../src/sink/kafkajs-patches/transaction-partitions.js';
+} from '../../../../src/output/kafka/kafkajs-patches/transaction-partitions.js';
+import type { AddPartitionsArgs } from '../../../../src/output/kafka/kafkajs-patches/transaction-partitions.js';
 
 /** A recording stand-in for kafkajs' Broker.addPartitionsToTxn: what reached the broker, sorted. */
 function broker(fail = 0) {

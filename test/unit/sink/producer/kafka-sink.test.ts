@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { chunkBySize, toWire } from '../../../../src/sink/producer/wire-format.js';
-import { createKafkaSink } from '../../../../src/sink/producer/kafka-sink.js';
-import type { SinkKafkaClient } from '../../../../src/sink/kafka-client.js';
-import type { SinkMessage } from '../../../../src/sink/producer/wire-format.js';
-import { ConfigError } from '../../../../src/errors.js';
+import { chunkBySize, toWire } from '../../../../src/output/kafka/producer/wire-format.js';
+import { createKafkaSink } from '../../../../src/output/kafka/producer/kafka-sink.js';
+import type { SinkKafkaClient } from '../../../../src/output/kafka/kafka-client.js';
+import type { SinkMessage } from '../../../../src/output/kafka/producer/wire-format.js';
+import { ConfigError } from '../../../../src/foundation/errors.js';
 
 const msg = (key: string, bytes: number): SinkMessage => ({ key, value: Buffer.alloc(bytes), headers: {} });
 
@@ -32,7 +32,7 @@ describe('createKafkaSink options', () => {
 
 describe('toKafkaError', () => {
   it("says what to do about a missing topic, and keeps kafkajs's retriable flag", async () => {
-    const { toKafkaError } = await import('../../../../src/sink/kafka-error.js');
+    const { toKafkaError } = await import('../../../../src/output/kafka/kafka-error.js');
     const e = toKafkaError(
       { message: 'This server does not host this topic-partition', retriable: false },
       ['b:1'],
@@ -48,7 +48,7 @@ describe('toKafkaError', () => {
   });
 
   it('keeps a retriable error retriable after kafkajs spent its own retries on it', async () => {
-    const { toKafkaError } = await import('../../../../src/sink/kafka-error.js');
+    const { toKafkaError } = await import('../../../../src/output/kafka/kafka-error.js');
     const { createRequire } = await import('node:module');
     const require = createRequire(import.meta.url);
     const { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } = require('kafkajs/src/errors') as {
@@ -79,7 +79,7 @@ describe('toKafkaError', () => {
   });
 
   it('keeps "Failed to find group coordinator" retriable (a coordinator being elected after a broker restart)', async () => {
-    const { toKafkaError } = await import('../../../../src/sink/kafka-error.js');
+    const { toKafkaError } = await import('../../../../src/output/kafka/kafka-error.js');
     const { createRequire } = await import('node:module');
     const require = createRequire(import.meta.url);
     const { KafkaJSGroupCoordinatorNotFound, KafkaJSNonRetriableError } = require('kafkajs/src/errors') as {
@@ -240,7 +240,7 @@ describe('createKafkaSink when a leader moves during a send (kafkajs skips parti
 
   it('delivers every message, each to the partition of its key, or rejects (never resolves with some missing)', async () => {
     const { kafka, delivered } = await stoppingBrokerKafka();
-    const { partitionForKey } = await import('../../../../src/sink/producer/partitioner.js');
+    const { partitionForKey } = await import('../../../../src/output/kafka/producer/partitioner.js');
     const sink = createKafkaSink({ brokers: ['b:1'] }, { kafka });
     await sink.connect();
     const messages = Array.from({ length: 30 }, (_, i): SinkMessage => ({ key: `k${i}`, value: 'v' }));
@@ -257,7 +257,7 @@ describe('partitionForKey', () => {
   it("puts every key where kafkajs' default partitioner does", async () => {
     const fc = await import('fast-check');
     const { Partitioners } = await import('kafkajs');
-    const { partitionForKey } = await import('../../../../src/sink/producer/partitioner.js');
+    const { partitionForKey } = await import('../../../../src/output/kafka/producer/partitioner.js');
     const reference = Partitioners.DefaultPartitioner();
     fc.assert(
       fc.property(fc.string({ minLength: 0, maxLength: 40 }), fc.integer({ min: 1, max: 64 }), (key, n) => {

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { murmur2 } from '../../../../src/sink/producer/murmur2.js';
+import { murmur2 } from '../../../../src/output/kafka/producer/murmur2.js';
 
 const kafkajsMurmur2 = createRequire(import.meta.url)(
   'kafkajs/src/producer/partitioners/default/murmur2',

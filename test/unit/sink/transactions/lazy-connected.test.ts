@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lazyConnected } from '../../../../src/sink/transactions/checkpoint-reader.js';
+import { lazyConnected } from '../../../../src/output/kafka/transactions/checkpoint-reader.js';
 
 /** A client that counts its connects and disconnects (what kafkajs' clients are to `lazyConnected`). */
 function fakeClients(failFirstConnect = false) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Kafka } from 'kafkajs';
-import { createSliceFencing } from '../../../../src/sink/transactions/slice-fencing.js';
-import { createMemorySliceOwners } from '../../../../src/sink/transactions/slice-owners.js';
+import { createSliceFencing } from '../../../../src/output/kafka/transactions/slice-fencing.js';
+import { createMemorySliceOwners } from '../../../../src/output/kafka/transactions/slice-owners.js';
 
 /** A Kafka whose producers record each fence (InitProducerId with their transactional.id). */
 function fencingKafka(fenced: string[]): Kafka {

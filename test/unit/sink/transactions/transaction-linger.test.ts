@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { transactionLinger } from '../../../../src/sink/transactions/producer-pool.js';
+import { transactionLinger } from '../../../../src/output/kafka/transactions/producer-pool.js';
 
 const o = { lingerMs: 25, lingerCommits: 8 };
 

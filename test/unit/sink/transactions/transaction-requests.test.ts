@@ -6,8 +6,8 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it, vi } from 'vitest';
 import { Partitioners } from 'kafkajs';
-import { transactionRequests } from '../../../../src/sink/transactions/transaction-requests.js';
-import type { SinkMessage } from '../../../../src/sink/producer/wire-format.js';
+import { transactionRequests } from '../../../../src/output/kafka/transactions/transaction-requests.js';
+import type { SinkMessage } from '../../../../src/output/kafka/producer/wire-format.js';
 
 const require = createRequire(import.meta.url);
 type Send = (r: { acks: number; timeout: number; topicMessages: object[] }) => Promise<unknown>;

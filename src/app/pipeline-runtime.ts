@@ -1,0 +1,417 @@
+/**
+ * Wires the real parts into the pipeline's small interfaces: ONE batching client per process (so the pages of
+ * every slice share POSTs) on the API key's shared budget (src/upstream/budget: every process of the deployment packs its
+ * calls into the same full POSTs, one pace and one 429 pause per key), the registry-backed encoder, the kafkajs
+ * sink, Redis for dedup/counters/BullMQ/the budget.
+ * Closing order: callers close the workers first, then this (Kafka producer, the budget, then Redis).
+ */
+import type { Redis } from 'ioredis';
+import { connectRedis } from '../pipeline/queue/connect-redis.js';
+import {
+  createSharedBudget,
+  createWorkEstimator,
+  type SharedBudget,
+  type SharedBudgetOptions,
+} from '../upstream/budget/index.js';
+import { createQueuedSlices } from '../pipeline/planner/queued-slices.js';
+import { ConfigError } from '../foundation/errors.js';
+import type { PipelineSettings } from '../foundation/config/pipeline-settings.js';
+import { createClient, type Client, type ClientOptions } from '../upstream/client/create-client.js';
+import { createListing, type Listing } from '../upstream/client/listing.js';
+import { collectSlices } from '../upstream/client/collect.js';
+import { USER_WALK_GEOMETRIC_ABOVE } from '../pipeline/slice/slice-split-rule.js';
+import { probeSortTimes, readSlice } from '../upstream/client/read-slice.js';
+import { LISTING_SPECS } from '../upstream/client/listing.js';
+import {
+  createDedupStore,
+  createRedisSeenSet,
+  type DedupRecord,
+  type DedupStore,
+} from '../pipeline/dedup/index.js';
+import { createRecordEncoder } from '../output/encoding/record-encoder.js';
+import { createRegistryClient } from '../output/encoding/registry-client.js';
+import type { PlannerSource } from '../pipeline/planner/plan-backfill.js';
+import { createKafkaSink, type KafkaSink } from '../output/kafka/producer/kafka-sink.js';
+import { createCoalescingSink, createPagePublisher, type PagePublisher } from '../pipeline/publish/index.js';
+import { createPageEncoder } from '../pipeline/publish/index.js';
+import { checkpointTopicName, createTransactionalSlicePublisher } from '../output/kafka/index.js';
+import { createPendingMarks, createRedisPendingMarks } from '../pipeline/dedup/index.js';
+import { DEFAULT_CONFIG } from '../foundation/config/load-config.js';
+import type { ExactlyOnceDelivery } from '../pipeline/slice/slice-contract.js';
+import { leaseProducerMember } from '../pipeline/queue/producer-member-lease.js';
+import { createRedisSliceOwners } from '../pipeline/queue/redis-slice-owners.js';
+import type { SliceSource } from '../pipeline/slice/slice-contract.js';
+import { createRunCounters, type RunCounters } from '../pipeline/queue/run-counters.js';
+import { createRedisUserDirectory, type UserDirectory } from '../pipeline/slice/user-discovery.js';
+import { createRedisDriftStore, type PageDrift } from '../pipeline/drift/index.js';
+import { createSchemaEvolution, type EvolvedField } from '../pipeline/publish/schema-evolution.js';
+import { DEFAULT_SCHEMA_CONTRACTS } from '../foundation/config/schema-contract.js';
+import { RESOURCES, type ResourceName } from '../foundation/models/resources.js';
+import type { ShortPages } from '../foundation/models/short-pages.js';
+
+/** A Redis connection fit for BullMQ workers (`maxRetriesPerRequest: null`). */
+export { connectRedis };
+
+/**
+ * The slice source over the client: `readSlice` with malformed items passed through (they are dead-lettered), and
+ * short pages read as `shortPages` says (`GAMEDATA_SHORT_PAGES`; `verify` passes `confirm`).
+ */
+export function createClientSliceSource(
+  client: Client,
+  options: { pageSize?: number; shortPages?: ShortPages | undefined } = {},
+): SliceSource {
+  return {
+    operation: (resource) => LISTING_SPECS[resource].procedure,
+    async *readPages(slice, o) {
+      const listing = createListing(slice.resource, slice.filters);
+      yield* readSlice<DedupRecord>(
+        client,
+        listing,
+        { start: slice.start, end: slice.end },
+        {
+          cursor: o.cursor,
+          signal: o.signal,
+          limit: options.pageSize ?? 100,
+          onInvalidItem: 'pass',
+          shortPages: options.shortPages,
+        },
+      );
+    },
+    async enrich(resource, items, signal) {
+      if (resource !== 'users') return items;
+      // Listing items can be thin (`_id`, `createdAt`): fetch full profiles by id. Calls made together ride in
+      // the same batched POSTs (50 per request).
+      return Promise.all(
+        items.map(async (item) => {
+          const id = item._id;
+          // A malformed listing item without a usable id goes on as it came, to be dead-lettered.
+          if (typeof id !== 'string' || !/^[a-f\d]{24}$/.test(id)) return item;
+          const full = await client.call('user.getUserById', { userId: id }, { signal });
+          return (typeof full === 'object' && full !== null ? full : item) as DedupRecord;
+        }),
+      );
+    },
+  };
+}
+
+/**
+ * Every user of the countries' listings (items without an id included, counted as unlisted by the caller).
+ *
+ * Planned for rounds (the key does not bind), every country's listing is read from its head and a full page splits
+ * its unread past: at quadrupling depths first (the listing reaches back to the game's start, unknown here), then
+ * into half-page pieces, all read in the next round (the client's `collectSlices`). A country of n users takes
+ * ~log4 of its history's width over its head page's span in rounds instead of n / 100 in a row: scale medium's
+ * largest country (~1 600 users) was 17 sequential pages, ~25 s of a full history's planning at the real service's
+ * 0.6 s a request (issue 32). When the key binds, each listing is read in a row (fewest requests).
+ */
+async function listUsersOf(
+  client: Client,
+  listings: Listing[],
+  onPage?: (items: readonly unknown[]) => void,
+): Promise<DedupRecord[]> {
+  if (!(client.budgetBinds?.() ?? false))
+    return collectSlices<DedupRecord>(client, listings, {
+      plan: 'rounds',
+      oldestDate: 0,
+      firstRoundSlices: 1,
+      geometricAbove: USER_LISTING_GEOMETRIC_ABOVE,
+      onInvalidItem: 'pass',
+      onPage,
+      now: Date.now,
+    });
+  const pages = await Promise.all(
+    listings.map(async (listing) => {
+      const items: DedupRecord[] = [];
+      for await (const page of readSlice<DedupRecord>(
+        client,
+        listing,
+        { start: 0, end: Infinity },
+        { onInvalidItem: 'pass' },
+      )) {
+        items.push(...page.items);
+        onPage?.(page.items);
+      }
+      return items;
+    }),
+  );
+  return pages.flat();
+}
+
+/** The user ids of listing items (items without a string `_id` left out, as `userListing` counts them apart). */
+function listedUserIds(items: readonly unknown[]): string[] {
+  const ids: string[] = [];
+  for (const item of items) {
+    const id = typeof item === 'object' && item !== null ? (item as { _id?: unknown })._id : undefined;
+    if (typeof id === 'string') ids.push(id);
+  }
+  return ids;
+}
+
+/** See {@link listUsersOf}: the per-user walks' rule (src/pipeline/slice/slice-split-rule.ts), for the same reason. */
+const USER_LISTING_GEOMETRIC_ABOVE = USER_WALK_GEOMETRIC_ABOVE;
+
+/** The planner's view of the upstream over the client. */
+export function createClientPlannerSource(
+  client: Client,
+): PlannerSource & Required<Pick<PlannerSource, 'userListing'>> {
+  return {
+    probe: (resource, filters) => (before, limit) =>
+      probeSortTimes(client, createListing(resource, filters), before, limit),
+    // The partition proof's reads (planBackfill's `partition`): a listing's pages over a range.
+    readPages: (resource, filters, range, cursor) =>
+      readSlice<Record<string, unknown>>(client, createListing(resource, filters), range, {
+        cursor,
+        onInvalidItem: 'pass',
+      }),
+    // When the key's budget binds, the planner spends fewest requests; otherwise fewest rounds (docs/client.md).
+    budgetBinds: () => client.budgetBinds?.() ?? false,
+    async countryIds() {
+      const countries = await client.call('country.getAllCountries', {});
+      const list: unknown[] = Array.isArray(countries) ? countries : [];
+      return list
+        .map((c) => (typeof c === 'object' && c !== null ? (c as { _id?: unknown })._id : undefined))
+        .filter((id): id is string => typeof id === 'string' && id !== '');
+    },
+    async userIds() {
+      return (await this.userListing()).ids;
+    },
+    async userListing(countryIds?: readonly string[], onUsers?: (ids: readonly string[]) => void) {
+      const ids = new Set<string>();
+      let unlisted = 0;
+      const listings = (countryIds ?? (await this.countryIds())).map((countryId) =>
+        createListing('users', { countryId }),
+      );
+      const onPage =
+        onUsers === undefined ? undefined : (items: readonly unknown[]) => onUsers(listedUserIds(items));
+      for (const item of await listUsersOf(client, listings, onPage)) {
+        if (typeof item._id === 'string') ids.add(item._id);
+        else unlisted += 1;
+      }
+      return { ids: [...ids].sort(), unlisted };
+    },
+  };
+}
+
+/**
+ * Client settings of a worker process. The upstream counts a batch of up to 50 calls as ONE request against its
+ * rate limit and takes about as long for 50 calls as for one, so the worker favours few, full POSTs: few requests
+ * in flight (a waiting request gathers every call queued meanwhile) and a short window to let slices catch up.
+ */
+export const PIPELINE_CLIENT_DEFAULTS = { maxInFlight: 4, batchWindowMs: 10 } as const;
+
+export interface PipelineRuntime {
+  settings: PipelineSettings;
+  redis: Redis;
+  client: Client;
+  sink: KafkaSink;
+  source: SliceSource;
+  planner: PlannerSource;
+  publisher: PagePublisher;
+  /** Exactly-once delivery (`settings.delivery`, default exactly-once); undefined: at-least-once or no Kafka. */
+  eos: ExactlyOnceDelivery | undefined;
+  dedup: DedupStore;
+  counters: RunCounters;
+  /** The users each full-history transactions run knows (discovery of users the listings hide). */
+  users: UserDirectory;
+  /** The API key's shared upstream budget (undefined when the runtime was made with `budget: false`). */
+  budget: SharedBudget | undefined;
+  /** Disconnects Kafka, closes the budget, then Redis. Close the workers first. */
+  close(): Promise<void>;
+}
+
+export interface PipelineRuntimeOptions {
+  /** Extra client options (timeouts, retry policy, pacing). */
+  client?: Partial<ClientOptions>;
+  /** Connect the Kafka producer (workers) or not (planner only). @default true */
+  kafka?: boolean;
+  /**
+   * The API key's shared budget (keys under `<GAMEDATA_REDIS_PREFIX>:budget:`): options, or `false` to batch and
+   * pace in this process alone. @default {} (shared)
+   */
+  budget?: Omit<SharedBudgetOptions, 'redis' | 'apiKey'> | false;
+  /**
+   * Told of each page's schema drift after it is handed to the Redis drift store (`<redisPrefix>:drift:<resource>`),
+   * e.g. to count it in `/metrics`. Must not throw. @default none
+   */
+  onDrift?: (resource: ResourceName, drift: PageDrift) => void;
+  /**
+   * Track schema drift at all (issue 35). `false` only to measure its cost (bench/pipeline.ts `--no-drift`): no
+   * counts, no `evolve`. @default true
+   */
+  driftTracking?: boolean;
+  /** Told of each field the `evolve` contract registered (logs). @default none */
+  onSchemaEvolved?: (field: EvolvedField) => void;
+}
+
+/** The API key's shared budget under `<redisPrefix>:budget:`. */
+function createRuntimeBudget(
+  settings: PipelineSettings,
+  redis: Redis,
+  options: Omit<SharedBudgetOptions, 'redis' | 'apiKey'> | undefined,
+): SharedBudget {
+  return createSharedBudget({
+    prefix: `${settings.redisPrefix}:budget:`,
+    // The hold weighs the slices queued and running across the deployment against the key's tokens.
+    work: createWorkEstimator({
+      source: createQueuedSlices({ connection: redis, prefix: settings.queuePrefix }),
+    }),
+    ...options,
+    redis,
+    apiKey: settings.apiKey,
+  });
+}
+
+/** Closes the budget and drops both Redis connections at once (a runtime that failed while it was built). */
+async function releaseConnections(budget: SharedBudget | undefined, redis: Redis, hot: Redis): Promise<void> {
+  await budget?.close().catch(() => undefined);
+  redis.disconnect();
+  hot.disconnect();
+}
+
+/**
+ * The page encoder's schema-drift hooks: each page's unknown fields and wrong-typed values, folded per page, stored
+ * without awaiting (a Redis hiccup must not fail a page: the counts are an alarm, the records are what is
+ * guaranteed); and the `evolve` contract, asked when a page of such a resource has a new field. None without a
+ * registry or with drift tracking off.
+ */
+function createDriftHooks(
+  settings: PipelineSettings,
+  hot: Redis,
+  registry: ReturnType<typeof createRegistryClient> | undefined,
+  options: PipelineRuntimeOptions,
+): {
+  onDrift?: (resource: ResourceName, drift: PageDrift) => void;
+  evolve?: ReturnType<typeof createSchemaEvolution>;
+} {
+  const driftStore = createRedisDriftStore(hot, { prefix: settings.redisPrefix });
+  if (!(options.driftTracking ?? true) || registry === undefined) return {};
+  const onDrift = (resource: ResourceName, drift: PageDrift): void => {
+    driftStore.record(resource, drift).catch(() => undefined);
+    options.onDrift?.(resource, drift);
+  };
+  const contracts = settings.schemaContracts ?? DEFAULT_SCHEMA_CONTRACTS;
+  const evolving = RESOURCES.filter((r) => contracts[r] === 'evolve');
+  if (evolving.length === 0) return { onDrift };
+  return {
+    onDrift,
+    evolve: createSchemaEvolution({
+      registry,
+      redis: hot,
+      redisPrefix: settings.redisPrefix,
+      topicPrefix: settings.topicPrefix,
+      resources: evolving,
+      store: driftStore,
+      ...(options.onSchemaEvolved === undefined ? {} : { onEvolved: options.onSchemaEvolved }),
+    }),
+  };
+}
+
+/** Builds every real dependency of the pipeline from the settings. */
+export async function createPipelineRuntime(
+  settings: PipelineSettings,
+  options: PipelineRuntimeOptions = {},
+): Promise<PipelineRuntime> {
+  const redis = connectRedis(settings.redisUrl);
+  // The slices' own calls (dedup claims and marks, intents, owners, counters, user discovery) on a connection of
+  // their own that sends what is issued in one tick in one write: a shared transaction's commit resolves many
+  // slices at once, and each then settles its pages and counts.
+  const hot = connectRedis(settings.redisUrl, { autoPipelining: true });
+  hot.on('error', () => undefined); // `redis` carries the errors to the service monitor
+  const budget = options.budget === false ? undefined : createRuntimeBudget(settings, redis, options.budget);
+  const client = createClient({
+    baseUrl: settings.apiUrl,
+    apiKey: settings.apiKey,
+    ...PIPELINE_CLIENT_DEFAULTS,
+    ...options.client,
+    ...(budget === undefined ? {} : { budget }),
+  });
+  const sink = createKafkaSink({ brokers: settings.kafkaBrokers, clientId: 'gamedata-worker' });
+  const useKafka = options.kafka ?? true;
+  if (useKafka) {
+    try {
+      await sink.connect();
+    } catch (error) {
+      // Nothing of this runtime may outlive the failure (a worker retries; a command must exit after its line).
+      await releaseConnections(budget, redis, hot);
+      throw error;
+    }
+  }
+  const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
+  const contracts = settings.schemaContracts ?? DEFAULT_SCHEMA_CONTRACTS;
+  const encoderOptions = {
+    topicPrefix: settings.topicPrefix,
+    discardUnknown: RESOURCES.filter((r) => contracts[r] === 'discard'),
+  };
+  const drift = createDriftHooks(settings, hot, registry, options);
+  const publisher: PagePublisher = registry
+    ? createPagePublisher({
+        sink: createCoalescingSink(sink),
+        encoder: createRecordEncoder({ registry, ...encoderOptions }),
+        ...drift,
+      })
+    : {
+        publishPage() {
+          return Promise.reject(new ConfigError('this runtime was created without Kafka'));
+        },
+      };
+  // Exactly-once: pooled transactional producers (ids `<topicPrefix>.tx.m<n>.<i>`, m<n> leased in Redis), each
+  // slice's owners recorded in Redis, checkpoints in `<prefix>.__slices`.
+  const exactlyOnce =
+    registry !== undefined && (settings.delivery ?? DEFAULT_CONFIG.delivery) === 'exactly-once';
+  let member: Awaited<ReturnType<typeof leaseProducerMember>> | undefined;
+  try {
+    member = exactlyOnce ? await leaseProducerMember(redis, { prefix: settings.redisPrefix }) : undefined;
+  } catch (error) {
+    // As above: nothing of this runtime outlives the failure.
+    await sink.disconnect().catch(() => undefined);
+    await releaseConnections(budget, redis, hot);
+    throw error;
+  }
+  const transactional =
+    exactlyOnce && member !== undefined
+      ? createTransactionalSlicePublisher({
+          brokers: settings.kafkaBrokers,
+          clientId: 'gamedata-worker',
+          checkpointTopic: checkpointTopicName(settings.topicPrefix),
+          transactionalIdPrefix: `${settings.topicPrefix}.tx`,
+          member: () => member.current(),
+          owners: createRedisSliceOwners(hot, { prefix: settings.redisPrefix }),
+          ...(settings.transactionLingerMs === undefined ? {} : { lingerMs: settings.transactionLingerMs }),
+        })
+      : undefined;
+  const eos: ExactlyOnceDelivery | undefined =
+    transactional === undefined || registry === undefined
+      ? undefined
+      : {
+          publisher: transactional,
+          encode: createPageEncoder({
+            encoder: createRecordEncoder({ registry, ...encoderOptions }),
+            ...drift,
+          }),
+          marks: createPendingMarks(createRedisPendingMarks(hot), { prefix: settings.redisPrefix }),
+        };
+  return {
+    settings,
+    redis,
+    client,
+    sink,
+    source: createClientSliceSource(client, { shortPages: settings.shortPages }),
+    planner: createClientPlannerSource(client),
+    publisher,
+    eos,
+    dedup: createDedupStore(createRedisSeenSet(hot), { prefix: settings.redisPrefix }),
+    counters: createRunCounters(hot, settings.redisPrefix, {
+      ...(settings.retention === undefined ? {} : { retention: settings.retention }),
+    }),
+    users: createRedisUserDirectory(hot, settings.redisPrefix),
+    budget,
+    async close() {
+      await sink.disconnect();
+      await transactional?.close();
+      await member?.close();
+      await budget?.close();
+      await hot.quit().catch(() => undefined);
+      await redis.quit();
+    },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * The pending-marks protocol's atomic steps on Redis (see `pending-marks.ts`), on the compact seen-set of
+ * `redis-seen-set.ts`: one script call claims a page (seen check + locks), one settles it (marks + compare-and-
+ * delete). Leases are measured on Redis' clock (`TIME`), so workers with skewed clocks agree on them.
+ *
+ * Keys: a lock `<prefix>:lock:<resource>/<_id>` (a string `<pageKey>|<leaseUntilMs>|<version code>|<version text>`,
+ * no TTL; the version is the one the page publishes, marked when another slice resolves the page as committed); an
+ * intent `<prefix>:intent:<sliceKey>` (a hash: seq -> the page as JSON).
+ */
+import type { Redis } from 'ioredis';
+import { ConfigError } from '../../foundation/errors.js';
+import { recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
+import type { LockState, PendingMarksBackend } from './pending-marks.js';
+import { DEFAULT_REDIS_SEEN_SET_OPTIONS, type RedisSeenSetOptions } from './redis-seen-set.js';
+
+// KEYS = the locks, one per record. ARGV[1] = the set checked, ARGV[2] = entry width (8 | 13), ARGV[3] = the page
+// key, ARGV[4] = the lease in ms; then per record: id, version code ('' when none), version text.
+// Returns per record: 's' (seen), 'm' (mine), 'w' (wait), 'x<pageKey>' (held by that page, lease expired).
+const CLAIM_SCRIPT = `${SEEN_SET_LUA}
+local name, w, page, lease = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local L, S = meta(name)
+local legacy = redis.call('EXISTS', name) == 1
+local cache, out = {}, {}
+local own = page .. '|'
+for i = 1, #KEYS do
+  local r = 5 + (i - 1) * 3
+  local id, code, raw = ARGV[r], ARGV[r + 1], ARGV[r + 2]
+  if seen_in(name, w, L, S, legacy, cache, id, code, raw) == 1 then out[i] = 's'
+  else
+    local v = redis.call('GET', KEYS[i])
+    if not v or sub(v, 1, #own) == own then
+      redis.call('SET', KEYS[i], own .. (now + lease) .. '|' .. code .. '|' .. raw)
+      out[i] = 'm'
+    else
+      local a = string.find(v, '|', 1, true)
+      local b = string.find(v, '|', a + 1, true)
+      if tonumber(sub(v, a + 1, b - 1)) < now then out[i] = 'x' .. sub(v, 1, a - 1) else out[i] = 'w' end
+    end
+  end
+end
+return out
+`;
+
+// KEYS = the locks. ARGV[1] = the page key, ARGV[2] = committed ('1' | '0'), ARGV[3] = version from the lock
+// ('1' | '0'), ARGV[4] = entry width, ARGV[5] = bucket entries, ARGV[6] = number of sets, then the sets' names, then
+// per record: id, version code, version text. Returns the number of locks deleted.
+const SETTLE_SCRIPT = `${SEEN_SET_LUA}
+local page, committed, fromLock = ARGV[1], ARGV[2] == '1', ARGV[3] == '1'
+local w, load, ns = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local first = 7 + ns
+local own = page .. '|'
+local recs, held = {}, {}
+for i = 1, #KEYS do
+  local r = first + (i - 1) * 3
+  local v = redis.call('GET', KEYS[i])
+  local ours = v and sub(v, 1, #own) == own
+  if ours then held[#held + 1] = KEYS[i] end
+  if committed and not fromLock then
+    recs[#recs + 1] = ARGV[r]; recs[#recs + 1] = ARGV[r + 1]; recs[#recs + 1] = ARGV[r + 2]
+  elseif committed and ours then
+    local b = string.find(v, '|', #own + 1, true)
+    local c = string.find(v, '|', b + 1, true)
+    recs[#recs + 1] = ARGV[r]; recs[#recs + 1] = sub(v, b + 1, c - 1); recs[#recs + 1] = sub(v, c + 1)
+  end
+end
+if #recs > 0 then for k = 7, 6 + ns do add_to(ARGV[k], w, load, recs) end end
+for _, k in ipairs(held) do redis.call('DEL', k) end
+return #held
+`;
+
+/**
+ * The Redis backend of the pending-marks protocol, on the compact seen-set. `bucketEntries` must be the seen-set
+ * backend's (any value is correct; it only sets when buckets split).
+ */
+export function createRedisPendingMarks(
+  redis: Redis,
+  options: RedisSeenSetOptions = {},
+): PendingMarksBackend {
+  const bucketEntries = options.bucketEntries ?? DEFAULT_REDIS_SEEN_SET_OPTIONS.bucketEntries;
+  if (!Number.isSafeInteger(bucketEntries) || bucketEntries < 1)
+    throw new ConfigError(`option bucketEntries must be an integer >= 1, got ${String(bucketEntries)}`);
+  const claimScript = scriptRunner(redis, CLAIM_SCRIPT);
+  const settleScript = scriptRunner(redis, SETTLE_SCRIPT);
+  const width = (versioned: boolean): string => (versioned ? '13' : '8');
+  return {
+    async claim({ set, versioned, pageKey, leaseMs, locks, entries }) {
+      if (locks.length === 0) return [];
+      const r = (await claimScript(locks.length, [
+        ...locks,
+        set,
+        width(versioned),
+        pageKey,
+        String(leaseMs),
+        ...recordArgs(entries, versioned),
+      ])) as string[];
+      return r.map((s): LockState => {
+        if (s === 's') return { state: 'seen' };
+        if (s === 'm') return { state: 'mine' };
+        if (s === 'w') return { state: 'wait' };
+        return { state: 'expired', owner: s.slice(1) };
+      });
+    },
+    async settle({ sets, versioned, pageKey, committed, versionFromLock, locks, entries }) {
+      if (locks.length === 0) return;
+      await settleScript(locks.length, [
+        ...locks,
+        pageKey,
+        committed ? '1' : '0',
+        versionFromLock ? '1' : '0',
+        width(versioned),
+        String(bucketEntries),
+        String(sets.length),
+        ...sets,
+        ...recordArgs(entries, versioned),
+      ]);
+    },
+    async writeIntent(key, seq, value) {
+      await redis.hset(key, String(seq), value);
+    },
+    async readIntent(key) {
+      const all = await redis.hgetall(key);
+      return Object.entries(all).map(([seq, value]): [number, string] => [Number(seq), value]);
+    },
+    async clearIntent(key, seqs) {
+      if (seqs.length > 0) await redis.hdel(key, ...seqs.map(String));
+    },
+  };
+}
