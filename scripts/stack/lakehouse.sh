@@ -23,7 +23,6 @@ print_lakehouse_env() {
   printf 'export LAKEHOUSE_CONNECT_URL=%s\n' "$LAKEHOUSE_CONNECT_URL"
   printf 'export ICEBERG_CATALOG_URI=%s\n' \
     "postgresql+psycopg2://$WAREHOUSE_USER:$WAREHOUSE_USER@$HOST:$POSTGRES_PORT/$LAKEHOUSE_DB"
-  printf 'export ICEBERG_CATALOG_JDBC_URL=%s\n' "jdbc:postgresql://$HOST:$POSTGRES_PORT/$LAKEHOUSE_DB"
   printf 'export ICEBERG_CATALOG_NAME=%s\n' "$LAKEHOUSE_CATALOG"
   printf 'export ICEBERG_WAREHOUSE=%s\n' "$LAKEHOUSE_WAREHOUSE"
   printf 'export ICEBERG_NAMESPACE=%s\n' "${ICEBERG_NAMESPACE:-gamedata}"
