@@ -10,6 +10,7 @@ Commands (one JSON document on stdout):
   rows <namespace>.<table>        {"columns": [...], "rows": [...]}: timestamps as epoch ms, nested structs as
                                   objects, lists as arrays, maps as objects
   snapshots <namespace>.<table>   [{"id", "timestamp_ms", "summary"}] oldest first
+  drop <namespace>                drops its tables from the catalog (not their files) and the namespace
 """
 
 import base64
@@ -44,12 +45,7 @@ def plain(value):
         return base64.b64encode(value).decode()
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        # pyarrow gives a map column as a list of (key, value) tuples
-        if value and all(isinstance(e, tuple) and len(e) == 2 for e in value):
-            return {k: plain(v) for k, v in value}
-        return [plain(v) for v in value]
-    if isinstance(value, tuple):
+    if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value
 
@@ -71,7 +67,8 @@ def counts(namespace, tables):
 def rows(identifier):
     table = catalog().load_table(identifier)
     arrow = table.scan().to_arrow()
-    return {"columns": arrow.column_names, "rows": [plain(r) for r in arrow.to_pylist()]}
+    # maps as dicts (pyarrow's default is a list of (key, value) pairs)
+    return {"columns": arrow.column_names, "rows": [plain(r) for r in arrow.to_pylist(maps_as_pydicts="strict")]}
 
 
 def snapshots(identifier):
@@ -82,6 +79,20 @@ def snapshots(identifier):
     ]
 
 
+def drop(namespace):
+    """Drops every table of the namespace (catalog entries; the files stay for the caller to remove) and the
+    namespace. Returns the tables dropped."""
+    cat = catalog()
+    try:
+        tables = cat.list_tables(namespace)
+    except NoSuchNamespaceError:
+        return []
+    for identifier in tables:
+        cat.drop_table(identifier)
+    cat.drop_namespace(namespace)
+    return [".".join(t) for t in tables]
+
+
 def main(argv):
     if len(argv) >= 3 and argv[0] == "counts":
         result = counts(argv[1], argv[2:])
@@ -89,6 +100,8 @@ def main(argv):
         result = rows(argv[1])
     elif len(argv) == 2 and argv[0] == "snapshots":
         result = snapshots(argv[1])
+    elif len(argv) == 2 and argv[0] == "drop":
+        result = drop(argv[1])
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -17,6 +17,11 @@ LAKEHOUSE_DB=lakehouse
 LAKEHOUSE_CATALOG=gamedata
 LAKEHOUSE_WAREHOUSE="file://$LAKEHOUSE_DIR/warehouse"
 LAKEHOUSE_VENV="$LAKEHOUSE_DIR/venv"
+# A worker per port (a test starts its own beside the default one: STACK_LAKEHOUSE_CONNECT_PORT and _GROUP): its pid
+# file, config and log are named after its port.
+LAKEHOUSE_PIDNAME="lakehouse-connect-$LAKEHOUSE_CONNECT_PORT"
+LAKEHOUSE_LOG="$LAKEHOUSE_DIR/connect-$LAKEHOUSE_CONNECT_PORT.out"
+LAKEHOUSE_WORKER_PROPS="$LAKEHOUSE_DIR/worker-$LAKEHOUSE_CONNECT_PORT.properties"
 WITH_LAKEHOUSE=""
 
 print_lakehouse_env() {
@@ -27,6 +32,7 @@ print_lakehouse_env() {
   printf 'export ICEBERG_WAREHOUSE=%s\n' "$LAKEHOUSE_WAREHOUSE"
   printf 'export ICEBERG_NAMESPACE=%s\n' "${ICEBERG_NAMESPACE:-gamedata}"
   printf 'export ICEBERG_PYTHON=%s\n' "$LAKEHOUSE_VENV/bin/python"
+  printf 'export LAKEHOUSE_CONNECT_PID_FILE=%s\n' "$RUN_DIR/$LAKEHOUSE_PIDNAME.pid"
 }
 
 lakehouse_connect_answers() { curl -fsS -m 3 -o /dev/null "$LAKEHOUSE_CONNECT_URL/connectors" 2>/dev/null; }
@@ -116,7 +122,10 @@ write_lakehouse_config() {
     -e "s#_$CONNECT_GROUP\.#_$LAKEHOUSE_CONNECT_GROUP.#" \
     -e "s#^plugin.path=.*#plugin.path=$LAKEHOUSE_DIR/plugins#" \
     -e 's#^\# Written by.*#\# Written by scripts/stack.sh (regenerated on every up --with lakehouse).#' \
-    "$CONNECT_DIR/worker.properties" >"$LAKEHOUSE_DIR/worker.properties"
+    "$CONNECT_DIR/worker.properties" >"$LAKEHOUSE_WORKER_PROPS"
+  # one worker per group here: a worker that died gets its tasks back when it rejoins, without the default 5-minute
+  # wait for a departed member (incremental cooperative rebalancing)
+  printf 'scheduled.rebalance.max.delay.ms=0\n' >>"$LAKEHOUSE_WORKER_PROPS"
   cat >"$LAKEHOUSE_DIR/log4j2.properties" <<'PROPS'
 status = warn
 appender.console.type = Console
@@ -139,10 +148,10 @@ start_lakehouse_connect() {
   write_lakehouse_config
   mkdir -p "$LAKEHOUSE_DIR/logs"
   log "lakehouse: starting Kafka Connect $KAFKA_VERSION with the Iceberg sink (group $LAKEHOUSE_CONNECT_GROUP) on $LAKEHOUSE_CONNECT_URL"
-  start_detached "$RUN_DIR/lakehouse-connect.pid" "$LAKEHOUSE_DIR/connect.out" java -Xms256m -Xmx768m -XX:+UseG1GC \
+  start_detached "$RUN_DIR/$LAKEHOUSE_PIDNAME.pid" "$LAKEHOUSE_LOG" java -Xms256m -Xmx768m -XX:+UseG1GC \
     -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true -XX:TieredStopAtLevel=1 \
     -Dlog4j2.configurationFile="$LAKEHOUSE_DIR/log4j2.properties" -Dkafka.logs.dir="$LAKEHOUSE_DIR/logs" \
-    -cp "$KAFKA_DIR/libs/*" org.apache.kafka.connect.cli.ConnectDistributed "$LAKEHOUSE_DIR/worker.properties"
+    -cp "$KAFKA_DIR/libs/*" org.apache.kafka.connect.cli.ConnectDistributed "$LAKEHOUSE_WORKER_PROPS"
 }
 
 # Called by cmd_up after warehouse_up (PostgreSQL answers by then).
@@ -150,23 +159,28 @@ lakehouse_up() {
   local connect
   install_lakehouse
   lakehouse_db_setup
-  connect="$(plan_service lakehouse-connect lakehouse_connect_answers "$LAKEHOUSE_CONNECT_PORT" lakehouse-connect "$LAKEHOUSE_CONNECT_URL")"
-  [[ "$connect" == reuse ]] || UP_STARTED+=(lakehouse-connect)
+  connect="$(plan_service lakehouse-connect lakehouse_connect_answers "$LAKEHOUSE_CONNECT_PORT" "$LAKEHOUSE_PIDNAME" "$LAKEHOUSE_CONNECT_URL")"
+  [[ "$connect" == reuse ]] || UP_STARTED+=("$LAKEHOUSE_PIDNAME")
   [[ "$connect" != start ]] || start_lakehouse_connect
-  [[ "$connect" == reuse ]] || wait_until lakehouse-connect "$CONNECT_WAIT_S" lakehouse_connect_answers "$LAKEHOUSE_DIR/connect.out" lakehouse-connect
+  [[ "$connect" == reuse ]] || wait_until lakehouse-connect "$CONNECT_WAIT_S" lakehouse_connect_answers "$LAKEHOUSE_LOG" "$LAKEHOUSE_PIDNAME"
 }
 
+# Stops every lakehouse worker this stack started (the default one and any a test started on its own port).
 lakehouse_down() {
-  local pid
-  if pid="$(owned_pid lakehouse-connect)"; then stop_pid lakehouse-connect "$pid"; return 0; fi
+  local f name pid any=1
+  for f in "$RUN_DIR"/lakehouse-connect-*.pid; do
+    [[ -e "$f" ]] || continue
+    name="$(basename "$f" .pid)"
+    if pid="$(owned_pid "$name")"; then stop_pid "$name" "$pid"; any=0; fi
+  done
   port_open "$LAKEHOUSE_CONNECT_PORT" && log "lakehouse-connect: port $LAKEHOUSE_CONNECT_PORT still answers (not started by this stack: left alone)"
-  return 1
+  return $any
 }
 
 lakehouse_status() {
   [[ "$1" == 1 ]] || port_open "$LAKEHOUSE_CONNECT_PORT" || return 0
   local pid how="not started by this stack"
-  if pid="$(owned_pid lakehouse-connect)"; then how="started by this stack, pid $pid"; fi
+  if pid="$(owned_pid "$LAKEHOUSE_PIDNAME")"; then how="started by this stack, pid $pid"; fi
   if lakehouse_connect_answers; then log "lakehouse-connect: up   $LAKEHOUSE_CONNECT_URL ($how)"; return 0; fi
   log "lakehouse-connect: down $LAKEHOUSE_CONNECT_URL"
   [[ "$1" == 1 ]] && return 1

@@ -32,6 +32,8 @@ export interface IcebergReader {
   /** Every row (timestamps as epoch ms, structs as objects, maps as objects). */
   rows(table: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }>;
   snapshots(table: string): Promise<IcebergSnapshot[]>;
+  /** Drops the namespace's tables from the catalog (their files stay) and the namespace; the tables dropped. */
+  drop(namespace: string): Promise<string[]>;
 }
 
 const DEFAULT_SCRIPT = fileURLToPath(new URL('../../../scripts/lakehouse/read_iceberg.py', import.meta.url));
@@ -71,5 +73,6 @@ export function createIcebergReader(options: IcebergReaderOptions): IcebergReade
     rows: async (table) =>
       (await run(['rows', table])) as { columns: string[]; rows: Record<string, unknown>[] },
     snapshots: async (table) => (await run(['snapshots', table])) as IcebergSnapshot[],
+    drop: async (namespace) => (await run(['drop', namespace])) as string[],
   };
 }
