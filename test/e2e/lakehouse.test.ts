@@ -203,7 +203,7 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
     expect(held.map((c) => c.config['consumer.override.isolation.level'])).toEqual(
       RESOURCES.map(() => 'read_committed'),
     );
-   }, 420_000); // a first run fetches the sink (Maven) and PyIceberg (pip)
+  }, 420_000); // a first run fetches the sink (Maven) and PyIceberg (pip)
 
   afterAll(async () => {
     for (const name of connectors) await connect?.deleteConnector(name).catch(() => undefined);
