@@ -75,6 +75,16 @@ interface StatusBody {
   tasks: { id: number; state: ConnectorState; trace?: string }[];
 }
 
+const toStatus = (s: StatusBody): ConnectorStatus => ({
+  name: s.name,
+  state: s.connector.state,
+  tasks: s.tasks.map((t) => ({
+    id: t.id,
+    state: t.state,
+    ...(t.trace === undefined ? {} : { trace: t.trace }),
+  })),
+});
+
 export function createConnectClient(options: ConnectClientOptions): ConnectClient {
   const base = options.url.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_CLIENT_OPTIONS.timeoutMs;
@@ -148,16 +158,6 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
       );
     }, retry);
   }
-
-  const toStatus = (s: StatusBody): ConnectorStatus => ({
-    name: s.name,
-    state: s.connector.state,
-    tasks: s.tasks.map((t) => ({
-      id: t.id,
-      state: t.state,
-      ...(t.trace === undefined ? {} : { trace: t.trace }),
-    })),
-  });
 
   return {
     async putConnector(name, config) {

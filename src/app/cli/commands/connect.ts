@@ -13,7 +13,7 @@ import { InvalidArgumentError } from 'commander';
 import { loadConfig } from '../../../foundation/config/load-config.js';
 import { processSecurity } from '../../../foundation/config/process-security.js';
 import { ConfigError } from '../../../foundation/errors.js';
-import { RESOURCES } from '../../../foundation/models/resources.js';
+import { RESOURCES, type ResourceName } from '../../../foundation/models/resources.js';
 import { parseResources } from '../../../pipeline/planner/index.js';
 import { chmodSync, writeFileSync } from 'node:fs';
 import {
@@ -93,6 +93,13 @@ export function register(program: Command): void {
   const connect = program
     .command('connect')
     .description('Kafka Connect sinks into the PostgreSQL warehouse or Apache Iceberg tables');
+  registerCreate(connect);
+  registerSecretsFile(connect);
+  registerList(connect);
+  registerDelete(connect);
+}
+
+function registerCreate(connect: Command): void {
   connect
     .command('create')
     .description(
@@ -148,6 +155,9 @@ export function register(program: Command): void {
         onCaughtUp: (name) => console.log(`${name}: caught up`),
       });
     });
+}
+
+function registerSecretsFile(connect: Command): void {
   connect
     .command('secrets-file')
     .description(
@@ -176,6 +186,9 @@ export function register(program: Command): void {
       });
       writeSecretsFile(flags.output, secrets);
     });
+}
+
+function registerList(connect: Command): void {
   connect
     .command('list')
     .description('every connector of the worker with its state and tasks')
@@ -213,6 +226,9 @@ export function register(program: Command): void {
         );
       }
     });
+}
+
+function registerDelete(connect: Command): void {
   connect
     .command('delete')
     .description("delete the resources' sinks (tables and rows stay)")
@@ -237,7 +253,12 @@ export function register(program: Command): void {
  * `gamedata demo --warehouse`: lands the demo's six topics in PostgreSQL (CONNECT_URL, WAREHOUSE_URL), prints each
  * table's row count beside its topic's counts, and returns false on any difference.
  */
-export async function landDemoInWarehouse(topicPrefix: string, brokers: string[]): Promise<boolean> {
+export async function landDemoInWarehouse(
+  topicPrefix: string,
+  brokers: string[],
+  /** Filled with each table's row count (the demo shows them beside the lakehouse's). */
+  rowsOut?: Map<ResourceName, number>,
+): Promise<boolean> {
   const s = readConnectSettings({ warehouse: true }, topicPrefix);
   console.log('');
   console.log(
@@ -253,6 +274,7 @@ export async function landDemoInWarehouse(topicPrefix: string, brokers: string[]
     security: s.security,
   });
   for (const line of formatWarehouseReport(report)) console.log(line);
+  for (const t of report.tables) rowsOut?.set(t.resource, t.rows);
   // the demo's tables stay; its sinks go (each demo run has its own prefix, so they would pile up in the worker)
   for (const resource of RESOURCES) await s.connect.deleteConnector(sinkConnectorName(topicPrefix, resource));
   console.log(
