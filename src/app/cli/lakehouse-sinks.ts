@@ -180,7 +180,11 @@ export async function landDemoInLakehouse(
   brokers: string[],
   warehouseRows?: ReadonlyMap<ResourceName, number>,
 ): Promise<boolean> {
-  const s = readLakehouseSettings({ catalog: true }, { prefix: topicPrefix });
+  // each demo run has its own prefix, so its own namespace (not ICEBERG_NAMESPACE, which every run would share)
+  const s = readLakehouseSettings(
+    { catalog: true },
+    { prefix: topicPrefix, namespace: icebergNamespace(topicPrefix) },
+  );
   if (s.python === undefined)
     throw new ConfigError(
       'demo --lakehouse reads the tables with PyIceberg: ICEBERG_PYTHON is not set (scripts/stack.sh up --with lakehouse prints it)',
