@@ -162,7 +162,9 @@ console.log(
     commitIntervalMs,
     kafkaTxRecPerS: Math.round(n / produceS),
     icebergRowsPerS_incl_start: Math.round(n / ((last.ts - t0) / 1000)),
-    icebergRowsPerS_first_to_last_snapshot: Math.round(n / Math.max((last.ts - first.ts) / 1000, 0.001)),
+    // null when one snapshot held them all
+    icebergRowsPerS_first_to_last_snapshot:
+      last.ts > first.ts ? Math.round(n / ((last.ts - first.ts) / 1000)) : null,
     firstSnapshotAfterS: (first.ts - t0) / 1000,
     commitToVisibleMs: { batches, gapMs, min: lags[0], median: pct(0.5), p90: pct(0.9), max: lags.at(-1) },
     finalRows,

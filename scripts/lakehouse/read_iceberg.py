@@ -11,6 +11,8 @@ Commands (one JSON document on stdout):
                                   objects, lists as arrays, maps as objects
   snapshots <namespace>.<table>   [{"id", "timestamp_ms", "summary"}] oldest first
   drop <namespace>                drops its tables from the catalog (not their files) and the namespace
+  latest <namespace>.<table>      like rows, but the latest version per _id: docs/consuming.md's query, run by
+                                  DuckDB over PyIceberg's scan (the table is `t`)
 """
 
 import base64
@@ -79,6 +81,26 @@ def snapshots(identifier):
     ]
 
 
+# docs/consuming.md, "What a reader sees": the latest version per _id of a changing resource's history
+LATEST_SQL = """
+SELECT * EXCLUDE (rn) FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY _id ORDER BY updatedAt DESC NULLS LAST, __v DESC NULLS LAST) AS rn
+  FROM t
+) WHERE rn = 1
+"""
+
+
+def latest(identifier):
+    import duckdb
+
+    t = catalog().load_table(identifier).scan().to_arrow()
+    con = duckdb.connect()
+    con.register("t", t)
+    sql = LATEST_SQL if "updatedAt" in t.column_names else LATEST_SQL.replace("updatedAt DESC NULLS LAST, ", "")
+    arrow = con.execute(sql).fetch_arrow_table()
+    return {"columns": arrow.column_names, "rows": [plain(r) for r in arrow.to_pylist(maps_as_pydicts="strict")]}
+
+
 def drop(namespace):
     """Drops every table of the namespace (catalog entries; the files stay for the caller to remove) and the
     namespace. Returns the tables dropped."""
@@ -100,6 +122,8 @@ def main(argv):
         result = rows(argv[1])
     elif len(argv) == 2 and argv[0] == "snapshots":
         result = snapshots(argv[1])
+    elif len(argv) == 2 and argv[0] == "latest":
+        result = latest(argv[1])
     elif len(argv) == 2 and argv[0] == "drop":
         result = drop(argv[1])
     else:

@@ -9,6 +9,7 @@ ICEBERG_VERSION=1.10.1        # 1.10.0's iceberg-kafka-connect-events jar is ref
 HADOOP_VERSION=3.4.1          # = Iceberg 1.10's hadoop3 version; only hadoop-common and a few of its jars
 POSTGRES_JDBC_VERSION=42.7.7
 PYICEBERG_VERSION=0.10.0
+DUCKDB_VERSION=1.4.4          # SQL over PyIceberg's Arrow scans (its own iceberg extension downloads at run time: not here)
 LAKEHOUSE_DIR="$STACK/lakehouse"
 LAKEHOUSE_CONNECT_PORT="${STACK_LAKEHOUSE_CONNECT_PORT:-18084}"
 LAKEHOUSE_CONNECT_URL="http://$HOST:$LAKEHOUSE_CONNECT_PORT"
@@ -84,15 +85,17 @@ POM
   touch "$out/.complete-$ICEBERG_VERSION-$HADOOP_VERSION"
 }
 
-# PyIceberg (SqlCatalog on PostgreSQL through psycopg2, pyarrow for the data files): the reader no one here wrote.
+# PyIceberg (SqlCatalog on PostgreSQL through psycopg2, pyarrow for the data files): the reader no one here wrote;
+# DuckDB runs the documented SQL (the latest version per _id) over its scans.
 install_pyiceberg() {
-  local stamp="$LAKEHOUSE_VENV/.complete-$PYICEBERG_VERSION"
+  local stamp="$LAKEHOUSE_VENV/.complete-$PYICEBERG_VERSION-$DUCKDB_VERSION"
   [[ -f "$stamp" ]] && return 0
-  log "lakehouse: Python venv with pyiceberg $PYICEBERG_VERSION (PyPI) in $LAKEHOUSE_VENV"
+  log "lakehouse: Python venv with pyiceberg $PYICEBERG_VERSION and duckdb $DUCKDB_VERSION (PyPI) in $LAKEHOUSE_VENV"
   rm -rf "$LAKEHOUSE_VENV"
   python3 -m venv "$LAKEHOUSE_VENV" >&2 || die "lakehouse: python3 -m venv failed (apt-get install -y python3-venv)"
   "$LAKEHOUSE_VENV/bin/pip" install -q --disable-pip-version-check \
-    "pyiceberg[sql-postgres,pyarrow]==$PYICEBERG_VERSION" >&2 || die "lakehouse: pip could not install pyiceberg $PYICEBERG_VERSION"
+    "pyiceberg[sql-postgres,pyarrow]==$PYICEBERG_VERSION" "duckdb==$DUCKDB_VERSION" >&2 \
+    || die "lakehouse: pip could not install pyiceberg $PYICEBERG_VERSION / duckdb $DUCKDB_VERSION"
   touch "$stamp"
 }
 

@@ -32,6 +32,8 @@ export interface IcebergReader {
   /** Every row (timestamps as epoch ms, structs as objects, maps as objects). */
   rows(table: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }>;
   snapshots(table: string): Promise<IcebergSnapshot[]>;
+  /** The latest version per `_id` (docs/consuming.md's query, run by DuckDB over the PyIceberg scan). */
+  latest(table: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }>;
   /** Drops the namespace's tables from the catalog (their files stay) and the namespace; the tables dropped. */
   drop(namespace: string): Promise<string[]>;
 }
@@ -73,6 +75,8 @@ export function createIcebergReader(options: IcebergReaderOptions): IcebergReade
     rows: async (table) =>
       (await run(['rows', table])) as { columns: string[]; rows: Record<string, unknown>[] },
     snapshots: async (table) => (await run(['snapshots', table])) as IcebergSnapshot[],
+    latest: async (table) =>
+      (await run(['latest', table])) as { columns: string[]; rows: Record<string, unknown>[] },
     drop: async (namespace) => (await run(['drop', namespace])) as string[],
   };
 }
