@@ -353,16 +353,16 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
   });
 
   it('a new subject version with an extra optional field becomes a column; the rows before read it as null', async () => {
-    const latest = await latestSchema('parties');
+    const latest = await latestSchema('donations');
     const files = await readSchemaFiles();
     const evolved = {
-      ...files.parties.schema,
+      ...files.donations.schema,
       fields: [
-        ...files.parties.schema.fields,
+        ...files.donations.schema.fields,
         { name: 'lakehouseProbe', type: ['null', 'string'], default: null },
       ],
     };
-    const subject = `${topicName(h.settings.topicPrefix, 'parties')}-value`;
+    const subject = `${topicName(h.settings.topicPrefix, 'donations')}-value`;
     const registered = await fetch(`${h.settings.schemaRegistryUrl}/subjects/${subject}/versions`, {
       method: 'POST',
       headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
@@ -372,10 +372,10 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
     const { id } = (await registered.json()) as { id: number };
     expect(id).not.toBe(latest.id);
 
-    const party = h.sim.truth('parties')[0] as Obj;
+    const donation = h.sim.truth('donations')[0] as Obj; // immutable: the world's changes above left donations alone
     const type = avro.Type.forSchema(evolved as avro.Schema, AVRO_TYPE_OPTIONS);
     const probe = {
-      ...toAvroValue(RESOURCE_INFO.parties.model, party),
+      ...toAvroValue(RESOURCE_INFO.donations.model, donation),
       _id: 'lakehouse-probe',
       lakehouseProbe: 'probe-1',
     };
@@ -383,15 +383,15 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
     await producer.connect();
     try {
       await producer.send({
-        topic: topicName(h.settings.topicPrefix, 'parties'),
+        topic: topicName(h.settings.topicPrefix, 'donations'),
         messages: [{ key: 'lakehouse-probe', value: frameConfluent(id, type.toBuffer(probe)) }],
       });
     } finally {
       await producer.disconnect();
     }
-    const truth = h.sim.truth('parties').length;
-    await until('the evolved record', (c) => (c['parties'] ?? 0) >= truth + 1, 120_000);
-    const { columns, rows } = await rowsById('parties');
+    const truth = h.sim.truth('donations').length;
+    await until('the evolved record', (c) => (c['donations'] ?? 0) >= truth + 1, 120_000);
+    const { columns, rows } = await rowsById('donations');
     expect(columns).toContain('lakehouseProbe');
     expect(rows.get('lakehouse-probe')?.map((r) => r['lakehouseProbe'])).toEqual(['probe-1']);
     // every row before reads the new column as null, and still equals its truth record
@@ -399,7 +399,7 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
     expect(before.length).toBe(truth);
     expect(before.every((r) => r['lakehouseProbe'] === null)).toBe(true);
     rows.delete('lakehouse-probe');
-    const diffs = (await compareWithTruth('parties', ['lakehouseProbe'])).filter(
+    const diffs = (await compareWithTruth('donations', ['lakehouseProbe'])).filter(
       (d) => !d.includes('lakehouse-probe'),
     );
     expect(diffs).toEqual([]);
