@@ -191,6 +191,8 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
       catalogName: need('ICEBERG_CATALOG_NAME'),
       namespace,
       commitIntervalMs: COMMIT_INTERVAL_MS,
+      // the killed worker's consumers leave the connectors' groups after 10 s, not the default 45
+      consumerSessionTimeoutMs: 10_000,
     };
     const created = await createIcebergConnectors(options);
     connectors = created.map((c) => c.name);

@@ -62,6 +62,12 @@ export interface IcebergSinkOptions {
   /** How long a commit waits for every task's files before it commits what it has (the rest goes next time). */
   commitTimeoutMs?: number | undefined;
   tasksMax?: number | undefined;
+  /**
+   * The sink consumer's `session.timeout.ms`: after a worker dies, its tasks' consumers are members of the
+   * connector's group until it ends, so the restarted tasks wait that long for their partitions. @default the
+   * consumer's (45000)
+   */
+  consumerSessionTimeoutMs?: number | undefined;
   /** See SinkConnectorOptions.security (the JDBC sink's). */
   security?: ConnectorSecurity | undefined;
   /** See SinkConnectorOptions.secretsFile: the catalog password becomes a `${file:...}` reference. */
@@ -141,6 +147,14 @@ export function buildIcebergSinkConfig(options: IcebergSinkOptions): IcebergSink
       // only records of committed transactions: the coordinator commits what our producers committed, nothing else
       'consumer.override.isolation.level': 'read_committed',
       'consumer.override.auto.offset.reset': 'earliest',
+      ...(options.consumerSessionTimeoutMs === undefined
+        ? {}
+        : {
+            'consumer.override.session.timeout.ms': positive(
+              'consumerSessionTimeoutMs',
+              options.consumerSessionTimeoutMs,
+            ),
+          }),
       'iceberg.tables': table,
       'iceberg.tables.auto-create-enabled': 'true',
       'iceberg.tables.evolve-schema-enabled': 'true',
