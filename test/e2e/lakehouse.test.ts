@@ -15,7 +15,7 @@
  * PostgreSQL are the shared ones of the `services` project.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import avro from 'avsc';
@@ -240,6 +240,11 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
     // the first commit of any table is in, the backfill is not yet all visible: kill -9 the worker
     const before = await until('a first commit', (c) => Object.values(c).some((n) => (n ?? 0) > 0), 180_000);
     const pidFile = need('LAKEHOUSE_CONNECT_PID_FILE');
+    // the worker must be this checkout's (a worker found answering on the port is reused, and cannot be killed here)
+    if (!existsSync(pidFile))
+      throw new Error(
+        `the Connect worker on port ${PORT} was not started by this checkout (no ${pidFile}): stop it, or set GAMEDATA_TEST_LAKEHOUSE_PORT`,
+      );
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     expect(Number.isSafeInteger(pid) && pid > 0).toBe(true);
     process.kill(pid, 'SIGKILL');
