@@ -202,3 +202,16 @@ export class PoolCommitError extends GamedataError {
 export function isRetriableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
 }
+
+/**
+ * A Kafka transaction control call (InitProducerId, a transaction's sends and EndTxn, a fence) did not end within its
+ * deadline. kafkajs retries them as long as its retry settings allow, and one stuck call held every slice sharing the
+ * producer; after the deadline the producer is replaced and the slice retried (what the call did is read back from
+ * Kafka's checkpoint by the next session).
+ */
+export class ControlCallTimeoutError extends ServiceError {
+  override name = 'ControlCallTimeoutError';
+  constructor(message: string, options: GamedataErrorOptions = {}) {
+    super(message, 'kafka', { ...options, retriable: true });
+  }
+}

@@ -24,6 +24,7 @@ export { migrateLegacySeenSets } from './migrate-legacy-seen-sets.js';
 export type { MigrateLegacyOptions, MigrateLegacyReport } from './migrate-legacy-seen-sets.js';
 export {
   createPendingMarks,
+  pageCommitted,
   pageKeyOf,
   parsePageKey,
   DEFAULT_PENDING_MARKS_OPTIONS,
@@ -37,6 +38,7 @@ export type {
   PageClaimOptions,
   ResolveForeignPage,
   LockState,
+  PageKeyParts,
 } from './pending-marks.js';
 export { createRedisPendingMarks } from './redis-pending-marks.js';
 /** EVALSHA with the script's digest, EVAL once when Redis does not know it yet (the pipeline's scripts use it). */

@@ -43,17 +43,25 @@ export function createMemoryPendingMarks(options: MemoryPendingMarksOptions = {}
     sets: seen.sets,
     locks,
     intents,
-    claim: ({ set, versioned, pageKey, leaseMs, locks: keys, entries }) =>
+    claim: ({ set, versioned, pageKey, leaseMs, locks: keys, entries, intent }) =>
       atomic(async () => {
         const covered = await seen.has(set, versioned, entries);
         const t = now();
+        let stopped = false;
         return keys.map((key, i): LockState => {
+          if (stopped) return { state: 'untried' };
           if (covered[i] === true) return { state: 'seen' };
           const held = locks.get(key);
           if (held === undefined || split(held).owner === pageKey) {
+            if (intent !== undefined) {
+              const fields = intents.get(intent.key) ?? new Map<number, string>();
+              fields.set(intent.seq, intent.value);
+              intents.set(intent.key, fields);
+            }
             locks.set(key, `${pageKey}|${t + leaseMs}|${entries[i]!.version}`);
             return { state: 'mine' };
           }
+          stopped = true;
           const { owner, until } = split(held);
           return until < t ? { state: 'expired', owner } : { state: 'wait' };
         });

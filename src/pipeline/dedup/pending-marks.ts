@@ -2,23 +2,26 @@
  * Cross-slice dedup that stays exact across the crash window between a Kafka transaction's commit and the seen mark
  * (exactly-once delivery, issue 17; the protocol of the EOS design note, sections 2.4-2.6).
  *
- * A page is identified by its page key `<sliceKey>#<seq>` ({@link pageKeyOf}). Per page, in this order:
- * 1. {@link PendingMarks.claim}: one script call checks the seen-set and takes a lock per entity
- *    (`<prefix>:lock:<resource>/<_id>` = `<pageKey>|<leaseUntil>|<version>`), with NO Redis TTL: once a page may
+ * A page is identified by its page key `<sliceKey>#<seq>@<writer>~<session>` ({@link pageKeyOf}): the slice, the
+ * page's seq, the producer it commits through and the session (one owner's run of the slice) that wrote it. Per page,
+ * in this order:
+ * 1. {@link PendingMarks.claim}: the locks, in ONE global order (the lock keys sorted), each script call checking the
+ *    seen-set and taking a lock per entity (`<prefix>:lock:<resource>/<_id>` = `<pageKey>|<leaseUntil>|<version>`)
+ *    up to the first one another page holds, and, in the same call, writing the page into the slice's intent with
+ *    every id it may lock (so no lock ever exists that the slice's next owner cannot find), with NO Redis TTL: once a page may
  *    have committed, its lock is the only trace tying the id to that page, so it disappears only when the page's
  *    fate is known. The lease only says when others may resolve it. A lock held by a live foreign page is waited
- *    for; one whose lease expired is resolved: `resolveForeign(pageKey)` fences that page's slice and says whether
- *    the page committed, then its locks are settled (committed: the versions they hold are marked seen).
- * 2. {@link PendingMarks.writeIntent}: the page joins the slice's intent (every page of the open transaction),
- *    before the transaction commits: the slice's next owner settles it at recovery.
- * 3. The caller publishes the page(s) and the checkpoint in one Kafka transaction and commits.
- * 4. {@link PendingMarks.settle}: committed -> the ids are marked seen (a changing entity at its latest version) and
- *    the locks still carrying the page key are deleted, in one script call; not committed -> compare-and-delete
- *    only. Then the pages leave the intent.
+ *    for, keeping the locks before it (ordered acquisition: no cycle of waits, whatever pages overlap); one whose
+ *    lease expired is resolved: `resolveForeign(pageKey)` makes sure that page's session can commit nothing more and
+ *    says whether it committed ({@link pageCommitted}), then its locks are settled (committed: the versions they
+ *    hold are marked seen). A claim that fails releases the locks it took.
+ * 2. The caller publishes the page(s) and the checkpoint in one Kafka transaction and commits.
+ * 3. {@link PendingMarks.settle}: committed -> the ids whose locks still carry the page key are marked seen (at the
+ *    version the lock holds: a changing entity at its latest) and those locks are deleted, in one script call; not
+ *    committed -> compare-and-delete only. Then the pages leave the intent.
  *
- * Unlocks compare the page key, so a zombie can never delete a lock another page took over. A page key is reused
- * by the slice's next owner when it re-runs a page that did not commit: a slice that was fenced (SliceFencedError)
- * must therefore not settle anything; its next owner settles its intent.
+ * Unlocks compare the page key, so a zombie can never delete a lock another page took over, and a page key names one
+ * session: the slice's next owner re-runs a page that did not commit under a key of its own.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, GamedataError, ServiceError } from '../../foundation/errors.js';
@@ -41,11 +44,12 @@ export interface PendingPage {
 }
 
 /**
- * Says whether the page `pageKey` (of another slice, its lease expired) committed. It must first make sure that
- * nothing of that slice can commit any more (fence its transactional.id), then read its last committed checkpoint:
- * committed iff the checkpoint's seq >= the page's seq.
+ * Says whether the page `pageKey` (of another slice, its lease expired) committed: true or false, or `'live'` when the
+ * page's session is alive in this process (then it is waited for like a live lease). It must first make sure that
+ * nothing of the page's session can commit any more (fence its producer where needed), then read its slice's last
+ * committed checkpoint and apply {@link pageCommitted}.
  */
-export type ResolveForeignPage = (pageKey: string) => Promise<boolean>;
+export type ResolveForeignPage = (pageKey: string) => Promise<boolean | 'live'>;
 
 export interface PageClaimOptions {
   /** Check the run-scoped set instead of the global one (`--replay`); marks go to both. */
@@ -65,15 +69,19 @@ export interface PageClaim<T> {
   fresh: T[];
   /** Records dropped: seen, covered by a newer version, or repeated in the page. */
   repeats: number;
-  /** What to pass to writeIntent and settle. */
+  /**
+   * What to pass to settle once the page's fate is known (its entries: the ids it locked; when it locked any, the
+   * page is in its slice's intent).
+   */
   page: PendingPage;
 }
 
 export interface PendingMarks {
   /**
-   * Claims a page's records for `pageKey`: returns the ones to publish. Waits (polling) for ids a live page of
-   * another slice holds, holding none of its own meanwhile (released, taken again: no wait cycle between slices);
-   * resolves the pages whose lease expired.
+   * Claims a page's records for `pageKey`: takes its locks in lock order (the page joins its slice's intent with its
+   * first lock), waiting (polling) at the first one a live page of another slice holds while keeping the ones before it
+   * (ordered acquisition: no wait cycle between slices); resolves the pages whose lease expired. Returns the records
+   * to publish. On failure it releases the locks it took.
    */
   claim<T extends DedupRecord>(
     pageKey: string,
@@ -82,14 +90,14 @@ export interface PendingMarks {
     resolveForeign: ResolveForeignPage,
     options?: PageClaimOptions,
   ): Promise<PageClaim<T>>;
-  /** Adds the page to the slice's intent (call before the transaction holding it commits). */
+  /** Adds the page to the slice's intent (`claim` does it itself, with its first lock). */
   writeIntent(sliceKey: string, page: PendingPage): Promise<void>;
   /** The slice's pages whose fate was not settled yet, by seq ([] when none). */
   readIntent(sliceKey: string): Promise<PendingPage[]>;
   /**
-   * Settles pages of the slice once their fate is known: committed -> mark their ids seen, then delete the locks that
-   * still carry their page keys; not committed -> delete those locks only. Then removes them from the intent.
-   * Idempotent.
+   * Settles pages of the slice once their fate is known: committed -> mark seen the ids whose locks still carry their
+   * page keys (at the versions the locks hold), then delete those locks; not committed -> delete those locks only.
+   * Then removes them from the intent. Idempotent; an intent page may list ids it never locked (they are left alone).
    */
   settle(sliceKey: string, pages: readonly PendingPage[], committed: boolean): Promise<void>;
 }
@@ -109,15 +117,23 @@ export interface PendingMarksOptions {
 
 export const DEFAULT_PENDING_MARKS_OPTIONS = { prefix: 'gamedata', leaseMs: 30_000, pollMs: 50 } as const;
 
-/** A lock's state as one claim step found it. */
+/**
+ * A lock's state as one claim step found it; a step stops at the first lock another page holds, and the locks after
+ * it are `untried`.
+ */
 export type LockState =
-  { state: 'seen' } | { state: 'mine' } | { state: 'wait' } | { state: 'expired'; owner: string };
+  | { state: 'seen' }
+  | { state: 'mine' }
+  | { state: 'wait' }
+  | { state: 'expired'; owner: string }
+  | { state: 'untried' };
 
 /** The atomic steps of the protocol: Redis in production (`redis-pending-marks.ts`), memory in unit tests. */
 export interface PendingMarksBackend {
   /**
-   * Atomically, per entry: covered by `set` -> seen; else the lock `locks[i]` is free or `pageKey`'s -> taken as
-   * `<pageKey>|<now + leaseMs>|<version>` (mine); else its lease is alive -> wait, or expired -> its owner.
+   * Atomically, per entry in order: covered by `set` -> seen; else the lock `locks[i]` is free or `pageKey`'s -> taken
+   * as `<pageKey>|<now + leaseMs>|<version>` (mine); else its lease is alive -> wait, or expired -> its owner, and
+   * every later entry is untried (not looked at).
    */
   claim(request: {
     set: string;
@@ -126,6 +142,11 @@ export interface PendingMarksBackend {
     leaseMs: number;
     locks: readonly string[];
     entries: readonly SeenEntry[];
+    /**
+     * The page's intent field (every id it may lock): set in the same atomic step when the step takes a lock, so no
+     * lock ever exists that the slice's next owner cannot find in the intent.
+     */
+    intent?: { key: string; seq: number; value: string };
   }): Promise<LockState[]>;
   /**
    * Atomically: if `committed`, marks the entries in every set of `sets` (with `versionFromLock`, only the entries
@@ -148,28 +169,74 @@ export interface PendingMarksBackend {
   clearIntent(key: string, seqs: readonly number[]): Promise<void>;
 }
 
-/** The page key of page `seq` of a slice. */
-export function pageKeyOf(sliceKey: string, seq: number, writer?: string): string {
-  return writer === undefined ? `${sliceKey}#${seq}` : `${sliceKey}#${seq}@${writer}`;
+/**
+ * The page key of page `seq` of a slice, written through `writer` by the session `session`, whose checkpoints all lie
+ * at or after offset `readFrom` of the checkpoint partition.
+ */
+export function pageKeyOf(
+  sliceKey: string,
+  seq: number,
+  writer?: string,
+  session?: string,
+  readFrom?: string,
+): string {
+  const key = writer === undefined ? `${sliceKey}#${seq}` : `${sliceKey}#${seq}@${writer}`;
+  if (session === undefined) return key;
+  return readFrom === undefined ? `${key}~${session}` : `${key}~${session}.${readFrom}`;
 }
 
-const PAGE_KEY = /^(.+)#(0|[1-9]\d{0,14})(?:@([^#@|]+))?$/;
+const PAGE_KEY = /^(.+)#(0|[1-9]\d{0,14})(?:@([^#@|~]+))?(?:~([\da-z]+)(?:\.(0|[1-9]\d{0,18}))?)?$/;
+
+/** A page key's parts (see {@link parsePageKey}). */
+export interface PageKeyParts {
+  sliceKey: string;
+  seq: number;
+  /** The transactional.id of the producer whose transaction the page goes into. */
+  writer?: string;
+  /** The session (one owner's run of the slice) that wrote the page; absent in keys of an older version. */
+  session?: string;
+  /**
+   * An offset of the slice's checkpoint partition at or before every checkpoint of the page's session (its
+   * `readFrom`): resolving the page reads the slice's checkpoint from there, not the whole partition.
+   */
+  readFrom?: string;
+}
 
 /**
- * The slice key, seq and writer of a page key `<sliceKey>#<seq>[@<writer>]` (the writer: the transactional.id of the
- * producer whose transaction the page goes into, so that whoever resolves the page's orphaned locks fences that
- * producer only, and only while it is still recorded as an owner of the slice).
+ * The slice key, seq, writer and session of a page key `<sliceKey>#<seq>[@<writer>][~<session>[.<readFrom>]]`. The
+ * writer lets whoever resolves the page's orphaned locks fence that producer only; the session tells which owner's
+ * page it was, and `readFrom` where its checkpoints start.
  * @throws GamedataError when `pageKey` is not of that form or holds a `|` (the locks' separator).
  */
-export function parsePageKey(pageKey: string): { sliceKey: string; seq: number; writer?: string } {
+export function parsePageKey(pageKey: string): PageKeyParts {
   const m = PAGE_KEY.exec(pageKey);
   if (m === null || pageKey.includes('|'))
     throw new GamedataError(
-      `page key must be "<sliceKey>#<seq>[@<writer>]" without "|", got ${JSON.stringify(pageKey)}`,
+      `page key must be "<sliceKey>#<seq>[@<writer>][~<session>[.<offset>]]" without "|", got ${JSON.stringify(pageKey)}`,
     );
-  return m[3] === undefined
-    ? { sliceKey: m[1]!, seq: Number(m[2]) }
-    : { sliceKey: m[1]!, seq: Number(m[2]), writer: m[3] };
+  return {
+    sliceKey: m[1]!,
+    seq: Number(m[2]),
+    ...(m[3] === undefined ? {} : { writer: m[3] }),
+    ...(m[4] === undefined ? {} : { session: m[4] }),
+    ...(m[5] === undefined ? {} : { readFrom: m[5] }),
+  };
+}
+
+/**
+ * Whether a page committed, by its slice's last committed checkpoint (read after nothing of the page's session can
+ * commit any more): only the page's own session commits it, so committed iff that checkpoint was written by the
+ * page's session at or past its seq. A checkpoint of another session means the page did not commit: a session's
+ * successor settles every page in the intent before its own first commit, and a page claimed after that (a zombie's)
+ * cannot commit. Keys without a session (an older version) keep the seq rule.
+ */
+export function pageCommitted(
+  page: Pick<PageKeyParts, 'seq' | 'session'>,
+  checkpoint: { seq: number; session?: string | undefined } | null,
+): boolean {
+  if (checkpoint === null) return false;
+  if (page.session !== undefined && checkpoint.session !== page.session) return false;
+  return checkpoint.seq >= page.seq;
 }
 
 /** Whether a later occurrence of an entity in one page replaces the earlier one (the latest version wins). */
@@ -266,24 +333,33 @@ function pickClaimItems(
   return { items: [...byId.values()], fresh };
 }
 
-/** Sorts one claim step's items by the state the backend found their locks in ('seen' ones are repeats: dropped). */
-function sortByLockState(
-  batch: readonly ClaimItem[],
-  states: readonly LockState[],
-): { mine: ClaimItem[]; retry: ClaimItem[]; expired: Map<string, ClaimItem[]> } {
-  const mine: ClaimItem[] = [];
-  const retry: ClaimItem[] = [];
-  const expired = new Map<string, ClaimItem[]>();
-  batch.forEach((it, i) => {
+/** Where one claim step stopped: every lock before it is the page's (or seen), this one is another page's. */
+interface ClaimStop {
+  /** The items still to take (not seen), in lock order: the page's own first, then the blocked one, then the rest. */
+  todo: ClaimItem[];
+  /** How many of `todo` the page holds. */
+  held: number;
+  /** The state of `todo[held]`, when the step stopped there (`wait` or `expired`). */
+  blocked?: LockState;
+}
+
+/** Reads one ordered claim step: drops the seen, counts the held prefix, finds the lock it stopped at. */
+function claimStep(batch: readonly ClaimItem[], states: readonly LockState[]): ClaimStop {
+  const todo: ClaimItem[] = [];
+  let held = 0;
+  for (let i = 0; i < batch.length; i++) {
     const s = states[i];
-    if (s?.state === 'mine') mine.push(it);
-    else if (s?.state === 'wait') retry.push(it);
-    else if (s?.state === 'expired') {
-      expired.set(s.owner, [...(expired.get(s.owner) ?? []), it]);
-      retry.push(it);
+    if (s?.state === 'seen') continue;
+    if (s?.state === 'mine') {
+      todo.push(batch[i]!);
+      held += 1;
+      continue;
     }
-  });
-  return { mine, retry, expired };
+    todo.push(...batch.slice(i).filter((_, j) => states[i + j]?.state !== 'seen'));
+    // Anything but an expired lock (a state missing from the answer too) is waited for: never taken as ours.
+    return { todo, held, blocked: s ?? { state: 'wait' } };
+  }
+  return { todo, held };
 }
 
 /** What a claim of one page works with. */
@@ -297,13 +373,12 @@ interface ClaimContext {
   options: PageClaimOptions;
 }
 
-/** Settles `items`'s locks held by `pageKey` (committed: marks them seen first). */
+/** Settles `items`'s locks held by `pageKey` (committed: marks them seen first, at the versions the locks hold). */
 function settleItems(
   c: ClaimContext,
   what: string,
   pageKey: string,
   committed: boolean,
-  versionFromLock: boolean,
   items: readonly ClaimItem[],
 ): Promise<void> {
   return onRedis(what, () =>
@@ -312,24 +387,11 @@ function settleItems(
       versioned: versionedOf(c.resource),
       pageKey,
       committed,
-      versionFromLock,
+      versionFromLock: true,
       locks: items.map((it) => it.lock),
       entries: items.map((it) => it.entry),
     }),
   );
-}
-
-/** Resolves the pages whose lease expired (fence, ask whether they committed) and settles their locks. */
-async function settleExpired(
-  c: ClaimContext,
-  expired: ReadonlyMap<string, readonly ClaimItem[]>,
-  resolveForeign: ResolveForeignPage,
-): Promise<void> {
-  for (const [owner, items] of expired) {
-    parsePageKey(owner);
-    const committed = await resolveForeign(owner);
-    await settleItems(c, `settling page ${owner}`, owner, committed, true, items);
-  }
 }
 
 /** Waits one jittered poll, so that two pages that collide do not retry in step. */
@@ -342,48 +404,61 @@ async function pollAgain(pollMs: number, signal: AbortSignal | undefined): Promi
   }
 }
 
-/** Takes the locks of `items` for the page, waiting for live foreign pages and resolving expired ones. */
+/** One claim step over `items` (in lock order), from the first; the page's intent field goes with its first lock. */
+async function claimInOrder(
+  c: ClaimContext,
+  items: readonly ClaimItem[],
+  intent: { key: string; seq: number; value: string },
+): Promise<ClaimStop> {
+  const states = await onRedis(`claiming page ${c.pageKey}`, () =>
+    c.backend.claim({
+      set: c.keys.claimSet(c.resource, c.options.scope),
+      versioned: versionedOf(c.resource),
+      pageKey: c.pageKey,
+      leaseMs: c.leaseMs,
+      locks: items.map((it) => it.lock),
+      entries: items.map((it) => it.entry),
+      intent,
+    }),
+  );
+  return claimStep(items, states);
+}
+
+/**
+ * Takes the locks of `items` for the page in lock order: each step takes every lock up to the first one another page
+ * holds and stops there; a live holder is waited for (once, after the caller's `onWait` committed its open pages),
+ * keeping the locks taken; an expired one is resolved. Every page takes its locks in the same order and waits only
+ * while it holds locks before the one it waits for, so no cycle of waits can form, whatever the pages share (the
+ * release-and-retry this replaces livelocked once hundreds of pages overlapped, issue 47). A step goes over the held
+ * locks again, which renews their leases while the page waits.
+ */
 async function takeLocks(
   c: ClaimContext,
   items: readonly ClaimItem[],
+  intent: { key: string; seq: number; value: string },
   resolveForeign: ResolveForeignPage,
 ): Promise<ClaimItem[]> {
-  let todo = [...items];
-  const mine: ClaimItem[] = [];
+  let todo = [...items].sort((a, b) => (a.lock < b.lock ? -1 : a.lock > b.lock ? 1 : 0));
   let waited = false;
-  while (todo.length > 0) {
-    const batch = todo;
-    const states = await onRedis(`claiming page ${c.pageKey}`, () =>
-      c.backend.claim({
-        set: c.keys.claimSet(c.resource, c.options.scope),
-        versioned: versionedOf(c.resource),
-        pageKey: c.pageKey,
-        leaseMs: c.leaseMs,
-        locks: batch.map((it) => it.lock),
-        entries: batch.map((it) => it.entry),
-      }),
-    );
-    const step = sortByLockState(batch, states);
-    mine.push(...step.mine);
-    await settleExpired(c, step.expired, resolveForeign);
-    todo = step.retry;
-    if (todo.length > 0 && step.expired.size === 0) {
-      if (!waited && c.options.onWait !== undefined) await c.options.onWait();
-      waited = true;
-      // Never hold while waiting: a page that kept the locks it got while it waits for another page's can close
-      // a cycle (walk A holds trade 1 and waits for trade 2, walk B holds 2 and waits for 1; the buyer's and
-      // the seller's walks read the same trades), and leases renewed by the waiters never expire. So this
-      // page's locks are released (compare-and-delete: only the ones still carrying this page key) and taken
-      // again with the rest; the poll is jittered so two pages that collide do not retry in step.
-      if (mine.length > 0) {
-        const held = mine.splice(0);
-        await settleItems(c, `releasing page ${c.pageKey} while it waits`, c.pageKey, false, false, held);
-        todo = [...todo, ...held];
+  for (;;) {
+    const step = await claimInOrder(c, todo, intent);
+    todo = step.todo;
+    if (step.blocked === undefined) return todo;
+    if (step.blocked.state === 'expired') {
+      const owner = step.blocked.owner;
+      parsePageKey(owner);
+      const fate = await resolveForeign(owner);
+      if (fate !== 'live') {
+        const rest = todo.slice(step.held);
+        await settleItems(c, `settling page ${owner}`, owner, fate, rest);
+        continue;
       }
-      await pollAgain(c.pollMs, c.options.signal);
     }
+    // Held by a live page: commit ours first (our earlier pages' locks go), then wait for it, keeping the locks before.
+    if (!waited && c.options.onWait !== undefined) await c.options.onWait();
+    waited = true;
+    await pollAgain(c.pollMs, c.options.signal);
   }
-  return mine;
 }
 
 /** {@link PendingMarks.claim} of one page. */
@@ -392,23 +467,32 @@ async function claimPage<T extends DedupRecord>(
   records: readonly T[],
   resolveForeign: ResolveForeignPage,
 ): Promise<PageClaim<T>> {
-  const { seq } = parsePageKey(c.pageKey);
+  const { sliceKey, seq } = parsePageKey(c.pageKey);
   checkScope(c.options.scope);
   const { scope } = c.options;
   const { items, fresh } = pickClaimItems(c.resource, records, (id) => c.keys.lock(c.resource, scope, id));
-  const mine = await takeLocks(c, items, resolveForeign);
-  for (const it of mine) fresh.add(it.index);
   const page: PendingPage = {
     pageKey: c.pageKey,
     seq,
     resource: c.resource,
     ...(scope === undefined ? {} : { scope }),
-    entries: mine.map((it) => it.entry),
+    entries: items.map((it) => it.entry),
   };
+  // From its first lock on, the page is in the intent its slice's next owner settles.
+  const intent = { key: c.keys.intent(sliceKey), seq, value: encodeIntentPage(page) };
+  let mine: ClaimItem[];
+  try {
+    mine = await takeLocks(c, items, intent, resolveForeign);
+  } catch (error) {
+    // A failed claim releases its own locks (compare-and-delete: only the ones still carrying its page key).
+    await settleItems(c, `releasing page ${c.pageKey}`, c.pageKey, false, items).catch(() => undefined);
+    throw error;
+  }
+  for (const it of mine) fresh.add(it.index);
   return {
     fresh: records.filter((_, i) => fresh.has(i)),
     repeats: records.length - fresh.size,
-    page,
+    page: { ...page, entries: mine.map((it) => it.entry) },
   };
 }
 
@@ -483,7 +567,7 @@ export function createPendingMarks(
                 versioned: versionedOf(page.resource),
                 pageKey: page.pageKey,
                 committed,
-                versionFromLock: false,
+                versionFromLock: true,
                 locks: page.entries.map((e) => keys.lock(page.resource, page.scope, e.id)),
                 entries: page.entries,
               }),

@@ -13,30 +13,51 @@ import { recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.
 import type { LockState, PendingMarksBackend } from './pending-marks.js';
 import { DEFAULT_REDIS_SEEN_SET_OPTIONS, type RedisSeenSetOptions } from './redis-seen-set.js';
 
-// KEYS = the locks, one per record. ARGV[1] = the set checked, ARGV[2] = entry width (8 | 13), ARGV[3] = the page
-// key, ARGV[4] = the lease in ms; then per record: id, version code ('' when none), version text.
-// Returns per record: 's' (seen), 'm' (mine), 'w' (wait), 'x<pageKey>' (held by that page, lease expired).
+/**
+ * An intent lives this long after its slice last claimed a page: a slice abandoned for good (its run failed) leaves
+ * nothing behind for longer. Its locks do not need it: whoever meets them resolves them by the slice's checkpoint.
+ */
+const INTENT_TTL_MS = 7 * 24 * 3_600_000;
+
+// KEYS = the locks, one per record, then the slice's intent when ARGV[5] is not ''. ARGV[1] = the set checked,
+// ARGV[2] = entry width (8 | 13), ARGV[3] = the page key, ARGV[4] = the lease in ms, ARGV[5] = the page's intent
+// field ('' when none), ARGV[6] = its value (set when the call takes a lock); then per record: id, version code
+// ('' when none), version text.
+// Returns per record, in order, up to the first lock another page holds: 's' (seen), 'm' (mine), then 'w' (wait) or
+// 'x<pageKey>' (held by that page, lease expired) for that lock; the records after it are not looked at ('u').
 const CLAIM_SCRIPT = `${SEEN_SET_LUA}
+local INTENT_TTL_MS = ${INTENT_TTL_MS}
 local name, w, page, lease = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local field = ARGV[5]
+local n = #KEYS
+if field ~= '' then n = n - 1 end
+local noted = false
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local L, S = meta(name)
 local legacy = redis.call('EXISTS', name) == 1
 local cache, out = {}, {}
 local own = page .. '|'
-for i = 1, #KEYS do
-  local r = 5 + (i - 1) * 3
+for i = 1, n do
+  local r = 7 + (i - 1) * 3
   local id, code, raw = ARGV[r], ARGV[r + 1], ARGV[r + 2]
   if seen_in(name, w, L, S, legacy, cache, id, code, raw) == 1 then out[i] = 's'
   else
     local v = redis.call('GET', KEYS[i])
     if not v or sub(v, 1, #own) == own then
+      if field ~= '' and not noted then
+        redis.call('HSET', KEYS[#KEYS], field, ARGV[6])
+        redis.call('PEXPIRE', KEYS[#KEYS], INTENT_TTL_MS)
+        noted = true
+      end
       redis.call('SET', KEYS[i], own .. (now + lease) .. '|' .. code .. '|' .. raw)
       out[i] = 'm'
     else
       local a = string.find(v, '|', 1, true)
       local b = string.find(v, '|', a + 1, true)
       if tonumber(sub(v, a + 1, b - 1)) < now then out[i] = 'x' .. sub(v, 1, a - 1) else out[i] = 'w' end
+      for j = i + 1, n do out[j] = 'u' end
+      return out
     end
   end
 end
@@ -85,20 +106,24 @@ export function createRedisPendingMarks(
   const settleScript = scriptRunner(redis, SETTLE_SCRIPT);
   const width = (versioned: boolean): string => (versioned ? '13' : '8');
   return {
-    async claim({ set, versioned, pageKey, leaseMs, locks, entries }) {
+    async claim({ set, versioned, pageKey, leaseMs, locks, entries, intent }) {
       if (locks.length === 0) return [];
-      const r = (await claimScript(locks.length, [
+      const r = (await claimScript(locks.length + (intent === undefined ? 0 : 1), [
         ...locks,
+        ...(intent === undefined ? [] : [intent.key]),
         set,
         width(versioned),
         pageKey,
         String(leaseMs),
+        intent === undefined ? '' : String(intent.seq),
+        intent?.value ?? '',
         ...recordArgs(entries, versioned),
       ])) as string[];
       return r.map((s): LockState => {
         if (s === 's') return { state: 'seen' };
         if (s === 'm') return { state: 'mine' };
         if (s === 'w') return { state: 'wait' };
+        if (s === 'u') return { state: 'untried' };
         return { state: 'expired', owner: s.slice(1) };
       });
     },

@@ -1,15 +1,16 @@
 /**
  * One page of an exactly-once slice joins the open transaction: its ids are claimed for the page key
- * `<sliceId>#<seq>` (dedup/pending-marks; another slice's orphaned page is resolved by fencing that slice and reading
- * its checkpoint), the intent is written, the fresh records are encoded and added to the session with their dead
- * letters, and the open transaction's counts grow.
+ * `<sliceId>#<seq>@<producer>~<session>` (dedup/pending-marks: the intent first, then the locks; another slice's
+ * orphaned page is resolved by making sure its session commits nothing more and reading its checkpoint), the fresh
+ * records are encoded and added to the session with their dead letters, and the open transaction's counts grow.
  */
 import { createHash } from 'node:crypto';
 import type { DedupRecord } from '../dedup/index.js';
-import { hasDedupId, pageKeyOf, parsePageKey } from '../dedup/index.js';
+import { hasDedupId, pageCommitted, pageKeyOf, parsePageKey } from '../dedup/index.js';
 import { addCounts, commitOpen, type EosRun, type SliceCheckpointState } from './eos-slice-run.js';
 import type { ExactlyOnceDelivery, SlicePage } from './slice-contract.js';
 import { pageLineage } from './slice-contract.js';
+import { ownedRows } from './row-owner.js';
 
 /**
  * The dedup identity of a record without `_id`: a digest of its JSON (keys in order of appearance, as upstream sent
@@ -21,21 +22,30 @@ export function anonymousId(record: DedupRecord): string {
   return `anon-${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
 }
 
-/** A resolver of another slice's orphaned page: fence that slice, then its checkpoint says whether it committed. */
-export function foreignPageResolver(eos: ExactlyOnceDelivery): (pageKey: string) => Promise<boolean> {
+/**
+ * A resolver of another slice's orphaned page: a page of a live session of this process is waited for; else the
+ * page's producer is fenced where it could still commit, and the slice's checkpoint says whether the page's session
+ * committed it (`pageCommitted`).
+ */
+export function foreignPageResolver(
+  eos: ExactlyOnceDelivery,
+): (pageKey: string) => Promise<boolean | 'live'> {
   return async (pageKey) => {
     const foreign = parsePageKey(pageKey);
-    // The page's producer only, and only while it is still an owner of its slice (see fenceWriter); a page key of an
-    // older version (no writer) fences every owner of the slice.
+    if (foreign.session !== undefined && eos.publisher.sessionLive?.(foreign.session) === true) return 'live';
+    // The page's producer only, and only while it can still commit (see fenceWriter); a page key of an older version
+    // (no writer) fences every owner of the slice.
     if (foreign.writer !== undefined && eos.publisher.fenceWriter !== undefined)
       await eos.publisher.fenceWriter(foreign.sliceKey, foreign.writer);
     else await eos.publisher.fence(foreign.sliceKey);
-    const ckpt = await eos.publisher.readCommitted<SliceCheckpointState>(foreign.sliceKey);
-    return ckpt !== null && ckpt.seq >= foreign.seq;
+    // Only checkpoints of the page's session or later ones decide, and they all lie at or after its `readFrom`: the
+    // read starts there, not at the start of the compacted partition (which grows with the pipeline's age).
+    const ckpt = await eos.publisher.readCommitted<SliceCheckpointState>(foreign.sliceKey, foreign.readFrom);
+    return pageCommitted(foreign, ckpt);
   };
 }
 
-/** Claims the page's records for its page key and writes the intent; the fresh records and the repeats. */
+/** Claims the page's records for its page key (the intent first); the fresh records and the repeats. */
 async function claimRecords(run: EosRun, items: DedupRecord[]) {
   const { eos, sliceKey, session, o } = run;
   const scope = run.data.replay ? run.data.runId : undefined;
@@ -49,7 +59,7 @@ async function claimRecords(run: EosRun, items: DedupRecord[]) {
     return stand;
   });
   const claim = await eos.marks.claim(
-    pageKeyOf(sliceKey, session.nextSeq, session.owner),
+    pageKeyOf(sliceKey, session.nextSeq, session.owner, session.token, run.data.eos?.readFrom),
     run.data.resource,
     claimed,
     foreignPageResolver(eos),
@@ -61,7 +71,6 @@ async function claimRecords(run: EosRun, items: DedupRecord[]) {
     },
   );
   claim.fresh = claim.fresh.map((r) => originals.get(r) ?? r);
-  if (claim.page.entries.length > 0) await eos.marks.writeIntent(sliceKey, claim.page);
   return claim;
 }
 
@@ -72,7 +81,9 @@ export async function addPage(run: EosRun, page: SlicePage, fetchedAt: number): 
   const items: DedupRecord[] = deps.source.enrich
     ? await deps.source.enrich(resource, page.items, o.signal)
     : page.items;
-  const claim = await claimRecords(run, items);
+  // Rows another walk of the run owns (a trade's other party, row-owner.ts) are that walk's to claim and publish.
+  const { owned, others } = ownedRows(page.walker, items);
+  const claim = await claimRecords(run, owned);
   const encoded =
     claim.fresh.length === 0
       ? undefined
@@ -93,7 +104,7 @@ export async function addPage(run: EosRun, page: SlicePage, fetchedAt: number): 
   run.openCounts = addCounts(run.openCounts, {
     fetched: page.items.length,
     published: encoded?.records.length ?? 0,
-    deduplicated: claim.repeats,
+    deduplicated: claim.repeats + others,
     deadLettered: encoded?.deadLetterMessages.length ?? 0,
   });
   if (page.cursor !== undefined && page.cursor !== null) run.data = { ...run.data, cursor: page.cursor };

@@ -4,6 +4,7 @@
  * count, and save `eos.readFrom` in the job data. Kafka's checkpoint is the truth; the job data is a hint.
  */
 import type { SliceJobData } from '../contract/job-types.js';
+import { pageCommitted, parsePageKey, type PendingPage } from '../dedup/index.js';
 import type { SliceCheckpoint, SliceSession } from '../../output/kafka/index.js';
 import {
   countUpTo,
@@ -56,17 +57,21 @@ function resumeFrom(
   return { data: resumed, state };
 }
 
-/** Settles the previous owner's open pages: Kafka's checkpoint says which committed. */
+/**
+ * Settles the earlier owners' open pages, before this session commits anything: Kafka's checkpoint says which
+ * committed (`pageCommitted`: only pages of the session that wrote the checkpoint, up to its seq).
+ */
 async function settleIntent(
   eos: ExactlyOnceDelivery,
   sliceKey: string,
   opened: boolean,
-  committedSeq: number,
+  recovered: SliceCheckpoint<SliceCheckpointState> | null,
 ): Promise<void> {
   // An owner writes intents only after it saved `eos` in the job data: a slice no owner opened has none.
   const intent = opened ? await eos.marks.readIntent(sliceKey) : [];
-  const committedPages = intent.filter((p) => p.seq <= committedSeq);
-  const voidPages = intent.filter((p) => p.seq > committedSeq);
+  const committed = (p: PendingPage): boolean => pageCommitted(parsePageKey(p.pageKey), recovered);
+  const committedPages = intent.filter(committed);
+  const voidPages = intent.filter((p) => !committed(p));
   if (committedPages.length > 0) await eos.marks.settle(sliceKey, committedPages, true);
   if (voidPages.length > 0) await eos.marks.settle(sliceKey, voidPages, false);
 }
@@ -83,7 +88,7 @@ export async function recoverRun(
   const recovered = session.recovered;
   const { data, state } = resumeFrom(opened.data, recovered);
   const sliceKey = data.sliceId;
-  await settleIntent(eos, sliceKey, opened.opened, recovered?.seq ?? -1);
+  await settleIntent(eos, sliceKey, opened.opened, recovered);
   // Counters the previous owner committed but did not count (a crash between commit and count).
   await countUpTo(deps, data, state.counts, data.eos?.counted ?? ZERO);
   const counted = state.counts;

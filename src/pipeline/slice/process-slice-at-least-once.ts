@@ -9,6 +9,7 @@ import type { SliceResult } from '../contract/job-types.js';
 import { childSlices } from './child-slices.js';
 import { DEFAULT_PROCESS_SLICE_OPTIONS, pageLineage } from './slice-contract.js';
 import type { ProcessSliceDeps, ProcessSliceOptions, SliceJobHandle } from './slice-contract.js';
+import { ownedRows } from './row-owner.js';
 import { createSliceWalk } from './slice-walk.js';
 
 /**
@@ -49,7 +50,9 @@ export async function processSliceAtLeastOnce(
       const items = deps.source.enrich
         ? await deps.source.enrich(resource, page.items, o.signal)
         : page.items;
-      const claim = await deps.dedup.claim(resource, items, scope);
+      // Rows another walk of the run owns (a trade's other party, row-owner.ts) are that walk's to publish.
+      const { owned, others } = ownedRows(page.walker, items);
+      const claim = await deps.dedup.claim(resource, owned, scope);
       try {
         const sent =
           claim.fresh.length === 0
@@ -65,7 +68,7 @@ export async function processSliceAtLeastOnce(
         const delta = {
           fetched: page.items.length,
           published: sent.published,
-          deduplicated: claim.repeats,
+          deduplicated: claim.repeats + others,
           deadLettered: sent.deadLettered,
         };
         result.fetched += delta.fetched;

@@ -22,6 +22,11 @@ import type { RunCounterValues, SliceJobData, WalkFilters } from '../contract/jo
 export interface SlicePage {
   items: DedupRecord[];
   cursor: string | null | undefined;
+  /**
+   * The user whose per-user walk read the page, in a run that walks every party of its trades (set by user
+   * discovery): the rows another walk of the run owns are dropped before any claim (`row-owner.ts`).
+   */
+  walker?: string;
 }
 
 /** Reads the pages of a slice (the client's `readSlice` behind the pipeline's own interface). */
@@ -112,7 +117,7 @@ export interface ProcessSliceDeps {
 export interface ExactlyOnceDelivery {
   /** The transactional slice publisher (`createTransactionalSlicePublisher`). */
   publisher: Pick<TransactionalSlicePublisher, 'openSlice' | 'fence' | 'readCommitted' | 'lastStableOffset'> &
-    Partial<Pick<TransactionalSlicePublisher, 'fenceWriter' | 'fenceTaken'>>;
+    Partial<Pick<TransactionalSlicePublisher, 'fenceWriter' | 'fenceTaken' | 'sessionLive'>>;
   /** Encodes a page without sending it (`createPageEncoder`). */
   encode: PageEncoder;
   /** The pending-marks protocol on the seen-sets (`createPendingMarks(createRedisPendingMarks(redis))`). */

@@ -144,7 +144,8 @@ export function userWalk(
 /**
  * Wraps a slice source so each page of a per-user transaction slice first spawns the walks of the counterparties
  * the run does not know yet. The page is handed on (to publish, mark seen and checkpoint) only after the spawn and
- * the remembering succeeded.
+ * the remembering succeeded, with its walk's user (`SlicePage.walker`): every party it names is walked by then, so
+ * the rows the other party owns are left to that party's walk (`row-owner.ts`).
  */
 export function withUserDiscovery(
   source: SliceSource,
@@ -161,14 +162,18 @@ export function withUserDiscovery(
     ...(enrich === undefined ? {} : { enrich }),
     async *readPages(slice, options) {
       for await (const page of source.readPages(slice, options)) {
-        if (slice.resource === 'transactions') {
-          const fresh = await deps.users.unknown(run.runId, counterparties(page.items));
-          if (fresh.length > 0) {
-            await deps.spawn(fresh.map((id) => userWalk(run, id)));
-            await deps.users.remember(run.runId, fresh);
-          }
+        if (slice.resource !== 'transactions') {
+          yield page;
+          continue;
         }
-        yield page;
+        const fresh = await deps.users.unknown(run.runId, counterparties(page.items));
+        if (fresh.length > 0) {
+          await deps.spawn(fresh.map((id) => userWalk(run, id)));
+          await deps.users.remember(run.runId, fresh);
+        }
+        // Every party this page names is walked now, so each trade has one owner walk (row-owner.ts).
+        const walker = slice.filters['userId'];
+        yield typeof walker === 'string' ? { ...page, walker } : page;
       }
     },
   };

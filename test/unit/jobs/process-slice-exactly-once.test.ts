@@ -65,6 +65,7 @@ function fakeKafka(
   const log: string[] = [];
   const checkpoints = new Map<string, SliceCheckpoint<SliceCheckpointState>>();
   const epochs = new Map<string, number>();
+  const live = new Set<string>();
   let offset = 0;
   const fence = (k: string): number => {
     const e = (epochs.get(k) ?? 0) + 1;
@@ -79,9 +80,12 @@ function fakeKafka(
       let nextSeq = recovered === null ? 0 : recovered.seq + 1;
       let committedSeq = nextSeq - 1;
       let pending: TransactionalPage[] = [];
+      const token = `s${epoch}`;
+      live.add(token);
       const session: SliceSession<SliceCheckpointState> = {
         recovered,
         owner: `fake.${epoch}`,
+        token,
         get nextSeq() {
           return nextSeq;
         },
@@ -104,21 +108,31 @@ function fakeKafka(
           for (const p of pending) for (const m of p.records) log.push(String(m.key));
           pending = [];
           committedSeq = seq;
-          const ck = { sliceKey, seq, state, partition: 0, offset: String(offset++) };
+          const ck = { sliceKey, seq, state, session: token, partition: 0, offset: String(offset++) };
           checkpoints.set(sliceKey, ck);
           return ck;
         },
         async close() {
           pending = [];
+          live.delete(token);
         },
       };
       return session as unknown as SliceSession<S>;
     },
+    sessionLive: (token) => live.has(token),
     async fence(sliceKey) {
       fence(sliceKey);
     },
-    async readCommitted<S>(sliceKey: string) {
-      return (checkpoints.get(sliceKey) ?? null) as SliceCheckpoint<S> | null;
+    // A writer of an older epoch is fenced already (its successor's open did it); the current one is fenced now.
+    async fenceWriter(sliceKey, writer) {
+      if (writer === `fake.${epochs.get(sliceKey) ?? 0}`) fence(sliceKey);
+    },
+    async readCommitted<S>(sliceKey: string, readFrom?: string) {
+      const ck = checkpoints.get(sliceKey) ?? null;
+      // A read from `readFrom` sees the checkpoint only when it lies there or later (as Kafka's would).
+      return (
+        ck !== null && readFrom !== undefined && Number(ck.offset) < Number(readFrom) ? null : ck
+      ) as SliceCheckpoint<S> | null;
     },
     async lastStableOffset() {
       return String(offset);
@@ -330,6 +344,59 @@ describe('processSlice with exactly-once delivery', () => {
     expect(kafka.log.sort()).toEqual(rows.map((x) => String(x._id)).sort());
     expect(counters.total).toEqual({ fetched: 100, published: 100, deduplicated: 0, deadLettered: 0 });
     expect(s.data.eos?.counted).toEqual(counters.total);
+    expect(backend.locks.size).toBe(0);
+  });
+
+  it('the old protocol’s loss path: locks left without an intent, then the next owner’s pages shift (new rows at the head)', async () => {
+    // A tail slice ends at the moving head: its next owner starts from the head again and its pages hold other rows
+    // than the dead owner's at the same seq. The first owner is killed right after it locked page 0 (rows 0-6). Its
+    // successor's page 0 holds 3 new rows and rows 0-3, and commits; its page 1 meets rows 4-6 still locked for the
+    // dead page 0. On the old protocol (the intent written after the locks, committed iff the checkpoint's seq >= the
+    // page's) that dead page counted as committed: rows 4-6 were marked seen and never published. Now the intent is
+    // written with the first lock, and a page is committed only by its own session.
+    const rows = world(30);
+    const fresh = world(33)
+      .slice(0, 3)
+      .map((r, i) => ({ ...r, _id: `n${i}` }));
+    const byId = (list: DedupRecord[]): SliceSource => ({
+      operation: () => 'donation.getManyPaginated',
+      async *readPages(_slice, o) {
+        let i = o.cursor === undefined ? 0 : list.findIndex((r) => r._id === o.cursor) + 1;
+        while (i < list.length) {
+          const items = list.slice(i, i + 7);
+          i += items.length;
+          yield { items, cursor: i >= list.length ? null : String(items.at(-1)!._id) };
+        }
+      },
+    });
+    let clock = 1_000_000;
+    const backend = createMemoryPendingMarks({ now: () => clock });
+    // The first owner is killed right after its first claim step: the step's writes stand, nothing after it runs.
+    const claim = backend.claim.bind(backend);
+    const settle = backend.settle.bind(backend);
+    let dead = false;
+    backend.claim = async (request) => {
+      const states = await claim(request);
+      if (dead) return states;
+      dead = true;
+      throw new Error('killed');
+    };
+    backend.settle = (request) =>
+      dead && clock < 2_000_000 ? Promise.reject(new Error('killed')) : settle(request);
+    const marks = createPendingMarks(backend, { leaseMs: 1_000, pollMs: 1 });
+    const kafka = fakeKafka();
+    const { s, handle } = store(base);
+    await expect(processSlice(handle(), deps(kafka, marks, byId(rows)).deps, NO_SPLIT)).rejects.toThrow(
+      /killed/,
+    );
+    expect(backend.locks.size).toBe(7); // the dead owner's page 0 is locked
+    clock = 2_000_000; // past the dead page's lease
+    const next = deps(kafka, marks, byId([...fresh, ...rows])).deps;
+    next.eos.pagesPerTransaction = 1; // page 0 commits before page 1 is claimed
+    const r = await processSlice(handle(), next, NO_SPLIT);
+    expect(kafka.log.sort()).toEqual([...fresh, ...rows].map((x) => String(x._id)).sort());
+    expect(r).toMatchObject({ published: 33, deduplicated: 0 });
+    expect(s.data.eos).toBeDefined();
     expect(backend.locks.size).toBe(0);
   });
 

@@ -130,6 +130,8 @@ async function runToCompletion(
     publisher: PagePublisher;
     events: string[];
     crashOnce?: string | undefined;
+    /** Every id handed to dedup's claim, in order (one owner walk per trade: none twice). */
+    claimed?: string[];
   },
 ): Promise<{ jobs: Map<string, SliceJobData>; spawnCalls: number }> {
   const jobs = new Map<string, SliceJobData>();
@@ -140,7 +142,14 @@ async function runToCompletion(
     queue.push(s.sliceId);
   };
   planned.slices.forEach(enqueue);
-  const dedup = createDedupStore(createMemorySeenSet());
+  const store = createDedupStore(createMemorySeenSet());
+  const dedup: typeof store = {
+    ...store,
+    claim: (resource, records, scope) => {
+      for (const r of records) deps.claimed?.push(String(r._id));
+      return store.claim(resource, records, scope);
+    },
+  };
   let spawnCalls = 0;
   let crashed = false;
   while (queue.length > 0) {
@@ -232,6 +241,22 @@ describe('user discovery in per-user transaction walks', () => {
     expect(seven.sliceId).toBe(userWalk(planned.run, hidden[0]!).sliceId);
     const plannedOne = planned.slices.find((s) => s.filters['userId'] === listed[0])!;
     expect(userWalk(planned.run, listed[0]!)).toEqual(plannedOne);
+  });
+
+  it('one owner walk per trade: every row reaches dedup once, from the walk of its smaller party', async () => {
+    const { listed, hidden, tx } = world();
+    const planned = await plan(listed, hidden.length);
+    const events: string[] = [];
+    const users = memoryDirectory(events);
+    await users.seed('run1', planned.users!.ids, planned.users!.unlisted);
+    const publisher = recordingPublisher(events);
+    const claimed: string[] = [];
+    await runToCompletion(planned, { source: userFeed(tx), users, publisher, events, claimed });
+    // Every trade is read by both parties' walks, but only one of them claims it; the malformed row ('bad': its
+    // buyer is not an id) is read by no walk here.
+    expect(claimed.length).toBe(new Set(claimed).size);
+    expect(new Set(claimed)).toEqual(new Set(publisher.sent));
+    expect(publisher.sent.length).toBe(40 + 10 * 12 + 3 - 12);
   });
 
   it('spawns before the revealing page is checkpointed and remembers only after the spawn; one lookup per page', async () => {

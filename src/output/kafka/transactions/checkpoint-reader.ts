@@ -28,6 +28,11 @@ export interface SliceCheckpoint<S> {
   seq: number;
   /** The caller's state, as given to `commit` (JSON). */
   state: S;
+  /**
+   * The session that committed it (`SliceSession.token`; absent in checkpoints written before sessions had tokens): a
+   * page is committed only by the session that wrote it, so a page of another session at the same seq is not.
+   */
+  session?: string;
   /** Where the checkpoint record sits: a later recovery read may start there (inclusive). */
   partition: number;
   offset: string;
@@ -183,8 +188,15 @@ async function readRange<S>(
     },
     (m) => {
       if (m.key?.toString() !== sliceKey || m.value === null) return;
-      const v = JSON.parse(m.value.toString()) as { seq: number; state: S };
-      last = { sliceKey, seq: v.seq, state: v.state, partition, offset: m.offset };
+      const v = JSON.parse(m.value.toString()) as { seq: number; state: S; session?: string };
+      last = {
+        sliceKey,
+        seq: v.seq,
+        state: v.state,
+        ...(typeof v.session === 'string' ? { session: v.session } : {}),
+        partition,
+        offset: m.offset,
+      };
     },
   );
   return last;

@@ -6,6 +6,7 @@
  */
 import type { Kafka, Producer, Transaction } from 'kafkajs';
 import { givenPartitioner } from '../producer/partitioner.js';
+import { controlDeadlineMs, withDeadline } from './control-deadline.js';
 import type { SliceCommit } from './transaction-requests.js';
 
 /** A commit waiting for the member's next transaction. */
@@ -93,12 +94,16 @@ export function memberTransaction(
   o: MemberProducerOptions,
   stats: { producers: number },
 ): Promise<Transaction> {
-  m.txn ??= (async () => {
-    const producer = m.producer ?? (await connectMember(m, o, stats));
-    const txn = await producer.transaction();
-    m.initialized = true;
-    return txn;
-  })().catch((error: unknown) => {
+  m.txn ??= withDeadline(
+    `beginning a transaction of ${m.transactionalId}`,
+    controlDeadlineMs(o.transactionTimeoutMs),
+    (async () => {
+      const producer = m.producer ?? (await connectMember(m, o, stats));
+      const txn = await producer.transaction();
+      m.initialized = true;
+      return txn;
+    })(),
+  ).catch((error: unknown) => {
     m.txn = undefined;
     throw error;
   });
@@ -131,7 +136,12 @@ export function renewMember(m: Member, transactionalId: (index: number) => strin
  * that generation, the transaction is aborted, and the member replaced when the abort is not confirmed (the new
  * generation's InitProducerId ends the transaction).
  */
-export async function endFailedTransaction(m: Member, generation: number, fenced: boolean): Promise<void> {
+export async function endFailedTransaction(
+  m: Member,
+  generation: number,
+  fenced: boolean,
+  deadlineMs: number,
+): Promise<void> {
   if (fenced) {
     await replaceMember(m);
     return;
@@ -141,7 +151,7 @@ export async function endFailedTransaction(m: Member, generation: number, fenced
   const aborted =
     txn === undefined
       ? false
-      : await txn.abort().then(
+      : await withDeadline(`aborting a transaction of ${m.transactionalId}`, deadlineMs, txn.abort()).then(
           () => true,
           () => false,
         );

@@ -22,6 +22,7 @@
 import type { Kafka } from 'kafkajs';
 import {
   ClosedError,
+  ControlCallTimeoutError,
   PoolCommitError,
   ProducerReplacedError,
   ServiceError,
@@ -37,6 +38,7 @@ import {
 } from './pool-member.js';
 import type { Member, Queued } from './pool-member.js';
 import { produceTransaction } from './produce-transaction.js';
+import { controlDeadlineMs, withDeadline } from './control-deadline.js';
 import type { SliceCommit } from './transaction-requests.js';
 
 export type { SliceCommit } from './transaction-requests.js';
@@ -143,17 +145,22 @@ async function runTransaction(pool: PoolState, m: Member, batch: Queued[]): Prom
   const { o, stats } = pool;
   const generation = m.generation;
   const transactionalId = m.transactionalId;
+  const deadlineMs = controlDeadlineMs(o.transactionTimeoutMs);
   try {
     const txn = await memberTransaction(m, o, stats);
-    const offsets = await produceTransaction(
-      txn,
-      transactionalId,
-      batch.map((q) => q.commit),
-      o,
+    const offsets = await withDeadline(
+      `sending a transaction of ${transactionalId}`,
+      deadlineMs,
+      produceTransaction(
+        txn,
+        transactionalId,
+        batch.map((q) => q.commit),
+        o,
+      ),
     );
     if (o.beforeEndTxn !== undefined)
       for (const q of batch) await o.beforeEndTxn(q.commit.sliceKey, q.commit.seq);
-    await txn.commit();
+    await withDeadline(`committing a transaction of ${transactionalId}`, deadlineMs, txn.commit());
     m.txn = undefined;
     stats.transactions += 1;
     stats.commits += batch.length;
@@ -166,7 +173,9 @@ async function runTransaction(pool: PoolState, m: Member, batch: Queued[]): Prom
       );
   } catch (error) {
     const fenced = o.isFenced(error);
-    await endFailedTransaction(m, generation, fenced);
+    // A control call past its deadline: the producer's state is unknown, so it is replaced (not aborted).
+    if (error instanceof ControlCallTimeoutError) await replaceMember(m);
+    else await endFailedTransaction(m, generation, fenced, deadlineMs);
     const e = new PoolCommitError(o.toError(error, 'committing a transaction'), fenced);
     for (const q of batch) q.reject(e);
   } finally {
@@ -263,7 +272,7 @@ export function createProducerPool(o: ProducerPoolOptions): ProducerPool {
         await memberTransaction(m, o, pool.stats);
       } catch (error) {
         const fenced = o.isFenced(error);
-        if (fenced) await replaceMember(m);
+        if (fenced || error instanceof ControlCallTimeoutError) await replaceMember(m);
         throw new PoolCommitError(o.toError(error, `initialising producer ${m.transactionalId}`), fenced);
       }
     },

@@ -6,6 +6,10 @@
 import type { Kafka, Producer } from 'kafkajs';
 import type { ProducerPool } from './producer-pool.js';
 import type { SliceOwners } from './slice-owners.js';
+import { controlDeadlineMs, withDeadline } from './control-deadline.js';
+
+/** Retries of a fencing client (the publisher's producers may retry more). */
+const FENCE_RETRIES = 5;
 
 /** What kafkajs says when a newer producer of the transactional.id fenced this one (type or message). */
 const FENCED = /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|old epoch|INVALID_PRODUCER_ID_MAPPING|fenced/i;
@@ -38,7 +42,13 @@ export interface SliceFencing {
    * nothing of it can commit this slice's records (a session's commits end before it closes).
    */
   fenceOwners: (sliceKey: string, ids: readonly string[], self?: string) => Promise<void>;
-  /** Fences `writer` when it is still recorded as an owner of the slice. */
+  /**
+   * Makes sure `writer` commits nothing more of the slice, for resolving a page it wrote that no live session of this
+   * process holds: nothing to do when a member of this pool holds the id now, initialised in its current generation
+   * (that InitProducerId fenced every earlier producer of the id, this process's older generations and the process
+   * that held the member label before); else fences it when it is still recorded as an owner of the slice (an id no
+   * longer recorded was fenced by a new owner already, or left with nothing open).
+   */
   fenceWriter: (sliceKey: string, writer: string) => Promise<void>;
   /** Fences every recorded owner of the slice. */
   fence: (sliceKey: string) => Promise<void>;
@@ -56,7 +66,10 @@ export interface SliceFencing {
 export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
   let fences = 0;
 
-  /** InitProducerId with `transactionalId`; the transaction begun is local (nothing added): no EndTxn. */
+  /**
+   * InitProducerId with `transactionalId`; the transaction begun is local (nothing added): no EndTxn. Within a
+   * deadline and a few retries: fences run one after another, so one that hangs would hold every slice behind it.
+   */
   async function fenceId(transactionalId: string): Promise<void> {
     const producer: Producer = d.kafka.producer({
       transactionalId,
@@ -64,13 +77,16 @@ export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
-      retry: d.retry,
+      retry: { ...d.retry, retries: Math.min(d.retry.retries, FENCE_RETRIES) },
     });
-    try {
+    const fence = async (): Promise<void> => {
       await producer.connect();
       const txn = await producer.transaction();
       fences += 1;
       await txn.abort();
+    };
+    try {
+      await withDeadline(`fencing ${transactionalId}`, controlDeadlineMs(d.transactionTimeoutMs), fence());
     } catch (error) {
       throw d.kafkaError(error, `fencing ${transactionalId}`);
     } finally {
@@ -92,6 +108,9 @@ export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
   return {
     fenceOwners,
     fenceWriter: async (sliceKey, writer) => {
+      // Never our own live producer: fencing it failed every slice sharing it (the exactly-once crash test's long
+      // tails, 2026-11-29), and its init already fenced whoever wrote the page under this id before.
+      if (d.pool.find(writer, sliceKey)?.alive === true) return;
       try {
         if ((await d.owners.list(sliceKey)).includes(writer)) await fenceOwners(sliceKey, [writer]);
       } catch (error) {

@@ -3,6 +3,7 @@
  * earlier owner, initialise the producer, then read the last committed checkpoint, exact after the fence), its pages
  * buffered until `commit()` hands them and the checkpoint to the pool's next shared transaction, and its close.
  */
+import { randomBytes } from 'node:crypto';
 import { PoolCommitError, ServiceError, SliceFencedError } from '../../../foundation/errors.js';
 import type { SliceCheckpoint } from './checkpoint-reader.js';
 import type { PoolBinding, ProducerPool } from './producer-pool.js';
@@ -18,6 +19,11 @@ export interface SliceSession<S> {
   readonly nextSeq: number;
   /** The transactional.id this session's pages commit through (a page key's writer, see `fenceWriter`). */
   readonly owner: string;
+  /**
+   * This session's own name (12 hex digits, new for every session): written into each checkpoint it commits and into
+   * its page keys, so whoever resolves a page knows whether the checkpoint was committed by the page's session.
+   */
+  readonly token: string;
   /** Pages added since the last commit. */
   readonly pendingPages: number;
   /** Adds a page to the next transaction (kept in memory until `commit`); returns its sequence number. */
@@ -54,6 +60,11 @@ export interface SliceSessionDeps {
   partitionOf(sliceKey: string): Promise<number>;
   checkpointTopic: string;
   kafkaError: (error: unknown, action: string) => Error;
+  /**
+   * The tokens of this process's sessions that may still commit (open, or closed with a commit on its way): the
+   * publisher's `sessionLive`.
+   */
+  live: Set<string>;
 }
 
 /** Takes a slice: fences every earlier owner, then reads its last committed checkpoint (read_committed). */
@@ -99,6 +110,8 @@ function sliceSession<S>(
   recovered: SliceCheckpoint<S> | null,
 ): SliceSession<S> {
   const id = binding.transactionalId;
+  const token = randomBytes(6).toString('hex');
+  d.live.add(token);
   let nextSeq = recovered === null ? 0 : recovered.seq + 1;
   let committedSeq = recovered === null ? -1 : recovered.seq;
   let pending: TransactionalPage[] = [];
@@ -115,6 +128,7 @@ function sliceSession<S>(
   return {
     recovered,
     owner: id,
+    token,
     get nextSeq() {
       return nextSeq;
     },
@@ -144,7 +158,7 @@ function sliceSession<S>(
           checkpoint: {
             topic: d.checkpointTopic,
             partition: await d.partitionOf(sliceKey),
-            message: { key: sliceKey, value: JSON.stringify({ seq, state }) },
+            message: { key: sliceKey, value: JSON.stringify({ seq, state, session: token }) },
           },
         });
         committedSeq = seq;
@@ -156,6 +170,7 @@ function sliceSession<S>(
         throw unwrap(d, error, sliceKey, `commit of slice ${sliceKey}`);
       } finally {
         committing -= 1;
+        if (closed && committing === 0) d.live.delete(token);
       }
     },
     async close() {
@@ -167,7 +182,9 @@ function sliceSession<S>(
       // its producer replaced: a replaced generation commits nothing more; a commit whose EndTxn was already on
       // the broker is waited for by the next owner's recovery read). So our id no longer holds anything of this
       // slice that a new owner would have to fence.
-      if (committing === 0) await d.owners.leave(sliceKey, [id]).catch(() => undefined);
+      if (committing > 0) return;
+      d.live.delete(token);
+      await d.owners.leave(sliceKey, [id]).catch(() => undefined);
     },
   };
 }

@@ -69,6 +69,11 @@ export interface TransactionalSlicePublisher {
    */
   fenceWriter(sliceKey: string, writer: string): Promise<void>;
   /**
+   * Whether the session `token` (`SliceSession.token`) is this process's and may still commit: open, or closed with a
+   * commit on its way. Its pages are waited for, never resolved: they settle themselves.
+   */
+  sessionLive(token: string): boolean;
+  /**
    * The last committed checkpoint of a slice (exact after a fence), read from `readFrom` (inclusive) to the end of
    * the partition as it is after the fence: waits while transactions of other slices that began before it are open.
    */
@@ -171,6 +176,7 @@ export function createTransactionalSlicePublisher(
   });
 
   const reads = checkpointReads(checkpoints, o.checkpointTopic, kafkaError);
+  const live = new Set<string>();
   const readCommitted = <S>(sliceKey: string, readFrom?: string): Promise<SliceCheckpoint<S> | null> =>
     reads.readCommitted<S>(sliceKey, readFrom);
 
@@ -185,6 +191,7 @@ export function createTransactionalSlicePublisher(
           partitionOf: (key) => checkpoints.partitionOf(key),
           checkpointTopic: o.checkpointTopic,
           kafkaError,
+          live,
         },
         sliceKey,
         openOptions,
@@ -192,6 +199,7 @@ export function createTransactionalSlicePublisher(
     fence: fencing.fence,
     fenceTaken: fencing.fenceTaken,
     fenceWriter: fencing.fenceWriter,
+    sessionLive: (token) => live.has(token),
     readCommitted,
     lastStableOffset: (sliceKey) => reads.lastStableOffset(sliceKey),
     stats: () => ({ ...pool.stats, fences: fencing.fences() }),

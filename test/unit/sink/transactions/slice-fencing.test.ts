@@ -49,3 +49,29 @@ describe('fenceTaken', () => {
     expect(fenced).toHaveLength(2);
   });
 });
+
+describe('fenceWriter', () => {
+  it('never fences a producer this pool holds now, initialised; fences a recorded writer it does not hold', async () => {
+    const owners = createMemorySliceOwners(new Map());
+    // The slice's page was written under tx.m5.0 by a process that died; this process holds tx.m5.0 now and has a
+    // session of the slice (the crash test's self-fence, 2026-11-29).
+    await owners.enter('s1', 'tx.m5.0');
+    await owners.enter('s2', 'tx.dead.0');
+    const fenced: string[] = [];
+    const fencing = createSliceFencing({
+      kafka: fencingKafka(fenced),
+      transactionTimeoutMs: 20_000,
+      retry: { initialRetryTime: 10, retries: 0, maxRetryTime: 10 },
+      pool: { find: (id) => (id === 'tx.m5.0' ? { alive: true, hasSlice: true } : undefined) },
+      owners,
+      kafkaError: (e) => (e instanceof Error ? e : new Error(String(e))),
+    });
+    await fencing.fenceWriter('s1', 'tx.m5.0');
+    expect(fenced).toEqual([]);
+    expect(await owners.list('s1')).toEqual(['tx.m5.0']);
+    await fencing.fenceWriter('s2', 'tx.dead.0');
+    await fencing.fenceWriter('s2', 'tx.unrecorded.0');
+    expect(fenced).toEqual(['tx.dead.0']);
+    expect(await owners.list('s2')).toEqual([]);
+  });
+});
