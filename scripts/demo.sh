@@ -16,5 +16,9 @@ fi
 if [[ " $* " == *" --warehouse "* && -z "${CONNECT_URL:-}${WAREHOUSE_URL:-}" ]]; then
   eval "$(bash scripts/stack.sh up --with warehouse | grep -E '^export (CONNECT_URL|WAREHOUSE_URL)=')"
 fi
+# --lakehouse: the Iceberg sink's Connect worker, the catalog and PyIceberg too (LAKEHOUSE_CONNECT_URL, ICEBERG_*)
+if [[ " $* " == *" --lakehouse "* && -z "${LAKEHOUSE_CONNECT_URL:-}${ICEBERG_CATALOG_URI:-}" ]]; then
+  eval "$(bash scripts/stack.sh up --with lakehouse | grep -E '^export (CONNECT_URL|WAREHOUSE_URL|LAKEHOUSE_CONNECT_URL|ICEBERG_[A-Z_]+)=')"
+fi
 echo "demo: Kafka $KAFKA_BROKERS, schema registry $SCHEMA_REGISTRY_URL, Redis $REDIS_URL" >&2
 exec npx tsx src/app/cli/main.ts demo "$@"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `npm run demo` and `npm test` need on a fresh Debian machine of this kind and is a no-op
-# afterwards: Debian's redis-tools (the Redis 7 binary), Maven, curl, openssl and nginx-light (the secured stack)
+# afterwards: Debian's redis-tools (the Redis 7 binary), Maven, curl, openssl and nginx-light (the secured stack),
+# python3-venv (the lakehouse's PyIceberg venv)
 # when missing (as root, or through sudo),
 # under CI also Debian's prometheus (for promtool), and node_modules when missing. Sourced by scripts/demo.sh,
 # scripts/test.sh and .ci/run.
@@ -21,6 +22,8 @@ ensure_system_deps() {
   # TLS + basic-auth proxy
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   command -v nginx >/dev/null 2>&1 || missing+=(nginx-light)
+  # the lakehouse (scripts/stack.sh up --with lakehouse; test/e2e/lakehouse.test.ts): a venv for PyIceberg
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
   # promtool (Debian's prometheus package) runs the alert rules' unit tests (ops/prometheus); CI must have it,
   # a developer's `npm test` skips that one test without it.
   [[ -z "${CI:-}" ]] || command -v promtool >/dev/null 2>&1 || missing+=(prometheus)

@@ -27,6 +27,10 @@
 #                                    Kafka node, for tests of a broker restart under TLS clients.
 #   ... up|status|env --with warehouse   also Kafka Connect (REST, distributed) + PostgreSQL: CONNECT_URL, WAREHOUSE_URL
 #                                    (scripts/stack/warehouse.sh; `down` and `reset` always include them)
+#   ... up|status|env --with lakehouse   the warehouse plus a second Connect worker with Apache Iceberg's sink (18084),
+#                                    an Iceberg JDBC catalog in that PostgreSQL and PyIceberg in a venv:
+#                                    LAKEHOUSE_CONNECT_URL, ICEBERG_CATALOG_URI, ICEBERG_WAREHOUSE, ICEBERG_NAMESPACE, ...
+#                                    (scripts/stack/lakehouse.sh)
 #
 # Usage: eval "$(scripts/stack.sh up)"
 # Only the export lines go to stdout; every other message goes to stderr.
@@ -87,6 +91,7 @@ print_env() {
   printf 'export SCHEMA_REGISTRY_URL=%s\n' "$REGISTRY_URL"
   printf 'export REDIS_URL=%s\n' "$REDIS_URL"
   [[ -z "$WITH_WAREHOUSE" ]] || print_warehouse_env
+  [[ -z "$WITH_LAKEHOUSE" ]] || print_lakehouse_env
 }
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -487,6 +492,7 @@ cmd_up() {
     registry_defaults
   fi
   [[ -z "$WITH_WAREHOUSE" ]] || warehouse_up
+  [[ -z "$WITH_LAKEHOUSE" ]] || lakehouse_up
   log "up in $((SECONDS - t0))s"
   print_env
 }
@@ -556,6 +562,7 @@ stop_pid() {
 cmd_down() {
   lock
   local pid any=""
+  lakehouse_down && any=1
   warehouse_down && any=1
   if pid="$(owned_pid redis)"; then
     # SHUTDOWN flushes the AOF; fall back to SIGTERM (same effect) if the command fails.
@@ -594,6 +601,7 @@ cmd_status() {
   if registry_answers; then log "registry: up   $REGISTRY_URL ($(describe registry))"; else log "registry: down $REGISTRY_URL"; ok=1; fi
   if redis_answers; then log "redis:    up   $REDIS_URL ($(describe redis))"; else log "redis:    down $REDIS_URL"; ok=1; fi
   warehouse_status "$([[ -n "$WITH_WAREHOUSE" ]] && echo 1 || echo 0)" || ok=1
+  lakehouse_status "$([[ -n "$WITH_LAKEHOUSE" ]] && echo 1 || echo 0)" || ok=1
   return $ok
 }
 
@@ -601,6 +609,7 @@ cmd_reset() {
   cmd_down
   log "wiping data: $KAFKA_DIR/data $REGISTRY_DIR/data $REDIS_DIR/data $POSTGRES_DIR/data"
   rm -rf "$KAFKA_DIR/data" "$KAFKA_DIR/cluster" "$REGISTRY_DIR/data" "$REDIS_DIR/data" "$POSTGRES_DIR/data" "$POSTGRES_ALT_DIR/data"
+  rm -rf "$LAKEHOUSE_DIR/warehouse"   # its catalog was in PostgreSQL's data
 }
 
 # Graceful restart of the Redis on $REDIS_PORT with the same dir/pidfile/logfile, so the AOF is reloaded.
@@ -637,6 +646,8 @@ cmd_restart_redis() {
 
 # shellcheck source=stack/warehouse.sh
 source "$ROOT/scripts/stack/warehouse.sh"
+# shellcheck source=stack/lakehouse.sh
+source "$ROOT/scripts/stack/lakehouse.sh"
 
 cmd="${1:-}"
 (($# == 0)) || shift
@@ -650,10 +661,15 @@ while (($#)); do
   case "$1" in
     --brokers) [[ $# -ge 2 ]] || die "--brokers needs a count"; BROKERS_ARG="$2"; shift 2 ;;
     --brokers=*) BROKERS_ARG="${1#*=}"; shift ;;
-    --with) [[ "${2:-}" == warehouse ]] || die "--with takes 'warehouse', got '${2:-}'"; WITH_WAREHOUSE=1; shift 2 ;;
-    --with=warehouse) WITH_WAREHOUSE=1; shift ;;
+    --with|--with=*)
+      if [[ "$1" == --with ]]; then what="${2:-}"; shift 2 || shift; else what="${1#*=}"; shift; fi
+      case "$what" in
+        warehouse) WITH_WAREHOUSE=1 ;;
+        lakehouse) WITH_WAREHOUSE=1; WITH_LAKEHOUSE=1 ;;   # the lakehouse's catalog lives in the warehouse's PostgreSQL
+        *) die "--with takes 'warehouse' or 'lakehouse', got '$what'" ;;
+      esac ;;
     --secure) shift ;;   # read at the top
-    *) die "unknown argument '$1' (usage: $0 up|down|status|reset|restart-redis|env [--with warehouse] [--brokers N])" ;;
+    *) die "unknown argument '$1' (usage: $0 up|down|status|reset|restart-redis|env [--with warehouse|lakehouse] [--brokers N])" ;;
   esac
 done
 # The broker count: the flag (or STACK_BROKERS), else what `up` recorded, else 1.
@@ -688,6 +704,8 @@ case "$cmd" in
   start-broker) cmd_start_broker "$NODE_ARG" ;;
   restart-broker) (cmd_stop_broker "$NODE_ARG") && cmd_start_broker "$NODE_ARG" ;;
   env) print_env ;;
-  plugins) lock; install_connect; log "connect plugins in $CONNECT_DIR/plugins" ;;
-  *) printf 'usage: %s up|down|status|reset|restart-redis|env|plugins [--with warehouse] [--brokers N] | stop-broker|start-broker|restart-broker N\n' "$0" >&2; exit 2 ;;
+  plugins)
+    lock; install_connect; log "connect plugins in $CONNECT_DIR/plugins"
+    [[ -z "$WITH_LAKEHOUSE" ]] || { install_lakehouse; log "lakehouse plugins in $LAKEHOUSE_DIR/plugins, venv in $LAKEHOUSE_VENV"; } ;;
+  *) printf 'usage: %s up|down|status|reset|restart-redis|env|plugins [--with warehouse|lakehouse] [--brokers N] | stop-broker|start-broker|restart-broker N\n' "$0" >&2; exit 2 ;;
 esac

@@ -133,7 +133,8 @@ export class ServiceError extends GamedataError {
   override name = 'ServiceError';
   constructor(
     message: string,
-    readonly service: 'kafka' | 'schema-registry' | 'redis' | 'upstream' | 'kafka-connect' | 'postgres',
+    readonly service:
+      'kafka' | 'schema-registry' | 'redis' | 'upstream' | 'kafka-connect' | 'postgres' | 'iceberg',
     options: GamedataErrorOptions = {},
   ) {
     super(message, options);

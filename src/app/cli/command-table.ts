@@ -60,7 +60,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: () => import('./commands/demo.js'),
   },
   connect: {
-    description: 'Kafka Connect sinks into the PostgreSQL warehouse',
+    description: 'Kafka Connect sinks into the PostgreSQL warehouse or Apache Iceberg tables',
     load: () => import('./commands/connect.js'),
   },
   dedup: {

@@ -62,6 +62,11 @@ export interface ConnectClient {
   deleteConnector(name: string): Promise<boolean>;
   /** Connector and transform classes the worker can load. */
   pluginClasses(): Promise<string[]>;
+  /**
+   * POST /connectors/<name>/restart?includeTasks=true&onlyFailed=true: restarts the connector's failed instances
+   * (a failed task stays failed until restarted). false when there was no connector of that name.
+   */
+  restartFailed(name: string): Promise<boolean>;
 }
 
 interface StatusBody {
@@ -69,6 +74,16 @@ interface StatusBody {
   connector: { state: ConnectorState };
   tasks: { id: number; state: ConnectorState; trace?: string }[];
 }
+
+const toStatus = (s: StatusBody): ConnectorStatus => ({
+  name: s.name,
+  state: s.connector.state,
+  tasks: s.tasks.map((t) => ({
+    id: t.id,
+    state: t.state,
+    ...(t.trace === undefined ? {} : { trace: t.trace }),
+  })),
+});
 
 export function createConnectClient(options: ConnectClientOptions): ConnectClient {
   const base = options.url.replace(/\/+$/, '');
@@ -144,16 +159,6 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
     }, retry);
   }
 
-  const toStatus = (s: StatusBody): ConnectorStatus => ({
-    name: s.name,
-    state: s.connector.state,
-    tasks: s.tasks.map((t) => ({
-      id: t.id,
-      state: t.state,
-      ...(t.trace === undefined ? {} : { trace: t.trace }),
-    })),
-  });
-
   return {
     async putConnector(name, config) {
       const [status] = await request('PUT', `/connectors/${encodeURIComponent(name)}/config`, config);
@@ -184,6 +189,15 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
     async pluginClasses() {
       const [, body] = await request('GET', '/connector-plugins?connectorsOnly=false');
       return ((body ?? []) as { class: string }[]).map((p) => p.class);
+    },
+    async restartFailed(name) {
+      const [status] = await request(
+        'POST',
+        `/connectors/${encodeURIComponent(name)}/restart?includeTasks=true&onlyFailed=true`,
+        undefined,
+        [404],
+      );
+      return status !== 404;
     },
   };
 }

@@ -23,6 +23,8 @@ export const CONNECTOR_SECRET_KEYS = {
   registryPassword: 'registry.password',
   /** The registry's `Authorization: Bearer <token>` header value. */
   registryAuthorization: 'registry.authorization',
+  /** The Iceberg JDBC catalog database's password (`iceberg.catalog.jdbc.password`, the Iceberg sink). */
+  icebergCatalogPassword: 'iceberg.catalog.password',
 } as const;
 
 export type ConnectorSecretName = keyof typeof CONNECTOR_SECRET_KEYS;

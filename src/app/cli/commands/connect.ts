@@ -1,16 +1,19 @@
 /**
- * `gamedata connect create|list|delete`: the warehouse sinks as code. One Debezium JDBC sink per resource, through
- * the Kafka Connect REST API (PUT of the whole config, so running `create` twice changes nothing), into the
- * PostgreSQL schema named after the topic prefix (see src/output/warehouse and docs/consuming.md).
+ * `gamedata connect create|list|delete`: the warehouse sinks as code. One sink per resource, through the Kafka
+ * Connect REST API (PUT of the whole config, so running `create` twice changes nothing): by default (`--sink jdbc`)
+ * Debezium's JDBC sink into the PostgreSQL schema named after the topic prefix (see src/output/warehouse and
+ * docs/consuming.md); with `--sink iceberg` Apache Iceberg's sink into `<namespace>.<resource>` tables of a JDBC
+ * catalog (../lakehouse-sinks.ts, src/output/lakehouse).
  * Settings: CONNECT_URL, WAREHOUSE_URL (CONNECT_WAREHOUSE_URL when Connect reaches the database under another
- * address), GAMEDATA_TOPIC_PREFIX.
+ * address), GAMEDATA_TOPIC_PREFIX; for iceberg LAKEHOUSE_CONNECT_URL (default CONNECT_URL), ICEBERG_CATALOG_URI,
+ * ICEBERG_WAREHOUSE, ICEBERG_NAMESPACE, ICEBERG_CATALOG_NAME, GAMEDATA_ICEBERG_COMMIT_INTERVAL_MS.
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { loadConfig } from '../../../foundation/config/load-config.js';
 import { processSecurity } from '../../../foundation/config/process-security.js';
 import { ConfigError } from '../../../foundation/errors.js';
-import { RESOURCES } from '../../../foundation/models/resources.js';
+import { RESOURCES, type ResourceName } from '../../../foundation/models/resources.js';
 import { parseResources } from '../../../pipeline/planner/index.js';
 import { chmodSync, writeFileSync } from 'node:fs';
 import {
@@ -26,6 +29,14 @@ import {
 } from '../../../output/warehouse/index.js';
 import { topicName } from '../../../foundation/models/topic-names.js';
 import { maskSecrets, maskSecretsDeep } from '../mask-secrets.js';
+import {
+  createIcebergSinks,
+  deleteIcebergSinks,
+  icebergSecrets,
+  lakehouseConnectClient,
+  parseSinkKind,
+  type SinkKind,
+} from '../lakehouse-sinks.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -62,19 +73,58 @@ function readConnectSettings(need: { warehouse: boolean }, prefix: string | unde
   };
 }
 
+interface CreateFlags {
+  sink: SinkKind;
+  prefix?: string;
+  tasks: number;
+  namespace?: string;
+  commitIntervalMs?: number;
+  wait?: boolean;
+}
+
+/** The secrets file, mode 600 (also when it existed: an existing file keeps its mode on write). */
+function writeSecretsFile(path: string, secrets: ReadonlyMap<string, string>): void {
+  writeFileSync(path, connectorSecretsProperties(secrets), { mode: 0o600 });
+  chmodSync(path, 0o600);
+  console.log(`${path}: ${secrets.size} secrets (${[...secrets.keys()].join(', ')})`);
+}
+
 export function register(program: Command): void {
-  const connect = program.command('connect').description('Kafka Connect sinks into the PostgreSQL warehouse');
+  const connect = program
+    .command('connect')
+    .description('Kafka Connect sinks into the PostgreSQL warehouse or Apache Iceberg tables');
+  registerCreate(connect);
+  registerSecretsFile(connect);
+  registerList(connect);
+  registerDelete(connect);
+}
+
+function registerCreate(connect: Command): void {
   connect
     .command('create')
     .description(
-      'create or update one JDBC sink per resource (upsert by _id into <prefix schema>.<resource>)',
+      'create or update one sink per resource: JDBC (upsert by _id into <prefix schema>.<resource>) or Iceberg (append into <namespace>.<resource>)',
     )
     .argument('<resource...>', 'resources (or all)')
+    .option('--sink <sink>', 'jdbc (PostgreSQL) or iceberg (Apache Iceberg tables)', parseSinkKind, 'jdbc')
     .option('--prefix <prefix>', 'topic prefix (default: GAMEDATA_TOPIC_PREFIX or "gamedata")')
     .option('--tasks <n>', 'tasks per connector', positiveInt, 1)
-    .option('--wait', 'wait until every sink has consumed its topic to the end (needs KAFKA_BROKERS)')
-    .action(async (names: string[], flags: { prefix?: string; tasks: number; wait?: boolean }) => {
+    .option(
+      '--namespace <ns>',
+      "iceberg: the tables' namespace (default: ICEBERG_NAMESPACE, else the prefix)",
+    )
+    .option('--commit-interval-ms <ms>', 'iceberg: how often the sink commits (default 10000)', positiveInt)
+    .option('--wait', 'jdbc: wait until every sink has consumed its topic to the end (needs KAFKA_BROKERS)')
+    .action(async (names: string[], flags: CreateFlags) => {
       const resources = parseResources(names);
+      if (flags.sink === 'iceberg') {
+        if (flags.wait === true)
+          throw new ConfigError(
+            '--wait is for --sink jdbc (an Iceberg table is read back with PyIceberg, see docs/consuming.md)',
+          );
+        await createIcebergSinks(resources, flags);
+        return;
+      }
       const s = readConnectSettings({ warehouse: true }, flags.prefix);
       const results = await createSinkConnectors({
         connect: s.connect,
@@ -105,6 +155,9 @@ export function register(program: Command): void {
         onCaughtUp: (name) => console.log(`${name}: caught up`),
       });
     });
+}
+
+function registerSecretsFile(connect: Command): void {
   connect
     .command('secrets-file')
     .description(
@@ -114,7 +167,12 @@ export function register(program: Command): void {
       '--output <path>',
       'where to write it (then copy it to the worker, at GAMEDATA_CONNECT_SECRETS_FILE)',
     )
-    .action((flags: { output: string }) => {
+    .option('--sink <sink>', 'the secrets of the jdbc or the iceberg sinks', parseSinkKind, 'jdbc')
+    .action((flags: { output: string; sink: SinkKind }) => {
+      if (flags.sink === 'iceberg') {
+        writeSecretsFile(flags.output, icebergSecrets());
+        return;
+      }
       const s = readConnectSettings({ warehouse: true }, undefined);
       const secrets = new Map<string, string>();
       // the same build as `connect create`: exactly the keys its references name
@@ -126,17 +184,27 @@ export function register(program: Command): void {
         secretsFile: s.secretsFile ?? '/unused',
         collectSecrets: secrets,
       });
-      writeFileSync(flags.output, connectorSecretsProperties(secrets), { mode: 0o600 });
-      chmodSync(flags.output, 0o600); // an existing file keeps its mode on write
-      console.log(`${flags.output}: ${secrets.size} secrets (${[...secrets.keys()].join(', ')})`);
+      writeSecretsFile(flags.output, secrets);
     });
+}
+
+function registerList(connect: Command): void {
   connect
     .command('list')
     .description('every connector of the worker with its state and tasks')
+    .option(
+      '--sink <sink>',
+      "jdbc: CONNECT_URL's worker; iceberg: LAKEHOUSE_CONNECT_URL's",
+      parseSinkKind,
+      'jdbc',
+    )
     .option('--json', 'print JSON')
-    .action(async (flags: { json?: boolean }) => {
-      const s = readConnectSettings({ warehouse: false }, undefined);
-      const list = await s.connect.listConnectors();
+    .action(async (flags: { json?: boolean; sink: SinkKind }) => {
+      const client =
+        flags.sink === 'iceberg'
+          ? lakehouseConnectClient()
+          : readConnectSettings({ warehouse: false }, undefined).connect;
+      const list = await client.listConnectors();
       if (flags.json === true) {
         // the config as Connect holds it, secrets masked: by key (passwords, JAAS, keys), then every value holding a
         // secret of this deployment (a JDBC URL with a password, a task's trace quoting one)
@@ -153,18 +221,26 @@ export function register(program: Command): void {
         const tasks = c.tasks.map((t) => `${t.id}:${t.state}`).join(' ') || 'no tasks';
         console.log(
           maskSecrets(
-            `${c.name}: ${c.state} (tasks ${tasks}) ${c.config['topics'] ?? ''} -> ${c.config['collection.name.format'] ?? ''}`,
+            `${c.name}: ${c.state} (tasks ${tasks}) ${c.config['topics'] ?? ''} -> ${c.config['collection.name.format'] ?? c.config['iceberg.tables'] ?? ''}`,
           ),
         );
       }
     });
+}
+
+function registerDelete(connect: Command): void {
   connect
     .command('delete')
     .description("delete the resources' sinks (tables and rows stay)")
     .argument('<resource...>', 'resources (or all)')
     .option('--prefix <prefix>', 'topic prefix (default: GAMEDATA_TOPIC_PREFIX or "gamedata")')
-    .action(async (names: string[], flags: { prefix?: string }) => {
+    .option('--sink <sink>', 'jdbc or iceberg', parseSinkKind, 'jdbc')
+    .action(async (names: string[], flags: { prefix?: string; sink: SinkKind }) => {
       const resources = parseResources(names);
+      if (flags.sink === 'iceberg') {
+        await deleteIcebergSinks(resources, flags);
+        return;
+      }
       const s = readConnectSettings({ warehouse: false }, flags.prefix);
       for (const resource of resources) {
         const name = sinkConnectorName(s.topicPrefix, resource);
@@ -177,7 +253,12 @@ export function register(program: Command): void {
  * `gamedata demo --warehouse`: lands the demo's six topics in PostgreSQL (CONNECT_URL, WAREHOUSE_URL), prints each
  * table's row count beside its topic's counts, and returns false on any difference.
  */
-export async function landDemoInWarehouse(topicPrefix: string, brokers: string[]): Promise<boolean> {
+export async function landDemoInWarehouse(
+  topicPrefix: string,
+  brokers: string[],
+  /** Filled with each table's row count (the demo shows them beside the lakehouse's). */
+  rowsOut?: Map<ResourceName, number>,
+): Promise<boolean> {
   const s = readConnectSettings({ warehouse: true }, topicPrefix);
   console.log('');
   console.log(
@@ -193,6 +274,7 @@ export async function landDemoInWarehouse(topicPrefix: string, brokers: string[]
     security: s.security,
   });
   for (const line of formatWarehouseReport(report)) console.log(line);
+  for (const t of report.tables) rowsOut?.set(t.resource, t.rows);
   // the demo's tables stay; its sinks go (each demo run has its own prefix, so they would pile up in the worker)
   for (const resource of RESOURCES) await s.connect.deleteConnector(sinkConnectorName(topicPrefix, resource));
   console.log(

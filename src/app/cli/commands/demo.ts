@@ -36,6 +36,7 @@ interface DemoFlags {
   faults?: string;
   latency?: string;
   warehouse?: boolean;
+  lakehouse?: boolean;
 }
 
 function pad(s: string | number, n: number, right = false): string {
@@ -56,6 +57,10 @@ export function register(program: Command): void {
     .option('--faults <spec>', 'simulator faults, e.g. 5xx=0.05,reset=0.01,hang=0.005,malformed=0.002')
     .option('--latency <spec>', 'simulator latency: realistic | off | request=600,...')
     .option('--warehouse', 'also land every topic in PostgreSQL via Kafka Connect; exit 1 if a table differs')
+    .option(
+      '--lakehouse',
+      'also land every topic in Apache Iceberg tables via Kafka Connect, read back with PyIceberg; exit 1 if a table differs',
+    )
     .action(async (flags: DemoFlags) => {
       const concurrency = checkDemoFlags(flags);
       const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);
@@ -135,9 +140,15 @@ export function register(program: Command): void {
         printDemoSummary(reports, await rt.counters.get(runId), rt.client.stats(), c.published, secs);
         failed = reports.some((r) => !r.ok);
         console.log(failed ? 'RESULT: MISSING RECORDS' : 'RESULT: OK (missing 0)');
+        const warehouseRows = new Map<ResourceName, number>();
         if (flags.warehouse === true) {
           const { landDemoInWarehouse } = await import('./connect.js');
-          if (!(await landDemoInWarehouse(prefix, settings.kafkaBrokers))) failed = true;
+          if (!(await landDemoInWarehouse(prefix, settings.kafkaBrokers, warehouseRows))) failed = true;
+        }
+        if (flags.lakehouse === true) {
+          const { landDemoInLakehouse } = await import('../lakehouse-sinks.js');
+          const pgRows = flags.warehouse === true ? warehouseRows : undefined;
+          if (!(await landDemoInLakehouse(prefix, settings.kafkaBrokers, pgRows))) failed = true;
         }
       } finally {
         await workers.close();
