@@ -258,7 +258,18 @@ function createRuntimeBudget(
     ...options,
     redis,
     apiKey: settings.apiKey,
+    // Issue 48: the key's budget on this upstream only (staging and production never answer for each other).
+    upstream: upstreamOrigin(settings.apiUrl),
   });
+}
+
+/** The origin of the API URL (`''` when it is not a URL: the budget is then the key's alone). */
+function upstreamOrigin(apiUrl: string): string {
+  try {
+    return new URL(apiUrl).origin;
+  } catch {
+    return '';
+  }
 }
 
 /** Closes the budget and drops both Redis connections at once (a runtime that failed while it was built). */

@@ -57,12 +57,23 @@ export class SliceInterruptedError extends AbortedError {
 /** A network-level failure talking to the upstream (reset, refused, DNS, timeout). Retriable. */
 export class NetworkError extends GamedataError {
   override name = 'NetworkError';
+  /**
+   * The errno / undici code when no connection could be made at all (`ECONNREFUSED`, `ENOTFOUND`, ...): the
+   * request reached no upstream. Undefined for failures after connecting (reset, timeout). Set where it is made.
+   */
+  readonly connectFailure: string | undefined;
   constructor(
     message: string,
     readonly url: string,
-    options: GamedataErrorOptions = {},
+    options: GamedataErrorOptions & { connectFailure?: string | undefined } = {},
   ) {
-    super(message, { retriable: true, ...options });
+    super(message, { retriable: options.retriable ?? true, cause: options.cause });
+    this.connectFailure = options.connectFailure;
+  }
+
+  /** Whether the request reached no upstream (no connection was made). */
+  get unreachable(): boolean {
+    return this.connectFailure !== undefined;
   }
 }
 

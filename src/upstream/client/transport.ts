@@ -20,6 +20,7 @@ import { withRetry } from './retry.js';
 import { requestTimeoutMs } from './call-cost.js';
 import { withoutCredentials } from '../../foundation/config/address-of.js';
 import { fetchSameOrigin } from './internal/fetch-same-origin.js';
+import { connectFailureCode } from './connect-failure.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -158,7 +159,7 @@ export function createTransport(options: TransportOptions): Transport {
       throw new NetworkError(
         `${init.method} ${withoutCredentials(base)}/${procedures.length > 80 ? `${procedures.slice(0, 80)}…` : procedures}: ${reason}`,
         withoutCredentials(base),
-        { cause },
+        { cause, connectFailure: timeout.aborted ? undefined : connectFailureCode(cause) },
       );
     }
     const status = response.status;
