@@ -33,7 +33,7 @@ import { createRegistryClient } from '../output/encoding/registry-client.js';
 import type { PlannerSource } from '../pipeline/planner/plan-backfill.js';
 import { createKafkaSink, type KafkaSink } from '../output/kafka/producer/kafka-sink.js';
 import { createCoalescingSink, createPagePublisher, type PagePublisher } from '../pipeline/publish/index.js';
-import { createPageEncoder } from '../pipeline/publish/index.js';
+import { createPageEncoder, wrapNotARecords } from '../pipeline/publish/index.js';
 import { checkpointTopicName, createTransactionalSlicePublisher } from '../output/kafka/index.js';
 import { createPendingMarks, createRedisPendingMarks } from '../pipeline/dedup/index.js';
 import { DEFAULT_CONFIG } from '../foundation/config/load-config.js';
@@ -64,7 +64,9 @@ export function createClientSliceSource(
     operation: (resource) => LISTING_SPECS[resource].procedure,
     async *readPages(slice, o) {
       const listing = createListing(slice.resource, slice.filters);
-      yield* readSlice<DedupRecord>(
+      // Each item that is not a record goes on wrapped with its page's position, to be dead-lettered (issue 48).
+      let readAt = o.cursor ?? '';
+      for await (const page of readSlice<unknown>(
         client,
         listing,
         { start: slice.start, end: slice.end },
@@ -75,7 +77,14 @@ export function createClientSliceSource(
           onInvalidItem: 'pass',
           shortPages: options.shortPages,
         },
-      );
+      )) {
+        // NotARecord is an object without `_id`: a DedupRecord that dedup passes and the encoder dead-letters.
+        yield {
+          items: wrapNotARecords<DedupRecord>(page.items, readAt) as DedupRecord[],
+          cursor: page.cursor,
+        };
+        readAt = page.cursor ?? readAt;
+      }
     },
     async enrich(resource, items, signal) {
       if (resource !== 'users') return items;

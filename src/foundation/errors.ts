@@ -122,7 +122,7 @@ export class MissingResultError extends GamedataError {
 
 /** Why a record could not be encoded (the `reason` of an {@link EncodingError}, a dead-letter header). */
 export type EncodingFailureReason =
-  'missing-id' | 'wrong-type' | 'invalid-date' | 'too-large' | 'not-encodable';
+  'missing-id' | 'wrong-type' | 'invalid-date' | 'too-large' | 'not-encodable' | 'not-a-record';
 
 /** A record could not be encoded to Avro. Goes to the dead-letter topic with `path` and the reason. */
 export class EncodingError extends GamedataError {

@@ -67,6 +67,12 @@ export interface FaultSettings {
    * what `GAMEDATA_SHORT_PAGES=end` assumes, for the tests of `confirm` and of `verify`. @default 0
    */
   shortPages: number;
+  /**
+   * Share of records served as no record at all (issue 48): `null`, or the record's id as a bare string in its place
+   * (`not-object`), chosen by identity like `malformed` (which it does not move). `malformed(resource)` lists them with
+   * kinds `null-item` and `not-object`. The pipeline must dead-letter them with the page's position. @default 0
+   */
+  badItems: number;
 }
 
 /** Everything `configure()` can switch on a running simulator. */
@@ -131,7 +137,17 @@ export const DEFAULT_RUNTIME_SETTINGS: RuntimeSettings = {
     filteredMs: 0,
     filteredPerCallMs: 0,
   },
-  faults: { seed: 7, http5xx: 0, batch5xx: 0, reset: 0, hang: 0, badJson: 0, malformed: 0, shortPages: 0 },
+  faults: {
+    seed: 7,
+    http5xx: 0,
+    batch5xx: 0,
+    reset: 0,
+    hang: 0,
+    badJson: 0,
+    malformed: 0,
+    shortPages: 0,
+    badItems: 0,
+  },
   thinUserListing: true,
   countArticleViews: true,
 };
@@ -267,6 +283,7 @@ const FAULT_KEYS: Record<string, keyof FaultSettings> = {
   badjson: 'badJson',
   malformed: 'malformed',
   shortpages: 'shortPages',
+  baditems: 'badItems',
   seed: 'seed',
 };
 

@@ -6,7 +6,7 @@
 import { TRPCError } from '@trpc/server';
 import { LRUCache } from 'lru-cache';
 import { decodeCursor, encodeCursorV1, encodeCursorV2, type CursorBound } from '../cursor.js';
-import { corruptRecord, malformedKind, servedShort } from '../faults.js';
+import { badItem, badItemKind, corruptRecord, malformedKind, servedShort } from '../faults.js';
 import { indexView, listRows, tableView, type RowView } from '../ordered-table.js';
 import type { RuntimeSettings } from '../options.js';
 import type { ApiRecord, RecordVariant } from '../records/record-variant.js';
@@ -63,12 +63,11 @@ export function createPaging(world: World): Paging {
     record: ApiRecord,
     settings: RuntimeSettings,
   ): ApiRecord {
-    const kind = malformedKind(
-      resource,
-      world.store(resource).table.ident(row),
-      settings.faults.malformed,
-      settings.faults.seed,
-    );
+    const ident = world.store(resource).table.ident(row);
+    const bad = badItemKind(resource, ident, settings.faults.badItems, settings.faults.seed);
+    // Served as no record at all (the `badItems` fault): what the envelope check lets through.
+    if (bad !== undefined) return badItem(record, bad) as ApiRecord;
+    const kind = malformedKind(resource, ident, settings.faults.malformed, settings.faults.seed);
     return kind === undefined ? record : corruptRecord(resource, record, kind);
   }
 
