@@ -48,6 +48,7 @@ import { createSchemaEvolution, type EvolvedField } from '../pipeline/publish/sc
 import { DEFAULT_SCHEMA_CONTRACTS } from '../foundation/config/schema-contract.js';
 import { RESOURCES, type ResourceName } from '../foundation/models/resources.js';
 import type { ShortPages } from '../foundation/models/short-pages.js';
+import type { PageEvent } from '../upstream/client/page-check.js';
 
 /** A Redis connection fit for BullMQ workers (`maxRetriesPerRequest: null`). */
 export { connectRedis };
@@ -58,7 +59,11 @@ export { connectRedis };
  */
 export function createClientSliceSource(
   client: Client,
-  options: { pageSize?: number; shortPages?: ShortPages | undefined } = {},
+  options: {
+    pageSize?: number;
+    shortPages?: ShortPages | undefined;
+    onPageEvent?: ((resource: ResourceName, event: PageEvent) => void) | undefined;
+  } = {},
 ): SliceSource {
   return {
     operation: (resource) => LISTING_SPECS[resource].procedure,
@@ -76,6 +81,7 @@ export function createClientSliceSource(
           limit: options.pageSize ?? 100,
           onInvalidItem: 'pass',
           shortPages: options.shortPages,
+          onPageEvent: (event) => options.onPageEvent?.(slice.resource, event),
         },
       )) {
         // NotARecord is an object without `_id`: a DedupRecord that dedup passes and the encoder dead-letters.
@@ -244,6 +250,11 @@ export interface PipelineRuntimeOptions {
    */
   onDrift?: (resource: ResourceName, drift: PageDrift) => void;
   /**
+   * Told of each page a slice read went on from, or stopped at, abnormally (issue 48: an empty page with a moved cursor,
+   * a full page without one; `page-check.ts`), e.g. to count it. Must not throw. @default none
+   */
+  onPageEvent?: (resource: ResourceName, event: PageEvent) => void;
+  /**
    * Track schema drift at all (issue 35). `false` only to measure its cost (bench/pipeline.ts `--no-drift`): no
    * counts, no `evolve`. @default true
    */
@@ -342,6 +353,7 @@ export async function createPipelineRuntime(
     baseUrl: settings.apiUrl,
     apiKey: settings.apiKey,
     ...PIPELINE_CLIENT_DEFAULTS,
+    ...(settings.maxResponseBytes === undefined ? {} : { maxResponseBytes: settings.maxResponseBytes }),
     ...options.client,
     ...(budget === undefined ? {} : { budget }),
   });
@@ -415,7 +427,10 @@ export async function createPipelineRuntime(
     redis,
     client,
     sink,
-    source: createClientSliceSource(client, { shortPages: settings.shortPages }),
+    source: createClientSliceSource(client, {
+      shortPages: settings.shortPages,
+      onPageEvent: options.onPageEvent,
+    }),
     planner: createClientPlannerSource(client),
     publisher,
     eos,
