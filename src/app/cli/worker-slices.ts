@@ -96,6 +96,8 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
         }
         console.error(maskSecrets(`worker: ${where}: ${e.name}: ${e.message}`));
       },
+      // Issue 48: each fenced hand-back is counted (an alert watches them); past the bound the slice fails.
+      onFencedHandBack: () => o.pipeline.ops.telemetry.metrics.sliceFenced.inc(),
       // A slice that failed while a service is down is handed back (no attempt spent): the probes decide, now.
       servicesDown: async () => !(await monitor.checkNow()),
       // Rare, and it fails the run: printed even with --quiet, and even while a service is down.
