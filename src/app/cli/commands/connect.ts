@@ -12,7 +12,7 @@ import { processSecurity } from '../../../foundation/config/process-security.js'
 import { ConfigError } from '../../../foundation/errors.js';
 import { RESOURCES } from '../../../foundation/models/resources.js';
 import { parseResources } from '../../../pipeline/planner/index.js';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { writeSecretsFile } from '../../../output/warehouse/write-secrets-file.js';
 import {
   buildSinkConnectorConfig,
   connectorSecretsProperties,
@@ -126,8 +126,8 @@ export function register(program: Command): void {
         secretsFile: s.secretsFile ?? '/unused',
         collectSecrets: secrets,
       });
-      writeFileSync(flags.output, connectorSecretsProperties(secrets), { mode: 0o600 });
-      chmodSync(flags.output, 0o600); // an existing file keeps its mode on write
+      // 0600 from the first byte, O_EXCL, renamed into place (issue 48): never through a symlink at --output
+      writeSecretsFile(flags.output, connectorSecretsProperties(secrets));
       console.log(`${flags.output}: ${secrets.size} secrets (${[...secrets.keys()].join(', ')})`);
     });
   connect
