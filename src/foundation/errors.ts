@@ -115,6 +115,14 @@ export class ValidationError extends GamedataError {
   }
 }
 
+/**
+ * A schema already has the field a change would add (`withOptionalField`): decided by this class where the error is
+ * made, never by its message (issue 48, item 7). `path` is the record's path.
+ */
+export class FieldExistsError extends ValidationError {
+  override name = 'FieldExistsError';
+}
+
 /** A batch answer had no result for a caller's slot. */
 export class MissingResultError extends GamedataError {
   override name = 'MissingResultError';
