@@ -33,7 +33,7 @@ import { createRegistryClient } from '../output/encoding/registry-client.js';
 import type { PlannerSource } from '../pipeline/planner/plan-backfill.js';
 import { createKafkaSink, type KafkaSink } from '../output/kafka/producer/kafka-sink.js';
 import { createCoalescingSink, createPagePublisher, type PagePublisher } from '../pipeline/publish/index.js';
-import { createPageEncoder } from '../pipeline/publish/index.js';
+import { createPageEncoder, wrapNotARecords } from '../pipeline/publish/index.js';
 import { checkpointTopicName, createTransactionalSlicePublisher } from '../output/kafka/index.js';
 import { createPendingMarks, createRedisPendingMarks } from '../pipeline/dedup/index.js';
 import { DEFAULT_CONFIG } from '../foundation/config/load-config.js';
@@ -48,6 +48,7 @@ import { createSchemaEvolution, type EvolvedField } from '../pipeline/publish/sc
 import { DEFAULT_SCHEMA_CONTRACTS } from '../foundation/config/schema-contract.js';
 import { RESOURCES, type ResourceName } from '../foundation/models/resources.js';
 import type { ShortPages } from '../foundation/models/short-pages.js';
+import type { PageEvent } from '../upstream/client/page-check.js';
 
 /** A Redis connection fit for BullMQ workers (`maxRetriesPerRequest: null`). */
 export { connectRedis };
@@ -58,13 +59,19 @@ export { connectRedis };
  */
 export function createClientSliceSource(
   client: Client,
-  options: { pageSize?: number; shortPages?: ShortPages | undefined } = {},
+  options: {
+    pageSize?: number;
+    shortPages?: ShortPages | undefined;
+    onPageEvent?: ((resource: ResourceName, event: PageEvent) => void) | undefined;
+  } = {},
 ): SliceSource {
   return {
     operation: (resource) => LISTING_SPECS[resource].procedure,
     async *readPages(slice, o) {
       const listing = createListing(slice.resource, slice.filters);
-      yield* readSlice<DedupRecord>(
+      // Each item that is not a record goes on wrapped with its page's position, to be dead-lettered (issue 48).
+      let readAt = o.cursor ?? '';
+      for await (const page of readSlice<unknown>(
         client,
         listing,
         { start: slice.start, end: slice.end },
@@ -74,8 +81,16 @@ export function createClientSliceSource(
           limit: options.pageSize ?? 100,
           onInvalidItem: 'pass',
           shortPages: options.shortPages,
+          onPageEvent: (event) => options.onPageEvent?.(slice.resource, event),
         },
-      );
+      )) {
+        // NotARecord is an object without `_id`: a DedupRecord that dedup passes and the encoder dead-letters.
+        yield {
+          items: wrapNotARecords<DedupRecord>(page.items, readAt) as DedupRecord[],
+          cursor: page.cursor,
+        };
+        readAt = page.cursor ?? readAt;
+      }
     },
     async enrich(resource, items, signal) {
       if (resource !== 'users') return items;
@@ -235,6 +250,11 @@ export interface PipelineRuntimeOptions {
    */
   onDrift?: (resource: ResourceName, drift: PageDrift) => void;
   /**
+   * Told of each page a slice read went on from, or stopped at, abnormally (issue 48: an empty page with a moved cursor,
+   * a full page without one; `page-check.ts`), e.g. to count it. Must not throw. @default none
+   */
+  onPageEvent?: (resource: ResourceName, event: PageEvent) => void;
+  /**
    * Track schema drift at all (issue 35). `false` only to measure its cost (bench/pipeline.ts `--no-drift`): no
    * counts, no `evolve`. @default true
    */
@@ -258,7 +278,18 @@ function createRuntimeBudget(
     ...options,
     redis,
     apiKey: settings.apiKey,
+    // Issue 48: the key's budget on this upstream only (staging and production never answer for each other).
+    upstream: upstreamOrigin(settings.apiUrl),
   });
+}
+
+/** The origin of the API URL (`''` when it is not a URL: the budget is then the key's alone). */
+function upstreamOrigin(apiUrl: string): string {
+  try {
+    return new URL(apiUrl).origin;
+  } catch {
+    return '';
+  }
 }
 
 /** Closes the budget and drops both Redis connections at once (a runtime that failed while it was built). */
@@ -322,6 +353,7 @@ export async function createPipelineRuntime(
     baseUrl: settings.apiUrl,
     apiKey: settings.apiKey,
     ...PIPELINE_CLIENT_DEFAULTS,
+    ...(settings.maxResponseBytes === undefined ? {} : { maxResponseBytes: settings.maxResponseBytes }),
     ...options.client,
     ...(budget === undefined ? {} : { budget }),
   });
@@ -395,7 +427,10 @@ export async function createPipelineRuntime(
     redis,
     client,
     sink,
-    source: createClientSliceSource(client, { shortPages: settings.shortPages }),
+    source: createClientSliceSource(client, {
+      shortPages: settings.shortPages,
+      onPageEvent: options.onPageEvent,
+    }),
     planner: createClientPlannerSource(client),
     publisher,
     eos,

@@ -57,12 +57,23 @@ export class SliceInterruptedError extends AbortedError {
 /** A network-level failure talking to the upstream (reset, refused, DNS, timeout). Retriable. */
 export class NetworkError extends GamedataError {
   override name = 'NetworkError';
+  /**
+   * The errno / undici code when no connection could be made at all (`ECONNREFUSED`, `ENOTFOUND`, ...): the
+   * request reached no upstream. Undefined for failures after connecting (reset, timeout). Set where it is made.
+   */
+  readonly connectFailure: string | undefined;
   constructor(
     message: string,
     readonly url: string,
-    options: GamedataErrorOptions = {},
+    options: GamedataErrorOptions & { connectFailure?: string | undefined } = {},
   ) {
-    super(message, { retriable: true, ...options });
+    super(message, { retriable: options.retriable ?? true, cause: options.cause });
+    this.connectFailure = options.connectFailure;
+  }
+
+  /** Whether the request reached no upstream (no connection was made). */
+  get unreachable(): boolean {
+    return this.connectFailure !== undefined;
   }
 }
 
@@ -104,6 +115,14 @@ export class ValidationError extends GamedataError {
   }
 }
 
+/**
+ * A schema already has the field a change would add (`withOptionalField`): decided by this class where the error is
+ * made, never by its message (issue 48, item 7). `path` is the record's path.
+ */
+export class FieldExistsError extends ValidationError {
+  override name = 'FieldExistsError';
+}
+
 /** A batch answer had no result for a caller's slot. */
 export class MissingResultError extends GamedataError {
   override name = 'MissingResultError';
@@ -111,7 +130,7 @@ export class MissingResultError extends GamedataError {
 
 /** Why a record could not be encoded (the `reason` of an {@link EncodingError}, a dead-letter header). */
 export type EncodingFailureReason =
-  'missing-id' | 'wrong-type' | 'invalid-date' | 'too-large' | 'not-encodable';
+  'missing-id' | 'wrong-type' | 'invalid-date' | 'too-large' | 'not-encodable' | 'not-a-record';
 
 /** A record could not be encoded to Avro. Goes to the dead-letter topic with `path` and the reason. */
 export class EncodingError extends GamedataError {

@@ -5,7 +5,10 @@
 import { hash32, unit } from './internal/prng.js';
 import type { SimulatorResource } from './world.js';
 
-export type MalformedKind = 'wrong-type' | 'missing-id' | 'invalid-date';
+export type MalformedKind = 'wrong-type' | 'missing-id' | 'invalid-date' | BadItemKind;
+
+/** An item that is not a record at all (the `badItems` fault, issue 48): `null`, or a string or number in its place. */
+export type BadItemKind = 'null-item' | 'not-object';
 const KINDS: readonly MalformedKind[] = ['wrong-type', 'missing-id', 'invalid-date'];
 
 const RESOURCE_SALT: Record<SimulatorResource, number> = {
@@ -40,6 +43,28 @@ export function malformedKind(
   const h = hash32(faultSeed, RESOURCE_SALT[resource], ident, 0x6d61);
   if (unit(h) >= rate) return undefined;
   return KINDS[hash32(h, 3) % KINDS.length];
+}
+
+/**
+ * Whether (and how) the record with this identity is served as no record at all (the `badItems` fault): chosen by
+ * identity like `malformed`, with its own salt, so it does not move the records `malformed` picks.
+ */
+export function badItemKind(
+  resource: SimulatorResource,
+  ident: number,
+  rate: number,
+  faultSeed: number,
+): BadItemKind | undefined {
+  if (rate <= 0 || resource === 'countries') return undefined;
+  const h = hash32(faultSeed, RESOURCE_SALT[resource], ident, 0x6269);
+  if (unit(h) >= rate) return undefined;
+  return hash32(h, 5) % 2 === 0 ? 'null-item' : 'not-object';
+}
+
+/** What a bad item is served as: `null`, or (not an object) the record's id as a bare string. */
+export function badItem(record: Record<string, unknown>, kind: BadItemKind): unknown {
+  const id = record['_id'];
+  return kind === 'null-item' ? null : typeof id === 'string' ? id : '';
 }
 
 /**

@@ -1,4 +1,4 @@
-import { malformedKind, type MalformedKind } from './faults.js';
+import { badItemKind, malformedKind, type MalformedKind } from './faults.js';
 import type { FaultSettings } from './options.js';
 import type { SimulatorResource, World } from './world.js';
 
@@ -6,14 +6,18 @@ import type { SimulatorResource, World } from './world.js';
 export function listMalformed(
   world: World,
   resource: SimulatorResource,
-  faults: Pick<FaultSettings, 'malformed' | 'seed'>,
+  faults: Pick<FaultSettings, 'malformed' | 'seed'> & Partial<Pick<FaultSettings, 'badItems'>>,
 ): { _id: string; kind: MalformedKind }[] {
   const { malformed, seed } = faults;
+  const badItems = faults.badItems ?? 0;
   const out: { _id: string; kind: MalformedKind }[] = [];
-  if (malformed <= 0) return out;
+  if (malformed <= 0 && badItems <= 0) return out;
   const { table } = world.store(resource);
   for (let row = table.length - 1; row >= 0; row--) {
-    const kind = malformedKind(resource, table.ident(row), malformed, seed);
+    // A bad item is served as no record at all, whatever `malformed` would have done to it.
+    const kind =
+      badItemKind(resource, table.ident(row), badItems, seed) ??
+      malformedKind(resource, table.ident(row), malformed, seed);
     if (kind !== undefined) out.push({ _id: table.oid(row), kind });
   }
   return out;

@@ -67,6 +67,29 @@ export interface FaultSettings {
    * what `GAMEDATA_SHORT_PAGES=end` assumes, for the tests of `confirm` and of `verify`. @default 0
    */
   shortPages: number;
+  /**
+   * Share of records served as no record at all (issue 48): `null`, or the record's id as a bare string in its place
+   * (`not-object`), chosen by identity like `malformed` (which it does not move). `malformed(resource)` lists them with
+   * kinds `null-item` and `not-object`. The pipeline must dead-letter them with the page's position. @default 0
+   */
+  badItems: number;
+  /**
+   * Bad pages (issue 48), each a share of listing pages drawn per read from the fault seed (a retry may be answered
+   * well): `repeatCursor` gives back the cursor the page was read at (rows and all: the cursor does not move);
+   * `emptyPages` serves a page with rows below it empty but with its real next cursor; `missingCursor` serves a full
+   * page without `nextCursor`; `longPages` serves one row more than the `limit` asked for. @default 0 each
+   */
+  repeatCursor: number;
+  emptyPages: number;
+  missingCursor: number;
+  longPages: number;
+  /**
+   * Share of requests answered 200 with a body of `oversizeBytes` (JSON whitespace, then a cut-off envelope): what the
+   * client's byte cap (`GAMEDATA_MAX_RESPONSE_BYTES`) must refuse as it arrives. @default 0
+   */
+  oversize: number;
+  /** Size of an `oversize` body, bytes (not a rate). @default 70 MiB (over the client's default cap of 64 MiB) */
+  oversizeBytes: number;
 }
 
 /** Everything `configure()` can switch on a running simulator. */
@@ -131,7 +154,23 @@ export const DEFAULT_RUNTIME_SETTINGS: RuntimeSettings = {
     filteredMs: 0,
     filteredPerCallMs: 0,
   },
-  faults: { seed: 7, http5xx: 0, batch5xx: 0, reset: 0, hang: 0, badJson: 0, malformed: 0, shortPages: 0 },
+  faults: {
+    seed: 7,
+    http5xx: 0,
+    batch5xx: 0,
+    reset: 0,
+    hang: 0,
+    badJson: 0,
+    malformed: 0,
+    shortPages: 0,
+    badItems: 0,
+    repeatCursor: 0,
+    emptyPages: 0,
+    missingCursor: 0,
+    longPages: 0,
+    oversize: 0,
+    oversizeBytes: 70 * 1024 * 1024,
+  },
   thinUserListing: true,
   countArticleViews: true,
 };
@@ -200,7 +239,9 @@ export function applyRuntimePatch(base: RuntimeSettings, patch: RuntimePatch): R
   for (const [k, v] of Object.entries(next.latency))
     check(isNonNegative(v), `latency.${k}`, 'a number >= 0', v);
   for (const [k, v] of Object.entries(next.faults))
-    if (k !== 'seed') check(isRate(v), `faults.${k}`, 'a rate between 0 and 1', v);
+    if (k === 'oversizeBytes')
+      check(Number.isSafeInteger(v) && v > 0, `faults.${k}`, 'a positive integer', v);
+    else if (k !== 'seed') check(isRate(v), `faults.${k}`, 'a rate between 0 and 1', v);
   check(Number.isSafeInteger(next.faults.seed), 'faults.seed', 'an integer', next.faults.seed);
   return next;
 }
@@ -267,6 +308,13 @@ const FAULT_KEYS: Record<string, keyof FaultSettings> = {
   badjson: 'badJson',
   malformed: 'malformed',
   shortpages: 'shortPages',
+  baditems: 'badItems',
+  repeatcursor: 'repeatCursor',
+  emptypages: 'emptyPages',
+  missingcursor: 'missingCursor',
+  longpages: 'longPages',
+  oversize: 'oversize',
+  oversizebytes: 'oversizeBytes',
   seed: 'seed',
 };
 
@@ -290,6 +338,8 @@ export function parseFaultSpec(spec: string): Partial<FaultSettings> {
     if (rawValue === undefined || rawValue.trim() === '' || !Number.isFinite(value))
       throw new ConfigError(`option faults: ${rawKey} needs a number, got ${JSON.stringify(rawValue)}`);
     if (key === 'seed') check(Number.isSafeInteger(value), 'faults.seed', 'an integer', value);
+    else if (key === 'oversizeBytes')
+      check(Number.isSafeInteger(value) && value > 0, 'faults.oversizeBytes', 'a positive integer', value);
     else check(value >= 0 && value <= 1, `faults.${key}`, 'a rate between 0 and 1', value);
     out[key] = value;
   }

@@ -41,13 +41,39 @@ export function applyRequestFault(
     res.writeHead(bad ? 502 : 503, { 'content-type': 'text/html' }).end(bad ? BAD_GATEWAY : UNAVAILABLE);
     return true;
   }
-  if (draw < edge + f.badJson) {
+  if (draw < (edge += f.badJson)) {
     stats.fault('badJson');
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(isBatch ? '[{"result":{"data":{"items":[{"_id":"' : '{"result":{"data":{"items":[{"_id":"');
     return true;
   }
+  if (draw < edge + f.oversize) {
+    stats.fault('oversize');
+    writeOversize(res, f.oversizeBytes);
+    return true;
+  }
   return false;
+}
+
+/** 200 with `bytes` of JSON whitespace (no content-length: the client must count), written in 64 KiB chunks. */
+function writeOversize(res: http.ServerResponse, bytes: number): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  const chunk = ' '.repeat(64 * 1024);
+  let left = bytes;
+  const more = (): void => {
+    while (left > 0) {
+      const n = Math.min(left, chunk.length);
+      left -= n;
+      if (!res.write(n === chunk.length ? chunk : chunk.slice(0, n))) {
+        res.once('drain', more);
+        return;
+      }
+    }
+    res.end('[');
+  };
+  // A client that stops reading (its cap) closes the socket: stop writing.
+  res.once('close', () => (left = 0));
+  more();
 }
 
 /** The slots of a batch (0-based) that answer 5xx, each drawn with probability `batch5xx`; counted in the stats. */

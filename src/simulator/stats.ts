@@ -14,7 +14,15 @@ export interface SimulatorStats {
   /** Requests refused with 429. */
   rateLimited: number;
   /** Faults injected, by kind. */
-  faults: { http5xx: number; batch5xx: number; reset: number; hang: number; badJson: number };
+  faults: {
+    http5xx: number;
+    batch5xx: number;
+    reset: number;
+    hang: number;
+    badJson: number;
+    /** Issue 48: answers over the client's byte cap (the bad pages are not counted here). */
+    oversize: number;
+  };
   /** The per-key lanes of the unfiltered feed (`feed-lane.ts`): calls, serialised busy time, longest wait. */
   feedLane: FeedLaneStats;
   /**
@@ -54,7 +62,14 @@ function empty(): SimulatorStats {
     batchSizes: {},
     byStatus: {},
     rateLimited: 0,
-    faults: { http5xx: 0, batch5xx: 0, reset: 0, hang: 0, badJson: 0 },
+    faults: {
+      http5xx: 0,
+      batch5xx: 0,
+      reset: 0,
+      hang: 0,
+      badJson: 0,
+      oversize: 0,
+    },
     feedLane: { calls: 0, busyMs: 0, maxWaitMs: 0 },
     answeredAfterClientGone: { requests: 0, slowestMs: 0 },
   };

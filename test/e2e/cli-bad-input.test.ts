@@ -124,6 +124,17 @@ const CASES: Case[] = [
     args: ['backfill', 'transactions', '--full-history', '--dry-run', '--cpu-per-record', 'fast'],
     line: /--cpu-per-record must be a positive number of µs, got "fast"/,
   },
+  // Issue 48, item 6: a run id that would break the page keys (`|`) or the replay scopes (`/`).
+  {
+    name: 'backfill --run-id with a |',
+    args: ['backfill', 'donations', '--run-id', 'nightly|1'],
+    line: /ConfigError: --run-id must be 1-128 letters, digits, '\.', '_' or '-'.*got "nightly\|1"$/,
+  },
+  {
+    name: 'backfill --run-id with a /',
+    args: ['backfill', 'donations', '--run-id', 'team/nightly'],
+    line: /ConfigError: --run-id must be .*got "team\/nightly"$/,
+  },
   {
     name: 'backfill --cpu-per-record without --dry-run',
     args: ['backfill', 'transactions', '--full-history', '--cpu-per-record', '20'],

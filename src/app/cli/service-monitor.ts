@@ -1,5 +1,5 @@
 /**
- * Watches the services a worker needs (Kafka, the schema registry, Redis) so that a worker never hangs: each service
+ * Watches the services a worker needs (Kafka, the schema registry, Redis, and the upstream) so that a worker never hangs: each service
  * is probed on its own loop (every `intervalMs` while reachable, with doubling backoff from `retryMinMs` to
  * `retryMaxMs` while not), every change of state is said once (`Kafka unreachable at 127.0.0.1:19092 (...),
  * retrying` / `Kafka reachable again`), and a service unreachable for `giveUpAfterMs` in a row calls `onGiveUp`
@@ -8,7 +8,7 @@
  */
 import { ServiceError } from '../../foundation/errors.js';
 
-export type MonitoredService = 'kafka' | 'schema-registry' | 'redis';
+export type MonitoredService = 'kafka' | 'schema-registry' | 'redis' | 'upstream';
 
 /** One service and how to check it. */
 export interface ServiceProbe {
@@ -21,6 +21,8 @@ export interface ServiceProbe {
   check(): Promise<void>;
   /** Releases the probe's connections. */
   close?(): Promise<void>;
+  /** Whether `giveUpAfterMs` unreachable ends the worker (`false`: it waits however long; the upstream). @default true */
+  giveUp?: boolean;
 }
 
 export interface ServiceMonitorOptions {
@@ -252,7 +254,8 @@ export function createServiceMonitor(
         const elapsed = e.state === 'unknown' ? Date.now() - startedAt : 0;
         e.state = 'unreachable';
         const why = failure;
-        e.giveUpTimer = setTimeout(() => giveUp(e, why), Math.max(0, o.giveUpAfterMs - elapsed));
+        if (e.probe.giveUp !== false)
+          e.giveUpTimer = setTimeout(() => giveUp(e, why), Math.max(0, o.giveUpAfterMs - elapsed));
         notify();
       }
       schedule(e, e.retryMs);

@@ -20,6 +20,7 @@ import {
 import { ClosedError, ServiceError } from '../../foundation/errors.js';
 import { redisTlsOptions } from '../../pipeline/queue/connect-redis.js';
 import type { MonitoredService, ServiceProbe } from './service-monitor.js';
+import { upstreamProbe } from './upstream-probe.js';
 
 import { addressOf } from '../../foundation/config/address-of.js';
 
@@ -158,16 +159,20 @@ export function redisProbe(url: string, options: ServiceProbeOptions = {}): Serv
 /** Pause between two probes after a TLS handshake reset (`requireReachable`). */
 const HANDSHAKE_RESET_PAUSE_MS = 300;
 
-/** The worker's three probes. */
+/** The worker's probes: Kafka, the registry, Redis and (given an API URL) the upstream. */
 export function workerServiceProbes(
-  settings: { kafkaBrokers: readonly string[]; schemaRegistryUrl: string; redisUrl: string },
+  settings: { kafkaBrokers: readonly string[]; schemaRegistryUrl: string; redisUrl: string; apiUrl?: string },
   options: ServiceProbeOptions = {},
 ): ServiceProbe[] {
-  return [
+  const probes = [
     kafkaProbe(settings.kafkaBrokers, options),
     registryProbe(settings.schemaRegistryUrl, options),
     redisProbe(settings.redisUrl, options),
   ];
+  // The upstream too (issue 48): a worker that cannot reach it takes no slices and says so once.
+  if (settings.apiUrl !== undefined && settings.apiUrl !== '')
+    probes.push(upstreamProbe(settings.apiUrl, options));
+  return probes;
 }
 
 /**

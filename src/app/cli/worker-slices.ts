@@ -6,18 +6,15 @@ import type { PipelineSettings } from '../../foundation/config/index.js';
 import { formatDuration } from '../../foundation/config/index.js';
 import type { PipelineRuntime } from '../index.js';
 import type { ConcurrencyChange } from '../../pipeline/queue/index.js';
+import { isConnectionError } from './connection-error.js';
 import { maskSecrets } from './mask-secrets.js';
 import type { ServiceMonitor } from './service-monitor.js';
 import type { WorkerFlags } from './worker-flags.js';
 import type { StopSignals } from './worker-signals.js';
 import type { WorkerPipeline } from './worker-watch.js';
 
-/** A lost or refused connection (the monitor reports those), as opposed to an error worth a line of its own. */
-function isConnectionError(error: Error): boolean {
-  return /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|Connection is closed|unreachable|Stream isn't writeable/i.test(
-    `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`,
-  );
-}
+/** The services the monitor watches: all are checked again when a slice saw a connection fail. */
+const WATCHED = ['kafka', 'schema-registry', 'redis', 'upstream'] as const;
 
 /** See `refused` in {@link startWorkerSlices}. */
 const REFUSAL_LINE_AFTER_MS = 15_000;
@@ -67,7 +64,7 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
   // refusal the probes do not see) is the slice's own reason printed, once.
   let refusalLine: ReturnType<typeof setTimeout> | undefined;
   const refused = (e: Error): void => {
-    for (const service of ['kafka', 'schema-registry', 'redis'] as const) monitor.recheck(service);
+    for (const service of WATCHED) monitor.recheck(service);
     refusalLine ??= setTimeout(() => {
       if (!o.stop.stopping.signal.aborted) console.error(maskSecrets(`worker: ${e.name}: ${e.message}`));
     }, REFUSAL_LINE_AFTER_MS);
@@ -94,11 +91,13 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
         }
         if (!monitor.isReady() || isConnectionError(e)) {
           // The monitor says it (or will, after this recheck).
-          for (const service of ['kafka', 'schema-registry', 'redis'] as const) monitor.recheck(service);
+          for (const service of WATCHED) monitor.recheck(service);
           return;
         }
         console.error(maskSecrets(`worker: ${where}: ${e.name}: ${e.message}`));
       },
+      // Issue 48: each fenced hand-back is counted (an alert watches them); past the bound the slice fails.
+      onFencedHandBack: () => o.pipeline.ops.telemetry.metrics.sliceFenced.inc(),
       // A slice that failed while a service is down is handed back (no attempt spent): the probes decide, now.
       servicesDown: async () => !(await monitor.checkNow()),
       // Rare, and it fails the run: printed even with --quiet, and even while a service is down.

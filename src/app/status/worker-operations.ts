@@ -17,6 +17,7 @@ import type { PipelineWorkers, PipelineWorkerDeps } from '../../pipeline/queue/i
 import type { PipelineSettings } from '../../foundation/config/index.js';
 import { createLogger } from '../../foundation/config/create-logger.js';
 import { QUEUE_NAMES } from '../../pipeline/contract/queue-names.js';
+import { MAX_EMPTY_FOLLOWS, type PageEventKind } from '../../upstream/client/page-check.js';
 import {
   startScheduleWorker,
   type ScheduleWorker,
@@ -27,6 +28,16 @@ import {
   type WorkerTelemetry,
   type WorkerTelemetryOptions,
 } from './worker-telemetry.js';
+
+/** What each page event means, for its one log line. */
+const PAGE_EVENT_TEXT: Record<PageEventKind, string> = {
+  'empty-page-followed': 'the upstream sent an empty page with a cursor that moved; it was followed',
+  'empty-pages-stopped': `the upstream sent ${MAX_EMPTY_FOLLOWS} empty pages in a row with moving cursors; the read stopped there`,
+  'missing-cursor-continued':
+    "the upstream sent a full page without a cursor; the read went on from its last row's bound",
+  'missing-cursor-stopped':
+    'the upstream sent a full page without a cursor and no usable last row; the read stopped there',
+};
 
 export interface WorkerOperationsOptions {
   /** `/metrics` port (`GAMEDATA_METRICS_PORT`, read by loadConfig): 0 = any free port, false = off. @default 9464 */
@@ -70,11 +81,24 @@ export function createWorkerOperations(
   let schedules: ScheduleWorker | undefined;
   let slicesQueue: Queue | undefined;
   const evolvedLog = createLogger('publish.schema-evolution');
+  const pageLog = createLogger('client.pages');
+  const pageEventsLogged = new Set<string>();
   return {
     telemetry,
     runtimeOptions: {
       client: { onRequest: (info) => telemetry.onRequest(info) },
       onDrift: (resource, drift) => telemetry.onDrift(resource, drift),
+      // Issue 48: each abnormal page is counted; each kind is logged once per resource and process.
+      onPageEvent: (resource, event) => {
+        telemetry.onPageEvent(resource, event);
+        const once = `${resource}\t${event.kind}`;
+        if (pageEventsLogged.has(once)) return;
+        pageEventsLogged.add(once);
+        pageLog.warn(
+          { resource, kind: event.kind, cursor: event.cursor },
+          `${resource}: ${PAGE_EVENT_TEXT[event.kind]} (page read at ${event.cursor ?? "the slice's end bound"}); counted in gamedata_page_events_total, said once`,
+        );
+      },
       // An `evolve` contract registered a field (issue 35): one log line, the subject and the schema id.
       onSchemaEvolved: (f) =>
         evolvedLog.info(

@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PageDrift } from '../../pipeline/drift/index.js';
+import type { PageEvent } from '../../upstream/client/page-check.js';
 import type { Client } from '../../upstream/client/create-client.js';
 import type { SharedBudget } from '../../upstream/budget/shared-budget.js';
 import { proceduresPerRequest, type BudgetSnapshot } from '../../upstream/budget/budget-snapshot.js';
@@ -76,6 +77,8 @@ export interface WorkerTelemetry {
   onRequest(info: { procedures: number; status: number | undefined; ms: number }): void;
   /** Pass as the runtime's `onDrift`: a page's schema drift counted in `gamedata_schema_drift_total`. */
   onDrift(resource: string, drift: PageDrift): void;
+  /** Pass as the runtime's `onPageEvent`: counted in `gamedata_page_events_total`. */
+  onPageEvent(resource: string, event: PageEvent): void;
   /** The pipeline's dependencies, wrapped so every page counts into the metrics. */
   instrument<D extends PipelineWorkerDeps>(deps: D): D;
   /**
@@ -125,6 +128,9 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
         const path = seen.has(id) ? entry.path : '(other)';
         metrics.schemaDrift.inc({ resource, path, kind: entry.kind }, entry.count);
       }
+    },
+    onPageEvent(resource, event) {
+      metrics.pageEvents.inc({ resource, kind: event.kind });
     },
     onRequest(info) {
       metrics.httpRequests.inc({ status: String(info.status ?? 0) });

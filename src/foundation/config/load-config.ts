@@ -77,6 +77,12 @@ export interface GamedataConfig extends SecuritySettings {
    */
   transactionLingerMs: number;
   /**
+   * `GAMEDATA_MAX_RESPONSE_BYTES`: the largest upstream answer read, in bytes (issue 48): a larger one is cut off and
+   * is a retriable error, so one huge answer cannot exhaust the fetcher that serves the whole key. At least 65 536.
+   * @default 67108864 (64 MiB: a full 50-call batch of 100-article pages with their bodies fits)
+   */
+  maxResponseBytes: number;
+  /**
    * `GAMEDATA_GIVE_UP_AFTER`: how long a worker keeps retrying a service (Kafka, the registry, Redis) that stays
    * unreachable before it exits non-zero (`--give-up-after`). A duration: `90s`, `5m`, `1h`, `1d`, `500ms` (a bare
    * number is milliseconds). @default 300_000 (5 min)
@@ -135,6 +141,8 @@ export interface ConfigInput {
   shortPages?: string | undefined;
   /** A duration (`25ms`, `0`): milliseconds as a number, or a string. */
   transactionLingerMs?: number | string | undefined;
+  /** Bytes: a number, or a string of digits. */
+  maxResponseBytes?: number | string | undefined;
   /** A duration: milliseconds as a number, or a string such as `10s`, `5m`, `1h`, `1d`, `250ms`. */
   giveUpAfterMs?: number | string | undefined;
   /** `resource=contract,...` as a string. */
@@ -191,6 +199,7 @@ export const DEFAULT_CONFIG = {
   delivery: 'exactly-once',
   shortPages: 'end',
   transactionLingerMs: 25,
+  maxResponseBytes: 64 * 1024 * 1024,
   giveUpAfterMs: 300_000,
   drainTimeoutMs: 30_000,
   retentionAgeMs: 7 * 86_400_000,
@@ -216,6 +225,7 @@ export const CONFIG_ENV_NAMES = {
   delivery: 'GAMEDATA_DELIVERY',
   shortPages: 'GAMEDATA_SHORT_PAGES',
   transactionLingerMs: 'GAMEDATA_TRANSACTION_LINGER',
+  maxResponseBytes: 'GAMEDATA_MAX_RESPONSE_BYTES',
   giveUpAfterMs: 'GAMEDATA_GIVE_UP_AFTER',
   schemaContracts: 'GAMEDATA_SCHEMA_CONTRACT',
   drainTimeoutMs: 'GAMEDATA_DRAIN_TIMEOUT',
@@ -344,6 +354,12 @@ const FIELD_SCHEMAS = {
   delivery: z.enum(['exactly-once', 'at-least-once']),
   shortPages: z.enum(SHORT_PAGES),
   transactionLingerMs: transactionLinger,
+  maxResponseBytes: z
+    .union([z.number(), z.string()])
+    .transform((value) =>
+      typeof value === 'string' && !/^\s*\d+\s*$/.test(value) ? Number.NaN : Number(value),
+    )
+    .refine((n) => Number.isSafeInteger(n) && n >= 65_536, 'must be a whole number of bytes, at least 65536'),
   giveUpAfterMs: positiveDuration,
   schemaContracts: z.string().transform((text, ctx) => {
     try {
@@ -466,6 +482,7 @@ export function loadConfig<const N extends ConfigNeed = never>(
     shortPages: (values.shortPages as ShortPages | undefined) ?? DEFAULT_CONFIG.shortPages,
     transactionLingerMs:
       (values.transactionLingerMs as number | undefined) ?? DEFAULT_CONFIG.transactionLingerMs,
+    maxResponseBytes: (values.maxResponseBytes as number | undefined) ?? DEFAULT_CONFIG.maxResponseBytes,
     giveUpAfterMs: (values.giveUpAfterMs as number | undefined) ?? DEFAULT_CONFIG.giveUpAfterMs,
     schemaContracts: (values.schemaContracts as SchemaContracts | undefined) ?? DEFAULT_SCHEMA_CONTRACTS,
     drainTimeoutMs: (values.drainTimeoutMs as number | undefined) ?? DEFAULT_CONFIG.drainTimeoutMs,

@@ -34,6 +34,8 @@ export interface PipelineSettings {
   shortPages?: ShortPages | undefined;
   /** `GAMEDATA_TRANSACTION_LINGER`: exactly-once shared transactions' linger. @default DEFAULT_CONFIG.transactionLingerMs */
   transactionLingerMs?: number | undefined;
+  /** `GAMEDATA_MAX_RESPONSE_BYTES`: the largest upstream answer read. @default DEFAULT_CONFIG.maxResponseBytes */
+  maxResponseBytes?: number | undefined;
   /** `GAMEDATA_RETENTION_AGE` / `GAMEDATA_RETENTION_RUNS`: how long finished runs are kept. @default 7 days / 20000 runs */
   retention?: { maxAgeMs: number; maxRuns: number };
   /** `GAMEDATA_SCHEMA_CONTRACT`: each resource's schema contract. @default every resource `freeze` */
@@ -69,6 +71,7 @@ export function readPipelineSettings(
     delivery: config.delivery,
     transactionLingerMs: config.transactionLingerMs,
     shortPages: config.shortPages,
+    maxResponseBytes: config.maxResponseBytes,
     retention: { maxAgeMs: config.retentionAgeMs, maxRuns: config.retentionRuns },
     schemaContracts: config.schemaContracts,
   };

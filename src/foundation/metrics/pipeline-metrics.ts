@@ -51,6 +51,10 @@ export interface PipelineMetrics {
   readonly workerReady: Gauge;
   /** 1 while the service answered its last check, by service (kafka, schema-registry, redis). */
   readonly serviceUp: Gauge<'service'>;
+  /** Slices handed back as fenced (issue 48): another owner took them. */
+  readonly sliceFenced: Counter;
+  /** Pages a slice read went on from, or stopped at, abnormally (issue 48, `page-check.ts`), by resource and kind. */
+  readonly pageEvents: Counter<'resource' | 'kind'>;
   /** The API key's shared budget, deployment-wide (read from Redis at each heartbeat). */
   readonly budget: {
     readonly limit: Gauge;
@@ -155,6 +159,17 @@ export function createPipelineMetrics(options: PipelineMetricsOptions = {}): Pip
       help: 'From send to acks=all for one page of records.',
       labelNames: ['topic'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    sliceFenced: new Counter({
+      name: 'gamedata_slice_fenced_total',
+      help: 'Slices handed back because another owner fenced them (no attempt spent); past maxFencedHandBacks a slice fails.',
+      registers,
+    }),
+    pageEvents: new Counter({
+      name: 'gamedata_page_events_total',
+      help: 'Pages a slice read went on from or stopped at abnormally: empty-page-followed, empty-pages-stopped, missing-cursor-continued, missing-cursor-stopped.',
+      labelNames: ['resource', 'kind'],
       registers,
     }),
     schemaDrift: new Counter({

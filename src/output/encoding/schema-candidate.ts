@@ -3,7 +3,7 @@
  * the candidate `gamedata schemas drift` tests with the registry's compatibility endpoint before anyone edits the
  * catalogue. The field is `["null", <type>]` with default null, what the generator writes for every optional field.
  */
-import { ValidationError } from '../../foundation/errors.js';
+import { FieldExistsError, ValidationError } from '../../foundation/errors.js';
 import type { AvroField, AvroRecordSchema, AvroSchema } from './avro-schema.js';
 
 /** The Avro type of the catalogue kinds a new field can take (JSON objects and arrays as JSON strings). */
@@ -49,7 +49,7 @@ export function withOptionalField(
       throw new ValidationError(`no record at ${parentPath} of ${schema.name}`, parentPath);
   }
   if (record.fields.some((f) => f.name === name))
-    throw new ValidationError(
+    throw new FieldExistsError(
       `${schema.name} already has ${name} at ${parentPath || '(record)'}`,
       parentPath,
     );

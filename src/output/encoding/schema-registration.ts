@@ -7,7 +7,7 @@ import { Compatibility } from '@confluentinc/schemaregistry/dist/schemaregistry-
 import type { Client } from '@confluentinc/schemaregistry';
 import { RESOURCES } from '../../foundation/models/resources.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
-import { ServiceError, ValidationError } from '../../foundation/errors.js';
+import { FieldExistsError, ServiceError } from '../../foundation/errors.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/topic-names.js';
 import type { AvroRecordSchema } from './avro-schema.js';
 import { diffSchemas } from './schema-diff.js';
@@ -186,8 +186,7 @@ export async function testOptionalField(options: {
   try {
     candidate = withOptionalField(registered, options.parentPath, options.name, options.kind);
   } catch (error) {
-    if (error instanceof ValidationError && error.message.includes(' already has '))
-      return { subject, compatible: true, registered: true };
+    if (error instanceof FieldExistsError) return { subject, compatible: true, registered: true };
     throw error;
   }
   try {

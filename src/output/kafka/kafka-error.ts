@@ -29,6 +29,50 @@ function coordinatorNotFound(error: unknown): boolean {
   return false;
 }
 
+/** kafkajs's errors for a broker it cannot reach or lost (their `name`, a class property). */
+const CONNECTION_ERROR_NAMES: ReadonlySet<string> = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSBrokerNotFound',
+]);
+/** Errno codes of a connection refused, not found, not routed or lost (a socket's own error). */
+const CONNECTION_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+]);
+
+/** The errors of `error`'s cause chain (kafkajs wraps: KafkaJSNumberOfRetriesExceeded, KafkaJSNonRetriableError). */
+function causeChain(error: unknown): { name?: unknown; code?: unknown; type?: unknown }[] {
+  const chain: { name?: unknown; code?: unknown; type?: unknown }[] = [];
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth += 1) {
+    chain.push(e);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return chain;
+}
+
+/**
+ * Whether the failure is a broker unreachable or lost, and whether it is kafkajs's UNKNOWN_TOPIC_OR_PARTITION, by class
+ * name, errno `code` and protocol `type` along the cause chain: never by the message (issue 48, item 7).
+ */
+function classify(error: unknown): { unreachable: boolean; missingTopic: boolean } {
+  const chain = causeChain(error);
+  return {
+    unreachable: chain.some(
+      (e) =>
+        (typeof e.name === 'string' && CONNECTION_ERROR_NAMES.has(e.name)) ||
+        (typeof e.code === 'string' && CONNECTION_CODES.has(e.code)),
+    ),
+    missingTopic: chain.some((e) => e.type === 'UNKNOWN_TOPIC_OR_PARTITION'),
+  };
+}
+
 /** Turns a kafkajs failure into a ServiceError that names the brokers and what was being done. */
 export function toKafkaError(error: unknown, brokers: readonly string[], action: string): ServiceError {
   if (error instanceof ServiceError) return error;
@@ -41,11 +85,7 @@ export function toKafkaError(error: unknown, brokers: readonly string[], action:
       cause: error,
       retriable: false,
     });
-  const unreachable =
-    /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Connection timeout|Closed connection|KafkaJSConnectionError/i.test(
-      `${e?.name ?? ''} ${detail}`,
-    );
-  const missingTopic = /does not host this topic-partition|UNKNOWN_TOPIC/i.test(detail);
+  const { unreachable, missingTopic } = classify(error);
   // kafkajs gives up on a retriable error (CONCURRENT_TRANSACTIONS while the coordinator moves, a leader election)
   // with KafkaJSNumberOfRetriesExceeded, which says `retriable: false`: its own retries are spent, not the error's
   // nature. The caller's retry (a slice's next attempt) may still succeed, so the cause decides.

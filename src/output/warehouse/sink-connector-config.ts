@@ -93,6 +93,9 @@ export function connectDlqTopicName(topic: string): string {
   return `${topic}.connect-dlq`;
 }
 
+/** Query parameters of a PostgreSQL URL that hold a secret (pgjdbc's `password`, and `sslpassword` of the key). */
+const SECRET_QUERY_PARAMS: ReadonlySet<string> = new Set(['password', 'sslpassword']);
+
 export interface JdbcTarget {
   /** `jdbc:postgresql://host:port/database` (query parameters kept). */
   jdbcUrl: string;
@@ -128,6 +131,14 @@ export function toJdbcTarget(warehouseUrl: string): JdbcTarget {
       ['WAREHOUSE_URL: needs a user, a host and a database'],
     );
   }
+  // A password in the query would land inline in `connection.url`, in Connect's config topic and REST API: refused
+  // (issue 48). The password goes in user:password@, from where it takes the secrets file.
+  const secretParam = [...url.searchParams.keys()].find((k) => SECRET_QUERY_PARAMS.has(k.toLowerCase()));
+  if (secretParam !== undefined)
+    throw new ConfigError(
+      `WAREHOUSE_URL carries a secret in its query (${secretParam}=), which would be stored inline in Connect's config; put the password in postgresql://user:password@host/database (it then goes through GAMEDATA_CONNECT_SECRETS_FILE) and leave ${secretParam} out`,
+      [`WAREHOUSE_URL: ${secretParam} in the query`],
+    );
   const port = url.port === '' ? '5432' : url.port;
   return {
     jdbcUrl: `jdbc:postgresql://${url.hostname}:${port}/${encodeURIComponent(database)}${url.search}`,

@@ -10,6 +10,7 @@ export {
   sliceJobId,
   safeIdPart,
 } from './queue-names.js';
+export { RUN_ID_PATTERN, checkRunId } from './run-id.js';
 export type {
   RunJobData,
   SliceJobData,

@@ -20,6 +20,7 @@ import { ConfigError } from '../../foundation/errors.js';
 import { RESOURCES, isResourceName, type ResourceName } from '../../foundation/models/resources.js';
 import type { RunJobData, SliceJobData } from '../contract/job-types.js';
 import { runJobId, sliceJobId } from '../contract/queue-names.js';
+import { checkRunId } from '../contract/run-id.js';
 import { UNSPLIT_DEPTH } from './plan-partition.js';
 import {
   earlyUserWalks,
@@ -208,7 +209,10 @@ export async function planBackfill(
   const ctx = planContext(request, source, options);
   const { now, fullHistory, found } = ctx;
   const replay = request.replay ?? false;
-  const runId = request.runId ?? runJobId(request.resources.join('+'), fullHistory ? 'full' : 'range', now);
+  const runId =
+    request.runId !== undefined
+      ? checkRunId(request.runId)
+      : runJobId(request.resources.join('+'), fullHistory ? 'full' : 'range', now);
   let told = 0;
   if (early !== undefined)
     ctx.early = (resource, walks) => {

@@ -29,6 +29,10 @@ export const HEADER = {
   errorPath: 'gamedata.error.path',
   resource: 'gamedata.resource',
   truncated: 'gamedata.dlq.truncated',
+  /** Where a dead letter sat (items that are not records, issue 48): the cursor its page was read at. */
+  pageCursor: 'gamedata.page.cursor',
+  /** ... and its index among that page's items in the slice. */
+  pageIndex: 'gamedata.page.index',
   originalBytes: 'gamedata.dlq.original.bytes',
 } as const;
 
@@ -91,6 +95,8 @@ export function buildDeadLetter(input: {
   error: unknown;
   lineage: Lineage;
   options?: DeadLetterOptions;
+  /** Where in its page the record sat (items that are not records). @default none */
+  position?: { pageCursor: string; pageIndex: number };
 }): OutgoingMessage {
   const maxValueBytes = input.options?.maxValueBytes ?? DEFAULT_DEAD_LETTER_OPTIONS.maxValueBytes;
   const error = GamedataError.from(input.error);
@@ -104,6 +110,10 @@ export function buildDeadLetter(input: {
     [HEADER.errorMessage]: maskWith(error.message, input.options?.secrets ?? ownSecrets()).slice(0, 4_000),
     [HEADER.errorPath]: error instanceof EncodingError ? error.path : '',
   };
+  if (input.position !== undefined) {
+    headers[HEADER.pageCursor] = input.position.pageCursor;
+    headers[HEADER.pageIndex] = String(input.position.pageIndex);
+  }
   if (value.length > maxValueBytes) {
     headers[HEADER.truncated] = 'true';
     headers[HEADER.originalBytes] = String(value.length);

@@ -27,3 +27,4 @@ export {
   DEFAULT_SCHEMA_EVOLUTION_OPTIONS,
 } from './schema-evolution.js';
 export type { SchemaEvolutionOptions, EvolvedField, EvolvedKind } from './schema-evolution.js';
+export { NotARecord, NOT_A_RECORD, isRecord, wrapNotARecords } from './not-a-record.js';

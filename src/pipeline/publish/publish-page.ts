@@ -11,6 +11,7 @@ import type { RecordEncoder } from '../../output/encoding/record-encoder.js';
 import type { EncodingFailureReason } from '../../foundation/errors.js';
 import type { KafkaSink } from '../../output/kafka/producer/kafka-sink.js';
 import { dlqTopicName } from '../../foundation/models/topic-names.js';
+import { NOT_A_RECORD, NotARecord } from './not-a-record.js';
 import { createDriftTracker } from '../drift/drift-tracker.js';
 import type { PageDrift } from '../drift/drift-tracker.js';
 import { createQuietFields } from '../drift/quiet-fields.js';
@@ -111,6 +112,17 @@ export interface EncodedPage {
 /** Encodes pages without sending them (the exactly-once path sends them inside a Kafka transaction). */
 export type PageEncoder = (input: PublishPageInput) => Promise<EncodedPage>;
 
+/** The dead-letter reason of an item that is not a record, naming what it was and where. */
+function notARecordError(item: NotARecord): EncodingError {
+  const what =
+    item.value === null ? 'null' : Array.isArray(item.value) ? 'an array' : `a ${typeof item.value}`;
+  return new EncodingError(
+    `item ${item.pageIndex} of the page read at cursor ${item.pageCursor || '(the slice end)'} is ${what}, not a record`,
+    `$[${item.pageIndex}]`,
+    { reason: NOT_A_RECORD },
+  );
+}
+
 /**
  * The encode half of publishing: each record is encoded on its own; one that cannot be encoded becomes a dead
  * letter with the reason. Never drops a record.
@@ -127,21 +139,25 @@ export function createPageEncoder(
     // One tracker per page: the drift is folded in memory and reported once, never per record.
     const tracker = onDrift === undefined ? undefined : createDriftTracker();
     // Encoding is CPU-bound and the registry lookups are cached: encoding the whole page at once is fine.
-    let results = await Promise.allSettled(
-      records.map((record) => encoder.encode(resource, record, tracker)),
-    );
+    // Items that are not records (issue 48) are never encoded, nor seen by the drift tracker.
+    const encode = (record: unknown, t?: ReturnType<typeof createDriftTracker>): Promise<Buffer> =>
+      record instanceof NotARecord
+        ? Promise.reject(notARecordError(record))
+        : encoder.encode(resource, record, t);
+    let results = await Promise.allSettled(records.map((record) => encode(record, tracker)));
     if (tracker !== undefined) {
       let fields = fieldsOf.get(resource);
       if (fields === undefined)
         fieldsOf.set(resource, (fields = Object.keys(RESOURCE_INFO[resource].model.fields)));
-      quiet?.observe(resource, fields, records, tracker);
+      const observed = records.filter((r) => !(r instanceof NotARecord));
+      quiet?.observe(resource, fields, observed, tracker);
       const drift = tracker.page();
       if (drift.entries.length > 0 || drift.dropped > 0) {
         onDrift?.(resource, drift);
         if (evolve !== undefined && drift.entries.some((e) => e.kind === 'new_field')) {
           if (await evolve(resource, drift)) {
             encoder.refresh(resource);
-            results = await Promise.allSettled(records.map((record) => encoder.encode(resource, record)));
+            results = await Promise.allSettled(records.map((record) => encode(record)));
           }
         }
       }
@@ -159,10 +175,13 @@ export function createPageEncoder(
       const error = result.reason;
       const message = buildDeadLetter({
         resource,
-        record,
+        record: record instanceof NotARecord ? record.value : record,
         error,
         lineage,
         ...(options.deadLetter === undefined ? {} : { options: options.deadLetter }),
+        ...(record instanceof NotARecord
+          ? { position: { pageCursor: record.pageCursor, pageIndex: record.pageIndex } }
+          : {}),
       });
       bad.push(message);
       deadLetters.push({

@@ -26,7 +26,7 @@ import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundat
 import type { AvroRecordSchema } from '../../output/encoding/avro-schema.js';
 import { withOptionalField } from '../../output/encoding/schema-candidate.js';
 import type { DriftStore, JsonType, PageDrift, PageDriftEntry } from '../drift/index.js';
-import { GamedataError } from '../../foundation/errors.js';
+import { FieldExistsError, GamedataError } from '../../foundation/errors.js';
 
 /** The scalar kinds a field can evolve with. */
 export type EvolvedKind = 'string' | 'integer' | 'number' | 'boolean';
@@ -100,7 +100,7 @@ function hasField(schema: AvroRecordSchema, parentPath: string, name: string): b
     withOptionalField(schema, parentPath, name, 'string');
     return false;
   } catch (error) {
-    return (error as Error).message.includes(' already has '); // else no record at the path: not there
+    return error instanceof FieldExistsError; // else no record at the path: not there
   }
 }
 

@@ -116,6 +116,13 @@ export interface PipelineWorkerOptions {
   onProgress?: (event: { kind: 'slice' | 'run'; id: string; result: SliceResult | RunResult }) => void;
   /** Called when the slices run at once change (the key's budget began or stopped binding with short batches). */
   onConcurrency?: (change: ConcurrencyChange) => void;
+  /**
+   * Fenced hand-backs a slice may take (issue 48): a fenced slice is handed back without spending an attempt, so one
+   * fenced on every try looped for ever; past this many it fails for good with the reason. @default 20
+   */
+  maxFencedHandBacks?: number;
+  /** Told of each fenced hand-back, with the slice's count so far (metrics: `gamedata_slice_fenced_total`). */
+  onFencedHandBack?: (sliceId: string, count: number) => void;
 }
 
 export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
@@ -128,6 +135,7 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
   runs: true,
   demandIntervalMs: 500,
   settleMs: 2000,
+  maxFencedHandBacks: 20,
 } as const;
 
 /**
@@ -178,6 +186,10 @@ function resolvePipelineWorkerOptions(options: PipelineWorkerOptions) {
       `option maxConcurrency must be a positive integer, got ${String(o.maxConcurrency)}`,
     );
   }
+  if (!Number.isSafeInteger(o.maxFencedHandBacks) || o.maxFencedHandBacks < 0)
+    throw new ConfigError(
+      `option maxFencedHandBacks must be a non-negative integer, got ${String(o.maxFencedHandBacks)}`,
+    );
   if (!Number.isSafeInteger(o.livenessTimeoutMs) || o.livenessTimeoutMs < 0)
     throw new ConfigError(
       `option livenessTimeoutMs must be a non-negative integer, got ${String(o.livenessTimeoutMs)}`,
@@ -330,6 +342,44 @@ async function outageHandBackMs(c: SliceJobContext): Promise<number | undefined>
   return down ? OUTAGE_HAND_BACK_MS : undefined;
 }
 
+/** The two commands the count needs, on the queue's own connection. */
+interface FencedCountRedis {
+  incr(key: string): Promise<number>;
+  pexpire(key: string, ms: number): Promise<number>;
+}
+
+/** How long a slice's fenced hand-back count lives after its last hand-back. */
+const FENCED_COUNT_TTL_MS = 24 * 3_600_000;
+
+/**
+ * Counts a fenced hand-back of the slice (issue 48) and tells `onFencedHandBack`. The count is a Redis key of its own
+ * (`<prefix>:fenced:<job id>`, expiring a day after the last one), never the job's data: a fenced process is often a
+ * zombie whose copy of the data is stale, and writing it back would undo the new owner's checkpoint.
+ * @throws UnrecoverableError with the reason once the slice was fenced more than `maxFencedHandBacks` times.
+ */
+async function countFencedHandBack(
+  c: SliceJobContext,
+  job: Job<SliceJobData, SliceResult>,
+  error: SliceFencedError,
+): Promise<void> {
+  const key = `${c.o.prefix}:fenced:${job.id ?? '?'}`;
+  let count: number;
+  try {
+    const redis = (await c.spawner.backend.client) as unknown as FencedCountRedis;
+    count = Number(await redis.incr(key));
+    await redis.pexpire(key, FENCED_COUNT_TTL_MS);
+  } catch {
+    return; // Redis away: the outage hand-back says it; the count resumes with Redis
+  }
+  c.o.onFencedHandBack?.(job.id ?? '?', count);
+  if (count > c.o.maxFencedHandBacks) {
+    const e = maskError(error, c.secrets);
+    throw new UnrecoverableError(
+      `slice ${job.id ?? '?'} was fenced ${count} times (more than maxFencedHandBacks ${c.o.maxFencedHandBacks}): another owner took it each time; last: ${e.message}`,
+    );
+  }
+}
+
 /**
  * Ends a slice that threw: hands it back (DelayedError) when {@link handBackDelayMs} says so, else rethrows it
  * masked, as UnrecoverableError when retrying cannot help.
@@ -342,6 +392,7 @@ async function failSlice(
   error: unknown,
 ): Promise<never> {
   const delayMs = handBackDelayMs(error, signal) ?? (await outageHandBackMs(c));
+  if (delayMs !== undefined && error instanceof SliceFencedError) await countFencedHandBack(c, job, error);
   if (delayMs !== undefined) {
     if (isCredentialRefusal(GamedataError.from(error)))
       c.onError(maskError(GamedataError.from(error), c.secrets), 'credentials');

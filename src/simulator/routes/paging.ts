@@ -6,8 +6,9 @@
 import { TRPCError } from '@trpc/server';
 import { LRUCache } from 'lru-cache';
 import { decodeCursor, encodeCursorV1, encodeCursorV2, type CursorBound } from '../cursor.js';
-import { corruptRecord, malformedKind, servedShort } from '../faults.js';
+import { badItem, badItemKind, corruptRecord, malformedKind, servedShort } from '../faults.js';
 import { indexView, listRows, tableView, type RowView } from '../ordered-table.js';
+import { createBadPages, type BadPageKind, type BadPages } from './bad-pages.js';
 import type { RuntimeSettings } from '../options.js';
 import type { ApiRecord, RecordVariant } from '../records/record-variant.js';
 import type { SimulatorResource, World } from '../world.js';
@@ -56,6 +57,44 @@ export interface Paging {
   delayFor(settings: RuntimeSettings, filtered: boolean, boundMs: number | undefined): number;
 }
 
+/**
+ * The page faults on the rows of a page read (`rows` is cut or grown in place): `shortPages` (a page with rows below it
+ * served cut to half: what the real service is not known to do) and issue 48's bad pages; the bad page drawn.
+ */
+function applyPageFaults(
+  spec: ListSpec,
+  table: ReturnType<World['store']>['table'],
+  bound: CursorBound | undefined,
+  rows: number[],
+  more: boolean,
+  badPages: BadPages,
+): BadPageKind | undefined {
+  // The `shortPages` fault: a page with rows below it served cut to half (what the real service is not known to do).
+  const first = rows[0];
+  const firstIdent = first === undefined ? undefined : table.ident(first);
+  if (
+    more &&
+    rows.length > 1 &&
+    first !== undefined &&
+    servedShort(spec.resource, table.ident(first), spec.settings.faults.shortPages, spec.settings.faults.seed)
+  )
+    rows.length = Math.ceil(rows.length / 2);
+  // Issue 48's bad pages, drawn per read (a retry may be answered well).
+  const bad = badPages.draw(spec.settings.faults, spec.settings.cursor, more ? firstIdent : undefined);
+  if (bad === 'longPages') {
+    // One row more than asked for.
+    const extra = listRows(table, spec.view, {
+      bound,
+      limit: rows.length + 1,
+      minTimeMs: spec.minTimeMs,
+      predicate: spec.predicate,
+      mode: spec.settings.cursor,
+    }).rows;
+    rows.splice(0, rows.length, ...extra);
+  }
+  return bad;
+}
+
 export function createPaging(world: World): Paging {
   function serve(
     resource: SimulatorResource,
@@ -63,12 +102,11 @@ export function createPaging(world: World): Paging {
     record: ApiRecord,
     settings: RuntimeSettings,
   ): ApiRecord {
-    const kind = malformedKind(
-      resource,
-      world.store(resource).table.ident(row),
-      settings.faults.malformed,
-      settings.faults.seed,
-    );
+    const ident = world.store(resource).table.ident(row);
+    const bad = badItemKind(resource, ident, settings.faults.badItems, settings.faults.seed);
+    // Served as no record at all (the `badItems` fault): what the envelope check lets through.
+    if (bad !== undefined) return badItem(record, bad) as ApiRecord;
+    const kind = malformedKind(resource, ident, settings.faults.malformed, settings.faults.seed);
     return kind === undefined ? record : corruptRecord(resource, record, kind);
   }
 
@@ -102,6 +140,8 @@ export function createPaging(world: World): Paging {
     return record;
   }
 
+  const badPages = createBadPages();
+
   function page(spec: ListSpec): Page {
     const store = world.store(spec.resource);
     const { table } = store;
@@ -113,20 +153,8 @@ export function createPaging(world: World): Paging {
       predicate: spec.predicate,
       mode: spec.settings.cursor,
     });
-    // The `shortPages` fault: a page with rows below it served cut to half (what the real service is not known to do).
     const first = rows[0];
-    if (
-      more &&
-      rows.length > 1 &&
-      first !== undefined &&
-      servedShort(
-        spec.resource,
-        table.ident(first),
-        spec.settings.faults.shortPages,
-        spec.settings.faults.seed,
-      )
-    )
-      rows.length = Math.ceil(rows.length / 2);
+    const bad = applyPageFaults(spec, table, bound, rows, more, badPages);
     const items = rows.map((row) =>
       serve(spec.resource, row, built(spec.resource, row, spec.variant), spec.settings),
     );
@@ -134,9 +162,13 @@ export function createPaging(world: World): Paging {
     const encode = spec.settings.cursor === 'v2' ? encodeCursorV2 : encodeCursorV1;
     // The next page's bound is the last item's key; an empty page echoes the cursor it was given (upstream may
     // send a cursor with an empty page: clients must stop on empty items, not on a missing cursor).
-    const nextCursor =
-      last !== undefined ? encode(table.time(last), table.oid(last)) : (spec.cursor ?? undefined);
-    const out: Page = { items };
+    const nextCursor = badPages.nextCursor(
+      bad,
+      last !== undefined ? encode(table.time(last), table.oid(last)) : (spec.cursor ?? undefined),
+      spec.cursor ?? undefined,
+      first === undefined ? undefined : { timeMs: table.time(first) },
+    );
+    const out: Page = { items: bad === 'emptyPages' ? [] : items };
     if (nextCursor !== undefined && nextCursor !== '') out.nextCursor = nextCursor;
     if (spec.settings.hasMore) out.hasMore = more;
     return out;

@@ -7,7 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { SlotResult, Transport } from '../client/transport.js';
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError, NetworkError } from '../../foundation/errors.js';
 import type { BudgetKeys } from './budget-keys.js';
 import type { ReportError } from './budget-errors.js';
 import type { CallOutcome, QueuedCall } from './call-queue.js';
@@ -32,7 +32,15 @@ export interface BatchSenderOptions {
   settle: (callId: string, outcome: CallOutcome) => boolean;
   report: ReportError;
   onBatch: ((info: BatchInfo) => void) | undefined;
+  /** Told of each request: whether it reached the upstream (`false`: no connection could be made). */
+  onReach?: ((reached: boolean) => void) | undefined;
 }
+
+/**
+ * How often a call whose request reached no upstream is put back in its queue for another fetcher (issue 48) before
+ * it fails with that NetworkError: a single bad fetcher hands its calls on; an upstream nobody reaches fails them.
+ */
+export const MAX_UNREACHABLE_HOPS = 2;
 
 export interface BatchSender extends SerialLane {
   /** Sends the taken calls (raw queue items) of `batchKey` and delivers their outcomes. */
@@ -43,6 +51,12 @@ interface Batch {
   items: QueuedCall[];
   unique: QueuedCall[];
   slotOf: number[];
+}
+
+/** A sent batch: each call's encoded reply ('' for none to push) and the calls put back in their queues. */
+interface Sent {
+  replies: string[];
+  requeued: QueuedCall[];
 }
 
 /** Calls per priority, in `CALL_PRIORITIES` order. */
@@ -86,6 +100,7 @@ async function deliver(
   byPriority: number[],
   batchKey: string,
   serialMs: number,
+  requeued: readonly QueuedCall[],
 ): Promise<void> {
   const { redis, keys } = options;
   const { items, unique } = batch;
@@ -103,6 +118,13 @@ async function deliver(
       .rpush(keys.replies(target), ...list)
       .pexpire(keys.replies(target), Math.max(60_000, options.leaseMs * 4));
   }
+  // Put back at the front of their queues, in their order, one hop more (see MAX_UNREACHABLE_HOPS); the bell wakes
+  // whichever fetcher takes them.
+  for (let i = requeued.length - 1; i >= 0; i--) {
+    const c = requeued[i] as QueuedCall;
+    pipe.lpush(keys.queues[c.p] ?? keys.queues[0] ?? '', JSON.stringify({ ...c, u: (c.u ?? 0) + 1 }));
+  }
+  if (requeued.length > 0) pipe.rpush(keys.bell, '1').ltrim(keys.bell, 0, 0);
   pipe.del(batchKey).hdel(keys.batches, batchKey);
   pipe.hincrby(keys.stats, 'slots', unique.length).hincrby(keys.stats, 'calls', items.length);
   // The key's second currency (issue 32): the serialised feed work the requests carried, as estimated when sent.
@@ -122,7 +144,7 @@ export function createBatchSender(options: BatchSenderOptions): BatchSender {
   const { id } = options;
   let serialInFlight = 0;
 
-  async function post(batch: Batch, serialMs: number): Promise<string[]> {
+  async function post(batch: Batch, serialMs: number): Promise<Sent> {
     try {
       const transport = options.transport();
       if (!transport) throw new GamedataError('budget: no transport attached');
@@ -131,9 +153,22 @@ export function createBatchSender(options: BatchSenderOptions): BatchSender {
         undefined,
         { serialMs },
       );
-      return answer(batch, results, id, options.settle);
+      options.onReach?.(true);
+      return { replies: answer(batch, results, id, options.settle), requeued: [] };
     } catch (error) {
-      return answer(batch, GamedataError.from(error), id, options.settle);
+      const failure = GamedataError.from(error);
+      const unreachable = failure instanceof NetworkError && failure.unreachable;
+      options.onReach?.(!unreachable);
+      if (!unreachable) return { replies: answer(batch, failure, id, options.settle), requeued: [] };
+      // Reached no upstream: the calls go back for another fetcher, each at most MAX_UNREACHABLE_HOPS times.
+      const again = batch.items.map((c) => (c.u ?? 0) < MAX_UNREACHABLE_HOPS);
+      const rest = { ...batch, items: batch.items.filter((_, i) => again[i] !== true) };
+      const failed = answer(rest, failure, id, options.settle);
+      let next = 0;
+      return {
+        replies: batch.items.map((_, i) => (again[i] === true ? '' : (failed[next++] ?? ''))),
+        requeued: batch.items.filter((_, i) => again[i] === true),
+      };
     }
   }
 
@@ -148,8 +183,8 @@ export function createBatchSender(options: BatchSenderOptions): BatchSender {
     try {
       const byPriority = countByPriority(items);
       options.onBatch?.({ calls: items.length, slots: unique.length, byPriority, binds });
-      const replies = await post(batch, serialAhead + serialOwn);
-      await deliver(options, batch, replies, byPriority, batchKey, serialOwn);
+      const { replies, requeued } = await post(batch, serialAhead + serialOwn);
+      await deliver(options, batch, replies, byPriority, batchKey, serialOwn, requeued);
     } finally {
       serialInFlight -= serialOwn;
     }

@@ -1,6 +1,6 @@
 /**
- * Redis key names of one API key's shared budget. They derive from a SHA-256 of the API key, never the key itself
- * (key names show up in `MONITOR`, `KEYS`, slow logs and backups).
+ * Redis key names of one API key's shared budget on one upstream. They derive from a SHA-256 of the upstream's
+ * origin and the API key, never the key itself (key names show up in `MONITOR`, `KEYS`, slow logs and backups).
  */
 import { createHash } from 'node:crypto';
 import { CALL_PRIORITIES } from './priority.js';
@@ -33,17 +33,20 @@ export interface BudgetKeys {
   batch(fetcherId: string, seq: number): string;
 }
 
-/** Short stable digest of an API key (anonymous callers share the empty key's digest). */
-export function hashApiKey(apiKey: string | undefined): string {
+/**
+ * Short stable digest of an API key on an upstream (anonymous callers share the empty key's digest). Without an
+ * upstream (`''`) it is the key's alone, as before issue 48.
+ */
+export function hashApiKey(apiKey: string | undefined, upstream = ''): string {
   return createHash('sha256')
-    .update(apiKey ?? '')
+    .update(upstream === '' ? (apiKey ?? '') : `${upstream}\n${apiKey ?? ''}`)
     .digest('hex')
     .slice(0, 20);
 }
 
-/** The key names of the budget of `apiKey` under `prefix`. */
-export function budgetKeys(prefix: string, apiKey: string | undefined): BudgetKeys {
-  return budgetKeysOfBase(`${prefix}${hashApiKey(apiKey)}`);
+/** The key names of the budget of `apiKey` on `upstream` (its origin; `''`: any) under `prefix`. */
+export function budgetKeys(prefix: string, apiKey: string | undefined, upstream = ''): BudgetKeys {
+  return budgetKeysOfBase(`${prefix}${hashApiKey(apiKey, upstream)}`);
 }
 
 /** The key names under a known base (`<prefix><digest>`, as `findBudgetBases` returns them). */

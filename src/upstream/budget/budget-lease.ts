@@ -32,6 +32,11 @@ export interface BudgetLease {
   resign(): Promise<boolean>;
   /** Releases the lease in Redis (when it is still ours). */
   release(): Promise<void>;
+  /**
+   * Stops leading now and releases the lease, but keeps ticking (alive, recovering nothing, taking the lease again
+   * once `canFetch` says so): the fetcher reached no upstream (issue 48).
+   */
+  stepDown(): Promise<void>;
 }
 
 export function createBudgetLease(options: BudgetLeaseOptions): BudgetLease {
@@ -84,6 +89,15 @@ export function createBudgetLease(options: BudgetLeaseOptions): BudgetLease {
     },
     async release() {
       await redis.eval(RELEASE, 1, keys.leader, id);
+    },
+    async stepDown() {
+      if (!leading) return;
+      leading = false;
+      try {
+        await redis.eval(RELEASE, 1, keys.leader, id);
+      } catch (error) {
+        options.report(error, 'lease');
+      }
     },
   };
 }

@@ -25,6 +25,8 @@ export interface QueuedCall {
   i: unknown;
   /** Serial feed ms the call is expected to cost (absent: none). */
   s?: number;
+  /** Times a fetcher put it back because its request reached no upstream (absent: none). */
+  u?: number;
 }
 
 /** How a call ends: its slot's result or a failure. */

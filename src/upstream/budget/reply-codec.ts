@@ -22,6 +22,8 @@ interface WireError {
   c?: string;
   a?: number;
   u?: string;
+  /** A NetworkError's connect failure code. */
+  k?: string;
   slot: boolean;
 }
 
@@ -36,7 +38,10 @@ function encodeError(error: GamedataError): WireError {
     if (error.code !== undefined) wire.c = error.code;
     if (error.retryAfterMs !== undefined) wire.a = error.retryAfterMs;
   }
-  if (error instanceof NetworkError) wire.u = error.url;
+  if (error instanceof NetworkError) {
+    wire.u = error.url;
+    if (error.connectFailure !== undefined) wire.k = error.connectFailure;
+  }
   return wire;
 }
 
@@ -47,7 +52,8 @@ function decodeError(w: WireError): GamedataError {
     const Cls =
       w.n === 'NotFoundError' ? NotFoundError : w.n === 'RateLimitError' ? RateLimitError : UpstreamError;
     error = new Cls(w.m, w.s, w.p, w.c, opts);
-  } else if (w.n === 'NetworkError') error = new NetworkError(w.m, w.u ?? '', { retriable: w.r });
+  } else if (w.n === 'NetworkError')
+    error = new NetworkError(w.m, w.u ?? '', { retriable: w.r, connectFailure: w.k });
   else error = new GamedataError(w.m, { retriable: w.r });
   return w.slot ? markSlotError(error) : error;
 }

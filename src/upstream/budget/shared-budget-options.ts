@@ -15,6 +15,19 @@ export interface SharedBudgetOptions {
   redis: Redis;
   /** The API key the budget governs; only its SHA-256 digest reaches Redis. */
   apiKey: string | undefined;
+  /**
+   * The upstream's origin (`http://127.0.0.1:4000`): part of the budget's digest with the API key, so processes
+   * pointed at another upstream (staging) with the same key and prefix never answer for each other. @default '' (the
+   * key alone)
+   */
+  upstream?: string | undefined;
+  /**
+   * Consecutive requests of this process's fetcher that reached no upstream (no connection could be made) before it
+   * gives up the fetcher lease, so that a process that does reach the upstream takes the key over. @default 3
+   */
+  unreachableLimit?: number | undefined;
+  /** How long a fetcher that gave up for that stays out of the election, ms. @default 30000 */
+  unreachableCoolDownMs?: number | undefined;
   /** Prefix of every Redis key. @default 'gamedata:budget:' */
   prefix?: string | undefined;
   /** Priority of calls made outside `runWithPriority`. @default 'backfill' */
@@ -112,6 +125,9 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,
   resetMarginMs: DEFAULT_TOKEN_BUDGET_OPTIONS.resetMarginMs,
   latencyMs: 1000,
+  upstream: '',
+  unreachableLimit: 3,
+  unreachableCoolDownMs: 30_000,
 } as const;
 
 /** One batch the fetcher sent. */
@@ -129,6 +145,9 @@ export interface BatchInfo {
 export interface ResolvedSharedBudgetOptions {
   redis: Redis;
   apiKey: string | undefined;
+  upstream: string;
+  unreachableLimit: number;
+  unreachableCoolDownMs: number;
   prefix: string;
   /** Rank of {@link SharedBudgetOptions.defaultPriority}. */
   defaultRank: number;
@@ -192,6 +211,12 @@ export function resolveSharedBudgetOptions(options: SharedBudgetOptions): Resolv
   return {
     redis: options.redis,
     apiKey: options.apiKey,
+    upstream: options.upstream ?? d.upstream,
+    unreachableLimit: positive('unreachableLimit', options.unreachableLimit ?? d.unreachableLimit, true),
+    unreachableCoolDownMs: atLeastZero(
+      'unreachableCoolDownMs',
+      options.unreachableCoolDownMs ?? d.unreachableCoolDownMs,
+    ),
     prefix: options.prefix ?? d.prefix,
     defaultRank,
     maxBatch,

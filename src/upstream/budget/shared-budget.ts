@@ -39,6 +39,7 @@ import { parseBudgetDemand, type BudgetDemand } from './concurrency-decision.js'
 import { createDemandPublisher } from './demand-publisher.js';
 import { createFetchLoop, type FetchLoop } from './fetch-loop.js';
 import { persistPacing, readPersistedPacing } from './persisted-pacing.js';
+import { createReachTracker } from './reach-tracker.js';
 import { createReplyReader, type ReplyReader } from './reply-reader.js';
 import {
   resolveSharedBudgetOptions,
@@ -78,7 +79,7 @@ export interface SharedBudget extends ClientBudget {
 export function createSharedBudget(options: SharedBudgetOptions): SharedBudget {
   const o = resolveSharedBudgetOptions(options);
   const { redis, now } = o;
-  const keys = budgetKeys(o.prefix, o.apiKey);
+  const keys = budgetKeys(o.prefix, o.apiKey, o.upstream);
   const id = randomBytes(8).toString('hex');
   const state: ShellState = { transport: undefined, closed: false };
   const parts = createParts(o, keys, id, state);
@@ -145,7 +146,16 @@ function createParts(o: ResolvedSharedBudgetOptions, keys: BudgetKeys, id: strin
   const onRoute = (): void => replies.ensure();
   const queue = createCallQueue({ redis, keys, id, defaultRank: o.defaultRank, isClosed, report, onRoute });
   const transport = (): Transport | undefined => state.transport;
-  const batch = { leaseMs: o.leaseMs, transport, settle, report, onBatch: o.onBatch };
+  // Issue 48: a fetcher whose requests reach no upstream gives up the lease and cools down.
+  const reach = createReachTracker({
+    limit: o.unreachableLimit,
+    coolDownMs: o.unreachableCoolDownMs,
+    now,
+  });
+  const onReach = (reached: boolean): void => {
+    if (reach.record(reached)) void lease.stepDown();
+  };
+  const batch = { leaseMs: o.leaseMs, transport, settle, report, onBatch: o.onBatch, onReach };
   const sender = createBatchSender({ redis, keys, id, ...batch });
   const bell = createBell(redis, keys.bell);
   const demand = createDemandPublisher(redis, keys, o.demandTtlMs, now, report);
@@ -167,7 +177,7 @@ function createParts(o: ResolvedSharedBudgetOptions, keys: BudgetKeys, id: strin
   const loop = createFetchLoop(loopDeps);
   const lease = createBudgetLease({
     ...{ redis, keys, id, leaseMs: o.leaseMs, tickMs: o.tickMs, isClosed, report },
-    canFetch: () => state.transport !== undefined && o.fetcher,
+    canFetch: () => state.transport !== undefined && o.fetcher && !reach.coolingDown(),
     onWon: async () => {
       limiter.adopt(await readPersistedPacing(redis, keys));
       void loop.lead();

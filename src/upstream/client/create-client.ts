@@ -100,6 +100,11 @@ export interface ClientOptions {
    * `batchWindowMs` and `maxBatchHoldMs` then do not apply. @default undefined (batch and pace in process)
    */
   budget?: ClientBudget | undefined;
+  /**
+   * The largest answer body read, bytes (issue 48): a larger one is cut off as it arrives and is a retriable
+   * UpstreamError. @default 67108864 (64 MiB, `DEFAULT_MAX_RESPONSE_BYTES`)
+   */
+  maxResponseBytes?: number | undefined;
 }
 
 export const DEFAULT_CLIENT_OPTIONS = {
@@ -261,6 +266,7 @@ export function createClient(options: ClientOptions): Client {
     apiKey: options.apiKey,
     fetch: fetchImpl,
     timeoutMs,
+    maxResponseBytes: options.maxResponseBytes,
     limiter: {
       acquire: (signal) => limiter.acquire(signal),
       complete: (headers, status, retryAfterMs) => limiter.complete(headers, status, retryAfterMs),

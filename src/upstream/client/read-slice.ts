@@ -11,6 +11,12 @@ import { encodeCursor, ZERO_OID } from './cursor.js';
 import type { Listing } from './listing.js';
 import { checkOpenRange, type TimeRange } from '../../foundation/slicing/index.js';
 import type { ShortPages } from '../../foundation/models/short-pages.js';
+import { checkPage, MAX_EMPTY_FOLLOWS, type PageEvent } from './page-check.js';
+
+const idOf = (item: unknown): string | undefined => {
+  const id = typeof item === 'object' && item !== null ? (item as { _id?: unknown })._id : undefined;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+};
 
 export interface ReadSliceOptions {
   /** Resume after a checkpoint: a `cursor` yielded by an earlier read of the same slice. */
@@ -22,6 +28,8 @@ export interface ReadSliceOptions {
   onInvalidItem?: InvalidItemMode | undefined;
   /** What a page with fewer items than asked for means (`ShortPages`, src/foundation/models/short-pages.ts). @default 'end' */
   shortPages?: ShortPages | undefined;
+  /** Told of each page the read went on from, or stopped at, abnormally (`page-check.ts`). Must not throw. */
+  onPageEvent?: ((event: PageEvent) => void) | undefined;
 }
 
 export const DEFAULT_READ_SLICE_OPTIONS = {
@@ -88,6 +96,8 @@ export async function* readSlicePages<T>(
   let cursor =
     options.cursor === undefined || options.cursor === null ? sliceStartCursor(core, end) : options.cursor;
   const seen = new Set<string>();
+  let previousIds: ReadonlySet<string> = new Set<string>();
+  let emptyFollows = 0;
   for (;;) {
     const page = await core.fetchPage<T>(
       listing,
@@ -116,22 +126,34 @@ export async function* readSlicePages<T>(
       items.push(item);
       if (!Number.isNaN(t)) lastTimeMs = t;
     }
-    const next = page.nextCursor;
-    // Stop rules that do not rely on hasMore (the real service omits it): an item older than the slice, an empty
-    // page, a page shorter than asked (unless `shortPages: 'confirm'`, or a `hasMore: true` says otherwise), a missing
-    // cursor, or a cursor already followed (which would loop).
-    const done =
-      reachedStart ||
-      page.items.length === 0 ||
-      (shortEnds && page.items.length < pageLimit && page.hasMore !== true) ||
-      typeof next !== 'string' ||
-      next === '' ||
-      next === cursor ||
-      seen.has(next);
-    if (typeof next === 'string') seen.add(next);
+    // Stop rules that do not rely on hasMore (the real service omits it), and the checks of a page (page-check.ts):
+    // an item older than the slice, an empty page, a short page (unless `shortPages: 'confirm'`) end the read; a
+    // cursor that does not move, repeated rows and a page longer than its limit are errors; an empty page with a
+    // moved cursor and a full page without one go on (counted).
+    const check = checkPage({
+      items: page.items,
+      nextCursor: page.nextCursor,
+      hasMore: page.hasMore,
+      cursor,
+      pageLimit,
+      shortEnds,
+      reachedStart,
+      seen,
+      previousIds,
+      emptyFollows,
+      lowerBound: lo,
+      sortField: listing.sortField,
+      format: core.cursorFormat,
+    });
+    if (check.event !== undefined) options.onPageEvent?.({ kind: check.event, cursor });
+    emptyFollows = page.items.length === 0 && check.next !== null ? emptyFollows + 1 : 0;
+    previousIds = new Set(page.items.map(idOf).filter((id): id is string => id !== undefined));
+    const next = check.next;
+    const done = next === null;
+    if (next !== null) seen.add(next);
     yield {
       items,
-      cursor: done ? null : next,
+      cursor: next,
       fetched: page.items.length,
       lastTimeMs,
       firstTimeMs: sortTimeOf(page.items[0], listing.sortField),
@@ -181,10 +203,14 @@ export async function probeSortTimes(
   limit = 100,
   signal?: AbortSignal,
 ): Promise<number[]> {
-  const page = await client.fetchPage(
-    listing,
-    { limit, cursor: sliceStartCursor(client, beforeMs) },
-    { signal, onInvalidItem: 'pass' },
-  );
+  let cursor = sliceStartCursor(client, beforeMs);
+  let page = await client.fetchPage(listing, { limit, cursor }, { signal, onInvalidItem: 'pass' });
+  // An empty page whose cursor moved (issue 48) is not "no rows": follow it, as a slice read does.
+  for (let follows = 0; page.items.length === 0 && follows < MAX_EMPTY_FOLLOWS; follows++) {
+    const next = page.nextCursor;
+    if (typeof next !== 'string' || next === '' || next === cursor) break;
+    cursor = next;
+    page = await client.fetchPage(listing, { limit, cursor }, { signal, onInvalidItem: 'pass' });
+  }
   return page.items.map((item) => sortTimeOf(item, listing.sortField)).filter((t) => !Number.isNaN(t));
 }

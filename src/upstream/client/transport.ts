@@ -20,6 +20,8 @@ import { withRetry } from './retry.js';
 import { requestTimeoutMs } from './call-cost.js';
 import { withoutCredentials } from '../../foundation/config/address-of.js';
 import { fetchSameOrigin } from './internal/fetch-same-origin.js';
+import { connectFailureCode } from './connect-failure.js';
+import { readCapped } from './read-capped.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -53,6 +55,8 @@ export interface TransportOptions {
   fetch: FetchLike;
   /** Per-request timeout in ms; a timed-out request is a retriable NetworkError. */
   timeoutMs: number;
+  /** Largest answer body read, bytes; a larger one is a retriable UpstreamError (`read-capped.ts`). @default 64 MiB */
+  maxResponseBytes?: number | undefined;
   limiter: RateLimiter;
   retry: RetryPolicy;
   /** Called after every HTTP exchange (metrics, logs). */
@@ -111,8 +115,12 @@ function isEnvelope(value: unknown): value is Record<string, unknown> {
   );
 }
 
+/** The default byte cap of an answer: a full 50-call batch of 100-article pages with their bodies fits. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
 export function createTransport(options: TransportOptions): Transport {
   const base = options.baseUrl.replace(/\/+$/, '');
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
 
@@ -144,8 +152,18 @@ export function createTransport(options: TransportOptions): Transport {
     let text: string;
     try {
       response = await fetchSameOrigin(options.fetch, url, init); // no x-api-key to another origin
-      text = await response.text();
+      text = await readCapped(response, maxResponseBytes, `${init.method} ${procedures.slice(0, 80)}`);
     } catch (cause) {
+      if (cause instanceof UpstreamError) {
+        // Over the byte cap: the upstream answered (an HTTP exchange happened, the pacing saw no headers of it).
+        options.limiter.complete(undefined, undefined);
+        options.onRequest?.({
+          procedures: calls.length,
+          status: cause.status,
+          ms: performance.now() - started,
+        });
+        throw cause;
+      }
       options.limiter.complete(undefined, undefined);
       options.onRequest?.({ procedures: calls.length, status: undefined, ms: performance.now() - started });
       if (signal?.aborted) throw new AbortedError('aborted', { cause: signal.reason });
@@ -158,7 +176,7 @@ export function createTransport(options: TransportOptions): Transport {
       throw new NetworkError(
         `${init.method} ${withoutCredentials(base)}/${procedures.length > 80 ? `${procedures.slice(0, 80)}…` : procedures}: ${reason}`,
         withoutCredentials(base),
-        { cause },
+        { cause, connectFailure: timeout.aborted ? undefined : connectFailureCode(cause) },
       );
     }
     const status = response.status;

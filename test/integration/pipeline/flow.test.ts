@@ -26,7 +26,7 @@ import {
   type RunJobData,
   type SliceJobData,
 } from '../../../src/pipeline/planner/index.js';
-import { ServiceError, UpstreamError } from '../../../src/foundation/errors.js';
+import { ServiceError, SliceFencedError, UpstreamError } from '../../../src/foundation/errors.js';
 import type { PagePublisher } from '../../../src/pipeline/publish/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
@@ -405,6 +405,53 @@ describe('pipeline flow on real Redis', () => {
       await workers.close();
     }
   });
+  it('a slice fenced on every try fails once past maxFencedHandBacks, with the reason; each hand-back is told (issue 48)', async () => {
+    const fenced: SliceSource = {
+      operation: () => 'donation.getManyPaginated',
+      // eslint-disable-next-line require-yield -- fenced before its first page, every time
+      async *readPages(slice) {
+        throw new SliceFencedError(`slice ${slice.resource} taken by another owner`, 'k');
+      },
+    };
+    const handBacks: number[] = [];
+    const failedForGood: string[] = [];
+    const workers = startPipelineWorkers(
+      {
+        connection: redis,
+        prefix,
+        concurrency: 1,
+        maxFencedHandBacks: 3,
+        onFencedHandBack: (_id, count) => handBacks.push(count),
+        onSliceFailed: (_id, e) => failedForGood.push(e.message),
+        servicesDown: () => Promise.resolve(false),
+      },
+      acceptingDeps(fenced, 'f'),
+    );
+    try {
+      const runId = `rf-${Date.now()}`;
+      const slices = [slice(runId, 0, 2_000_000)];
+      await enqueueRun(run(runId, slices), slices, { connection: redis, prefix });
+      const failure = await waitForRun(runId, {
+        connection: redis,
+        prefix,
+        timeoutMs: 30_000,
+        pollMs: 100,
+      }).then(
+        () => 'completed',
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+      expect(failure).toContain(`run ${runId} failed: slice ${String(slices[0]?.sliceId)} failed`);
+      expect(failure).toContain(
+        'was fenced 4 times (more than maxFencedHandBacks 3): another owner took it each time',
+      );
+      expect(failure).toContain('slice donations taken by another owner');
+      expect(handBacks).toEqual([1, 2, 3, 4]);
+      expect(failedForGood).toHaveLength(1);
+    } finally {
+      await workers.close();
+    }
+  }, 60_000);
+
   it("a failed run's status always carries its reason, however close to the failure it is read", async () => {
     // Read without pause while runs fail: a status read between the run's failing and its reason was once said
     // to have failed for an "unknown reason".

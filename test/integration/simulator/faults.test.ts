@@ -55,7 +55,14 @@ describe('request faults', () => {
     expect(await outcome()).toBe('hang');
     sim.configure({ faults: { hang: 0 } });
     expect(await outcome()).toBe('ok');
-    expect(sim.stats().faults).toEqual({ http5xx: 1, batch5xx: 0, reset: 1, hang: 1, badJson: 1 });
+    expect(sim.stats().faults).toEqual({
+      http5xx: 1,
+      batch5xx: 0,
+      reset: 1,
+      hang: 1,
+      badJson: 1,
+      oversize: 0,
+    });
   });
 
   it('rates are seeded: the same request sequence meets the same faults', async () => {

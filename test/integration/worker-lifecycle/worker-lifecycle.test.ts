@@ -11,81 +11,13 @@
  * not started yet, and the test works wherever the services come from (local stack, containers, env) without
  * stopping anything shared.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
 import { freePort, freePorts } from '../../helpers/free-ports.js';
+import { startWorker, type Worker } from '../../helpers/cli-worker.js';
 
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-interface Worker {
-  child: ChildProcess;
-  /** Every stderr and stdout line so far. */
-  lines: string[];
-  exited: Promise<{ code: number | null; atMs: number }>;
-  startedAt: number;
-  waitFor(pattern: RegExp, timeoutMs: number): Promise<string>;
-}
-
-function startWorker(env: NodeJS.ProcessEnv, args: string[]): Worker {
-  const startedAt = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/cli/main.ts', 'worker', ...args], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const waiters = new Set<() => void>();
-  let partial = '';
-  const onData = (b: Buffer): void => {
-    const parts = (partial + b.toString()).split('\n');
-    partial = parts.pop() ?? '';
-    lines.push(...parts);
-    for (const w of [...waiters]) w();
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  const exited = new Promise<{ code: number | null; atMs: number }>((resolve) =>
-    child.once('exit', (code) => {
-      if (partial !== '') lines.push(partial);
-      for (const w of [...waiters]) w();
-      resolve({ code, atMs: Date.now() - startedAt });
-    }),
-  );
-  return {
-    child,
-    lines,
-    exited,
-    startedAt,
-    waitFor(pattern, timeoutMs) {
-      return new Promise((resolve, reject) => {
-        const check = (): void => {
-          const hit = lines.find((l) => pattern.test(l));
-          if (hit !== undefined) {
-            done();
-            resolve(hit);
-          } else if (child.exitCode !== null) {
-            done();
-            reject(new Error(`worker exited (${child.exitCode}) before ${pattern}:\n${lines.join('\n')}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          done();
-          reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms:\n${lines.join('\n')}`));
-        }, timeoutMs);
-        const done = (): void => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        check();
-      });
-    },
-  };
-}
 
 /** Forwards `port` on loopback to `target` (host:port) once started. */
 function forwarder(port: number, target: string): { start(): Promise<void>; stop(): Promise<void> } {
@@ -181,7 +113,12 @@ describe('gamedata worker never hangs', () => {
       expect(notReady.status).toBe(503);
       expect(JSON.parse(notReady.body)).toEqual({
         ready: false,
-        services: { kafka: 'unreachable', 'schema-registry': 'reachable', redis: 'reachable' },
+        services: {
+          kafka: 'unreachable',
+          'schema-registry': 'reachable',
+          redis: 'reachable',
+          upstream: 'reachable',
+        },
       });
 
       // Work waits in the queue meanwhile.
@@ -251,7 +188,12 @@ describe('gamedata worker never hangs', () => {
       await until(503);
       expect(await readyz()).toEqual({
         status: 503,
-        services: { kafka: 'reachable', 'schema-registry': 'reachable', redis: 'unreachable' },
+        services: {
+          kafka: 'reachable',
+          'schema-registry': 'reachable',
+          redis: 'unreachable',
+          upstream: 'reachable',
+        },
       });
 
       await proxy.start();

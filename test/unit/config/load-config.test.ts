@@ -52,10 +52,22 @@ describe('loadConfig', () => {
       delivery: 'exactly-once',
       shortPages: 'end',
       transactionLingerMs: 25,
+      maxResponseBytes: 67_108_864,
       giveUpAfterMs: 300_000,
       drainTimeoutMs: 30_000,
       schemaContracts: DEFAULT_SCHEMA_CONTRACTS,
     });
+  });
+
+  it('reads the byte cap on upstream answers (issue 48): a whole number of bytes >= 65536, default 64 MiB', () => {
+    expect(loadConfig({ env: {} }).maxResponseBytes).toBe(64 * 1024 * 1024);
+    expect(loadConfig({ env: { GAMEDATA_MAX_RESPONSE_BYTES: '1048576' } }).maxResponseBytes).toBe(1_048_576);
+    for (const bad of ['1024', '1.5e6', 'lots', '-1'])
+      expect(() => loadConfig({ env: { GAMEDATA_MAX_RESPONSE_BYTES: bad } })).toThrow(
+        new RegExp(
+          `GAMEDATA_MAX_RESPONSE_BYTES \\(env\\): must be a whole number of bytes, at least 65536.*; got "${bad}"`,
+        ),
+      );
   });
 
   it("reads the shared transactions' linger as a duration from 0 to 1s, and names a bad one", () => {

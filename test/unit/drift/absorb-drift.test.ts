@@ -4,7 +4,7 @@ import { withOptionalField } from '../../../src/output/encoding/schema-candidate
 import { generateAvroSchema } from '../../../src/output/encoding/avro-schema.js';
 import { Transaction, Election } from '../../../src/foundation/models/catalogue.js';
 import { buildDriftReport, formatDriftReport } from '../../../src/app/cli/drift-report.js';
-import { ValidationError } from '../../../src/foundation/errors.js';
+import { FieldExistsError, ValidationError } from '../../../src/foundation/errors.js';
 
 const rec = (over: Partial<DriftRecord>): DriftRecord => ({
   kind: 'new_field',
@@ -64,6 +64,21 @@ describe('withOptionalField', () => {
     );
     expect(() => withOptionalField(schema, 'nope', 'x', 'string')).toThrow(ValidationError);
     expect(() => withOptionalField(schema, '', 'money', 'string')).toThrow(/already has money/);
+  });
+
+  it('a field that exists is a FieldExistsError, a path with no record is not (issue 48: decided by class, not text)', () => {
+    const thrown = (f: () => unknown): unknown => {
+      try {
+        f();
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    };
+    expect(thrown(() => withOptionalField(schema, '', 'money', 'string'))).toBeInstanceOf(FieldExistsError);
+    const noRecord = thrown(() => withOptionalField(schema, 'nope', 'x', 'string'));
+    expect(noRecord).toBeInstanceOf(ValidationError);
+    expect(noRecord).not.toBeInstanceOf(FieldExistsError);
   });
 });
 

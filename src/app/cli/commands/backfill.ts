@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../../foundation/errors.js';
 import { createPipelineRuntime } from '../../index.js';
 import { startBackfill } from '../../../pipeline/queue/index.js';
+import { checkRunId } from '../../../pipeline/contract/index.js';
 import { readPipelineSettings } from '../../../foundation/config/index.js';
 import { commandRedisLines } from '../connection-lines.js';
 import { addressOf, requireReachable } from '../service-probes.js';
@@ -146,7 +147,10 @@ export function register(program: Command): void {
       `with --dry-run: the worker CPU a record costs on your workers' machines, µs (bench/pipeline.ts measures it; default ${WORKER_CPU_MICROS_PER_RECORD}, this project's 2-core box)`,
     )
     .option('--target-rows <n>', 'rows per planned slice', '5000')
-    .option('--run-id <id>', 'fix the run id (default: derived from resources and time)')
+    .option(
+      '--run-id <id>',
+      "fix the run id: letters, digits, '.', '_', '-' (default: derived from resources and time)",
+    )
     .option(
       '--priority <p>',
       "the run's priority on the API key's shared budget: backfill, or rescan (yields to every backfill and tail)",
@@ -155,6 +159,7 @@ export function register(program: Command): void {
     .action(async (names: string[], flags: BackfillFlags) => {
       const resources = parseResources(names);
       const { targetRows, priority, cpuPerRecord, partition, partitionAboveRows } = parsePlanFlags(flags);
+      if (flags.runId !== undefined) checkRunId(flags.runId, '--run-id');
       const settings = readPipelineSettings({ api: true });
       await requireReachable({ redisUrl: settings.redisUrl });
       const rt = await createPipelineRuntime(settings, { kafka: false });

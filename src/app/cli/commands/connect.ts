@@ -15,7 +15,7 @@ import { processSecurity } from '../../../foundation/config/process-security.js'
 import { ConfigError } from '../../../foundation/errors.js';
 import { RESOURCES, type ResourceName } from '../../../foundation/models/resources.js';
 import { parseResources } from '../../../pipeline/planner/index.js';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { writeSecretsFile } from '../../../output/warehouse/write-secrets-file.js';
 import {
   buildSinkConnectorConfig,
   connectorSecretsProperties,
@@ -82,10 +82,9 @@ interface CreateFlags {
   wait?: boolean;
 }
 
-/** The secrets file, mode 600 (also when it existed: an existing file keeps its mode on write). */
-function writeSecretsFile(path: string, secrets: ReadonlyMap<string, string>): void {
-  writeFileSync(path, connectorSecretsProperties(secrets), { mode: 0o600 });
-  chmodSync(path, 0o600);
+/** The secrets file: 0600 from the first byte, O_EXCL, renamed into place (issue 48): never through a symlink. */
+function writeConnectorSecrets(path: string, secrets: ReadonlyMap<string, string>): void {
+  writeSecretsFile(path, connectorSecretsProperties(secrets));
   console.log(`${path}: ${secrets.size} secrets (${[...secrets.keys()].join(', ')})`);
 }
 
@@ -170,7 +169,7 @@ function registerSecretsFile(connect: Command): void {
     .option('--sink <sink>', 'the secrets of the jdbc or the iceberg sinks', parseSinkKind, 'jdbc')
     .action((flags: { output: string; sink: SinkKind }) => {
       if (flags.sink === 'iceberg') {
-        writeSecretsFile(flags.output, icebergSecrets());
+        writeConnectorSecrets(flags.output, icebergSecrets());
         return;
       }
       const s = readConnectSettings({ warehouse: true }, undefined);
@@ -184,7 +183,7 @@ function registerSecretsFile(connect: Command): void {
         secretsFile: s.secretsFile ?? '/unused',
         collectSecrets: secrets,
       });
-      writeSecretsFile(flags.output, secrets);
+      writeConnectorSecrets(flags.output, secrets);
     });
 }
 

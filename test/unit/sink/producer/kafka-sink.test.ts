@@ -33,8 +33,13 @@ describe('createKafkaSink options', () => {
 describe('toKafkaError', () => {
   it("says what to do about a missing topic, and keeps kafkajs's retriable flag", async () => {
     const { toKafkaError } = await import('../../../../src/output/kafka/kafka-error.js');
+    // Decided by kafkajs's protocol `type` (issue 48), as a KafkaJSProtocolError carries it.
     const e = toKafkaError(
-      { message: 'This server does not host this topic-partition', retriable: false },
+      {
+        message: 'This server does not host this topic-partition',
+        type: 'UNKNOWN_TOPIC_OR_PARTITION',
+        retriable: false,
+      },
       ['b:1'],
       'sending 2 message(s) to x',
     );
@@ -43,7 +48,11 @@ describe('toKafkaError', () => {
     );
     expect(e.retriable).toBe(false);
     expect(
-      toKafkaError(new Error('connect ECONNREFUSED 127.0.0.1:1'), ['127.0.0.1:1'], 'connecting').retriable,
+      toKafkaError(
+        Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+        ['127.0.0.1:1'],
+        'connecting',
+      ).retriable,
     ).toBe(true);
   });
 
