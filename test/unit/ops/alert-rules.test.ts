@@ -41,7 +41,7 @@ describe('alert rules and dashboard', () => {
 
   it.skipIf(!promtool)('promtool check rules and promtool test rules pass', async () => {
     const check = await run('promtool', ['check', 'rules', ALERT_RULES]);
-    expect(check.stdout).toMatch(/SUCCESS: 8 rules found/);
+    expect(check.stdout).toMatch(/SUCCESS: 9 rules found/);
     const tests = await run('promtool', ['test', 'rules', ALERT_RULE_TESTS], {
       cwd: dirname(ALERT_RULE_TESTS),
     });
