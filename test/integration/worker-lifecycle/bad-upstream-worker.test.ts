@@ -55,8 +55,10 @@ describe('a worker with a wrong API URL beside a good one (issue 48, item 1)', (
     const report = await h.verify('donations');
     expect({ missing: report.missing, duplicates: report.duplicates }).toEqual({ missing: 0, duplicates: 0 });
     expect(both.published).toBe(solo.published);
-    // Within 2x of its time alone (plus a second of slack for a loaded machine's scheduling).
-    expect(both.ms).toBeLessThan(2 * solo.ms + 1_000);
+    // Within 2x of its time alone, plus 5 s of slack: the backfill alone takes ~1 s, and a clean-clone CI on a busy
+    // box took 3.2 s against a bound of 2.6 s with 1 s of slack (2026-12-02). What this guards against is the good
+    // worker waiting out the bad fetcher's lease or its 30 s cool-down, tens of seconds, and exactness above.
+    expect(both.ms).toBeLessThan(2 * solo.ms + 5_000);
 
     const unreachable = new RegExp(
       `upstream unreachable at 127\\.0\\.0\\.1:${closedPort} \\(ECONNREFUSED\\)`,
