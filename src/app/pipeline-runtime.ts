@@ -255,6 +255,11 @@ export interface PipelineRuntimeOptions {
    */
   onPageEvent?: (resource: ResourceName, event: PageEvent) => void;
   /**
+   * Told when exactly-once fences a live producer of this process's own pool (issue 47: never expected; counted in
+   * `gamedata_self_fences_total` and logged). Must not throw. @default none
+   */
+  onSelfFence?: (transactionalId: string, sliceKey: string) => void;
+  /**
    * Track schema drift at all (issue 35). `false` only to measure its cost (bench/pipeline.ts `--no-drift`): no
    * counts, no `evolve`. @default true
    */
@@ -409,6 +414,7 @@ export async function createPipelineRuntime(
           member: () => member.current(),
           owners: createRedisSliceOwners(hot, { prefix: settings.redisPrefix }),
           ...(settings.transactionLingerMs === undefined ? {} : { lingerMs: settings.transactionLingerMs }),
+          onSelfFence: options.onSelfFence,
         })
       : undefined;
   const eos: ExactlyOnceDelivery | undefined =

@@ -63,6 +63,14 @@ function startWorker(h: Harness, log: string[], lock: { duration: number; stalle
   return { child, ready, exited };
 }
 
+/** The workers' log lines saying they fenced a live producer of their own (worker-operations.ts `onSelfFence`). */
+function selfFences(log: readonly string[]): string[] {
+  return log
+    .join('')
+    .split('\n')
+    .filter((l) => l.includes('fenced its own live producer'));
+}
+
 /** On a failure, the workers' last log lines (errors and why a slice failed) on stderr: a CI log keeps them. */
 function printLogOnFailure(name: string, log: readonly string[]): void {
   onTestFailed(() => {
@@ -243,6 +251,8 @@ describe('exactly-once delivery through worker processes', () => {
     w.child.kill('SIGTERM');
     expect(await w.exited).toBe(0);
     const summary = await expectExactlyOnce(h, RESOURCES);
+    // Issue 47: no worker fenced its own live producer (each would be logged and counted, gamedata_self_fences_total).
+    expect(selfFences(log)).toEqual([]);
     // What the slices' failed attempts said (each spends an attempt and backs off from 1 s, so a slice that failed
     // several times in a row shows as a long "rest of the run"): printed for the CI log, pass or fail.
     const attempts = log
@@ -322,6 +332,7 @@ describe('exactly-once delivery through worker processes', () => {
     ).toEqual([]);
     expect(await takenOver(h)).toBeGreaterThan(0); // B really took slices A had started
     const summary = await expectExactlyOnce(h, resources);
+    expect(selfFences(log)).toEqual([]);
     console.log(
       `exactly-once zombie test: ${summary}; rest of the run after SIGCONT ${((drainedAt - wokenAt) / 1000).toFixed(1)} s, ` +
         `exits and verify ${((Date.now() - drainedAt) / 1000).toFixed(1)} s`,

@@ -82,6 +82,7 @@ export function createWorkerOperations(
   let slicesQueue: Queue | undefined;
   const evolvedLog = createLogger('publish.schema-evolution');
   const pageLog = createLogger('client.pages');
+  const fenceLog = createLogger('publish.fencing');
   const pageEventsLogged = new Set<string>();
   return {
     telemetry,
@@ -97,6 +98,14 @@ export function createWorkerOperations(
         pageLog.warn(
           { resource, kind: event.kind, cursor: event.cursor },
           `${resource}: ${PAGE_EVENT_TEXT[event.kind]} (page read at ${event.cursor ?? "the slice's end bound"}); counted in gamedata_page_events_total, said once`,
+        );
+      },
+      // Issue 47: a worker never fences its own live producer; if it ever does, it is counted and said.
+      onSelfFence: (transactionalId, sliceKey) => {
+        telemetry.onSelfFence();
+        fenceLog.warn(
+          { transactionalId, sliceKey },
+          `exactly-once: fenced its own live producer ${transactionalId} (slice ${sliceKey}); counted in gamedata_self_fences_total`,
         );
       },
       // An `evolve` contract registered a field (issue 35): one log line, the subject and the schema id.

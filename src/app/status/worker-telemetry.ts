@@ -79,6 +79,8 @@ export interface WorkerTelemetry {
   onDrift(resource: string, drift: PageDrift): void;
   /** Pass as the runtime's `onPageEvent`: counted in `gamedata_page_events_total`. */
   onPageEvent(resource: string, event: PageEvent): void;
+  /** Pass as the runtime's `onSelfFence`: counted in `gamedata_self_fences_total`. */
+  onSelfFence(): void;
   /** The pipeline's dependencies, wrapped so every page counts into the metrics. */
   instrument<D extends PipelineWorkerDeps>(deps: D): D;
   /**
@@ -131,6 +133,9 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
     },
     onPageEvent(resource, event) {
       metrics.pageEvents.inc({ resource, kind: event.kind });
+    },
+    onSelfFence() {
+      metrics.selfFences.inc();
     },
     onRequest(info) {
       metrics.httpRequests.inc({ status: String(info.status ?? 0) });

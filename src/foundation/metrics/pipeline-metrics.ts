@@ -53,6 +53,7 @@ export interface PipelineMetrics {
   readonly serviceUp: Gauge<'service'>;
   /** Slices handed back as fenced (issue 48): another owner took them. */
   readonly sliceFenced: Counter;
+  readonly selfFences: Counter;
   /** Pages a slice read went on from, or stopped at, abnormally (issue 48, `page-check.ts`), by resource and kind. */
   readonly pageEvents: Counter<'resource' | 'kind'>;
   /** The API key's shared budget, deployment-wide (read from Redis at each heartbeat). */
@@ -164,6 +165,11 @@ export function createPipelineMetrics(options: PipelineMetricsOptions = {}): Pip
     sliceFenced: new Counter({
       name: 'gamedata_slice_fenced_total',
       help: 'Slices handed back because another owner fenced them (no attempt spent); past maxFencedHandBacks a slice fails.',
+      registers,
+    }),
+    selfFences: new Counter({
+      name: 'gamedata_self_fences_total',
+      help: 'Fences that hit a live producer of the fencing process itself (exactly-once; 0 is the guarantee, docs/guarantees.md).',
       registers,
     }),
     pageEvents: new Counter({

@@ -33,6 +33,12 @@ export interface SliceFencingDeps {
   owners: SliceOwners;
   /** A failure as the error to throw (`toKafkaError`, fencing errors kept). */
   kafkaError: (error: unknown, action: string) => Error;
+  /**
+   * Told when a fence targets a producer of this pool that is alive (issue 47: a worker must never fence its own live
+   * producer; the only path left is a session of this process re-opening a slice its older session still holds).
+   * Must not throw. @default none
+   */
+  onSelfFence?: ((transactionalId: string, sliceKey: string) => void) | undefined;
 }
 
 export interface SliceFencing {
@@ -61,10 +67,13 @@ export interface SliceFencing {
   fenceTaken: (sliceKeys: readonly string[]) => Promise<string[]>;
   /** Fences sent. */
   fences: () => number;
+  /** Fences of a live producer of this pool (see `onSelfFence`): 0 is the guarantee the crash tests hold it to. */
+  selfFences: () => number;
 }
 
 export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
   let fences = 0;
+  let selfFences = 0;
 
   /**
    * InitProducerId with `transactionalId`; the transaction begun is local (nothing added): no EndTxn. Within a
@@ -99,6 +108,10 @@ export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
     for (const id of ids) {
       if (id === self) continue;
       const mine = d.pool.find(id, sliceKey);
+      if (mine?.alive === true && mine.hasSlice) {
+        selfFences += 1;
+        d.onSelfFence?.(id, sliceKey);
+      }
       if (mine === undefined || !mine.alive || mine.hasSlice) await fenceId(id);
       fenced.push(id);
     }
@@ -137,5 +150,6 @@ export function createSliceFencing(d: SliceFencingDeps): SliceFencing {
       return ids;
     },
     fences: () => fences,
+    selfFences: () => selfFences,
   };
 }

@@ -62,6 +62,11 @@ export interface TransactionalSlicePublisherOptions extends KafkaSinkOptions {
   lingerMs?: number;
   /** Commits queued that start a transaction without lingering. @default 8 */
   lingerCommits?: number;
+  /**
+   * Told when a fence targets a live producer of this publisher's own pool (`SliceFencing.onSelfFence`): counted and
+   * logged by the worker (`gamedata_self_fences_total`). Must not throw. @default none
+   */
+  onSelfFence?: ((transactionalId: string, sliceKey: string) => void) | undefined;
   /** Test hook: runs after the transaction's records were sent and before EndTxn. @default undefined */
   beforeEndTxn?: (sliceKey: string, seq: number) => Promise<void>;
 }

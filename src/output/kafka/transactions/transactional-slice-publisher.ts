@@ -84,7 +84,7 @@ export interface TransactionalSlicePublisher {
    */
   lastStableOffset(sliceKey: string): Promise<string>;
   /** Producers made (each one transactional.id on the brokers), shared transactions and slice commits in them, fences sent. */
-  stats(): { producers: number; transactions: number; commits: number; fences: number };
+  stats(): { producers: number; transactions: number; commits: number; fences: number; selfFences: number };
   close(): Promise<void>;
 }
 
@@ -173,6 +173,7 @@ export function createTransactionalSlicePublisher(
     pool,
     owners,
     kafkaError,
+    onSelfFence: o.onSelfFence,
   });
 
   const reads = checkpointReads(checkpoints, o.checkpointTopic, kafkaError);
@@ -202,7 +203,7 @@ export function createTransactionalSlicePublisher(
     sessionLive: (token) => live.has(token),
     readCommitted,
     lastStableOffset: (sliceKey) => reads.lastStableOffset(sliceKey),
-    stats: () => ({ ...pool.stats, fences: fencing.fences() }),
+    stats: () => ({ ...pool.stats, fences: fencing.fences(), selfFences: fencing.selfFences() }),
     async close() {
       await pool.close();
       await checkpoints.close();

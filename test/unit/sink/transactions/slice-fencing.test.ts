@@ -75,3 +75,38 @@ describe('fenceWriter', () => {
     expect(await owners.list('s2')).toEqual([]);
   });
 });
+
+describe('selfFences', () => {
+  it('counts and tells each fence of a live producer of this pool, and none of the others', async () => {
+    const owners = createMemorySliceOwners(new Map());
+    // tx.m1.0 is this pool's, alive, with a session of s1 (an older session of this process): fencing it is a self-fence.
+    await owners.enter('s1', 'tx.m1.0');
+    await owners.enter('s1', 'tx.dead.0');
+    // tx.m1.1 is this pool's, alive, no session of s2: skipped, not fenced, not counted.
+    await owners.enter('s2', 'tx.m1.1');
+    const fenced: string[] = [];
+    const told: [string, string][] = [];
+    const fencing = createSliceFencing({
+      kafka: fencingKafka(fenced),
+      transactionTimeoutMs: 20_000,
+      retry: { initialRetryTime: 10, retries: 0, maxRetryTime: 10 },
+      pool: {
+        find: (id, slice) =>
+          id === 'tx.m1.0'
+            ? { alive: true, hasSlice: slice === 's1' }
+            : id === 'tx.m1.1'
+              ? { alive: true, hasSlice: false }
+              : undefined,
+      },
+      owners,
+      kafkaError: (e) => (e instanceof Error ? e : new Error(String(e))),
+      onSelfFence: (id, slice) => told.push([id, slice]),
+    });
+    await fencing.fence('s2');
+    expect(fencing.selfFences()).toBe(0);
+    await fencing.fence('s1');
+    expect(fenced.sort()).toEqual(['tx.dead.0', 'tx.m1.0']);
+    expect(fencing.selfFences()).toBe(1);
+    expect(told).toEqual([['tx.m1.0', 's1']]);
+  });
+});
