@@ -9,11 +9,7 @@ import { RESOURCES, type ResourceName } from '../foundation/models/resources.js'
 import { topicName } from '../foundation/models/topic-names.js';
 import { createRecordEncoder } from '../output/encoding/record-encoder.js';
 import { createRegistryClient } from '../output/encoding/registry-client.js';
-import {
-  READ_BY_ID,
-  replayDeadLetters,
-  type DlqReplayReport,
-} from '../pipeline/dead-letters/index.js';
+import { READ_BY_ID, replayDeadLetters, type DlqReplayReport } from '../pipeline/dead-letters/index.js';
 import { createPipelineRuntime, type PipelineRuntimeOptions } from './pipeline-runtime.js';
 
 export interface DlqReplayRequest {

@@ -21,7 +21,8 @@ export function listMalformed(
     const kind =
       badItemKind(resource, table.ident(row), badItems, seed) ??
       malformedKind(resource, table.ident(row), malformed, seed);
-    if (kind !== undefined && !world.fixes.has(resource, table.oid(row))) out.push({ _id: table.oid(row), kind });
+    if (kind !== undefined && !world.fixes.has(resource, table.oid(row)))
+      out.push({ _id: table.oid(row), kind });
   }
   return out;
 }

@@ -202,7 +202,10 @@ describe('records the upstream fixed (issue 48, dlq replay)', () => {
       });
       expect(await answer.json()).toEqual({ fixed: 2 });
       expect(checkRecord(models.User, await served(second._id))).toEqual([]);
-      const refused = await fetch(`${base}/__sim/fix`, { method: 'POST', body: '{"resource":"nope","ids":[]}' });
+      const refused = await fetch(`${base}/__sim/fix`, {
+        method: 'POST',
+        body: '{"resource":"nope","ids":[]}',
+      });
       expect(refused.status).toBe(400);
     } finally {
       await own.close();

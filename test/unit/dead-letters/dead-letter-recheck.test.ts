@@ -28,8 +28,15 @@ const validate = (_resource: string, record: unknown): Promise<unknown> => {
 
 describe('parseDeadLetter', () => {
   it('reads the key as the id, the value as JSON and the reason header; a cut value is unreadable', () => {
-    const base = { partition: 2, offset: '7', timestamp: '123', headers: { [HEADER.errorReason]: 'invalid-date' } };
-    expect(parseDeadLetter({ ...base, key: Buffer.from('abc'), value: Buffer.from('{"_id":"abc"}') })).toEqual({
+    const base = {
+      partition: 2,
+      offset: '7',
+      timestamp: '123',
+      headers: { [HEADER.errorReason]: 'invalid-date' },
+    };
+    expect(
+      parseDeadLetter({ ...base, key: Buffer.from('abc'), value: Buffer.from('{"_id":"abc"}') }),
+    ).toEqual({
       partition: 2,
       offset: '7',
       timestamp: 123,
@@ -53,7 +60,11 @@ describe('recheckDeadLetters', () => {
     const asked: string[] = [];
     const out = await recheckDeadLetters(
       'users',
-      [letter('fixed', { ok: false }), letter('gone', { ok: true }), letter(null, { ok: false, reason: 'missing-id' })],
+      [
+        letter('fixed', { ok: false }),
+        letter('gone', { ok: true }),
+        letter(null, { ok: false, reason: 'missing-id' }),
+      ],
       {
         validate,
         refetch: (_r, id) => {
@@ -70,10 +81,15 @@ describe('recheckDeadLetters', () => {
     expect(out.left.map((l) => l.reason)).toEqual(['gone-upstream', 'missing-id']);
   });
 
-  it('transactions (no read by id): the stored copy against today\'s schema; unreadable and non-records stay', async () => {
+  it("transactions (no read by id): the stored copy against today's schema; unreadable and non-records stay", async () => {
     const out = await recheckDeadLetters(
       'transactions',
-      [letter('a', { _id: 'a', ok: true }), letter('b', undefined), letter('c', null), letter('d', { ok: false })],
+      [
+        letter('a', { _id: 'a', ok: true }),
+        letter('b', undefined),
+        letter('c', null),
+        letter('d', { ok: false }),
+      ],
       { validate, refetch: () => Promise.reject(new ServiceError('never asked', 'upstream')) },
     );
     expect(out.ready).toEqual([{ _id: 'a', ok: true }]);
@@ -81,7 +97,7 @@ describe('recheckDeadLetters', () => {
     expect(out.left.map((l) => l.reason)).toEqual(['unreadable', 'not-a-record', 'wrong-type']);
   });
 
-  it('an upstream or registry failure that is not a record\'s own problem stops the check', async () => {
+  it("an upstream or registry failure that is not a record's own problem stops the check", async () => {
     await expect(
       recheckDeadLetters('parties', [letter('p', {})], {
         validate,
