@@ -136,6 +136,7 @@ export function createWorkerOperations(
             budget: runtime.budget,
             tailLag: telemetry.metrics.tailLagSeconds,
             tailInterval: telemetry.metrics.tailInterval,
+            tailGaps: telemetry.metrics.tailGaps,
           },
         );
       }
