@@ -51,6 +51,9 @@ export async function runDlqReplay(
         eos: runtime.eos,
       },
       validate: (resource, record) => encoder.encode(resource, record),
+      // A stored copy of an article or election older than a version seen since stays (it would go back in time).
+      newerSeen: (resource, records) =>
+        runtime.dedup.newerSeen?.(resource, records) ?? Promise.resolve(records.map(() => false)),
       refetch: (resource, id) => {
         const read = READ_BY_ID[resource];
         // recheckDeadLetters asks only for the resources READ_BY_ID names.

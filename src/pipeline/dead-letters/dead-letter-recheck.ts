@@ -6,7 +6,7 @@
  * DLQ, with today's reason.
  */
 import { EncodingError, GamedataError, NotFoundError } from '../../foundation/errors.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
 import type { DedupRecord } from '../dedup/index.js';
 import { HEADER } from '../publish/index.js';
 
@@ -30,7 +30,12 @@ export type LeftReason =
   /** Read by id again, the upstream answered 404: the record is gone. */
   | 'gone-upstream'
   /** The stored copy was cut (`gamedata.dlq.truncated`) or is not JSON, and there is no read by id. */
-  | 'unreadable';
+  | 'unreadable'
+  /**
+   * A stored copy of a changing resource (articles, elections) whose entity has a newer version seen since:
+   * republishing it would move the compacted topic back in time.
+   */
+  | 'superseded';
 
 export interface RecheckOutcome {
   /** The records that encode now, in the DLQ's order: what the replay republishes. */
@@ -49,6 +54,11 @@ export interface RecheckDeps {
   refetch?: ((resource: ResourceName, id: string) => Promise<unknown>) | undefined;
   /** Encodes the record as the pipeline would: resolves, or rejects with an {@link EncodingError}. */
   validate(resource: ResourceName, record: unknown): Promise<unknown>;
+  /**
+   * Per stored copy that encodes now, whether a newer version of its entity was seen since (`DedupStore.newerSeen`);
+   * those stay as `superseded`. Asked only for changing resources. @default none asked
+   */
+  newerSeen?: ((resource: ResourceName, records: readonly DedupRecord[]) => Promise<boolean[]>) | undefined;
 }
 
 /** The upstream's read by id of each resource that has one (spec §4), with its input's name. */
@@ -107,6 +117,22 @@ async function candidateOf(
   return letter.record === undefined ? 'unreadable' : { record: letter.record, refetched: false };
 }
 
+type Outcome = { record: DedupRecord; refetched: boolean } | LeftReason;
+
+/** Stored copies of a changing resource whose entity has a newer version seen become `superseded` (in place). */
+async function markSuperseded(resource: ResourceName, outcomes: Outcome[], deps: RecheckDeps): Promise<void> {
+  if (deps.newerSeen === undefined || RESOURCE_INFO[resource].dedup !== 'version') return;
+  const stored = outcomes.flatMap((o, i) => (typeof o !== 'string' && !o.refetched ? [i] : []));
+  if (stored.length === 0) return;
+  const newer = await deps.newerSeen(
+    resource,
+    stored.map((i) => (outcomes[i] as { record: DedupRecord }).record),
+  );
+  stored.forEach((index, k) => {
+    if (newer[k] === true) outcomes[index] = 'superseded';
+  });
+}
+
 /**
  * Checks each dead letter again (see the file's header), all at once: refetches ride the client's batches.
  * @throws whatever the upstream or the registry throws that is not a record's own problem (nothing is published then)
@@ -117,7 +143,7 @@ export async function recheckDeadLetters(
   deps: RecheckDeps,
 ): Promise<RecheckOutcome> {
   const outcomes = await Promise.all(
-    letters.map(async (letter): Promise<{ record: DedupRecord; refetched: boolean } | LeftReason> => {
+    letters.map(async (letter): Promise<Outcome> => {
       const candidate = await candidateOf(resource, letter, deps);
       if (typeof candidate === 'string') return candidate;
       if (!isRecord(candidate.record)) return 'not-a-record';
@@ -130,6 +156,7 @@ export async function recheckDeadLetters(
       return { record: candidate.record, refetched: candidate.refetched };
     }),
   );
+  await markSuperseded(resource, outcomes, deps);
   const out: RecheckOutcome = { ready: [], left: [], refetched: 0 };
   outcomes.forEach((o, i) => {
     if (typeof o === 'string') out.left.push({ letter: letters[i]!, reason: o });

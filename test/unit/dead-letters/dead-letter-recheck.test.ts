@@ -133,3 +133,33 @@ describe('formatDlqReplay', () => {
     );
   });
 });
+
+describe('stored copies of changing resources (no going back in time)', () => {
+  it('a stored copy whose entity has a newer version seen since stays as superseded; refetched ones are not asked', async () => {
+    const asked: unknown[] = [];
+    const out = await recheckDeadLetters(
+      'elections',
+      [letter('e1', { _id: 'e1', ok: true }), letter('e2', { _id: 'e2', ok: true })],
+      {
+        validate,
+        newerSeen: (_r, records) => {
+          asked.push(...records);
+          return Promise.resolve(records.map((r) => r['_id'] === 'e1'));
+        },
+      },
+    );
+    expect(asked).toHaveLength(2);
+    expect(out.ready).toEqual([{ _id: 'e2', ok: true }]);
+    expect(out.left.map((l) => [l.letter.id, l.reason])).toEqual([['e1', 'superseded']]);
+    // Immutable resources are never asked.
+    let immutable = 0;
+    await recheckDeadLetters('donations', [letter('d', { ok: true })], {
+      validate,
+      newerSeen: (_r, records) => {
+        immutable += records.length;
+        return Promise.resolve(records.map(() => true));
+      },
+    });
+    expect(immutable).toBe(0);
+  });
+});
