@@ -162,6 +162,25 @@ export function createMemorySeenSet(): SeenSetBackend & {
   };
 }
 
+/** See `DedupStore.newerSeen`: "covered at the next version up" is "a version above this one is seen". */
+async function newerSeenIn(
+  backend: SeenSetBackend,
+  name: string,
+  resource: ResourceName,
+  records: readonly DedupRecord[],
+): Promise<boolean[]> {
+  if (RESOURCE_INFO[resource].dedup !== 'version') return records.map(() => false);
+  const probes = records.map((r) => {
+    const entry = hasDedupId(r) ? seenEntry(resource, r) : undefined;
+    const next = entry === undefined || entry.version === '' ? undefined : nextVersion(entry.version);
+    return entry === undefined || next === undefined ? undefined : { id: entry.id, version: next };
+  });
+  const asked = probes.filter((p) => p !== undefined);
+  const answers = asked.length === 0 ? [] : await backend.has(name, true, asked);
+  let i = 0;
+  return probes.map((p) => (p === undefined ? false : answers[i++] === true));
+}
+
 /**
  * Creates the dedup store. Besides the seen-set it tracks keys in flight: when two slices read the same record at
  * once (a trade under its buyer and its seller), the second waits for the first's outcome instead of publishing
@@ -281,18 +300,6 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
     async reset(resource, scopes = []) {
       await backend.drop([globalSet(resource), ...scopes.map((s) => scopedSet(resource, s))]);
     },
-    async newerSeen(resource, records) {
-      if (RESOURCE_INFO[resource].dedup !== 'version') return records.map(() => false);
-      // "Covered at the next version up" is "a version above this one is seen": the seen-set's own comparison.
-      const probes = records.map((r) => {
-        const entry = hasDedupId(r) ? seenEntry(resource, r) : undefined;
-        const next = entry === undefined || entry.version === '' ? undefined : nextVersion(entry.version);
-        return entry === undefined || next === undefined ? undefined : { id: entry.id, version: next };
-      });
-      const asked = probes.filter((p) => p !== undefined);
-      const answers = asked.length === 0 ? [] : await backend.has(globalSet(resource), true, asked);
-      let i = 0;
-      return probes.map((p) => (p === undefined ? false : answers[i++] === true));
-    },
+    newerSeen: (resource, records) => newerSeenIn(backend, globalSet(resource), resource, records),
   };
 }
