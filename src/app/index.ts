@@ -8,3 +8,5 @@ export {
   PIPELINE_CLIENT_DEFAULTS,
 } from './pipeline-runtime.js';
 export type { PipelineRuntime, PipelineRuntimeOptions } from './pipeline-runtime.js';
+export { runDlqReplay } from './dlq-replay.js';
+export type { DlqReplayRequest } from './dlq-replay.js';

@@ -42,6 +42,7 @@ import { leaseProducerMember } from '../pipeline/queue/producer-member-lease.js'
 import { createRedisSliceOwners } from '../pipeline/queue/redis-slice-owners.js';
 import type { SliceSource } from '../pipeline/slice/slice-contract.js';
 import { createRunCounters, type RunCounters } from '../pipeline/queue/run-counters.js';
+import { createRangeGaps, type RangeGaps } from '../pipeline/queue/range-gaps.js';
 import { createRedisUserDirectory, type UserDirectory } from '../pipeline/slice/user-discovery.js';
 import { createRedisDriftStore, type PageDrift } from '../pipeline/drift/index.js';
 import { createSchemaEvolution, type EvolvedField } from '../pipeline/publish/schema-evolution.js';
@@ -228,6 +229,8 @@ export interface PipelineRuntime {
   counters: RunCounters;
   /** The users each full-history transactions run knows (discovery of users the listings hide). */
   users: UserDirectory;
+  /** The ranges tails could not read (issue 48): recorded and closed by the run worker, read by `status`. */
+  gaps: RangeGaps;
   /** The API key's shared upstream budget (undefined when the runtime was made with `budget: false`). */
   budget: SharedBudget | undefined;
   /** Disconnects Kafka, closes the budget, then Redis. Close the workers first. */
@@ -445,6 +448,7 @@ export async function createPipelineRuntime(
       ...(settings.retention === undefined ? {} : { retention: settings.retention }),
     }),
     users: createRedisUserDirectory(hot, settings.redisPrefix),
+    gaps: createRangeGaps(hot, settings.redisPrefix),
     budget,
     async close() {
       await sink.disconnect();

@@ -147,16 +147,26 @@ export class EncodingError extends GamedataError {
   }
 }
 
+/** What a security failure is: a refused credential, a missing permission, a certificate, a name, a handshake. */
+export type SecurityFailureKind =
+  'authentication' | 'authorisation' | 'certificate' | 'host name' | 'TLS handshake';
+
 /** Kafka, the schema registry or Redis failed or could not be reached. */
 export class ServiceError extends GamedataError {
   override name = 'ServiceError';
+  /**
+   * Set where the error is made when it is a security failure (`securityFailure` reads it, issue 48: the flag decides,
+   * never the message). @default undefined
+   */
+  readonly security: SecurityFailureKind | undefined;
   constructor(
     message: string,
     readonly service:
       'kafka' | 'schema-registry' | 'redis' | 'upstream' | 'kafka-connect' | 'postgres' | 'iceberg',
-    options: GamedataErrorOptions = {},
+    options: GamedataErrorOptions & { security?: SecurityFailureKind } = {},
   ) {
     super(message, options);
+    this.security = options.security;
   }
 }
 

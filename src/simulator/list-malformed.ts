@@ -2,7 +2,10 @@ import { badItemKind, malformedKind, type MalformedKind } from './faults.js';
 import type { FaultSettings } from './options.js';
 import type { SimulatorResource, World } from './world.js';
 
-/** The records of `resource` served corrupted under `faults` (newest first), so tests can expect them in the DLQ. */
+/**
+ * The records of `resource` served corrupted under `faults` (newest first), so tests can expect them in the DLQ; the
+ * ones fixed since (`world.fixes`) are served clean and left out.
+ */
 export function listMalformed(
   world: World,
   resource: SimulatorResource,
@@ -18,7 +21,8 @@ export function listMalformed(
     const kind =
       badItemKind(resource, table.ident(row), badItems, seed) ??
       malformedKind(resource, table.ident(row), malformed, seed);
-    if (kind !== undefined) out.push({ _id: table.oid(row), kind });
+    if (kind !== undefined && !world.fixes.has(resource, table.oid(row)))
+      out.push({ _id: table.oid(row), kind });
   }
   return out;
 }

@@ -6,6 +6,28 @@ import type http from 'node:http';
 import type { RuntimePatch, RuntimeSettings } from './options.js';
 import type { SimulatorStats } from './stats.js';
 import { SIMULATOR_RESOURCES, type SimulatorResource, type World } from './world.js';
+import { ConfigError } from '../foundation/errors.js';
+
+/** Reads a JSON body and answers 200 with what `handle` returns, or 400 with the error's message. */
+function readJsonBody(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  handle: (body: unknown) => unknown,
+): void {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk: string) => (body += chunk));
+  req.on('end', () => {
+    try {
+      const answer = handle(JSON.parse(body || '{}'));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    } catch (error) {
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: (error as Error).message }));
+    }
+  });
+}
 
 /** What the `/__sim/` routes read and change. */
 export interface SimAdminDeps {
@@ -61,19 +83,21 @@ export function handleSimAdminRoute(
     pump();
     return;
   }
+  if (req.method === 'POST' && path === '/__sim/fix') {
+    readJsonBody(req, res, (body) => {
+      const { resource, ids } = body as { resource?: unknown; ids?: unknown };
+      if (!(SIMULATOR_RESOURCES as readonly unknown[]).includes(resource))
+        throw new ConfigError(`/__sim/fix: resource must be one of ${SIMULATOR_RESOURCES.join(', ')}`);
+      if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))
+        throw new ConfigError('/__sim/fix: ids must be a list of _id strings');
+      return { fixed: deps.world.fixes.fix(resource as SimulatorResource, ids) };
+    });
+    return;
+  }
   if (req.method === 'POST' && path === '/__sim/configure') {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      try {
-        deps.reconfigure(JSON.parse(body || '{}') as RuntimePatch);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(deps.settings()));
-      } catch (error) {
-        res
-          .writeHead(400, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ error: (error as Error).message }));
-      }
+    readJsonBody(req, res, (body) => {
+      deps.reconfigure(body as RuntimePatch);
+      return deps.settings();
     });
     return;
   }

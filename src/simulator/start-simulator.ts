@@ -57,6 +57,11 @@ export interface Simulator {
   configure(patch: RuntimePatch): void;
   /** The current runtime settings. */
   settings(): RuntimeSettings;
+  /**
+   * The upstream fixed these records (by `_id`): served clean from now on, and no longer in `malformed(resource)`
+   * (`POST /__sim/fix` over HTTP). Returns how many of the resource are fixed in all.
+   */
+  fix(resource: SimulatorResource, ids: readonly string[]): number;
   /** Read access to the world (countries, users, ...). */
   readonly world: World;
   /** Simulated now (ms); moves in live mode. */
@@ -177,6 +182,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     configure: reconfigure,
     settings: () => settings,
+    fix: (resource, ids) => world.fixes.fix(resource, ids),
     world,
     now() {
       tick();

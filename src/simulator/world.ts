@@ -25,6 +25,7 @@ import { createPartyBuilder } from './records/build-party.js';
 import { createTransactionBuilder } from './records/build-transaction.js';
 import { createUserBuilder } from './records/build-user.js';
 import type { ApiRecord, RecordBuilder, RecordVariant } from './records/record-variant.js';
+import { createFixedRecords, type FixedRecords } from './fixed-records.js';
 import { ARTICLE_CATEGORIES, LANGUAGES, TRANSACTION_TYPES, type TransactionType } from './vocab.js';
 
 export { SCALES } from './generation/scales.js';
@@ -102,6 +103,8 @@ export interface World {
   /** Military unit ids by index. */
   readonly muIds: readonly string[];
   store(resource: SimulatorResource): ResourceStore;
+  /** Records the upstream has fixed: served clean whatever the record faults pick (`fixed-records.ts`). */
+  readonly fixes: FixedRecords;
   /** Every record of a resource, newest first by `(sortTime, _id)`, as the API returns it (current versions). */
   truth(resource: SimulatorResource): Rec[];
   /** User id of a user identity (creation counter). */
@@ -226,6 +229,7 @@ export function createWorld(options: WorldOptions = {}): World {
     muIds: population.muIds,
     tx: data.transactions.tx,
     store: (resource) => stores[resource],
+    fixes: createFixedRecords(),
     truth(resource) {
       const store = stores[resource];
       const out: Rec[] = [];

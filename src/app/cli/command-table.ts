@@ -67,6 +67,10 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     description: 'the seen-sets that keep records from being published twice',
     load: () => import('./commands/dedup.js'),
   },
+  dlq: {
+    description: 'dead-letter topics: replay what now encodes',
+    load: () => import('./commands/dlq.js'),
+  },
 };
 
 function rootCommand(): Command {

@@ -301,6 +301,7 @@ export function probeSecurityFailure(
   return new ServiceError(`${name} at ${address}: ${failure.summary}`, service, {
     cause: error,
     retriable: false,
+    security: failure.kind,
   });
 }
 

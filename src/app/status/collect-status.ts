@@ -15,6 +15,7 @@ import { DEFAULT_QUEUE_PREFIX } from '../../pipeline/contract/queue-names.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import { createScheduleRegistry, type ScheduleInfo } from '../../pipeline/schedules/schedule-registry.js';
 import { createTailStateStore } from '../../pipeline/schedules/tail-state.js';
+import { createRangeGaps, type RangeGap } from '../../pipeline/queue/range-gaps.js';
 import { tailLagSeconds } from '../../pipeline/schedules/schedule-worker.js';
 import { DEFAULT_SCRAPE_HOSTS, recordCountersFromMetrics, scrapeMetrics } from './scrape-metrics.js';
 import { readHeartbeats, type WorkerHeartbeat } from './worker-telemetry.js';
@@ -81,6 +82,11 @@ export interface StatusReport {
   records: RunCounterValues;
   byResource: Partial<Record<ResourceName, RunCounterValues>>;
   tails: TailStatus[];
+  /**
+   * The ranges tails could not read (issue 48, `range-gaps.ts`): a slice failed for good, the tail moved on. Each
+   * stays until a later run reads its range whole (e.g. `backfill <resource> --since <start> --until <end>`).
+   */
+  gaps: RangeGap[];
   schedules: ScheduleInfo[];
   workers: WorkerHeartbeat[];
   /**
@@ -162,6 +168,7 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
   const { jobCounts, schedules } = await readSliceCountsAndSchedules(connection, o.queuePrefix);
   const tailStates = await createTailStateStore(redis, o.redisPrefix).list();
   const tails = tailStatuses(tailStates, schedules, now);
+  const gaps = await createRangeGaps(redis, o.redisPrefix).list();
   const workers = await readHeartbeats(redis, o.redisPrefix, 30_000, now);
   const drift = await Promise.all(
     (await createRedisDriftStore(redis, { prefix: o.redisPrefix }).read()).map(async (d) => {
@@ -199,6 +206,7 @@ export async function collectStatus(options: CollectStatusOptions): Promise<Stat
     records,
     byResource,
     tails,
+    gaps,
     schedules,
     workers,
     drift,

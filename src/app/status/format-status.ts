@@ -43,6 +43,7 @@ export function formatStatus(r: StatusReport): string {
       );
     }
   }
+  lines.push(...formatGaps(r.gaps));
   const rl = r.upstream.rateLimit;
   lines.push(
     `upstream rate limit: ${rl.remaining === undefined ? 'not seen yet' : `${n(rl.remaining)} of ${rl.limit === undefined ? '?' : n(rl.limit)} left (${rl.headroom === undefined ? '?' : `${Math.round(rl.headroom * 100)}%`} headroom)${rl.resetAt === undefined ? '' : `, resets ${rl.resetAt}`}`}`,
@@ -97,4 +98,22 @@ export function formatStatus(r: StatusReport): string {
     }
   }
   return lines.join('\n');
+}
+
+/** The ranges tails could not read (issue 48), one line each, with the command that reads one again. */
+export function formatGaps(gaps: StatusReport['gaps']): string[] {
+  if (gaps.length === 0) return [];
+  const iso = (ms: number): string => (Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms));
+  return [
+    `gaps (${String(gaps.length)} range${gaps.length === 1 ? '' : 's'} a tail could not read; \`gamedata backfill <resource> --since <from> --until <to>\` reads one again and closes it):`,
+    ...gaps.map((g) => {
+      const filters = Object.entries(g.filters)
+        .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('+') : v}`)
+        .join(',');
+      return (
+        `  ${g.resource.padEnd(13)} from ${iso(g.start)} to ${iso(g.end)}${filters === '' ? '' : ` (${filters})`}` +
+        `, run ${g.runId}: ${g.reason}`
+      );
+    }),
+  ];
 }

@@ -145,6 +145,7 @@ export function createWorkerOperations(
             budget: runtime.budget,
             tailLag: telemetry.metrics.tailLagSeconds,
             tailInterval: telemetry.metrics.tailInterval,
+            tailGaps: telemetry.metrics.tailGaps,
           },
         );
       }

@@ -112,7 +112,11 @@ async function fetchToken(
       'host name': 'GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL',
     });
     if (tls !== undefined && (tls.kind === 'certificate' || tls.kind === 'host name'))
-      throw new ServiceError(`${where}: ${tls.summary}`, 'kafka', { retriable: false, cause: error });
+      throw new ServiceError(`${where}: ${tls.summary}`, 'kafka', {
+        retriable: false,
+        security: tls.kind,
+        cause: error,
+      });
     const e = error as NodeJS.ErrnoException;
     throw new ServiceError(
       `${where} did not answer: ${e.code ?? e.message} (check GAMEDATA_KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL)`,
@@ -129,7 +133,8 @@ async function fetchToken(
         ? `${where}: authentication failed (HTTP ${answer.status}${code === undefined ? '' : `, ${code}`}) (${HINT})`
         : `${where} failed (HTTP ${answer.status})`,
       'kafka',
-      { retriable: !refused },
+      // A refusal is flagged where it is made (kafkajs keeps this error, which has no cause, in its chain).
+      refused ? { retriable: false, security: 'authentication' } : { retriable: true },
     );
   }
   let parsed: { access_token?: unknown; expires_in?: unknown };

@@ -13,13 +13,17 @@
  *   connection was established") and a bare `EPROTO` (no alert): a broker restarting mid-handshake looks exactly
  *   so. Only on a service's first connection, after {@link FIRST_CONNECT_TLS_RESETS} resets in a row, is it taken
  *   for a plaintext port ({@link handshakeResetFailure}): a broker that never once completed a handshake.
- * Message text decides only where no code says more: a bare `EPROTO` (the OpenSSL alert is in its text) and errors
- * that carry no code at all (kafkajs's `Failed to connect: ...` when a socket cannot even be made).
+ * Credentials and permissions are decided by class, kafkajs protocol type, HTTP status, and the flag our own errors
+ * carry where they are made (`ServiceError.security`: the OAUTHBEARER refusals, and every ServiceError made from a
+ * security failure, so `isCredentialRefusal` never re-reads a message; issue 48, item 7).
+ * Message text decides only where the library gives nothing else, each said where it is read: a bare `EPROTO` (the
+ * OpenSSL alert is only in its text), errors that carry no code at all (kafkajs's `Failed to connect: ...` when a
+ * socket cannot even be made, e.g. a client key it cannot decrypt), and a Redis error reply, whose code (`WRONGPASS`,
+ * `NOAUTH`, `NOPERM`) RESP puts as the first word of the reply and ioredis' `ReplyError` keeps only as its message.
  */
+import type { SecurityFailureKind } from '../errors.js';
 
-/** What failed. */
-export type SecurityFailureKind =
-  'authentication' | 'authorisation' | 'certificate' | 'host name' | 'TLS handshake';
+export type { SecurityFailureKind };
 
 export interface SecurityFailure {
   kind: SecurityFailureKind;
@@ -40,13 +44,35 @@ const CERT_CODES = new Set([
   'CERT_REJECTED',
 ]);
 
-/** The messages and codes of `error` and its causes (kafkajs `cause`, Node `cause`, AggregateError `errors`). */
-function chain(error: unknown): { messages: string[]; codes: string[]; names: string[]; types: string[] } {
-  const out = {
-    messages: [] as string[],
-    codes: [] as string[],
-    names: [] as string[],
-    types: [] as string[],
+/** What the chain of `error` and its causes says (kafkajs `cause`, Node `cause`, AggregateError `errors`). */
+interface ErrorChain {
+  messages: string[];
+  codes: string[];
+  names: string[];
+  types: string[];
+  /** The error codes of Redis error replies (ioredis `ReplyError`s), see the header. */
+  replyCodes: string[];
+  /** The first error flagged where it was made (`ServiceError.security`), with its message. */
+  flagged: { kind: SecurityFailureKind; message: string } | undefined;
+}
+
+const KINDS: ReadonlySet<string> = new Set<SecurityFailureKind>([
+  'authentication',
+  'authorisation',
+  'certificate',
+  'host name',
+  'TLS handshake',
+]);
+
+/** The messages, codes, names, types and flags of `error` and its causes. */
+function chain(error: unknown): ErrorChain {
+  const out: ErrorChain = {
+    messages: [],
+    codes: [],
+    names: [],
+    types: [],
+    replyCodes: [],
+    flagged: undefined,
   };
   const seen = new Set<unknown>();
   const visit = (e: unknown, depth: number): void => {
@@ -63,12 +89,22 @@ function chain(error: unknown): { messages: string[]; codes: string[]; names: st
       type?: unknown;
       cause?: unknown;
       errors?: unknown;
-      status?: unknown;
+      security?: unknown;
     };
     if (typeof x.message === 'string') out.messages.push(x.message);
     if (typeof x.code === 'string') out.codes.push(x.code);
     if (typeof x.name === 'string') out.names.push(x.name);
     if (typeof x.type === 'string') out.types.push(x.type);
+    // RESP: an error reply is `-<CODE> <text>`; ioredis keeps only the text (see the header).
+    if (x.name === 'ReplyError' && typeof x.message === 'string') {
+      const code = /^([A-Z]+)\b/.exec(x.message)?.[1];
+      if (code !== undefined) out.replyCodes.push(code);
+    }
+    if (out.flagged === undefined && typeof x.security === 'string' && KINDS.has(x.security))
+      out.flagged = {
+        kind: x.security as SecurityFailureKind,
+        message: typeof x.message === 'string' ? x.message : '',
+      };
     visit(x.cause, depth + 1);
     if (Array.isArray(x.errors)) for (const inner of x.errors as unknown[]) visit(inner, depth + 1);
   };
@@ -91,44 +127,45 @@ export function securityFailure(
   error: unknown,
   hints: Partial<Record<SecurityFailureKind, string>> = {},
 ): SecurityFailure | undefined {
-  const { messages, codes, names, types } = chain(error);
-  const text = messages.join(' | ');
-  const status = httpStatus(error);
+  const c = chain(error);
   const make = (kind: SecurityFailureKind, what: string, hint = hints[kind]): SecurityFailure => ({
     kind,
     summary: `${what}${hint === undefined ? '' : ` (check ${hint})`}`,
   });
-  // OAUTHBEARER's own refusals (sink/oauthbearer-authenticator.ts, config/oauthbearer-token-endpoint.ts) already say
-  // what failed and what to check: kept whole, under whatever wraps them
-  const oauth = messages.find((m) =>
-    /^(Kafka at \S+: authentication failed: SASL OAUTHBEARER|OAuth token endpoint at \S+: authentication failed)/.test(
-      m,
-    ),
-  );
-  if (oauth !== undefined) return { kind: 'authentication', summary: oauth.replace(/^Kafka at \S+: /, '') };
-  if (codes.includes('ERR_TLS_CERT_ALTNAME_INVALID') || /does not match certificate's altnames/i.test(text))
+  // Our own errors say what failed and what to check (the OAUTHBEARER refusals, a ServiceError made from a failure
+  // below): kept whole, under whatever wraps them, but for the address a Kafka error's wrapper names again.
+  if (c.flagged !== undefined)
+    return { kind: c.flagged.kind, summary: c.flagged.message.replace(/^Kafka at \S+: /, '') };
+  return tlsFailure(c, make) ?? credentialFailure(c, httpStatus(error), make);
+}
+
+type Make = (kind: SecurityFailureKind, what: string, hint?: string) => SecurityFailure;
+
+/** Text of errors without any code (see the header): what they say is all there is. */
+const NO_CODE_CERT_TEXT =
+  /self[- ]signed certificate[^|]*|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate has expired|certificate is not yet valid/i;
+const NO_CODE_ALTNAME_TEXT = /does not match certificate's altnames/i;
+const NO_CODE_KEY_TEXT = /bad decrypt|bad password read|PEM routines|no start line/i;
+
+/** A certificate, name, key or handshake failure, from Node's codes (text only for errors without a code). */
+function tlsFailure(c: ErrorChain, make: Make): SecurityFailure | undefined {
+  const text = c.messages.join(' | ');
+  const noCode = c.codes.length === 0;
+  if (c.codes.includes('ERR_TLS_CERT_ALTNAME_INVALID') || (noCode && NO_CODE_ALTNAME_TEXT.test(text)))
     return make('host name', "host name mismatch: the server's certificate is not for this host name");
-  const certCode = codes.find((c) => CERT_CODES.has(c));
-  if (
-    certCode !== undefined ||
-    /self[- ]signed certificate|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate has expired|certificate is not yet valid/i.test(
-      text,
-    )
-  )
+  const certCode = c.codes.find((code) => CERT_CODES.has(code));
+  if (certCode !== undefined || (noCode && NO_CODE_CERT_TEXT.test(text)))
     return make(
       'certificate',
-      `certificate not trusted: ${firstMatch(text, /(self[- ]signed certificate[^|]*|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate has expired|certificate is not yet valid)/i) ?? certCode ?? 'certificate error'}`,
+      `certificate not trusted: ${firstMatch(text, NO_CODE_CERT_TEXT) ?? certCode ?? 'certificate error'}`,
     );
-  if (
-    codes.some((c) => KEY_CODES.has(c)) ||
-    /bad decrypt|bad password read|PEM routines|no start line/i.test(text)
-  )
+  if (c.codes.some((code) => KEY_CODES.has(code)) || (noCode && NO_CODE_KEY_TEXT.test(text)))
     return make(
       'certificate',
       'the client key could not be read: wrong key password, or not a PEM key',
       'GAMEDATA_KAFKA_SSL_KEY_PASSWORD, GAMEDATA_KAFKA_SSL_KEY_LOCATION',
     );
-  const tls = tlsVerdict(codes, text);
+  const tls = tlsVerdict(c.codes, text);
   if (tls === 'plaintext port')
     return make(
       'TLS handshake',
@@ -137,32 +174,38 @@ export function securityFailure(
   if (tls === 'alert')
     return make(
       'certificate',
-      `the server refused the TLS handshake (${firstMatch(text, /alert [a-z ]+/i) ?? alertOf(codes) ?? 'alert'}): client certificate missing or not trusted`,
+      `the server refused the TLS handshake (${firstMatch(text, /alert [a-z ]+/i) ?? alertOf(c.codes) ?? 'alert'}): client certificate missing or not trusted`,
     );
+  return undefined;
+}
+
+/**
+ * Refused credentials or a missing permission: kafkajs' SASL error class and protocol types, the Redis reply's code,
+ * the HTTP status.
+ */
+function credentialFailure(
+  c: ErrorChain,
+  status: number | undefined,
+  make: Make,
+): SecurityFailure | undefined {
+  const reply = c.replyCodes;
   if (
-    names.includes('KafkaJSSASLAuthenticationError') ||
-    /SASL .*authentication failed|Invalid username or password|WRONGPASS|NOAUTH|invalid username-password pair|authentication failed/i.test(
-      text,
-    ) ||
-    types.includes('SASL_AUTHENTICATION_FAILED') ||
+    c.names.includes('KafkaJSSASLAuthenticationError') ||
+    c.types.includes('SASL_AUTHENTICATION_FAILED') ||
+    reply.includes('WRONGPASS') ||
+    reply.includes('NOAUTH') ||
     status === 401
   )
     return make(
       'authentication',
-      `authentication failed${status === 401 ? ' (HTTP 401)' : /NOAUTH/.test(text) ? ' (NOAUTH: a password is required)' : /WRONGPASS/.test(text) ? ' (WRONGPASS)' : ''}`,
+      `authentication failed${status === 401 ? ' (HTTP 401)' : reply.includes('NOAUTH') ? ' (NOAUTH: a password is required)' : reply.includes('WRONGPASS') ? ' (WRONGPASS)' : ''}`,
     );
-  if (
-    types.some((t) => t.endsWith('AUTHORIZATION_FAILED')) ||
-    /NOPERM|not authori[sz]ed|AUTHORIZATION_FAILED/i.test(text) ||
-    status === 403
-  )
-    return make(
-      'authorisation',
-      `not authorised${status === 403 ? ' (HTTP 403)' : `: ${firstMatch(text, /(NOPERM[^|]*|[A-Z_]*AUTHORIZATION_FAILED|not authori[sz]ed[^|]*)/) ?? ''}`}`.replace(
-        /: $/,
-        '',
-      ),
-    );
+  const denied = c.types.find((t) => t.endsWith('AUTHORIZATION_FAILED'));
+  if (denied !== undefined || reply.includes('NOPERM') || status === 403) {
+    const noperm = c.messages.find((m) => m.startsWith('NOPERM'));
+    const what = status === 403 ? ' (HTTP 403)' : `: ${denied ?? noperm ?? 'NOPERM'}`;
+    return make('authorisation', `not authorised${what}`);
+  }
   return undefined;
 }
 

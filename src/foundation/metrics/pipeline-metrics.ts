@@ -44,6 +44,8 @@ export interface PipelineMetrics {
   readonly tailLagSeconds: Gauge<'resource'>;
   /** The tail's interval (`--every`), for alerts relative to it. */
   readonly tailInterval: Gauge<'resource'>;
+  /** Ranges a tail could not read, recorded as gaps and not closed yet (issue 48), by resource; deployment-wide. */
+  readonly tailGaps: Gauge<'resource'>;
   readonly rateLimitRemaining: Gauge;
   /** Slices of the deployment's queue by state (waiting, prioritized, delayed, active, failed), at each heartbeat. */
   readonly slicesQueued: Gauge<'state'>;
@@ -199,6 +201,12 @@ export function createPipelineMetrics(options: PipelineMetricsOptions = {}): Pip
     tailInterval: new Gauge({
       name: 'gamedata_tail_interval_seconds',
       help: 'The interval of the resource tail (gamedata tail --every).',
+      labelNames: ['resource'],
+      registers,
+    }),
+    tailGaps: new Gauge({
+      name: 'gamedata_tail_gaps',
+      help: 'Ranges of the resource a tail could not read, recorded as gaps and not yet read whole by a later run.',
       labelNames: ['resource'],
       registers,
     }),

@@ -188,6 +188,7 @@ export function toRegistryError(error: unknown, url: string, action: string): Se
       {
         cause: error,
         retriable: false,
+        security: security.kind,
       },
     );
   if (status === undefined) {

@@ -84,6 +84,7 @@ export function toKafkaError(error: unknown, brokers: readonly string[], action:
     return new ServiceError(`Kafka at ${brokers.join(',')}: ${security.summary} (while ${action})`, 'kafka', {
       cause: error,
       retriable: false,
+      security: security.kind,
     });
   const { unreachable, missingTopic } = classify(error);
   // kafkajs gives up on a retriable error (CONCURRENT_TRANSACTIONS while the coordinator moves, a leader election)

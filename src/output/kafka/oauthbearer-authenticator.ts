@@ -65,7 +65,7 @@ export function withOauthbearerAuthenticator(sasl: OauthbearerSasl): Oauthbearer
             response,
           });
         } catch (error) {
-          throw refused(where, (error as Error).message, error);
+          throw refused(where, (error as Error).message);
         }
         if (challenge === undefined || challenge.length === 0) return;
         // RFC 7628 §3.2.2: an error challenge; the client answers %x01 and the server then fails the exchange
@@ -93,9 +93,15 @@ function statusOf(challenge: Buffer): string {
   }
 }
 
-function refused(where: string, detail: string, cause?: unknown): ServiceError {
+/**
+ * The broker refused the token: flagged as an authentication failure where it is made (`securityFailure` reads the
+ * flag, not the text). It carries no `cause` on purpose: kafkajs' retrier wraps a failure as
+ * `KafkaJSNonRetriableError(e, { cause: e.cause || e })`, so an error with a cause of its own would be dropped from
+ * the chain and its flag with it; the broker's answer is in `detail`.
+ */
+function refused(where: string, detail: string): ServiceError {
   return new ServiceError(`${where}: authentication failed: SASL OAUTHBEARER: ${detail} (${HINT})`, 'kafka', {
     retriable: false,
-    ...(cause === undefined ? {} : { cause }),
+    security: 'authentication',
   });
 }

@@ -145,7 +145,7 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
         throw new ServiceError(
           `Kafka Connect at ${address}: ${response.status === 401 ? 'authentication failed (HTTP 401)' : 'not authorised (HTTP 403)'} (check GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO)`,
           'kafka-connect',
-          { retriable: false },
+          { retriable: false, security: response.status === 401 ? 'authentication' : 'authorisation' },
         );
       const message =
         typeof parsed === 'object' && parsed !== null && 'message' in parsed

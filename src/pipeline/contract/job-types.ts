@@ -74,6 +74,11 @@ export interface RunJobData {
    * row is in a partition walk); with no proven type the plan is the per-user walks of every type, as without it.
    */
   partition?: PartitionSummary;
+  /**
+   * A tail's run (issue 48): a slice whose attempts are spent does not fail the run; its range is recorded as a gap
+   * (`src/pipeline/queue/range-gaps.ts`) when the run completes, and the tail moves on. Absent: the slice fails the run.
+   */
+  gapOnFailure?: boolean;
 }
 
 /** Data of a slice job: one listing (resource + filters) over `[start, end)`, resumed from `cursor`. */
@@ -105,6 +110,8 @@ export interface SliceJobData {
    * it fails the run, with the planner's `reason` when it gave one.
    */
   hold?: { reason?: string };
+  /** Its run's {@link RunJobData.gapOnFailure}: failing for good, the slice leaves a gap instead of failing the run. */
+  gapOnFailure?: boolean;
 }
 
 /** What a slice's job data remembers of its exactly-once delivery (`SliceJobData.eos`: a hint, Kafka is the truth). */
@@ -138,6 +145,8 @@ export interface RunResult {
    * (see `user-discovery.ts`). Present only on runs that walk per user.
    */
   users?: { unlistedUsers: number; discoveredUsers: number };
+  /** Runs with {@link RunJobData.gapOnFailure}: the slices that failed for good, each recorded as a gap. */
+  gaps?: number;
 }
 
 /** Counters of one run, kept in Redis. */

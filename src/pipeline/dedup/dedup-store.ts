@@ -64,6 +64,20 @@ export interface DedupStore {
   markSeen(resource: ResourceName, records: readonly DedupRecord[], options?: ClaimOptions): Promise<void>;
   /** Forgets everything seen for the resource (and the given scopes). */
   reset(resource: ResourceName, scopes?: readonly string[]): Promise<void>;
+  /**
+   * Changing resources: per record, whether the global seen-set holds a strictly newer version of its entity (one
+   * was published, or dead-lettered, since). False for immutable resources, records without `_id` or a version, and
+   * ids kept in the exact fallback (text versions compare only for equality). `dlq replay` asks it before it
+   * republishes a stored copy (issue 48). @default absent (no check)
+   */
+  newerSeen?(resource: ResourceName, records: readonly DedupRecord[]): Promise<boolean[]>;
+}
+
+/** The smallest version above `version` (`updatedAt` + 1 ms, `__v` + 1), or undefined when it has no order. */
+export function nextVersion(version: string): string | undefined {
+  if (/^\d+$/.test(version)) return String(Number(version) + 1);
+  const ms = Date.parse(version);
+  return Number.isFinite(ms) ? new Date(ms + 1).toISOString() : undefined;
 }
 
 export interface DedupStoreOptions {
@@ -146,6 +160,25 @@ export function createMemorySeenSet(): SeenSetBackend & {
       return Promise.resolve();
     },
   };
+}
+
+/** See `DedupStore.newerSeen`: "covered at the next version up" is "a version above this one is seen". */
+async function newerSeenIn(
+  backend: SeenSetBackend,
+  name: string,
+  resource: ResourceName,
+  records: readonly DedupRecord[],
+): Promise<boolean[]> {
+  if (RESOURCE_INFO[resource].dedup !== 'version') return records.map(() => false);
+  const probes = records.map((r) => {
+    const entry = hasDedupId(r) ? seenEntry(resource, r) : undefined;
+    const next = entry === undefined || entry.version === '' ? undefined : nextVersion(entry.version);
+    return entry === undefined || next === undefined ? undefined : { id: entry.id, version: next };
+  });
+  const asked = probes.filter((p) => p !== undefined);
+  const answers = asked.length === 0 ? [] : await backend.has(name, true, asked);
+  let i = 0;
+  return probes.map((p) => (p === undefined ? false : answers[i++] === true));
 }
 
 /**
@@ -267,5 +300,6 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
     async reset(resource, scopes = []) {
       await backend.drop([globalSet(resource), ...scopes.map((s) => scopedSet(resource, s))]);
     },
+    newerSeen: (resource, records) => newerSeenIn(backend, globalSet(resource), resource, records),
   };
 }

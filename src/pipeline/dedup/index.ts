@@ -8,6 +8,7 @@ export {
   dedupKey,
   hasDedupId,
   seenEntry,
+  nextVersion,
   DEFAULT_DEDUP_STORE_OPTIONS,
 } from './dedup-store.js';
 export type {

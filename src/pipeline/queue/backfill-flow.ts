@@ -18,14 +18,22 @@ export function finishedJobRetention(
   return { removeOnComplete: keep, removeOnFail: keep };
 }
 
-/** BullMQ options of a slice job: retried with backoff, and a slice that finally fails fails its run. */
-export function sliceJobOptions(sliceId: string, retention?: RunRetention): JobsOptions {
+/**
+ * BullMQ options of a slice job: retried with backoff, and a slice that finally fails fails its run; or, for a tail's
+ * slice (`gapOnFailure`, issue 48), is set aside as a failed dependency (BullMQ `ignoreDependencyOnFailure`): the run
+ * completes when its other slices have, and records the failed one's range as a gap (`completeRun`).
+ */
+export function sliceJobOptions(
+  sliceId: string,
+  retention?: RunRetention,
+  gapOnFailure = false,
+): JobsOptions {
   return {
     jobId: sliceId,
     ...finishedJobRetention(retention),
     attempts: 8,
     backoff: { type: 'exponential', delay: 1000 },
-    failParentOnFailure: true,
+    ...(gapOnFailure ? { ignoreDependencyOnFailure: true } : { failParentOnFailure: true }),
   };
 }
 
@@ -42,7 +50,7 @@ export function childSliceJobs(
     name: JOB_NAMES.slice,
     data: c.priority === undefined && o.priority !== undefined ? { ...c, priority: o.priority } : c,
     opts: {
-      ...sliceJobOptions(c.sliceId, o.retention),
+      ...sliceJobOptions(c.sliceId, o.retention, c.gapOnFailure === true),
       ...queuePriority(c.priority ?? o.priority),
       parent: o.parent,
     },
@@ -88,7 +96,10 @@ export async function enqueueRun(
           name: JOB_NAMES.slice,
           queueName: QUEUE_NAMES.slices,
           data: s,
-          opts: { ...sliceJobOptions(s.sliceId, options.retention), ...queuePriority(s.priority) },
+          opts: {
+            ...sliceJobOptions(s.sliceId, options.retention, s.gapOnFailure === true),
+            ...queuePriority(s.priority),
+          },
         })),
         ...(options.extraChildren ?? []).map((c) => ({ ...c, queueName: QUEUE_NAMES.slices })),
       ],

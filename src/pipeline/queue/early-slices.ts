@@ -22,6 +22,8 @@ export interface EarlySliceOptions extends EnqueueRunOptions {
   counters: Pick<RunCounters, 'setState'>;
   users?: Pick<UserDirectory, 'seed' | 'add' | 'unknown'>;
   priority: CallPriority;
+  /** The run's `gapOnFailure` (a tail's), stamped on the run and every slice told. @default false */
+  gapOnFailure?: boolean;
 }
 
 /** The planner's early slices, enqueued in the order told; then the rest of the plan, or the run failed. */
@@ -69,8 +71,9 @@ export function createEarlySliceSink(o: EarlySliceOptions): EarlySliceSink {
   let open: OpenRun | undefined;
   let chain: Promise<void> = Promise.resolve();
   let failure: GamedataError | undefined;
+  const gap = o.gapOnFailure === true ? { gapOnFailure: true } : {};
   const stamp = (slices: readonly SliceJobData[]): SliceJobData[] =>
-    slices.map((s) => ({ ...s, priority: o.priority }));
+    slices.map((s) => ({ ...s, priority: o.priority, ...gap }));
 
   /** Seeds the batch's users, then enqueues it: the run with its hold the first time, under the run after. */
   async function addBatch(run: RunJobData, slices: readonly SliceJobData[]): Promise<void> {
@@ -88,7 +91,7 @@ export function createEarlySliceSink(o: EarlySliceOptions): EarlySliceSink {
       slices: fresh.length,
       resources: run.resources.join(','),
     });
-    open = await enqueueOpenRun({ ...run, priority: o.priority }, fresh, o);
+    open = await enqueueOpenRun({ ...run, priority: o.priority, ...gap }, fresh, o);
   }
 
   return {

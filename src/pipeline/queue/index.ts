@@ -15,3 +15,5 @@ export type { RunCounters } from './run-counters.js';
 export { startBackfill } from './start-backfill.js';
 export type { StartBackfillOptions } from './start-backfill.js';
 export { connectRedis } from './connect-redis.js';
+export { createRangeGaps, runCoversGap } from './range-gaps.js';
+export type { RangeGap, RangeGaps } from './range-gaps.js';

@@ -34,6 +34,8 @@ import { processSliceExactlyOnce } from '../slice/process-slice-exactly-once.js'
 import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../contract/queue-names.js';
 import type { RunCounters } from './run-counters.js';
 import { childSliceJobs } from './backfill-flow.js';
+import type { RangeGaps } from './range-gaps.js';
+import { settleRunGaps } from './run-gaps.js';
 import { planningHoldFailure } from './planning-hold.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from '../slice/user-discovery.js';
 import { runWithPriority, type CallPriority } from '../../upstream/budget/priority.js';
@@ -165,6 +167,11 @@ export interface PipelineWorkerDeps extends ProcessSliceDeps {
    * batches leave short (`maxConcurrency`). Without it, always `concurrency`.
    */
   budget?: Pick<SharedBudget, 'demand' | 'waitingCalls'> | undefined;
+  /**
+   * Where a tail's run records the ranges its slices could not read (issue 48, `range-gaps.ts`), and where a run that
+   * read a gap's range whole closes it. Without it, nothing is recorded (a tail's failed slice is then only counted).
+   */
+  gaps?: RangeGaps | undefined;
 }
 
 export interface PipelineWorkers {
@@ -480,7 +487,13 @@ async function completeRun(
   o: ResolvedPipelineWorkerOptions,
   deps: PipelineWorkerDeps,
   job: Job<RunJobData, RunResult>,
+  slicesQueue: Queue<SliceJobData>,
 ): Promise<RunResult> {
+  // A tail's run completes with its failed slices set aside: their ranges become gaps (run-gaps.ts).
+  const gaps =
+    deps.gaps === undefined
+      ? undefined
+      : await settleRunGaps(job, { gaps: deps.gaps, slices: slicesQueue, prefix: o.prefix, now: Date.now });
   const counters: RunCounterValues = await deps.counters.get(job.data.runId);
   const users =
     deps.users !== undefined && discoversUsers(job.data) ? await deps.users.stats(job.data.runId) : undefined;
@@ -494,25 +507,31 @@ async function completeRun(
     },
     completedAt: Date.now(),
     ...(users === undefined ? {} : { users }),
+    ...(gaps === undefined ? {} : { gaps }),
   };
   await deps.counters.setState(job.data.runId, 'completed', {
     completedAt: result.completedAt,
     ...users,
+    ...(gaps === undefined ? {} : { gaps }),
   });
   o.onProgress?.({ kind: 'run', id: job.data.runId, result });
   return result;
 }
 
-/** The run worker (parents): runs only once every slice completed; a failed slice fails the run instead. */
+/**
+ * The run worker (parents): runs only once every slice completed (a tail's: or failed for good, left as a gap); a
+ * failed slice of any other run fails the run instead.
+ */
 function startRunWorker(
   o: ResolvedPipelineWorkerOptions,
   deps: PipelineWorkerDeps,
   secrets: Secrets,
   onError: (error: Error, context: string) => void,
+  slicesQueue: Queue<SliceJobData>,
 ): Worker<RunJobData, RunResult> {
   const runs = new Worker<RunJobData, RunResult>(
     QUEUE_NAMES.runs,
-    maskingWith(secrets)(async (job: Job<RunJobData, RunResult>) => completeRun(o, deps, job)),
+    maskingWith(secrets)(async (job: Job<RunJobData, RunResult>) => completeRun(o, deps, job, slicesQueue)),
     { connection: o.connection, prefix: o.prefix, concurrency: 1 },
   );
   runs.on('error', (e) => onError(e, 'run-worker'));
@@ -611,7 +630,7 @@ export function startPipelineWorkers(
     )
       o.onSliceFailed?.(job.id ?? '?', e, job.attemptsMade);
   });
-  const runs = o.runs ? startRunWorker(o, deps, secrets, onError) : undefined;
+  const runs = o.runs ? startRunWorker(o, deps, secrets, onError, spawner) : undefined;
 
   let closing: Promise<void> | undefined;
   return {

@@ -36,6 +36,11 @@ export interface StartBackfillOptions {
   log?: Pick<Logger, 'warn' | 'info'>;
   /** Priority of the run's upstream calls on the shared budget (stamped on the run and its slices). @default 'backfill' */
   priority?: CallPriority;
+  /**
+   * A tail's run (issue 48): a slice that fails for good leaves a gap instead of failing the run
+   * (`RunJobData.gapOnFailure`, stamped on the run and its slices). @default false
+   */
+  gapOnFailure?: boolean;
 }
 
 /** The run's fields in the run counters: its slices, resources, listing, partition and what it costs the key. */
@@ -96,7 +101,9 @@ export async function startBackfill(request: BackfillRequest, o: StartBackfillOp
     counters: o.counters,
     ...(o.users === undefined ? {} : { users: o.users }),
     priority,
+    gapOnFailure: o.gapOnFailure === true,
   });
+  const gap = o.gapOnFailure === true ? { gapOnFailure: true } : {};
   let planned: PlannedRun;
   try {
     const plannedRaw = await runWithPriority(priority, () =>
@@ -104,8 +111,8 @@ export async function startBackfill(request: BackfillRequest, o: StartBackfillOp
     );
     planned = {
       ...plannedRaw,
-      run: { ...plannedRaw.run, priority },
-      slices: plannedRaw.slices.map((s) => ({ ...s, priority })),
+      run: { ...plannedRaw.run, priority, ...gap },
+      slices: plannedRaw.slices.map((s) => ({ ...s, priority, ...gap })),
     };
     logPlan(planned, o.log ?? createLogger('jobs.backfill'));
     if (await early.finish(planned, runState(planned))) return planned;

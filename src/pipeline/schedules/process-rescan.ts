@@ -144,6 +144,8 @@ export async function processRescan(
       replay: false,
       runId,
       priority: 'rescan',
+      // A part of a tail's rescan: a slice that fails for good leaves a gap, the pass goes on (issue 48).
+      gapOnFailure: true,
     });
     return { action: 'started', runId, from, to, ...(settled === undefined ? {} : { settled }) };
   } finally {

@@ -77,8 +77,13 @@ export interface TickDeps {
   runStatus(runId: string): Promise<{ state: string; failedReason?: string } | undefined>;
   /** The sort time of the newest record of the resource upstream (across every walk); undefined when empty. */
   head(resource: ResourceName): Promise<number | undefined>;
-  /** Plans and enqueues a run (planner + flow) whose calls carry `priority`; resolves to its slice count. */
-  startRun(request: BackfillRequest & { runId: string; priority: CallPriority }): Promise<{ slices: number }>;
+  /**
+   * Plans and enqueues a run (planner + flow) whose calls carry `priority`; resolves to its slice count.
+   * `gapOnFailure` (tails, issue 48): a slice that fails for good leaves a gap and the run completes.
+   */
+  startRun(
+    request: BackfillRequest & { runId: string; priority: CallPriority; gapOnFailure?: boolean },
+  ): Promise<{ slices: number }>;
 }
 
 export interface ProcessTickOptions {
@@ -270,6 +275,9 @@ async function startTickRun(
       replay: tick.kind === 'backfill' && tick.replay,
       runId: run.runId,
       priority: tickPriority(tick.kind, resource, range.rescan),
+      // A tail never fails forever on one range: what its slices cannot read becomes a gap and the watermark moves.
+      // A cron backfill reads everything each time and still fails loudly.
+      gapOnFailure: tick.kind === 'tail',
     });
     return slices;
   } catch (error) {

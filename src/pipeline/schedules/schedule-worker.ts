@@ -10,7 +10,8 @@ import { startBackfill } from '../queue/start-backfill.js';
 import type { RunCounters } from '../queue/run-counters.js';
 import type { UserDirectory } from '../slice/user-discovery.js';
 import { DEFAULT_QUEUE_PREFIX } from '../contract/queue-names.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCES, type ResourceName } from '../../foundation/models/resources.js';
+import { createRangeGaps, type RangeGaps } from '../queue/range-gaps.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
 import { runWithPriority } from '../../upstream/budget/priority.js';
 import { maskDeep, maskError, ownSecrets, type Secrets } from '../../foundation/config/secret-values.js';
@@ -78,6 +79,8 @@ export interface ScheduleWorkerDeps {
   tailLag?: { set(labels: { resource: string }, value: number): void };
   /** Receives each tail's interval in seconds (`--every`), refreshed with the lag: alerts compare the two. */
   tailInterval?: { set(labels: { resource: string }, value: number): void };
+  /** Receives the open gaps per resource (issue 48, `range-gaps.ts`), refreshed with the lag; 0 for none. */
+  tailGaps?: { set(labels: { resource: string }, value: number): void };
 }
 
 export interface ScheduleWorker {
@@ -103,6 +106,31 @@ export function tailLagSeconds(state: TailState, now: number): number | undefine
   return state.watermarkAt === undefined ? undefined : Math.max(0, (now - state.watermarkAt) / 1000);
 }
 
+/** Refreshes the tails' gauges: open gaps, lag, interval (between ticks and after each). */
+function createGaugeRefresh(
+  deps: ScheduleWorkerDeps,
+  state: TailStateStore,
+  gaps: RangeGaps,
+  registry: ReturnType<typeof createScheduleRegistry> | undefined,
+): () => Promise<void> {
+  return async () => {
+    if (deps.tailGaps !== undefined) {
+      const counts = await gaps.counts();
+      for (const resource of RESOURCES) deps.tailGaps.set({ resource }, counts[resource] ?? 0);
+    }
+    if (deps.tailLag === undefined) return;
+    const now = Date.now();
+    for (const s of await state.list()) {
+      const lag = tailLagSeconds(s, now);
+      if (lag !== undefined) deps.tailLag.set({ resource: s.resource }, lag);
+    }
+    if (registry === undefined || deps.tailInterval === undefined) return;
+    for (const s of await registry.list())
+      if (s.kind === 'tail' && s.every !== undefined)
+        deps.tailInterval.set({ resource: s.resource }, s.every / 1000);
+  };
+}
+
 export function startScheduleWorker(
   options: ScheduleWorkerOptions,
   deps: ScheduleWorkerDeps,
@@ -126,6 +154,7 @@ export function startScheduleWorker(
         // for every type, not through the feed's deep pages, which the service serialises per key (issue 32).
         plan: { targetRows: o.targetRows, partition: 'countryId' },
         priority: request.priority,
+        gapOnFailure: request.gapOnFailure === true,
       });
       return { slices: planned.slices.length };
     },
@@ -155,18 +184,12 @@ export function startScheduleWorker(
     deps.tailInterval === undefined
       ? undefined
       : createScheduleRegistry({ connection: o.connection, prefix: o.prefix });
-  const refreshLag = async (): Promise<void> => {
-    if (deps.tailLag === undefined) return;
-    const now = Date.now();
-    for (const s of await state.list()) {
-      const lag = tailLagSeconds(s, now);
-      if (lag !== undefined) deps.tailLag.set({ resource: s.resource }, lag);
-    }
-    if (registry === undefined || deps.tailInterval === undefined) return;
-    for (const s of await registry.list())
-      if (s.kind === 'tail' && s.every !== undefined)
-        deps.tailInterval.set({ resource: s.resource }, s.every / 1000);
-  };
+  const refreshLag = createGaugeRefresh(
+    deps,
+    state,
+    createRangeGaps(deps.redis, o.redisPrefix, secrets),
+    registry,
+  );
   const worker = new Worker<ScheduleTickData, TickOutcome>(
     SCHEDULE_QUEUE,
     async (job: Job<ScheduleTickData, TickOutcome>) => {

@@ -120,7 +120,7 @@ export function perUserTypes(run: Partial<Pick<RunJobData, 'partition'>>): strin
  */
 export function userWalk(
   run: Pick<RunJobData, 'runId' | 'since' | 'until' | 'filters' | 'replay'> &
-    Partial<Pick<RunJobData, 'partition'>>,
+    Partial<Pick<RunJobData, 'partition' | 'gapOnFailure'>>,
   userId: string,
 ): SliceJobData {
   const types = perUserTypes(run);
@@ -138,6 +138,7 @@ export function userWalk(
     end: run.until,
     replay: run.replay,
     depth: 0,
+    ...(run.gapOnFailure === true ? { gapOnFailure: true } : {}),
   };
 }
 
@@ -150,7 +151,7 @@ export function userWalk(
 export function withUserDiscovery(
   source: SliceSource,
   run: Pick<RunJobData, 'runId' | 'since' | 'until' | 'filters' | 'replay'> &
-    Partial<Pick<RunJobData, 'partition'>>,
+    Partial<Pick<RunJobData, 'partition' | 'gapOnFailure'>>,
   deps: {
     users: Pick<UserDirectory, 'unknown' | 'remember'>;
     spawn(children: SliceJobData[]): Promise<void>;

@@ -102,7 +102,10 @@ export function createPaging(world: World): Paging {
     record: ApiRecord,
     settings: RuntimeSettings,
   ): ApiRecord {
-    const ident = world.store(resource).table.ident(row);
+    const table = world.store(resource).table;
+    // A record the upstream has fixed (`Simulator.fix`) is served as it is.
+    if (world.fixes.count(resource) > 0 && world.fixes.has(resource, table.oid(row))) return record;
+    const ident = table.ident(row);
     const bad = badItemKind(resource, ident, settings.faults.badItems, settings.faults.seed);
     // Served as no record at all (the `badItems` fault): what the envelope check lets through.
     if (bad !== undefined) return badItem(record, bad) as ApiRecord;

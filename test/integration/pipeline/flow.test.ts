@@ -231,7 +231,8 @@ describe('pipeline flow on real Redis', () => {
             throw new ServiceError(
               'schema registry at 127.0.0.1:1: authentication failed (HTTP 401) (check GAMEDATA_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO) (while fetching the latest schema of x-value)',
               'schema-registry',
-              { retriable: false },
+              // as toRegistryError makes it: flagged where it is made (issue 48, item 7)
+              { retriable: false, security: 'authentication' },
             );
           sent.push(...recs.map((r) => String((r as DedupRecord)._id)));
           return { published: recs.length, deadLettered: 0, deadLetters: [] };

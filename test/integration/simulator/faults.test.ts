@@ -178,3 +178,37 @@ describe('latency', () => {
     expect(filtered).toBeLessThan(400); // concurrent, not 10 x 50 ms
   });
 });
+
+describe('records the upstream fixed (issue 48, dlq replay)', () => {
+  it('a fixed record is served clean by id and in listings, and leaves malformed(); POST /__sim/fix does the same', async () => {
+    const own = await startSimulator({ port: 0, seed: 8, rateLimit: { enabled: false } });
+    try {
+      own.configure({ faults: { malformed: 0.2 } });
+      const bad = own.malformed('users').filter((b) => b.kind !== 'missing-id');
+      const [first, second] = bad;
+      if (first === undefined || second === undefined) throw new Error('two malformed users expected');
+      const served = async (id: string): Promise<Rec> =>
+        ((await get(own, 'user.getUserById', { userId: id })).body as { result: { data: Rec } }).result.data;
+      expect(checkRecord(models.User, await served(first._id)).length).toBeGreaterThan(0);
+      expect(own.fix('users', [first._id])).toBe(1);
+      expect(checkRecord(models.User, await served(first._id))).toEqual([]);
+      expect(own.malformed('users').map((b) => b._id)).not.toContain(first._id);
+      // The other one is still served corrupted, until it is fixed over HTTP.
+      expect(checkRecord(models.User, await served(second._id)).length).toBeGreaterThan(0);
+      const base = own.url.replace(/\/trpc$/, '');
+      const answer = await fetch(`${base}/__sim/fix`, {
+        method: 'POST',
+        body: JSON.stringify({ resource: 'users', ids: [second._id] }),
+      });
+      expect(await answer.json()).toEqual({ fixed: 2 });
+      expect(checkRecord(models.User, await served(second._id))).toEqual([]);
+      const refused = await fetch(`${base}/__sim/fix`, {
+        method: 'POST',
+        body: '{"resource":"nope","ids":[]}',
+      });
+      expect(refused.status).toBe(400);
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -3,6 +3,7 @@ import {
   KafkaJSNumberOfRetriesExceeded,
   KafkaJSSASLAuthenticationError,
 } from 'kafkajs';
+import { ReplyError as IoredisReplyError } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { isCredentialRefusal, securityFailure } from '../../../src/foundation/config/security-failure.js';
 import { ServiceError } from '../../../src/foundation/errors.js';
@@ -14,6 +15,8 @@ import { probeSecurityFailure } from '../../../src/app/cli/service-probes.js';
 type ErrorClass = new (...args: unknown[]) => Error;
 const make = (cls: unknown, ...args: unknown[]): Error => new (cls as ErrorClass)(...args);
 const tlsError = (code: string, message: string): Error => Object.assign(new Error(message), { code });
+/** What ioredis throws for a Redis error reply (its class; the reply's code is the first word of its message). */
+const reply = (message: string): Error => new (IoredisReplyError as ErrorClass)(message);
 
 describe('securityFailure', () => {
   it('recognises each kind in what the clients throw', () => {
@@ -52,9 +55,9 @@ describe('securityFailure', () => {
         'TLS handshake',
       ],
       [new Error('Failed to connect: error:1C800064:Provider routines::bad decrypt'), 'certificate'],
-      [new Error('WRONGPASS invalid username-password pair or user is disabled.'), 'authentication'],
-      [new Error('NOAUTH Authentication required.'), 'authentication'],
-      [new Error("NOPERM User app has no permissions to run the 'flushall' command"), 'authorisation'],
+      [reply('WRONGPASS invalid username-password pair or user is disabled.'), 'authentication'],
+      [reply('NOAUTH Authentication required.'), 'authentication'],
+      [reply("NOPERM User app has no permissions to run the 'flushall' command"), 'authorisation'],
       [
         Object.assign(new Error('Request failed with status code 401'), { response: { status: 401 } }),
         'authentication',
@@ -72,7 +75,7 @@ describe('securityFailure', () => {
 
   it('adds the hint of the kind', () => {
     expect(
-      securityFailure(new Error('NOAUTH Authentication required.'), { authentication: 'REDIS_URL' })?.summary,
+      securityFailure(reply('NOAUTH Authentication required.'), { authentication: 'REDIS_URL' })?.summary,
     ).toBe('authentication failed (NOAUTH: a password is required) (check REDIS_URL)');
   });
 });
@@ -118,7 +121,7 @@ describe('mapping to ServiceError', () => {
       'redis',
       'Redis',
       '127.0.0.1:26379',
-      new Error('WRONGPASS invalid username-password pair or user is disabled.'),
+      reply('WRONGPASS invalid username-password pair or user is disabled.'),
     );
     expect(wrong?.message).toBe(
       'Redis at 127.0.0.1:26379: authentication failed (WRONGPASS) (check the user and password in REDIS_URL)',
@@ -138,8 +141,16 @@ describe('mapping to ServiceError', () => {
 });
 
 describe('isCredentialRefusal', () => {
-  const refused = (service: ServiceError['service'], message: string, retriable = false): ServiceError =>
-    new ServiceError(message, service, { retriable });
+  // Made as toKafkaError, toRegistryError and the probes make them: flagged where they are made.
+  const refused = (service: ServiceError['service'], message: string, retriable = false): ServiceError => {
+    // what the code that made such a message sets (the test's shorthand for it)
+    const security = /authentication failed/.test(message)
+      ? 'authentication'
+      : /not authorised/.test(message)
+        ? 'authorisation'
+        : undefined;
+    return new ServiceError(message, service, { retriable, ...(security === undefined ? {} : { security }) });
+  };
 
   it('a refused password or token of Kafka, the registry or Redis: the worker is at fault, not the slice', () => {
     expect(
@@ -168,5 +179,88 @@ describe('isCredentialRefusal', () => {
     );
     expect(isCredentialRefusal(new Error('authentication failed'))).toBe(false);
     expect(isCredentialRefusal(undefined)).toBe(false);
+    // Issue 48, item 7: a ServiceError's text alone decides nothing; the flag set where it was made does.
+    expect(isCredentialRefusal(new ServiceError('Kafka at h:1: authentication failed', 'kafka'))).toBe(false);
+  });
+
+  it('the errors made from a security failure carry the flag (toKafkaError, toRegistryError, the probes)', () => {
+    const kafka = toKafkaError(
+      make(KafkaJSSASLAuthenticationError, 'SASL PLAIN authentication failed'),
+      ['h:1'],
+      'x',
+    );
+    expect(kafka.security).toBe('authentication');
+    expect(isCredentialRefusal(kafka)).toBe(true);
+    const registry = toRegistryError(Object.assign(new Error('nope'), { status: 401 }), 'http://h:1', 'x');
+    expect(registry.security).toBe('authentication');
+    expect(isCredentialRefusal(registry)).toBe(true);
+    const redis = probeSecurityFailure(
+      'redis',
+      'Redis',
+      'h:1',
+      reply('WRONGPASS invalid username-password pair'),
+    );
+    expect(redis?.security).toBe('authentication');
+    expect(isCredentialRefusal(redis)).toBe(true);
+    const denied = probeSecurityFailure('redis', 'Redis', 'h:1', reply('NOPERM no permissions'));
+    expect(denied?.security).toBe('authorisation');
+    expect(isCredentialRefusal(denied)).toBe(false);
+  });
+});
+
+describe('one decision per error class (issue 48, item 7)', () => {
+  it('KafkaJSSASLAuthenticationError: authentication by its class, whatever its text', () => {
+    expect(securityFailure(make(KafkaJSSASLAuthenticationError, 'it said no'))?.kind).toBe('authentication');
+  });
+
+  it('KafkaJSProtocolError SASL_AUTHENTICATION_FAILED and *_AUTHORIZATION_FAILED: by their type', () => {
+    const typed = (type: string): Error =>
+      Object.assign(new Error('refused'), { name: 'KafkaJSProtocolError', type });
+    expect(securityFailure(typed('SASL_AUTHENTICATION_FAILED'))?.kind).toBe('authentication');
+    expect(securityFailure(typed('TRANSACTIONAL_ID_AUTHORIZATION_FAILED'))?.summary).toBe(
+      'not authorised: TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+    );
+  });
+
+  it("ioredis' ReplyError: by the reply's code; the same words in another error decide nothing", () => {
+    expect(securityFailure(reply('WRONGPASS invalid username-password pair'))?.kind).toBe('authentication');
+    expect(securityFailure(new Error('WRONGPASS invalid username-password pair'))).toBeUndefined();
+    expect(securityFailure(new Error('SASL PLAIN authentication failed'))).toBeUndefined();
+    expect(securityFailure(new Error('Topic authorization failed: not authorised'))).toBeUndefined();
+  });
+
+  it('HTTP 401 and 403 (the registry, Connect, the token endpoint): by the status', () => {
+    expect(securityFailure(Object.assign(new Error('x'), { response: { status: 401 } }))?.kind).toBe(
+      'authentication',
+    );
+    expect(securityFailure(Object.assign(new Error('x'), { status: 403 }))?.kind).toBe('authorisation');
+  });
+
+  it('Node TLS errors: by their code; the text only when no error of the chain has a code', () => {
+    expect(securityFailure(tlsError('CERT_HAS_EXPIRED', 'x'))?.kind).toBe('certificate');
+    expect(securityFailure(tlsError('ERR_OSSL_BAD_DECRYPT', 'x'))?.kind).toBe('certificate');
+    // a code that says something else: the words do not make it a certificate failure
+    expect(
+      securityFailure(tlsError('ECONNREFUSED', 'self-signed certificate in certificate chain')),
+    ).toBeUndefined();
+  });
+
+  it('a ServiceError flagged where it was made (the OAUTHBEARER refusal) survives kafkajs wrapping it', () => {
+    const oauth = new ServiceError(
+      'Kafka at h:1: authentication failed: SASL OAUTHBEARER: the broker refused the token (invalid_token) (check X)',
+      'kafka',
+      { retriable: false, security: 'authentication' },
+    );
+    // kafkajs' retrier: KafkaJSNonRetriableError(e, { cause: e.cause || e }); the refusal has no cause of its own
+    const wrapped = make(KafkaJSNumberOfRetriesExceeded, oauth, {
+      retryCount: 0,
+      retryTime: 0,
+      cause: oauth,
+    });
+    expect(securityFailure(wrapped)).toEqual({
+      kind: 'authentication',
+      summary:
+        'authentication failed: SASL OAUTHBEARER: the broker refused the token (invalid_token) (check X)',
+    });
   });
 });

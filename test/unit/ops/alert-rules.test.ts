@@ -41,7 +41,7 @@ describe('alert rules and dashboard', () => {
 
   it.skipIf(!promtool)('promtool check rules and promtool test rules pass', async () => {
     const check = await run('promtool', ['check', 'rules', ALERT_RULES]);
-    expect(check.stdout).toMatch(/SUCCESS: 9 rules found/);
+    expect(check.stdout).toMatch(/SUCCESS: 10 rules found/);
     const tests = await run('promtool', ['test', 'rules', ALERT_RULE_TESTS], {
       cwd: dirname(ALERT_RULE_TESTS),
     });
@@ -52,7 +52,7 @@ describe('alert rules and dashboard', () => {
     const declared = exposedNames(await createPipelineMetrics().render());
     const rules = alertRuleMetrics();
     const dashboard = dashboardMetrics();
-    expect(rules.size).toBeGreaterThanOrEqual(9);
+    expect(rules.size).toBeGreaterThanOrEqual(10);
     expect(dashboard.size).toBeGreaterThanOrEqual(20);
     expect(missingFrom(rules, declared)).toEqual([]);
     expect(missingFrom(dashboard, declared)).toEqual([]);

@@ -76,7 +76,7 @@ function memoryState(): TailStateStore & { locked: Set<string> } {
 function harness(head: number | undefined) {
   const state = memoryState();
   const runs = new Map<string, { state: string; failedReason?: string }>();
-  const started: (BackfillRequest & { runId: string })[] = [];
+  const started: (BackfillRequest & { runId: string; gapOnFailure?: boolean })[] = [];
   let clock = 1_000_000;
   let headTime = head;
   const deps: TickDeps = {
@@ -243,6 +243,9 @@ describe('processTick', () => {
     });
     expect(h.started[1]).toMatchObject({ replay: true });
     expect(h.started[1]?.since).toBeUndefined();
+    // Issue 48: a tail's run leaves a gap where a slice fails for good and moves on; a cron backfill still fails.
+    expect(h.started[0]).toMatchObject({ gapOnFailure: true });
+    expect(h.started[1]).toMatchObject({ gapOnFailure: false });
   });
 
   it('does nothing while another tick holds the lock, and nothing for an empty resource', async () => {

@@ -146,6 +146,18 @@ describe('formatStatus', () => {
           schedules: [{ id: 'tail-users', kind: 'tail', resource: 'users', every: 30_000 }],
         },
       ],
+      gaps: [
+        {
+          resource: 'users',
+          runId: 'users-tail-1',
+          sliceId: 'users-tail-1.s1',
+          filters: { countryId: 'c1' },
+          start: Date.parse('2026-10-31T00:00:00.000Z'),
+          end: Date.parse('2026-10-31T01:00:00.000Z'),
+          reason: 'UpstreamError: 400 BAD_REQUEST',
+          recordedAt: Date.parse('2026-11-22T09:00:00.000Z'),
+        },
+      ],
       schedules: [],
       workers: [],
       drift: [
@@ -213,6 +225,13 @@ describe('formatStatus', () => {
     expect(text).toContain('records: 1,200 fetched, 1,100 published, 90 deduplicated, 10 dead-lettered');
     expect(text).toContain('users         lag 42s, watermark 2026-11-01T00:00:00.000Z');
     expect(text).toContain('tail every 30s');
+    // A range a tail could not read (issue 48), with what reads it again.
+    expect(text).toContain(
+      'gaps (1 range a tail could not read; `gamedata backfill <resource> --since <from> --until <to>`',
+    );
+    expect(text).toContain(
+      '  users         from 2026-10-31T00:00:00.000Z to 2026-10-31T01:00:00.000Z (countryId=c1), run users-tail-1: UpstreamError: 400 BAD_REQUEST',
+    );
     expect(text).toContain('400 of 500 left (80% headroom)');
     expect(text).toMatch(
       /referrerId .*; absorbed: a field of gamedata\.transactions-value from schema id 7\n/,

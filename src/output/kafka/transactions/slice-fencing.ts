@@ -7,21 +7,62 @@ import type { Kafka, Producer } from 'kafkajs';
 import type { ProducerPool } from './producer-pool.js';
 import type { SliceOwners } from './slice-owners.js';
 import { controlDeadlineMs, withDeadline } from './control-deadline.js';
+import { PoolCommitError, SliceFencedError } from '../../../foundation/errors.js';
 
 /** Retries of a fencing client (the publisher's producers may retry more). */
 const FENCE_RETRIES = 5;
 
-/** What kafkajs says when a newer producer of the transactional.id fenced this one (type or message). */
-const FENCED = /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|old epoch|INVALID_PRODUCER_ID_MAPPING|fenced/i;
+/**
+ * kafkajs protocol types of a producer that a newer producer of its transactional.id fenced (or whose id the
+ * coordinator no longer maps): INVALID_PRODUCER_EPOCH (47), INVALID_PRODUCER_ID_MAPPING (49), PRODUCER_FENCED (90).
+ */
+const FENCED_TYPES: ReadonlySet<string> = new Set([
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_PRODUCER_ID_MAPPING',
+  'PRODUCER_FENCED',
+]);
+/** The broker's error codes of the same. */
+const FENCED_CODES: ReadonlySet<number> = new Set([47, 49, 90]);
+/**
+ * kafkajs 2.2.4 does not know error code 90 (PRODUCER_FENCED, sent by newer brokers): it makes such an answer a
+ * `KafkaJSProtocolError` of type `KAFKAJS_UNKNOWN_ERROR_CODE` and code -99, and keeps the broker's code only in its
+ * message. The one place a message decides here, because the library gives nothing else.
+ */
+const UNKNOWN_CODE_MESSAGE = /^Unknown error code (\d+)$/;
 
+/** The name, type and message of an error, for a line that says what failed (never for a decision). */
 export function errorText(error: unknown): string {
   const e = error as { name?: string; message?: string; type?: string; cause?: { message?: string } } | null;
   return `${e?.name ?? ''} ${e?.type ?? ''} ${e?.message ?? String(error)} ${e?.cause?.message ?? ''}`;
 }
 
-/** Whether a kafkajs error says another producer of the transactional.id fenced this one. */
+/** `error` and its causes (kafkajs' retrier wraps: KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded). */
+function causes(error: unknown): object[] {
+  const out: object[] = [];
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === 'object' && depth < 6; depth += 1) {
+    out.push(e);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return out;
+}
+
+/**
+ * Whether another producer of the transactional.id fenced this one, decided by class, flag and kafkajs protocol
+ * type along the cause chain (issue 48, item 7): a {@link SliceFencedError}; a {@link PoolCommitError} by the flag the
+ * pool set where it made it; a kafkajs protocol error of a fenced type (or the unknown code 90, see above).
+ */
 export function isFencingError(error: unknown): boolean {
-  return FENCED.test(errorText(error));
+  for (const e of causes(error)) {
+    if (e instanceof SliceFencedError) return true;
+    if (e instanceof PoolCommitError) return e.fenced;
+    const { type, message } = e as { type?: unknown; message?: unknown };
+    if (typeof type === 'string' && FENCED_TYPES.has(type)) return true;
+    if (type === 'KAFKAJS_UNKNOWN_ERROR_CODE' && typeof message === 'string') {
+      const code = UNKNOWN_CODE_MESSAGE.exec(message)?.[1];
+      if (code !== undefined && FENCED_CODES.has(Number(code))) return true;
+    }
+  }
+  return false;
 }
 
 export interface SliceFencingDeps {

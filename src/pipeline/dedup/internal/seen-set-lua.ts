@@ -183,6 +183,8 @@ export function scriptRunner(
     try {
       return await redis.evalsha(sha, numKeys, ...args);
     } catch (error) {
+      // Redis answers an unknown digest with the error reply `NOSCRIPT ...`: RESP's code is the reply's first word, and
+      // ioredis' ReplyError keeps only the reply's text, so the text is read (the library gives nothing else).
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       return redis.eval(body, numKeys, ...args);
     }
