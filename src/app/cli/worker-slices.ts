@@ -96,6 +96,11 @@ export async function startWorkerSlices(o: WorkerSlicesOptions): Promise<{ close
         }
         console.error(maskSecrets(`worker: ${where}: ${e.name}: ${e.message}`));
       },
+      // Issue 47: orphaned exactly-once locks (a run abandoned mid-page) are swept every 10 min; rare, so said.
+      onLocksSwept: (r) =>
+        console.error(
+          `worker: swept ${r.committed + r.released} orphaned dedup lock(s) (${r.committed} of pages that committed, marked seen; ${r.released} released)`,
+        ),
       // Issue 48: each fenced hand-back is counted (an alert watches them); past the bound the slice fails.
       onFencedHandBack: () => o.pipeline.ops.telemetry.metrics.sliceFenced.inc(),
       // A slice that failed while a service is down is handed back (no attempt spent): the probes decide, now.

@@ -87,6 +87,14 @@ export function createMemoryPendingMarks(options: MemoryPendingMarksOptions = {}
         intents.set(key, fields);
         return Promise.resolve();
       }),
+    scanLocks: (keyPrefix) =>
+      atomic(() =>
+        Promise.resolve({
+          cursor: '0',
+          locks: [...locks].filter(([key]) => key.startsWith(keyPrefix)),
+          now: now(),
+        }),
+      ),
     readIntent: (key) => atomic(() => Promise.resolve([...(intents.get(key) ?? new Map<number, string>())])),
     clearIntent: (key, seqs) =>
       atomic(() => {

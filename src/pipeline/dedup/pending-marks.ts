@@ -29,6 +29,7 @@ import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resour
 import { hasDedupId, seenEntry, type DedupRecord } from './dedup-store.js';
 import type { SeenEntry } from './redis-seen-set.js';
 import { encodeVersion, versionReplaces } from './seen-encoding.js';
+import { sweepOrphanedLocks, type LockSweepOptions, type LockSweepReport } from './lock-sweep.js';
 
 /** One page of a slice whose fate (committed or not) settles its ids. */
 export interface PendingPage {
@@ -100,6 +101,14 @@ export interface PendingMarks {
    * Then removes them from the intent. Idempotent; an intent page may list ids it never locked (they are left alone).
    */
   settle(sliceKey: string, pages: readonly PendingPage[], committed: boolean): Promise<void>;
+  /**
+   * Resolves and settles the locks whose lease expired more than `graceMs` ago (orphans no claim met since:
+   * `lock-sweep.ts`). Safe beside claims and other sweeps.
+   */
+  sweep(
+    resolveForeign: ResolveForeignPage,
+    options?: Omit<LockSweepOptions, 'prefix'>,
+  ): Promise<LockSweepReport>;
 }
 
 export interface PendingMarksOptions {
@@ -167,6 +176,15 @@ export interface PendingMarksBackend {
   readIntent(key: string): Promise<[seq: number, value: string][]>;
   /** Deletes fields of the intent `key`. */
   clearIntent(key: string, seqs: readonly number[]): Promise<void>;
+  /**
+   * One step of a scan over the locks whose keys start with `keyPrefix` (SCAN semantics: cursor '0' starts and
+   * ends; a lock may come twice), with their values and the lease clock's time now (ms).
+   */
+  scanLocks(
+    keyPrefix: string,
+    cursor: string,
+    count: number,
+  ): Promise<{ cursor: string; locks: [key: string, value: string][]; now: number }>;
 }
 
 /**
@@ -545,6 +563,8 @@ export function createPendingMarks(
         backend.writeIntent(keys.intent(sliceKey), page.seq, value),
       );
     },
+
+    sweep: (resolveForeign, o = {}) => sweepOrphanedLocks(backend, resolveForeign, { ...o, prefix }),
 
     async readIntent(sliceKey) {
       const fields = await onRedis(`reading the intent of ${sliceKey}`, () =>

@@ -151,5 +151,18 @@ export function createRedisPendingMarks(
     async clearIntent(key, seqs) {
       if (seqs.length > 0) await redis.hdel(key, ...seqs.map(String));
     },
+    async scanLocks(keyPrefix, cursor, count) {
+      // The pattern's own glob characters are escaped: a prefix is the deployment's, any text.
+      const pattern = `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+      const values = keys.length === 0 ? [] : await redis.mget(...keys);
+      const [seconds, micros] = await redis.time();
+      const locks: [string, string][] = [];
+      keys.forEach((key, i) => {
+        const v = values[i];
+        if (typeof v === 'string') locks.push([key, v]);
+      });
+      return { cursor: next, locks, now: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) };
+    },
   };
 }

@@ -43,6 +43,8 @@ import { startSlotSizing, type ConcurrencyChange } from './slot-sizing.js';
 import { createSliceRuns, keepNewestLockTracked } from './slice-runs.js';
 import { startWorkerLiveness, type LivenessRedis } from './worker-liveness.js';
 import { startCpuBusy } from './cpu-busy.js';
+import { startLockSweeper } from './lock-sweeper.js';
+import type { LockSweepReport } from '../dedup/index.js';
 
 export interface PipelineWorkerOptions {
   /** Redis connection for BullMQ (ioredis options or instance; needs `maxRetriesPerRequest: null`). */
@@ -125,6 +127,15 @@ export interface PipelineWorkerOptions {
   maxFencedHandBacks?: number;
   /** Told of each fenced hand-back, with the slice's count so far (metrics: `gamedata_slice_fenced_total`). */
   onFencedHandBack?: (sliceId: string, count: number) => void;
+  /**
+   * Exactly-once: how often the worker sweeps orphaned locks (expired more than `lockSweepGraceMs` ago; issue 47,
+   * `queue/lock-sweeper.ts`). 0: never. @default 600000 (10 min)
+   */
+  lockSweepMs?: number;
+  /** See `LockSweepOptions.graceMs`. @default 600000 (10 min) */
+  lockSweepGraceMs?: number;
+  /** Told of each lock sweep that settled anything (logs). */
+  onLocksSwept?: (report: LockSweepReport) => void;
 }
 
 export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
@@ -138,6 +149,8 @@ export const DEFAULT_PIPELINE_WORKER_OPTIONS = {
   demandIntervalMs: 500,
   settleMs: 2000,
   maxFencedHandBacks: 20,
+  lockSweepMs: 600_000,
+  lockSweepGraceMs: 600_000,
 } as const;
 
 /**
@@ -601,6 +614,15 @@ export function startPipelineWorkers(
   slices.on('error', (e) => onError(e, 'slice-worker'));
   const fenceTaken = deps.eos?.publisher.fenceTaken?.bind(deps.eos.publisher);
   const liveness = startSliceLiveness(o, slices, spawner, onError, fenceTaken);
+  const sweeper =
+    deps.eos !== undefined && o.lockSweepMs > 0
+      ? startLockSweeper(deps.eos, {
+          intervalMs: o.lockSweepMs,
+          graceMs: o.lockSweepGraceMs,
+          onError: (e) => onError(e instanceof Error ? e : GamedataError.from(e), 'lock-sweep'),
+          onSwept: o.onLocksSwept,
+        })
+      : undefined;
   const sizing =
     o.maxConcurrency > o.concurrency && deps.budget !== undefined
       ? startSlotSizing(slices, deps.budget, {
@@ -640,6 +662,7 @@ export function startPipelineWorkers(
       closing ??= (async () => {
         stop.abort();
         idle.stop();
+        await sweeper?.stop();
         await sizing?.stop();
         // Beating until the slices are closed: a draining worker's slices are still its own.
         await slices.close();

@@ -49,6 +49,30 @@ describe('pending marks on real Redis', () => {
     await redis.quit();
   });
 
+  it('the sweep settles orphaned locks found by SCAN, under its own prefix only (issue 47)', async () => {
+    const { marks, prefix } = fresh(50);
+    const other = fresh(50);
+    // 1 200 orphaned locks (SCAN walks them in several steps), of a page that committed, and one of another prefix.
+    const records = Array.from({ length: 1200 }, (_, i) => tx(i));
+    await marks.claim(pageKeyOf('lost', 0), 'transactions', records, never);
+    await other.marks.claim(pageKeyOf('lost', 0), 'transactions', [tx(1)], never);
+    await sleep(120);
+    const asked: string[] = [];
+    const report = await marks.sweep(
+      (pageKey) => {
+        asked.push(pageKey);
+        return Promise.resolve(true);
+      },
+      { graceMs: 50 },
+    );
+    expect(report).toEqual({ scanned: 1200, expired: 1200, committed: 1200, released: 0, left: 0 });
+    expect(asked).toEqual(['lost#0']);
+    expect(await keys(`${prefix}:lock:*`)).toEqual([]);
+    expect(await keys(`${other.prefix}:lock:*`)).toHaveLength(1);
+    const again = await marks.claim(pageKeyOf('next', 0), 'transactions', [tx(5), tx(1200)], never);
+    expect(again.fresh).toEqual([tx(1200)]);
+  });
+
   it('two slices read the same ids at once: each id is fresh for exactly one; no lock or intent left', async () => {
     const { marks, prefix } = fresh(10_000);
     const published: string[] = [];
