@@ -57,15 +57,16 @@ export interface RedisSeenSetOptions {
   /**
    * Average entries per bucket before linear hashing splits one more bucket. A lookup scans one bucket
    * (`bucketEntries` x 8 or 13 bytes) and an insert rewrites it (the AOF logs the whole bucket); each bucket key
-   * costs ~110 bytes. Any value is correct; processes may differ. 64 (from 256, issue 47): Redis reads and rewrites
-   * 512-byte buckets instead of 2 KB ones, ~19 instead of ~24 µs of Redis CPU per exactly-once record, for ~1.3 more
-   * bytes per record in bucket keys (Redis' CPU, shared by every worker, is what bounds scaling out; its memory is not).
-   * @default 64
+   * costs ~110 bytes. Any value is correct; processes may differ. 128 (from 256, issue 47): Redis reads and rewrites
+   * 1 KB buckets instead of 2 KB ones, ~20.5 instead of ~24.4 µs of Redis CPU per exactly-once record
+   * (bench/dedup-protocol.ts), for 9.8 instead of 9.1 bytes per record and 15.1 bytes per entity after 10 rescans
+   * (bench/dedup-memory.ts, limit 16). 64 saves another ~1 µs but costs 16.1 bytes per entity, over the limit.
+   * @default 128
    */
   bucketEntries?: number;
 }
 
-export const DEFAULT_REDIS_SEEN_SET_OPTIONS = { bucketEntries: 64 } as const;
+export const DEFAULT_REDIS_SEEN_SET_OPTIONS = { bucketEntries: 128 } as const;
 
 // KEYS[1] = the set's name (also its old-layout key). ARGV[1] = entry width (8 | 13); then per record: id, version
 // code ('' when it has none), version text. Returns 1 (covered) or 0 per record.
