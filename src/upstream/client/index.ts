@@ -59,7 +59,7 @@ export { paginatePages, paginateItems } from './paginate.js';
 export type { AutoPaginateOptions } from './paginate.js';
 export { withRetry, CLIENT_RETRY_POLICY, resolveClientRetryPolicy } from './retry.js';
 export { createRateLimiter, parseRetryAfter } from './rate-limiter.js';
-export type { RateLimiter, RateLimiterOptions } from './rate-limiter.js';
+export type { RateLimiter, RateLimiterOptions, TokenRateLimiter } from './rate-limiter.js';
 export { createBatchLoader, UPSTREAM_MAX_BATCH } from './batch-loader.js';
 export type { BatchLoader, BatchLoaderOptions, CallRouter, ClientBudget } from './batch-loader.js';
 export type { ClientCore, InvalidItemMode, PageRequest, FetchPageOptions } from './core.js';
