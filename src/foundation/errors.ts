@@ -178,7 +178,7 @@ export class SliceFencedError extends GamedataError {
 
 /**
  * The installed kafkajs lacks what one of the project's patches replaces (a release other than the one the patches
- * were written for, `KAFKAJS_PATCHED_VERSION` in `sink/kafkajs-patches/`). Never retriable.
+ * were written for, `KAFKAJS_PATCHED_VERSION` in `output/kafka/kafkajs-patches/`). Never retriable.
  */
 export class KafkajsPatchError extends GamedataError {
   override name = 'KafkajsPatchError';

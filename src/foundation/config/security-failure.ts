@@ -98,7 +98,7 @@ export function securityFailure(
     kind,
     summary: `${what}${hint === undefined ? '' : ` (check ${hint})`}`,
   });
-  // OAUTHBEARER's own refusals (sink/oauthbearer-authenticator.ts, config/oauthbearer-token-endpoint.ts) already say
+  // OAUTHBEARER's own refusals (output/kafka/oauthbearer-authenticator.ts, config/oauthbearer-token-endpoint.ts) already say
   // what failed and what to check: kept whole, under whatever wraps them
   const oauth = messages.find((m) =>
     /^(Kafka at \S+: authentication failed: SASL OAUTHBEARER|OAuth token endpoint at \S+: authentication failed)/.test(
