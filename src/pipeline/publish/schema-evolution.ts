@@ -20,7 +20,7 @@
  */
 import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@confluentinc/schemaregistry';
+import type { Client } from '../../output/encoding/schema-registry-library.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/topic-names.js';
 import type { AvroRecordSchema } from '../../output/encoding/avro-schema.js';
