@@ -106,6 +106,8 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
       `Kafka Connect at ${address}: credentials go over plain http:// (readable on the network); use https:// (GAMEDATA_CONNECT_SSL_CA_LOCATION for a private CA)`,
     );
 
+  const target: ConnectTarget = { base, address, doFetch, auth, timeoutMs };
+
   /** One request with retries; resolves to [status, parsed body] for 2xx and for the statuses in `accept`. */
   async function request(
     method: string,
@@ -113,7 +115,6 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
     body?: unknown,
     accept: readonly number[] = [],
   ): Promise<[number, unknown]> {
-    const url = `${base}${path}`;
     // fetch refuses a URL with `user:password@` (it would never send them): one line at once, not a retry loop
     if (credentialsInUrl)
       throw new ServiceError(
@@ -123,53 +124,10 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
       );
     // every failure leaves as a GamedataError (a body read cut short is a TypeError or an AbortError)
     const attempt = (): Promise<[number, unknown]> =>
-      requestOnce(method, path, url, body, accept).catch((error: unknown) => {
+      requestOnce(target, method, path, body, accept).catch((error: unknown) => {
         throw GamedataError.from(error);
       });
     return retryCall(attempt, retry);
-  }
-
-  async function requestOnce(
-    method: string,
-    path: string,
-    url: string,
-    body: unknown,
-    accept: readonly number[],
-  ): Promise<[number, unknown]> {
-    let response: Response;
-    try {
-      response = await doFetch(url, {
-        method,
-        headers: { accept: 'application/json', 'content-type': 'application/json', ...auth },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      throw new ServiceError(
-        `Kafka Connect at ${address} did not answer ${method} ${path}: ${maskWith(GamedataError.from(error).message, NO_SECRETS)}`,
-        'kafka-connect',
-        { cause: error, retriable: true },
-      );
-    }
-    const text = await response.text();
-    const parsed: unknown = text === '' ? undefined : safeJson(text);
-    if (response.ok || accept.includes(response.status)) return [response.status, parsed];
-    // wrong or missing credentials: one line, not retried (never the credentials)
-    if (response.status === 401 || response.status === 403)
-      throw new ServiceError(
-        `Kafka Connect at ${address}: ${response.status === 401 ? 'authentication failed (HTTP 401)' : 'not authorised (HTTP 403)'} (check GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO)`,
-        'kafka-connect',
-        { retriable: false },
-      );
-    const message =
-      typeof parsed === 'object' && parsed !== null && 'message' in parsed
-        ? String(parsed.message)
-        : text.slice(0, 500);
-    throw new ServiceError(
-      `Kafka Connect at ${address}: ${method} ${path} answered ${response.status}: ${maskWith(message, NO_SECRETS)}`,
-      'kafka-connect',
-      { retriable: isRetriableStatus(response.status) },
-    );
   }
 
   return {
@@ -213,6 +171,61 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
       return status !== 404;
     },
   };
+}
+
+/** Where and how one client's requests go. */
+interface ConnectTarget {
+  base: string;
+  /** The host and port, for errors (never the URL: it may carry `user:password@`). */
+  address: string;
+  doFetch: typeof fetch;
+  auth: Record<string, string>;
+  timeoutMs: number;
+}
+
+/** One attempt of a request: [status, parsed body] for 2xx and for the statuses in `accept`, else a ServiceError. */
+async function requestOnce(
+  target: ConnectTarget,
+  method: string,
+  path: string,
+  body: unknown,
+  accept: readonly number[],
+): Promise<[number, unknown]> {
+  const { address, auth } = target;
+  let response: Response;
+  try {
+    response = await target.doFetch(`${target.base}${path}`, {
+      method,
+      headers: { accept: 'application/json', 'content-type': 'application/json', ...auth },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(target.timeoutMs),
+    });
+  } catch (error) {
+    throw new ServiceError(
+      `Kafka Connect at ${address} did not answer ${method} ${path}: ${maskWith(GamedataError.from(error).message, NO_SECRETS)}`,
+      'kafka-connect',
+      { cause: error, retriable: true },
+    );
+  }
+  const text = await response.text();
+  const parsed: unknown = text === '' ? undefined : safeJson(text);
+  if (response.ok || accept.includes(response.status)) return [response.status, parsed];
+  // wrong or missing credentials: one line, not retried (never the credentials)
+  if (response.status === 401 || response.status === 403)
+    throw new ServiceError(
+      `Kafka Connect at ${address}: ${response.status === 401 ? 'authentication failed (HTTP 401)' : 'not authorised (HTTP 403)'} (check GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO)`,
+      'kafka-connect',
+      { retriable: false },
+    );
+  const message =
+    typeof parsed === 'object' && parsed !== null && 'message' in parsed
+      ? String(parsed.message)
+      : text.slice(0, 500);
+  throw new ServiceError(
+    `Kafka Connect at ${address}: ${method} ${path} answered ${response.status}: ${maskWith(message, NO_SECRETS)}`,
+    'kafka-connect',
+    { retriable: isRetriableStatus(response.status) },
+  );
 }
 
 function safeJson(text: string): unknown {
