@@ -51,6 +51,30 @@ export default tseslint.config(
               message: 'Kafka goes through src/output/kafka/ (createKafkaClient and its modules).',
             },
           ],
+          patterns: [
+            {
+              group: ['@confluentinc/schemaregistry/dist/*'],
+              message:
+                "The registry library's deep paths are imported in one place: src/output/encoding/schema-registry-library.ts (pinned, version-checked).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The one door to the registry library's deep paths (the rule above, without its pattern).
+    files: ['src/output/encoding/schema-registry-library.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'kafkajs',
+              message: 'Kafka goes through src/output/kafka/ (createKafkaClient and its modules).',
+            },
+          ],
         },
       ],
     },

@@ -187,11 +187,30 @@ export class SliceFencedError extends GamedataError {
 }
 
 /**
- * The installed kafkajs lacks what one of the project's patches replaces (a release other than the one the patches
- * were written for, `KAFKAJS_PATCHED_VERSION` in `sink/kafkajs-patches/`). Never retriable.
+ * An installed library is not the release one of the project's hooks into its internals was written for, or lacks
+ * what the hook uses (avsc's `Type.__reset`, bullmq's private worker parts, `@confluentinc/schemaregistry`'s deep
+ * paths): the process refuses to run with the hook off. `library` names the package. Never retriable.
  */
-export class KafkajsPatchError extends GamedataError {
+export class LibraryPatchError extends GamedataError {
+  override name = 'LibraryPatchError';
+  constructor(
+    message: string,
+    readonly library: string,
+    options: GamedataErrorOptions = {},
+  ) {
+    super(message, { ...options, retriable: false });
+  }
+}
+
+/**
+ * The installed kafkajs lacks what one of the project's patches replaces (a release other than the one the patches
+ * were written for, `KAFKAJS_PATCHED_VERSION` in `output/kafka/kafkajs-patches/`). Never retriable.
+ */
+export class KafkajsPatchError extends LibraryPatchError {
   override name = 'KafkajsPatchError';
+  constructor(message: string, options: GamedataErrorOptions = {}) {
+    super(message, 'kafkajs', options);
+  }
 }
 
 /** An object was used after its `close()` (a probe, a producer pool). Never retriable. */

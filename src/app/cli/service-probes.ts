@@ -18,6 +18,7 @@ import {
   type SecurityFailureKind,
 } from '../../foundation/config/security-failure.js';
 import { ClosedError, ServiceError } from '../../foundation/errors.js';
+import { DEFAULT_RETRY_POLICY, retry, type RetryPolicy } from '../../foundation/retry/index.js';
 import { redisTlsOptions } from '../../pipeline/queue/connect-redis.js';
 import type { MonitoredService, ServiceProbe } from './service-monitor.js';
 import { upstreamProbe } from './upstream-probe.js';
@@ -156,8 +157,19 @@ export function redisProbe(url: string, options: ServiceProbeOptions = {}): Serv
   });
 }
 
-/** Pause between two probes after a TLS handshake reset (`requireReachable`). */
-const HANDSHAKE_RESET_PAUSE_MS = 300;
+/**
+ * `requireReachable`'s retry of a TLS handshake reset (a restart, until {@link failingOnSecurity} judges it a plaintext
+ * port): 300 ms between probes, {@link FIRST_CONNECT_TLS_RESETS} probes in all; any other failure is not retried.
+ */
+const HANDSHAKE_RESET_RETRY: Readonly<RetryPolicy> = {
+  ...DEFAULT_RETRY_POLICY,
+  retries: FIRST_CONNECT_TLS_RESETS - 1,
+  initialMs: 300,
+  maxMs: 300,
+  factor: 1,
+  jitter: 0,
+  isRetriable: isTlsHandshakeReset,
+};
 
 /** The worker's probes: Kafka, the registry, Redis and (given an API URL) the upstream. */
 export function workerServiceProbes(
@@ -196,15 +208,8 @@ export async function requireReachable(
     probes.map(async (probe) => {
       try {
         // a TLS handshake reset may be a restart: tried again until it is judged a plaintext port (failingOnSecurity)
-        for (let attempt = 1; ; attempt += 1) {
-          try {
-            await probe.check();
-            return undefined;
-          } catch (error) {
-            if (!isTlsHandshakeReset(error) || attempt >= FIRST_CONNECT_TLS_RESETS) throw error;
-            await new Promise((r) => setTimeout(r, HANDSHAKE_RESET_PAUSE_MS));
-          }
-        }
+        await retry(() => probe.check(), HANDSHAKE_RESET_RETRY);
+        return undefined;
       } catch (error) {
         // wrong credentials or certificates: the probe's own non-retriable line
         if (error instanceof ServiceError && !error.retriable) return error;

@@ -13,6 +13,7 @@
 import { fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '../../foundation/errors.js';
+import { backoffDelay, DEFAULT_RETRY_POLICY } from '../../foundation/retry/index.js';
 
 /** One child process, as the supervisor sees it (a `ChildProcess` fits; tests pass recording fakes). */
 export interface WorkerChild {
@@ -95,6 +96,14 @@ export function superviseWorkerProcesses(
   deps: WorkerProcessesDeps,
 ): Promise<number> {
   const o = { ...DEFAULT_WORKER_PROCESSES_OPTIONS, ...options };
+  // the one retry policy's backoff, without jitter: restartBackoffMs doubling per crash in a row, at most maxBackoffMs
+  const restartPolicy = {
+    ...DEFAULT_RETRY_POLICY,
+    initialMs: o.restartBackoffMs,
+    maxMs: o.maxBackoffMs,
+    factor: 2,
+    jitter: 0,
+  };
   const running = new Map<number, WorkerChild>();
   const crashes = new Array<number>(o.processes).fill(0);
   let stopping = false;
@@ -145,7 +154,7 @@ export function superviseWorkerProcesses(
         );
         return;
       }
-      const wait = Math.min(o.maxBackoffMs, o.restartBackoffMs * 2 ** (n - 1));
+      const wait = backoffDelay(restartPolicy, n);
       deps.log(
         `worker processes: child ${index} (pid ${child.pid}) exited with ${how}: restart ${n}/${o.maxRestarts} in ${wait} ms`,
       );

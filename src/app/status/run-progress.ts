@@ -10,6 +10,7 @@ import { createRunCounters, getRunStatus, type RunStatus } from '../../pipeline/
 import type { RunFigures } from '../../pipeline/queue/run-counters.js';
 import type { RunResult } from '../../pipeline/planner/index.js';
 import { DEFAULT_QUEUE_PREFIX } from '../../pipeline/contract/queue-names.js';
+import { sleep } from '../../foundation/retry/index.js';
 
 export interface RunProgressOptions {
   /** Redis (counters) and the BullMQ connection. */
@@ -188,7 +189,7 @@ export async function waitForRunWithProgress(runId: string, options: RunProgress
         throw new GamedataError(
           `run ${runId} did not finish in ${String(options.timeoutMs)} ms (state ${s?.state ?? 'missing'})`,
         );
-      await new Promise((r) => setTimeout(r, options.checkMs ?? 200));
+      await sleep(options.checkMs ?? 200);
     }
   } finally {
     display.stop();

@@ -1,5 +1,5 @@
 /**
- * Verify: topic content vs the upstream's truth, record by record. Reads topics through `sink/` (`readTopic`);
+ * Verify: topic content vs the upstream's truth, record by record. Reads topics through `output/kafka/` (`readTopic`);
  * owns the comparison and the upstream truth.
  */
 export { compareRecords, versionKey } from './compare-records.js';

@@ -1,6 +1,6 @@
 /**
  * Call priorities, highest first: what a call is for decides its place at the shared budget (`budget/`) and a slice's
- * place in the queue (`planner/`, `jobs/`). Pure, so both read it from here; the async context that carries a
+ * place in the queue (`pipeline/planner/`, `pipeline/queue/`). Pure, so both read it from here; the async context that carries a
  * caller's priority to the client (`runWithPriority`) stays in `budget/priority.ts`.
  */
 import { ConfigError } from '../errors.js';

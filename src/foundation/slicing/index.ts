@@ -2,9 +2,9 @@
  * Slicing: the one pure core that cuts time into exact half-open slices `[start, end)`: planning them (on a grid or
  * from a density estimate) and splitting the unread part of a dense slice while it is read.
  *
- * It lives in its own low-level folder, below both of its users: the client (`collectAll`) and the planner and
- * jobs (backfill runs) import it, and it imports nothing but `src/foundation/errors.ts`, so no folder cycle can pass through
- * it and the client never has to import from `planner/` or `jobs/`.
+ * It lives in its own low-level folder, below both of its users: the client (`collectAll`) and the planner and the
+ * slice walk (backfill runs) import it, and it imports nothing but `src/foundation/errors.ts`, so no folder cycle can
+ * pass through it and the client never has to import from `pipeline/`.
  */
 export { checkRange, checkOpenRange, positiveInt } from './time-range.js';
 export type { TimeRange } from './time-range.js';

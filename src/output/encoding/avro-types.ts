@@ -3,9 +3,11 @@
  * - `timestamp-millis` as a JS `Date` (avsc has no built-in date types; without this such fields read as numbers);
  * - a `long` that is exact for every safe integer. avsc's default long silently corrupts negative values below
  *   -2^52 (its zigzag step leaves the safe range) and rejects 2^53-1; the catalogue admits every safe integer, so
- *   longs go through BigInt instead (found by the mapping property test).
+ *   longs go through BigInt instead (found by the mapping property test);
+ * - and, on import, avsc's shared write buffer at 64 kB (`avsc-shared-buffer.ts`, the one hook into avsc's internals).
  */
 import avro from 'avsc';
+import { installAvscSharedBuffer } from './avsc-shared-buffer.js';
 
 export class TimestampMillisType extends avro.types.LogicalType {
   protected override _fromValue(value: number): Date {
@@ -24,13 +26,9 @@ export class TimestampMillisType extends avro.types.LogicalType {
   }
 }
 
-// avsc serializes into one shared 1 kB buffer and, when a value does not fit, writes it a second time into a fresh
-// buffer of the right size. Full user profiles are ~3 kB of Avro, so every one was written twice; a 64 kB shared
-// buffer (avsc's own `Type.__reset` hook) made user encoding about twice as fast. Larger values still work (they
-// take the second write).
-const SHARED_BUFFER_BYTES = 64 * 1024;
-const resettable = avro.Type as unknown as { __reset?: (size: number) => void };
-resettable.__reset?.(SHARED_BUFFER_BYTES);
+// A 64 kB shared write buffer instead of avsc's 1 kB (user profiles are ~3 kB: written once, not twice), before any
+// type of the project is used; the one hook into avsc's internals, version-checked (avsc-shared-buffer.ts).
+installAvscSharedBuffer();
 
 // Every long goes through 8-byte two's complement (BigInt): exact for all safe integers. One scratch buffer is
 // enough: avsc packs the returned bytes before calling toBuffer again.

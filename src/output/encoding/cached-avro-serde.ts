@@ -9,16 +9,17 @@
  * validation, framing) is the library's.
  * Isolated here so it can be dropped when the library caches cheaply itself.
  */
-// Deep imports: the library's index loads every KMS SDK (AWS, Azure, GCP, Vault), ~1 s of start-up we never use.
-import { AvroDeserializer, AvroSerializer } from '@confluentinc/schemaregistry/dist/serde/avro.js';
-import type {
-  AvroDeserializerConfig,
-  AvroSerializerConfig,
-} from '@confluentinc/schemaregistry/dist/serde/avro.js';
-import { SubjectNameStrategyType } from '@confluentinc/schemaregistry/dist/serde/serde.js';
-import type { SerdeType } from '@confluentinc/schemaregistry/dist/serde/serde.js';
-import type { Client, SchemaInfo } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
-import type { RuleRegistry } from '@confluentinc/schemaregistry/dist/serde/rule-registry.js';
+import {
+  AvroDeserializer,
+  AvroSerializer,
+  SubjectNameStrategyType,
+  type AvroDeserializerConfig,
+  type AvroSerializerConfig,
+  type Client,
+  type RuleRegistry,
+  type SchemaInfo,
+  type SerdeType,
+} from './schema-registry-library.js';
 
 type Compiled = Awaited<ReturnType<AvroSerializer['toType']>>;
 

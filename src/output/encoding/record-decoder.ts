@@ -3,9 +3,8 @@
  * the frame (AvroDeserializer, no reader schema), then mapped back to the upstream record shape
  * (`fromAvroValue`). Used by tests and `verify`.
  */
-import { SerdeType } from '@confluentinc/schemaregistry/dist/serde/serde.js';
 import { CachedAvroDeserializer } from './cached-avro-serde.js';
-import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
+import { SerdeType, type Client } from './schema-registry-library.js';
 import { RESOURCE_INFO } from '../../foundation/models/resources.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import { EncodingError } from '../../foundation/errors.js';

@@ -10,9 +10,8 @@
  * Two kinds of failure, kept apart on purpose: {@link EncodingError} is the record's fault (dead-letter it, go on);
  * {@link ServiceError} is the registry's (retry the page; dead-lettering would wrongly blame good records).
  */
-import { SerdeType } from '@confluentinc/schemaregistry/dist/serde/serde.js';
 import { DirectAvroSerializer } from './cached-avro-serde.js';
-import type { Client } from '@confluentinc/schemaregistry';
+import { SerdeType, type Client } from './schema-registry-library.js';
 import { checkRecord } from '../../foundation/models/check-record.js';
 import type { RecordIssue } from '../../foundation/models/check-record.js';
 import { RESOURCE_INFO } from '../../foundation/models/resources.js';

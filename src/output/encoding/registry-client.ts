@@ -5,10 +5,6 @@
  * path in its base URL (axios `baseURL` + relative request paths), so `baseURLs: [url]` works as is and no
  * workaround is needed; the integration tests prove it against the real registry.
  */
-// Deep imports: the library's index loads every KMS SDK (AWS, Azure, GCP, Vault), ~1 s of start-up we never use.
-import { RestError } from '@confluentinc/schemaregistry/dist/rest-error.js';
-import { SchemaRegistryClient } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
-import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import { Agent as HttpsAgent } from 'node:https';
 import { processSecurity } from '../../foundation/config/process-security.js';
 import { securityFailure } from '../../foundation/config/security-failure.js';
@@ -18,6 +14,12 @@ import type { RegistryClientSecurity } from '../../foundation/config/security-se
 import { ConfigError, GamedataError, ServiceError } from '../../foundation/errors.js';
 import { resolveRetryPolicy, retry } from '../../foundation/retry/index.js';
 import type { RetryPolicy } from '../../foundation/retry/index.js';
+import {
+  requireSchemaRegistryLibrary,
+  RestError,
+  SchemaRegistryClient,
+  type Client,
+} from './schema-registry-library.js';
 
 export interface RegistryClientOptions {
   /** Base URL of the Confluent-compatible API, e.g. `http://127.0.0.1:18081/apis/ccompat/v7`. Required. */
@@ -69,8 +71,10 @@ const LOCAL_METHODS: ReadonlySet<PropertyKey> = new Set([
  * off: its retry layer (axios-retry without `shouldResetTimeout`) counts the timeout across all attempts, so a
  * request that timed out was never retried. Errors reach the caller as the library threw them (the last attempt's).
  * @throws ConfigError when `url` is not an http(s) URL or an option is out of range.
+ * @throws LibraryPatchError when the installed `@confluentinc/schemaregistry` is not the pinned 1.10.1
  */
 export function createRegistryClient(options: RegistryClientOptions): Client {
+  requireSchemaRegistryLibrary();
   let parsed: URL;
   try {
     parsed = new URL(options.url);

@@ -3,8 +3,7 @@
  * `schemas check` commands). Subjects are `<prefix>.<resource>-value` (TopicNameStrategy), each set to
  * BACKWARD_TRANSITIVE so no future version can break a consumer of any earlier one.
  */
-import { Compatibility } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
-import type { Client } from '@confluentinc/schemaregistry';
+import { Compatibility, type Client } from './schema-registry-library.js';
 import { RESOURCES } from '../../foundation/models/resources.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import { FieldExistsError, ServiceError } from '../../foundation/errors.js';

@@ -1,5 +1,5 @@
 /**
- * The one place a kafkajs client is made (`createKafkaClient`): every producer, consumer and admin of `sink/` comes
+ * The one place a kafkajs client is made (`createKafkaClient`): every producer, consumer and admin of `output/kafka/` comes
  * from it. Creating a client installs the project's kafkajs patches first (`kafkajs-patches/`, idempotent), then
  * loads kafkajs (`kafkajs-loader.ts`): a patch that replaces a module kafkajs binds when it loads must be in place
  * before that load.

@@ -1,5 +1,5 @@
 /**
- * The Kafka settings every part of `sink/` takes (`KafkaSinkOptions`), their defaults, and `resolveKafkaOptions`:
+ * The Kafka settings every part of `output/kafka/` takes (`KafkaSinkOptions`), their defaults, and `resolveKafkaOptions`:
  * validated once, security taken from the process's settings when not given.
  */
 import { ConfigError } from '../../foundation/errors.js';

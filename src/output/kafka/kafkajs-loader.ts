@@ -1,5 +1,5 @@
 /**
- * The project's kafkajs: the one module that loads it (every other file of `sink/` takes kafkajs' values from
+ * The project's kafkajs: the one module that loads it (every other file of `output/kafka/` takes kafkajs' values from
  * {@link loadKafkajs} and only its types from 'kafkajs'). It loads kafkajs when first asked, not on import: two of the
  * project's patches replace kafkajs modules that kafkajs binds when it is itself first loaded
  * (`kafkajs-patches/message-grouping.ts`), so `createKafkaClient` installs the patches and only then asks for kafkajs.

@@ -11,6 +11,7 @@ import { createIcebergConnectors, type CreateIcebergConnectorsOptions } from './
 import type { IcebergReader } from './iceberg-reader.js';
 import { DEFAULT_ICEBERG_SINK_OPTIONS, icebergNamespace } from './iceberg-sink-config.js';
 import { restartFailedSinks } from './restart-failed-sinks.js';
+import { sleep } from '../../foundation/retry/index.js';
 
 export interface LandInLakehouseOptions extends Omit<CreateIcebergConnectorsOptions, 'resources'> {
   brokers: string[];
@@ -68,12 +69,12 @@ export async function landInLakehouse(options: LandInLakehouseOptions): Promise<
     );
     counts = await options.reader.counts(namespace, names);
     if (names.every((r) => (counts[r] ?? 0) >= (records.get(r) ?? 0)) || Date.now() > deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
   }
   const seconds = (Date.now() - started) / 1000;
   const commitIntervalMs = options.commitIntervalMs ?? DEFAULT_ICEBERG_SINK_OPTIONS.commitIntervalMs;
   // one more commit interval: a record committed twice would show now
-  await new Promise((resolve) => setTimeout(resolve, commitIntervalMs + 1000));
+  await sleep(commitIntervalMs + 1000);
   counts = await options.reader.counts(namespace, names);
   const tables = names.map((resource) => ({
     resource,

@@ -8,7 +8,7 @@ import { processSecurity } from '../../foundation/config/process-security.js';
 import { addressOf } from '../../foundation/config/address-of.js';
 import { maskWith, NO_SECRETS } from '../../foundation/config/secret-values.js';
 import { GamedataError, ServiceError, isRetriableStatus } from '../../foundation/errors.js';
-import { DEFAULT_RETRY_POLICY, withRetry, type RetryPolicy } from '../../upstream/client/retry.js';
+import { DEFAULT_RETRY_POLICY, retry as retryCall, type RetryPolicy } from '../../foundation/retry/index.js';
 import { fetchTrusting } from './internal/https-fetch.js';
 
 export interface ConnectClientOptions {
@@ -16,7 +16,7 @@ export interface ConnectClientOptions {
   url: string;
   /** Per-request timeout in ms. @default 30000 */
   timeoutMs?: number;
-  /** Retries of 409 / 5xx / network failures. @default DEFAULT_RETRY_POLICY with 8 attempts */
+  /** Retries of 409 / 5xx / network failures. @default DEFAULT_RETRY_POLICY with 7 retries (8 attempts in all) */
   retry?: RetryPolicy;
   /** Injected for tests. @default globalThis.fetch */
   fetch?: typeof fetch;
@@ -36,7 +36,7 @@ export interface ConnectClientOptions {
 
 export const DEFAULT_CONNECT_CLIENT_OPTIONS = {
   timeoutMs: 30_000,
-  retry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 8 },
+  retry: { ...DEFAULT_RETRY_POLICY, retries: 7 },
 } as const;
 
 export type ConnectorState = 'RUNNING' | 'PAUSED' | 'FAILED' | 'UNASSIGNED' | 'RESTARTING' | 'STOPPED';
@@ -106,6 +106,8 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
       `Kafka Connect at ${address}: credentials go over plain http:// (readable on the network); use https:// (GAMEDATA_CONNECT_SSL_CA_LOCATION for a private CA)`,
     );
 
+  const target: ConnectTarget = { base, address, doFetch, auth, timeoutMs };
+
   /** One request with retries; resolves to [status, parsed body] for 2xx and for the statuses in `accept`. */
   async function request(
     method: string,
@@ -113,7 +115,6 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
     body?: unknown,
     accept: readonly number[] = [],
   ): Promise<[number, unknown]> {
-    const url = `${base}${path}`;
     // fetch refuses a URL with `user:password@` (it would never send them): one line at once, not a retry loop
     if (credentialsInUrl)
       throw new ServiceError(
@@ -121,42 +122,12 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
         'kafka-connect',
         { retriable: false },
       );
-    return withRetry(async () => {
-      let response: Response;
-      try {
-        response = await doFetch(url, {
-          method,
-          headers: { accept: 'application/json', 'content-type': 'application/json', ...auth },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        throw new ServiceError(
-          `Kafka Connect at ${address} did not answer ${method} ${path}: ${maskWith(GamedataError.from(error).message, NO_SECRETS)}`,
-          'kafka-connect',
-          { cause: error, retriable: true },
-        );
-      }
-      const text = await response.text();
-      const parsed: unknown = text === '' ? undefined : safeJson(text);
-      if (response.ok || accept.includes(response.status)) return [response.status, parsed];
-      // wrong or missing credentials: one line, not retried (never the credentials)
-      if (response.status === 401 || response.status === 403)
-        throw new ServiceError(
-          `Kafka Connect at ${address}: ${response.status === 401 ? 'authentication failed (HTTP 401)' : 'not authorised (HTTP 403)'} (check GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO)`,
-          'kafka-connect',
-          { retriable: false, security: response.status === 401 ? 'authentication' : 'authorisation' },
-        );
-      const message =
-        typeof parsed === 'object' && parsed !== null && 'message' in parsed
-          ? String(parsed.message)
-          : text.slice(0, 500);
-      throw new ServiceError(
-        `Kafka Connect at ${address}: ${method} ${path} answered ${response.status}: ${maskWith(message, NO_SECRETS)}`,
-        'kafka-connect',
-        { retriable: isRetriableStatus(response.status) },
-      );
-    }, retry);
+    // every failure leaves as a GamedataError (a body read cut short is a TypeError or an AbortError)
+    const attempt = (): Promise<[number, unknown]> =>
+      requestOnce(target, method, path, body, accept).catch((error: unknown) => {
+        throw GamedataError.from(error);
+      });
+    return retryCall(attempt, retry);
   }
 
   return {
@@ -200,6 +171,61 @@ export function createConnectClient(options: ConnectClientOptions): ConnectClien
       return status !== 404;
     },
   };
+}
+
+/** Where and how one client's requests go. */
+interface ConnectTarget {
+  base: string;
+  /** The host and port, for errors (never the URL: it may carry `user:password@`). */
+  address: string;
+  doFetch: typeof fetch;
+  auth: Record<string, string>;
+  timeoutMs: number;
+}
+
+/** One attempt of a request: [status, parsed body] for 2xx and for the statuses in `accept`, else a ServiceError. */
+async function requestOnce(
+  target: ConnectTarget,
+  method: string,
+  path: string,
+  body: unknown,
+  accept: readonly number[],
+): Promise<[number, unknown]> {
+  const { address, auth } = target;
+  let response: Response;
+  try {
+    response = await target.doFetch(`${target.base}${path}`, {
+      method,
+      headers: { accept: 'application/json', 'content-type': 'application/json', ...auth },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(target.timeoutMs),
+    });
+  } catch (error) {
+    throw new ServiceError(
+      `Kafka Connect at ${address} did not answer ${method} ${path}: ${maskWith(GamedataError.from(error).message, NO_SECRETS)}`,
+      'kafka-connect',
+      { cause: error, retriable: true },
+    );
+  }
+  const text = await response.text();
+  const parsed: unknown = text === '' ? undefined : safeJson(text);
+  if (response.ok || accept.includes(response.status)) return [response.status, parsed];
+  // wrong or missing credentials: one line, not retried (never the credentials)
+  if (response.status === 401 || response.status === 403)
+    throw new ServiceError(
+      `Kafka Connect at ${address}: ${response.status === 401 ? 'authentication failed (HTTP 401)' : 'not authorised (HTTP 403)'} (check GAMEDATA_CONNECT_BASIC_AUTH_USER_INFO)`,
+      'kafka-connect',
+      { retriable: false, security: response.status === 401 ? 'authentication' : 'authorisation' },
+    );
+  const message =
+    typeof parsed === 'object' && parsed !== null && 'message' in parsed
+      ? String(parsed.message)
+      : text.slice(0, 500);
+  throw new ServiceError(
+    `Kafka Connect at ${address}: ${method} ${path} answered ${response.status}: ${maskWith(message, NO_SECRETS)}`,
+    'kafka-connect',
+    { retriable: isRetriableStatus(response.status) },
+  );
 }
 
 function safeJson(text: string): unknown {

@@ -1,6 +1,6 @@
 /**
  * Warehouse: lands the topics in PostgreSQL through Kafka Connect (one JDBC sink connector per resource, the
- * schema created first) and waits for a sink to catch up (offsets read through `sink/`).
+ * schema created first) and waits for a sink to catch up (offsets read through `output/kafka/`).
  */
 export {
   buildSinkConnectorConfig,

@@ -14,6 +14,7 @@ import { readTopic, recordOffsets } from '../kafka/readers/read-topic.js';
 import { createTopicOffsets } from '../kafka/admin/topic-offsets.js';
 import type { ConnectClient } from './connect-client.js';
 import { connectDlqTopicName } from './sink-connector-config.js';
+import { sleep } from '../../foundation/retry/index.js';
 
 export interface WaitForSinkOptions {
   connect: ConnectClient;
@@ -88,7 +89,7 @@ export async function waitForSink(options: WaitForSinkOptions): Promise<void> {
             .join(', ')})`,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      await sleep(pollMs);
     }
   } finally {
     await admin.disconnect();

@@ -1,6 +1,6 @@
 /**
  * Planner: density probes, whole backfill runs, and the job contract a run is made of (job payloads, queue and
- * job names, deterministic job ids; `jobs/` imports it). The slicing itself (exact `[start, end)` slices, the split
+ * job names, deterministic job ids: owned by `pipeline/contract/`, re-exported here). The slicing itself (exact `[start, end)` slices, the split
  * of a dense slice) is the shared core in `src/foundation/slicing/`, re-exported here for the planner's callers.
  */
 export {
@@ -42,8 +42,8 @@ export type {
   PlannedRun,
   UserListing,
 } from './plan-backfill.js';
-// The pipeline's job contract, owned here because the planner produces it: typed job payloads, queue and job
-// names, deterministic job ids. `jobs/` (the BullMQ shell) imports them.
+// The pipeline's job contract (owned by `pipeline/contract/`), re-exported for the planner's callers: typed job
+// payloads, queue and job names, deterministic job ids.
 export {
   QUEUE_NAMES,
   JOB_NAMES,

@@ -1,10 +1,11 @@
 /**
  * Pure core of the proof behind "a full history that reads each transaction once" (issue 23; the plan is in
- * docs/ARCHITECTURE.md, "Upstream budget"; not wired into the planner yet). Inside the 72 h window the unfiltered feed
- * is complete, so walks partitioned by one full-history filter (one walk per `countryId`, per `itemCode`, ...) can be
- * checked against it: a feed row is covered when exactly one walk returned it, repeated when several did (the filter
- * is not a partition), uncovered when none did. A transaction type is proven only when every feed row of it is
- * covered; the others are walked per user, filtered to them.
+ * docs/ARCHITECTURE.md, "Upstream budget"; wired by `prove-partition.ts`, which `plan-partitioned.ts` runs for
+ * `planBackfill`'s `partition` option). Inside the 72 h window the unfiltered feed is complete, so walks partitioned
+ * by one full-history filter (one walk per `countryId`, per `itemCode`, ...) can be checked against it: a feed row is
+ * covered when exactly one walk returned it, repeated when several did (the filter is not a partition), uncovered
+ * when none did. A transaction type is proven only when every feed row of it is covered; the others are walked per
+ * user, filtered to them.
  */
 
 /** One row as the proof needs it. */

@@ -39,7 +39,7 @@ export interface WalkRow {
   type: string;
 }
 
-/** `pagesPerPart`: @default 8 (see `readRangeRows`). */
+/** `pageSize` and `pagesPerPart`: @default `DEFAULT_READ_RANGE_ROWS_OPTIONS` (see `readRangeRows`). */
 export interface ProvePartitionOptions extends Pick<ReadRangeRowsOptions, 'pageSize' | 'pagesPerPart'> {
   /** The filter the walks are partitioned by. @default 'countryId' */
   key?: string;
@@ -100,8 +100,7 @@ export async function provePartition(
   const key = options.key ?? 'countryId';
   const rangeOptions = {
     ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
-    // Parts of 8 pages: every part ends on a partial page; the walks' window pieces are read side by side.
-    pagesPerPart: options.pagesPerPart ?? 8,
+    ...(options.pagesPerPart === undefined ? {} : { pagesPerPart: options.pagesPerPart }),
   };
   const unidentified = { n: 0 };
   const keep = (item: Record<string, unknown>): KeptRow | undefined => keepRow(item, unidentified);

@@ -19,7 +19,10 @@ export type ReadRangePages = (range: TimeRange, cursor?: string) => AsyncIterabl
 export interface ReadRangeRowsOptions {
   /** Page size the reader uses (to estimate pages from rows). @default 100 */
   pageSize?: number;
-  /** A piece whose rest holds more pages than this is cut. @default 4 */
+  /**
+   * A piece whose rest holds more pages than this is cut. 8: every part ends on a partial page, and the walks' window
+   * pieces are read side by side in the same POSTs (the partition proof's setting, the only caller). @default 8
+   */
   pagesPerPart?: number;
   /** Most parts one cut makes. @default 50 */
   maxParts?: number;
@@ -31,7 +34,7 @@ export interface ReadRangeRowsOptions {
 
 export const DEFAULT_READ_RANGE_ROWS_OPTIONS = {
   pageSize: 100,
-  pagesPerPart: 4,
+  pagesPerPart: 8,
   maxParts: 50,
   maxDepth: 3,
   sortField: 'createdAt',

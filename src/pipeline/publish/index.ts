@@ -3,8 +3,8 @@
  * half, `createPageEncoder`, which the exactly-once path sends inside a transaction) and the one
  * `Lineage` type, encode -> produce (`publishPage`: good records to `<prefix>.<resource>`, records that cannot be
  * encoded to `<topic>.dlq` as dead letters with the reason), the dead-letter messages and lineage headers, and the
- * coalescing sink (concurrent sends to a topic share produce requests). Uses `encoding/` to encode and `sink/` to
- * produce; the pipeline (`jobs/`) calls it.
+ * coalescing sink (concurrent sends to a topic share produce requests). Uses `output/encoding/` to encode and
+ * `output/kafka/` to produce; the slice walk (`pipeline/slice/`) calls it.
  */
 export { createPagePublisher, createPageEncoder } from './publish-page.js';
 export type {

@@ -20,13 +20,14 @@
  */
 import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@confluentinc/schemaregistry';
+import type { Client } from '../../output/encoding/schema-registry-library.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/topic-names.js';
 import type { AvroRecordSchema } from '../../output/encoding/avro-schema.js';
 import { withOptionalField } from '../../output/encoding/schema-candidate.js';
 import type { DriftStore, JsonType, PageDrift, PageDriftEntry } from '../drift/index.js';
 import { FieldExistsError, GamedataError } from '../../foundation/errors.js';
+import { sleep } from '../../foundation/retry/index.js';
 
 /** The scalar kinds a field can evolve with. */
 export type EvolvedKind = 'string' | 'integer' | 'number' | 'boolean';
@@ -117,7 +118,7 @@ async function withSubjectLock<T>(
   const deadline = o.now() + o.lockWaitMs;
   while ((await o.redis.set(o.key, token, 'PX', 30_000, 'NX')) !== 'OK') {
     if (o.now() > deadline) throw new GamedataError(`schema evolution: another worker holds ${o.key}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   try {
     return await fn();

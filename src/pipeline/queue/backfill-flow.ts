@@ -5,6 +5,7 @@ import type { RunJobData, RunResult, SliceJobData } from '../contract/job-types.
 import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../contract/queue-names.js';
 import { queuePriority, type CallPriority } from '../../foundation/models/call-priority.js';
 import { DEFAULT_RUN_RETENTION, type RunRetention } from './run-counters.js';
+import { sleep } from '../../foundation/retry/index.js';
 
 /**
  * BullMQ's keep-options for finished jobs of a run (the run job and its slices): completed and failed jobs are
@@ -201,6 +202,6 @@ export async function waitForRun(
         `run ${runId} did not finish in ${String(options.timeoutMs)} ms (state ${s?.state ?? 'missing'})`,
       );
     }
-    await new Promise((r) => setTimeout(r, options.pollMs ?? 500));
+    await sleep(options.pollMs ?? 500);
   }
 }

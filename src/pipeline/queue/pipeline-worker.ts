@@ -40,7 +40,8 @@ import { planningHoldFailure } from './planning-hold.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from '../slice/user-discovery.js';
 import { runWithPriority, type CallPriority } from '../../upstream/budget/priority.js';
 import { startSlotSizing, type ConcurrencyChange } from './slot-sizing.js';
-import { createSliceRuns, keepNewestLockTracked } from './slice-runs.js';
+import { createSliceRuns } from './slice-runs.js';
+import { installBullmqHooks, requireBullmqRelease } from './bullmq-hooks.js';
 import { startWorkerLiveness, type LivenessRedis } from './worker-liveness.js';
 import { startCpuBusy } from './cpu-busy.js';
 import { startLockSweeper } from './lock-sweeper.js';
@@ -558,11 +559,16 @@ function startRunWorker(
   return runs;
 }
 
-/** Starts the slice worker (and the run worker). Close it before closing Redis and Kafka. */
+/**
+ * Starts the slice worker (and the run worker). Close it before closing Redis and Kafka.
+ * @throws LibraryPatchError before anything connects when the installed bullmq is not the release the worker's hooks
+ * were written for (`bullmq-hooks.ts`)
+ */
 export function startPipelineWorkers(
   options: PipelineWorkerOptions,
   deps: PipelineWorkerDeps,
 ): PipelineWorkers {
+  requireBullmqRelease();
   const o = resolvePipelineWorkerOptions(options);
   const onError = o.onError ?? (() => undefined);
   const secrets = o.secrets ?? ownSecrets();
@@ -610,7 +616,7 @@ export function startPipelineWorkers(
   const idle = startIdleSlots(() => ({ concurrency: slices.concurrency, running: sliceRuns.size() }));
   context.spareSlots = () => idle.claim();
   slices.on('lockRenewalFailed', (ids) => sliceRuns.lost(ids));
-  keepNewestLockTracked(slices);
+  installBullmqHooks(slices);
   slices.on('error', (e) => onError(e, 'slice-worker'));
   const fenceTaken = deps.eos?.publisher.fenceTaken?.bind(deps.eos.publisher);
   const liveness = startSliceLiveness(o, slices, spawner, onError, fenceTaken);

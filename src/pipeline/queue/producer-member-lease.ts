@@ -1,5 +1,5 @@
 /**
- * A process's member label for its pooled transactional producers (`sink/transactions/producer-pool.ts`): the lowest free slot
+ * A process's member label for its pooled transactional producers (`output/kafka/transactions/producer-pool.ts`): the lowest free slot
  * `m<n>` under `<prefix>:eos:member:<n>`, leased in Redis (`SET NX PX`, renewed every third of `leaseMs`). A slot
  * freed by a dead process is taken again by the next one, so the transactional.ids a deployment leaves on the brokers
  * (`<topicPrefix>.tx.m<n>.<i>`) are bounded by the processes running at once x the pool size.

@@ -1,5 +1,5 @@
 /**
- * The owners of each slice (`sink/slice-owners.ts`) in Redis, shared by every process of a deployment: a set
+ * The owners of each slice (`output/kafka/transactions/slice-owners.ts`) in Redis, shared by every process of a deployment: a set
  * `<prefix>:eos:owners:<sliceKey>` of transactional.ids. `enter` is one script (add, then list the others), so of two
  * owners entering at once the second sees the first. A set lives while a slice runs: clean sessions leave it and
  * fenced ids are removed, so it is empty (gone) once the slice is done; a TTL of `ttlMs` bounds what a slice

@@ -9,11 +9,10 @@
  *
  * BullMQ keeps one lock entry per job id: when this process takes a job again while its zombie still runs, the new
  * run's entry replaces the zombie's, and the zombie's end deletes it, so the new run's lock would never be renewed
- * and would be lost in turn (`keepNewestLockTracked` puts it back). A chaos run with 512 slots a worker thrashed
+ * and would be lost in turn (`keepNewestLockTracked` in `bullmq-hooks.ts` puts it back). A chaos run with 512 slots a worker thrashed
  * that way: ~800 processors running for 443 slices, almost none waiting on the upstream, none finishing for minutes.
  */
 import { setMaxListeners } from 'node:events';
-import type { Worker } from 'bullmq';
 
 export interface SliceRun {
   /** Aborted when the worker stops or the run's lock was lost. */
@@ -91,44 +90,4 @@ export function createSliceRuns(stop: AbortSignal): SliceRuns {
     },
     size: () => count,
   };
-}
-
-/** The private parts of a bullmq 6.7.0 Worker the hook below uses (see test/unit/jobs/bullmq-private-hooks.test.ts). */
-interface WorkerInternals {
-  processJob?: (job: { id?: string }, token: string, ...rest: unknown[]) => Promise<unknown>;
-  lockManager?: { trackJob?: (jobId: string, token: string, ts: number) => unknown };
-}
-
-/**
- * Keeps BullMQ renewing the lock of the newest run of a job in this process: BullMQ tracks locks by job id, and the
- * end of an older run of the same job (a zombie whose lock was lost) untracks the id, so the newer run's lock would
- * expire unrenewed. Wraps the worker's private `processJob`; after an older run ends (BullMQ's own untrack included),
- * the newest run's token is tracked again. Returns false, changing nothing, when the worker lacks those parts (another
- * bullmq release): the newer run then loses its lock and stops, and the job is taken again (slower, still exact).
- */
-export function keepNewestLockTracked(worker: Worker): boolean {
-  const w = worker as unknown as WorkerInternals;
-  const original = w.processJob;
-  const locks = w.lockManager;
-  if (typeof original !== 'function' || typeof locks?.trackJob !== 'function') return false;
-  const tokens = new Map<string, string[]>();
-  w.processJob = async function processJob(this: unknown, job, token, ...rest) {
-    const id = job.id;
-    if (id === undefined) return original.call(this, job, token, ...rest);
-    const list = tokens.get(id) ?? [];
-    list.push(token);
-    tokens.set(id, list);
-    try {
-      return await original.call(this, job, token, ...rest);
-    } finally {
-      const rest2 = (tokens.get(id) ?? []).filter((t) => t !== token);
-      if (rest2.length === 0) tokens.delete(id);
-      else {
-        tokens.set(id, rest2);
-        const newest = rest2.at(-1);
-        if (newest !== undefined) locks.trackJob?.(id, newest, Date.now());
-      }
-    }
-  };
-  return true;
 }

@@ -14,6 +14,7 @@ import {
 } from '../../upstream/budget/concurrency-decision.js';
 import type { SharedBudget } from '../../upstream/budget/shared-budget.js';
 import { GamedataError } from '../../foundation/errors.js';
+import { wakeMainLoop } from './bullmq-hooks.js';
 /** A change of the slices a worker runs at once (see `PipelineWorkerOptions.maxConcurrency`). */
 export interface ConcurrencyChange {
   from: number;
@@ -146,17 +147,4 @@ export function startSlotSizing(
       await reading;
     },
   };
-}
-
-/**
- * BullMQ takes more jobs after a concurrency rise only when a running job completes; a slice's first page waits at
- * the fetcher, which is holding for the calls of the slices this rise would start, so nothing completes (a traced
- * acceptance run at 4 x 8: the rise showed 3-4 s late). A settled promise on the main loop's queue wakes it to fetch
- * up to the new concurrency, which is what BullMQ's own `resume()` does after `pause(true)`. Its queue is not public:
- * without it (another BullMQ version), the rise shows at the next completion, as before.
- */
-function wakeMainLoop(worker: object): void {
-  const queue = (worker as { mainLoopQueue?: { add?: unknown } | null }).mainLoopQueue;
-  if (queue !== null && queue !== undefined && typeof queue.add === 'function')
-    (queue.add as (p: Promise<void>) => void).call(queue, Promise.resolve());
 }

@@ -6,10 +6,10 @@
  * won again) stops as soon as a new one starts.
  */
 import type { Redis } from 'ioredis';
-import { sleep } from '../../foundation/retry/sleep.js';
+import { createBackoff, sleep } from '../../foundation/retry/index.js';
 import type { BudgetKeys } from './budget-keys.js';
 import type { BudgetLimiter } from './budget-limiter.js';
-import type { ReportError } from './budget-errors.js';
+import { BACKGROUND_FAILURE_BACKOFF, type ReportError } from './budget-errors.js';
 import { TAKE } from './budget-scripts.js';
 import type { BatchSender } from './batch-sender.js';
 import type { DemandPublisher } from './demand-publisher.js';
@@ -213,6 +213,7 @@ export function createFetchLoop(deps: FetchLoopDeps): FetchLoop {
   async function lead(): Promise<void> {
     const own = ++generation;
     const term: TermState = { heldSince: undefined };
+    const backoff = createBackoff(BACKGROUND_FAILURE_BACKOFF);
     while (deps.leading() && !deps.isClosed() && own === generation) {
       try {
         if (loop.slots.active() >= o.maxInFlight) {
@@ -225,10 +226,11 @@ export function createFetchLoop(deps: FetchLoopDeps): FetchLoop {
           continue;
         }
         await fetchOnce(deps, loop, term);
+        backoff.reset();
       } catch (error) {
         if (deps.isClosed() || !deps.leading()) return;
         deps.report(error, 'fetch loop');
-        await sleep(200);
+        await backoff.pause();
       }
     }
   }

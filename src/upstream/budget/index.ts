@@ -25,7 +25,6 @@ export {
   tokensAhead,
   tokensLeft,
   waitBeforeRequest,
-  DEFAULT_TOKEN_BUDGET_OPTIONS,
 } from './token-budget.js';
 export type { TokenBudgetState, TokenBudgetOptions, BudgetObservation } from './token-budget.js';
 export { decideSend } from './send-decision.js';

@@ -3,8 +3,8 @@
  * 1000 more at once) and hands each decoded outcome to the call waiting for it. Started by the first call routed.
  */
 import type { Redis } from 'ioredis';
-import { sleep } from '../../foundation/retry/sleep.js';
-import type { ReportError } from './budget-errors.js';
+import { createBackoff } from '../../foundation/retry/index.js';
+import { BACKGROUND_FAILURE_BACKOFF, type ReportError } from './budget-errors.js';
 import type { CallOutcome } from './call-queue.js';
 import { decodeReply } from './reply-codec.js';
 
@@ -50,16 +50,18 @@ export function createReplyReader(options: ReplyReaderOptions): ReplyReader {
     // Connection errors surface on the commands (and a worker reports an outage once); without a listener ioredis
     // prints every reconnect failure with a stack trace.
     c.on('error', () => undefined);
+    const backoff = createBackoff(BACKGROUND_FAILURE_BACKOFF);
     while (!options.isClosed()) {
       try {
         const first = await c.blpop(replyKey, 1);
+        backoff.reset();
         if (!first) continue;
         const more = (await c.lpop(replyKey, 1000)) ?? [];
         for (const raw of [first[1], ...more]) deliver(raw);
       } catch (error) {
         if (options.isClosed()) return;
         report(error, 'reading replies');
-        await sleep(200);
+        await backoff.pause();
       }
     }
   }

@@ -4,10 +4,10 @@
  */
 import type { Redis } from 'ioredis';
 import { UPSTREAM_MAX_BATCH } from '../client/batch-loader.js';
+import { DEFAULT_RATE_LIMITER_OPTIONS } from '../client/rate-limiter.js';
 import { ConfigError, type GamedataError } from '../../foundation/errors.js';
 import type { CallPriority } from './priority.js';
 import { priorityRank } from './priority.js';
-import { DEFAULT_TOKEN_BUDGET_OPTIONS } from './token-budget.js';
 import type { WorkEstimator } from './work-estimate.js';
 
 export interface SharedBudgetOptions {
@@ -122,8 +122,8 @@ export const DEFAULT_SHARED_BUDGET_OPTIONS = {
   demandTtlMs: 10_000,
   growthGraceMs: 2000,
   leaseMs: 5000,
-  reserve: DEFAULT_TOKEN_BUDGET_OPTIONS.reserve,
-  resetMarginMs: DEFAULT_TOKEN_BUDGET_OPTIONS.resetMarginMs,
+  reserve: DEFAULT_RATE_LIMITER_OPTIONS.reserve,
+  resetMarginMs: DEFAULT_RATE_LIMITER_OPTIONS.resetMarginMs,
   latencyMs: 1000,
   upstream: '',
   unreachableLimit: 3,

@@ -1,137 +1,19 @@
 /**
- * Pure token accounting of one API key's request budget, driven by the upstream's `ratelimit-*` headers (no
- * hard-coded limit): each answer says how many requests remain and when the window resets; requests in flight are
- * assumed not yet counted; a 429 sets one pause. The shared budget's fetcher keeps one state per key.
+ * The shared budget's questions about one API key's tokens, over the one pacing core of `client/rate-limiter.ts`
+ * (the state, the window roll, the wait, a request's start and answer; re-exported here for the budget's users): may
+ * only tails spend now, does the budget bind (until the reset, or over a whole window), how many tokens are left and
+ * ahead. Pure; the fetcher keeps one state per key.
  */
+import { rollWindow, type TokenBudgetOptions, type TokenBudgetState } from '../client/rate-limiter.js';
 
-export interface TokenBudgetState {
-  /** `ratelimit-limit` of the last answer. */
-  limit: number | undefined;
-  /** Requests we may still start in this window (our estimate, never above the server's count). */
-  remaining: number | undefined;
-  /** When the window resets (epoch ms), from `ratelimit-reset`. */
-  resetAt: number | undefined;
-  /** No request before this (epoch ms): a 429's `Retry-After`. */
-  pauseUntil: number;
-  /** Requests started and not answered. */
-  inFlight: number;
-  /** An answer came back (with or without headers). */
-  answered: boolean;
-  /** Moving average of request durations (ms), for the binding estimate. */
-  latencyMs: number;
-  /**
-   * The window's length as far as answers told: the longest `ratelimit-reset` seen, ms. Once a window has passed
-   * and no answer has told the next reset yet, the new window is taken to last this long (see `budgetBinds`).
-   */
-  windowMs?: number | undefined;
-}
-
-export interface TokenBudgetOptions {
-  /** Requests kept in reserve below the server's remaining count. @default 2 */
-  reserve: number;
-  /** Extra wait after the announced reset (clock skew, rounding). @default 250 */
-  resetMarginMs: number;
-}
-
-export const DEFAULT_TOKEN_BUDGET_OPTIONS: Readonly<TokenBudgetOptions> = { reserve: 2, resetMarginMs: 250 };
-
-/** What one answer said. */
-export interface BudgetObservation {
-  status: number | undefined;
-  limit?: number | undefined;
-  remaining?: number | undefined;
-  /** `ratelimit-reset`, seconds. */
-  resetSeconds?: number | undefined;
-  retryAfterMs?: number | undefined;
-  /** How long the request took. */
-  durationMs?: number | undefined;
-}
-
-/** A fresh budget: nothing known, one request at a time until an answer says more. */
-export function initialTokenBudget(latencyMs = 1000): TokenBudgetState {
-  return {
-    limit: undefined,
-    remaining: undefined,
-    resetAt: undefined,
-    pauseUntil: 0,
-    inFlight: 0,
-    answered: false,
-    latencyMs,
-  };
-}
-
-/** The state as of `now`: a window past its reset (plus margin) gives the full limit back, less what is in flight. */
-export function rollWindow(s: TokenBudgetState, now: number, o: TokenBudgetOptions): TokenBudgetState {
-  if (s.resetAt === undefined || now < s.resetAt + o.resetMarginMs) return s;
-  return {
-    ...s,
-    remaining: s.limit === undefined ? undefined : Math.max(0, s.limit - s.inFlight),
-    resetAt: undefined,
-  };
-}
-
-/**
- * How long to wait before the next request may start: 0 = now; `untilAnswer` = wait for a request in flight to
- * answer (the budget is still unknown), with `waitMs` as a fallback poll.
- */
-export function waitBeforeRequest(
-  state: TokenBudgetState,
-  now: number,
-  o: TokenBudgetOptions,
-): { waitMs: number; untilAnswer: boolean } {
-  if (state.pauseUntil > now) return { waitMs: state.pauseUntil - now, untilAnswer: false };
-  const s = rollWindow(state, now, o);
-  if (s.remaining === undefined) {
-    // Unknown budget: one request at a time until an answer tells; an upstream without headers is not paced.
-    if (s.inFlight === 0 || s.answered) return { waitMs: 0, untilAnswer: false };
-    return { waitMs: 1000, untilAnswer: true };
-  }
-  if (s.remaining > o.reserve) return { waitMs: 0, untilAnswer: false };
-  const waitMs = s.resetAt !== undefined ? Math.max(1, s.resetAt + o.resetMarginMs - now) : 1000;
-  return { waitMs, untilAnswer: true };
-}
-
-/** Counts one request as started (call only when {@link waitBeforeRequest} said 0). */
-export function startRequest(state: TokenBudgetState, now: number, o: TokenBudgetOptions): TokenBudgetState {
-  const s = rollWindow(state, now, o);
-  return {
-    ...s,
-    remaining: s.remaining === undefined ? undefined : s.remaining - 1,
-    inFlight: s.inFlight + 1,
-  };
-}
-
-/** Folds one answer (or a failure without answer: `status` undefined) into the state. */
-export function completeRequest(
-  state: TokenBudgetState,
-  obs: BudgetObservation,
-  now: number,
-  o: TokenBudgetOptions,
-): TokenBudgetState {
-  const s: TokenBudgetState = { ...rollWindow(state, now, o), inFlight: Math.max(0, state.inFlight - 1) };
-  if (obs.durationMs !== undefined && obs.status !== undefined)
-    s.latencyMs = Math.round(s.latencyMs * 0.8 + obs.durationMs * 0.2);
-  if (obs.status !== undefined) s.answered = true;
-  if (obs.limit !== undefined) s.limit = obs.limit;
-  if (obs.remaining !== undefined) {
-    // Requests still in flight may not be counted by the server yet: assume they are not.
-    const estimate = obs.remaining - s.inFlight;
-    s.remaining = s.remaining === undefined ? estimate : Math.min(s.remaining, estimate);
-    if (obs.resetSeconds !== undefined) {
-      const resetAt = now + obs.resetSeconds * 1000;
-      s.windowMs = Math.max(s.windowMs ?? 0, obs.resetSeconds * 1000);
-      // A later reset means a new window: trust the server's count for it.
-      if (s.resetAt === undefined || resetAt > s.resetAt + 1000) s.remaining = estimate;
-      s.resetAt = resetAt;
-    }
-  }
-  if (obs.status === 429) {
-    const pause = obs.retryAfterMs ?? (s.resetAt !== undefined ? s.resetAt - now : 1000);
-    s.pauseUntil = Math.max(s.pauseUntil, now + pause + o.resetMarginMs);
-    s.remaining = 0;
-  }
-  return s;
-}
+export {
+  completeRequest,
+  initialTokenBudget,
+  rollWindow,
+  startRequest,
+  waitBeforeRequest,
+} from '../client/rate-limiter.js';
+export type { BudgetObservation, TokenBudgetOptions, TokenBudgetState } from '../client/rate-limiter.js';
 
 /**
  * Whether only tails may spend now: at most `tailReserve` requests are left above the reserve and the window does

@@ -13,6 +13,7 @@ import { GamedataError } from '../../foundation/errors.js';
 import type { CacheEntry, CacheStore } from './cache-store.js';
 import type { CacheWindows } from './freshness.js';
 import { freshnessOf, makeEntry } from './freshness.js';
+import { sleep } from '../../foundation/retry/index.js';
 
 export interface SwrCacheOptions {
   /** Stores, fastest first. The last one holds the cross-process lock. */
@@ -107,7 +108,7 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
         // Another process is fetching this key: wait a little for its result.
         const deadline = now() + peerWaitMs;
         while (now() < deadline) {
-          await new Promise((r) => setTimeout(r, 25));
+          await sleep(25);
           const entry = await read(key);
           if (entry) return entry.value as T;
         }

@@ -22,8 +22,8 @@ import type { Listing } from './listing.js';
 import { listingModel } from './listing.js';
 import type { RateLimiter, RateLimiterOptions, RateLimiterState } from './rate-limiter.js';
 import { createRateLimiter } from './rate-limiter.js';
-import type { RetryPolicy } from './retry.js';
-import { resolveRetryPolicy, withRetry } from './retry.js';
+import type { RetryPolicy } from '../../foundation/retry/index.js';
+import { resolveClientRetryPolicy, withRetry } from './retry.js';
 import type { FetchLike } from './transport.js';
 import { createTransport, isSlotError } from './transport.js';
 import type { Resources } from './resources.js';
@@ -68,7 +68,7 @@ export interface ClientOptions {
   fetch?: FetchLike | undefined;
   /** Timeout of one HTTP request, ms. @default 30 000 */
   timeoutMs?: number | undefined;
-  /** Retry policy for whole requests and for retriable per-procedure errors. @default DEFAULT_RETRY_POLICY */
+  /** Retry policy for whole requests and for retriable per-procedure errors. @default CLIENT_RETRY_POLICY (5 attempts) */
   retry?: Partial<RetryPolicy> | undefined;
   /** Most procedures per POST (never above 50, the upstream's limit). @default 50 */
   maxBatchSize?: number | undefined;
@@ -255,7 +255,7 @@ function limiterBinds(limiter: { state(): RateLimiterState | undefined }, maxInF
  */
 export function createClient(options: ClientOptions): Client {
   const { timeoutMs, cursorFormat } = checkClientOptions(options);
-  const retry = resolveRetryPolicy(options.retry);
+  const retry = resolveClientRetryPolicy(options.retry);
   const fetchImpl: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
 
   const counters = { httpRequests: 0, procedures: 0, rounds: 0, status429: 0, networkErrors: 0 };

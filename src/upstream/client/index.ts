@@ -57,10 +57,9 @@ export { collectSlices, iterateSlices, DEFAULT_COLLECT_OPTIONS } from './collect
 export type { CollectOptions, CollectStats } from './collect.js';
 export { paginatePages, paginateItems } from './paginate.js';
 export type { AutoPaginateOptions } from './paginate.js';
-export { withRetry, backoffDelay, DEFAULT_RETRY_POLICY } from './retry.js';
-export type { RetryPolicy } from './retry.js';
+export { withRetry, CLIENT_RETRY_POLICY, resolveClientRetryPolicy } from './retry.js';
 export { createRateLimiter, parseRetryAfter } from './rate-limiter.js';
-export type { RateLimiter, RateLimiterOptions } from './rate-limiter.js';
+export type { RateLimiter, RateLimiterOptions, TokenRateLimiter } from './rate-limiter.js';
 export { createBatchLoader, UPSTREAM_MAX_BATCH } from './batch-loader.js';
 export type { BatchLoader, BatchLoaderOptions, CallRouter, ClientBudget } from './batch-loader.js';
 export type { ClientCore, InvalidItemMode, PageRequest, FetchPageOptions } from './core.js';

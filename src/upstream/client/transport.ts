@@ -15,7 +15,7 @@ import {
 } from '../../foundation/errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { parseRetryAfter } from './rate-limiter.js';
-import type { RetryPolicy } from './retry.js';
+import type { RetryPolicy } from '../../foundation/retry/index.js';
 import { withRetry } from './retry.js';
 import { requestTimeoutMs } from './call-cost.js';
 import { withoutCredentials } from '../../foundation/config/address-of.js';

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     apiKey: o.apiKey,
     budget,
     cache: false,
-    retry: { initialDelayMs: 50, maxDelayMs: 1000, maxAttempts: 8 },
+    retry: { initialMs: 50, maxMs: 1000, retries: 7 },
     timeoutMs: 20_000,
   });
   out({ ready: budget.id });

@@ -96,7 +96,7 @@ describe('auto-batcher against the simulator', () => {
     sim.configure({ faults: { http5xx: 1, reset: 0 } });
     const failing = testClient(sim, {
       cache: false,
-      retry: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 },
+      retry: { initialMs: 1, maxMs: 2, retries: 2 },
     });
     await expect(failing.user.getById(users[0]!._id)).rejects.toBeInstanceOf(UpstreamError);
   });

@@ -147,7 +147,7 @@ describe('failures and cancellation', () => {
   it('a slice that keeps failing makes the whole call fail (no partial list)', async () => {
     const s = await startSim({ faults: { http5xx: 1 } });
     try {
-      const c = testClient(s, { retry: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } });
+      const c = testClient(s, { retry: { initialMs: 1, maxMs: 2, retries: 1 } });
       await expect(c.transaction.collectAll({ oldestDate: WORLD_NOW - H72 })).rejects.toBeInstanceOf(
         GamedataError,
       );

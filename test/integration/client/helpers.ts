@@ -17,7 +17,7 @@ export function testClient(sim: Sim, options: Partial<ClientOptions> = {}): Retu
   return createClient({
     baseUrl: sim.url,
     apiKey: 'test-key',
-    retry: { initialDelayMs: 5, maxDelayMs: 50, maxAttempts: 6 },
+    retry: { initialMs: 5, maxMs: 50, retries: 5 },
     timeoutMs: 5_000,
     ...options,
   });

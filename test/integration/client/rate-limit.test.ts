@@ -39,7 +39,7 @@ describe('rate limiting', () => {
       rateLimit: false,
       maxBatchSize: 1,
       maxInFlight: 12,
-      retry: { maxAttempts: 1 },
+      retry: { retries: 0 },
     });
     await Promise.allSettled(Array.from({ length: 12 }, (_, i) => hog.party.getPaginated({ limit: 1 + i })));
     const got = await Promise.all(users.map((u) => client.user.getById(u._id)));

@@ -29,7 +29,7 @@ describe('the byte cap on answers', () => {
       apiKey: 'k',
       cache: false,
       maxResponseBytes: 256 * 1024,
-      retry: { maxAttempts: 1 },
+      retry: { retries: 0 },
     });
     const error = await client.call('donation.getManyPaginated', { limit: 10 }).then(
       () => undefined,

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSliceRuns, keepNewestLockTracked } from '../../../src/pipeline/queue/slice-runs.js';
+import { createSliceRuns } from '../../../src/pipeline/queue/slice-runs.js';
+import { keepNewestLockTracked } from '../../../src/pipeline/queue/bullmq-hooks.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -59,7 +60,7 @@ async function zombieRun(
   );
   worker.on('error', () => undefined);
   worker.on('lockRenewalFailed', (ids) => runs.lost(ids));
-  if (hook) expect(keepNewestLockTracked(worker)).toBe(true);
+  if (hook) keepNewestLockTracked(worker);
   try {
     const job = await queue.add('s', {}, { jobId: 'j1' });
     const redis = connect();

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRateLimiter } from '../../../src/upstream/client/rate-limiter.js';
-import { resolveRetryPolicy } from '../../../src/upstream/client/retry.js';
+import { resolveClientRetryPolicy } from '../../../src/upstream/client/retry.js';
 import { createTransport } from '../../../src/upstream/client/transport.js';
 
 const servers: Server[] = [];
@@ -36,7 +36,7 @@ const transportTo = (port: number) =>
     fetch: (url, init) => fetch(url, init),
     timeoutMs: 2000,
     limiter: createRateLimiter(),
-    retry: resolveRetryPolicy({ initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 1 }),
+    retry: resolveClientRetryPolicy({ initialMs: 1, maxMs: 2, retries: 0 }),
   });
 
 const OK = JSON.stringify({ result: { data: { ok: true } } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRateLimiter } from '../../../src/upstream/client/rate-limiter.js';
-import { resolveRetryPolicy } from '../../../src/upstream/client/retry.js';
+import { resolveClientRetryPolicy } from '../../../src/upstream/client/retry.js';
 import { createTransport, isSlotError } from '../../../src/upstream/client/transport.js';
 import type { FetchLike } from '../../../src/upstream/client/transport.js';
 import { NetworkError, NotFoundError, UpstreamError } from '../../../src/foundation/errors.js';
@@ -33,7 +33,7 @@ function transport(fetch: FetchLike) {
     fetch,
     timeoutMs: 1000,
     limiter: createRateLimiter(),
-    retry: resolveRetryPolicy({ initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 }),
+    retry: resolveClientRetryPolicy({ initialMs: 1, maxMs: 2, retries: 2 }),
   });
 }
 

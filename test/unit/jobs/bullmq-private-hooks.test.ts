@@ -1,15 +1,36 @@
-// src/pipeline/queue/slot-sizing.ts wakes BullMQ's main loop through the Worker's private `mainLoopQueue` (an AsyncFifoQueue:
-// adding a settled promise makes the loop fetch again, as BullMQ's own resume() does). A private field may change
-// in any release, so bullmq is pinned exactly, and this fails loudly when what is installed is not what the hook
-// was written for.
+// src/pipeline/queue/bullmq-hooks.ts: the hooks into bullmq's private Worker parts. `wakeMainLoop` wakes BullMQ's main
+// loop through the Worker's private `mainLoopQueue` (an AsyncFifoQueue: adding a settled promise makes the loop fetch
+// again, as BullMQ's own resume() does); `keepNewestLockTracked` wraps `processJob` and re-tracks a lock. A private
+// field may change in any release, so bullmq is pinned exactly, this fails loudly when what is installed is not what
+// the hooks were written for, and the worker refuses to start on another release (`installBullmqHooks`).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { AsyncFifoQueue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import {
+  BULLMQ_HOOKED_VERSION as BULLMQ_HOOKS_WRITTEN_FOR,
+  installBullmqHooks,
+  keepNewestLockTracked,
+  requireBullmqRelease,
+  wakeMainLoop,
+} from '../../../src/pipeline/queue/bullmq-hooks.js';
+import { LibraryPatchError } from '../../../src/foundation/errors.js';
 
-/** The bullmq release `wakeMainLoop` (src/pipeline/queue/slot-sizing.ts) was written for. */
-const BULLMQ_HOOKS_WRITTEN_FOR = '6.7.0';
+/** A real Worker that never connects (lazyConnect, no autorun); closed by `done`. */
+function idleWorker(): { worker: Worker; done: () => Promise<void> } {
+  const connection = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: null });
+  connection.on('error', () => undefined);
+  const worker = new Worker('hooks', () => Promise.resolve(), { connection, autorun: false });
+  worker.on('error', () => undefined);
+  return {
+    worker,
+    done: async () => {
+      await worker.close(true);
+      connection.disconnect();
+    },
+  };
+}
 
 describe("bullmq's private main-loop queue (slot-sizing's wake)", () => {
   it('bullmq is pinned exactly to the release the hook was written for, and that release is installed', () => {
@@ -71,5 +92,55 @@ describe("bullmq's private processJob and lock manager (slice-runs' keepNewestLo
       await worker.close(true);
       connection.disconnect();
     }
+  });
+});
+
+describe('the hooks as installed (installBullmqHooks)', () => {
+  it('installs on a real 6.7.0 Worker; another release, or a worker without the parts, refuses with one LibraryPatchError', async () => {
+    const { worker, done } = idleWorker();
+    try {
+      const before = (worker as unknown as { processJob: unknown }).processJob;
+      installBullmqHooks(worker);
+      expect((worker as unknown as { processJob: unknown }).processJob).not.toBe(before);
+      expect(() => requireBullmqRelease()).not.toThrow();
+      expect(() => requireBullmqRelease('6.8.0')).toThrow(LibraryPatchError);
+      expect(() => installBullmqHooks(worker, '6.8.0')).toThrow(
+        /bullmq 6\.8\.0 is installed, but the slice worker's hooks .* written for 6\.7\.0/,
+      );
+      // the check is no longer bypassed into a silent off: a worker lacking the parts does not start
+      expect(() => installBullmqHooks({} as Worker)).toThrow(
+        /has no processJob, lockManager\.trackJob, mainLoopQueue/,
+      );
+    } finally {
+      await done();
+    }
+  });
+
+  it('keepNewestLockTracked: when an older run of a job ends, the newest run of it is tracked again', async () => {
+    const tracked: [string, string][] = [];
+    const ends = new Map<string, () => void>();
+    const fake = {
+      processJob: (_job: { id?: string }, token: string) =>
+        new Promise<void>((resolve) => ends.set(token, resolve)),
+      lockManager: { trackJob: (id: string, token: string) => void tracked.push([id, token]) },
+      mainLoopQueue: null,
+    };
+    keepNewestLockTracked(fake as unknown as Worker);
+    const zombie = fake.processJob({ id: 'j' }, 'old');
+    const newer = fake.processJob({ id: 'j' }, 'new');
+    ends.get('old')?.();
+    await zombie;
+    expect(tracked).toEqual([['j', 'new']]); // BullMQ's own end of the old run untracked the id: put back
+    ends.get('new')?.();
+    await newer;
+    expect(tracked).toEqual([['j', 'new']]); // the last run's end tracks nothing
+  });
+
+  it('wakeMainLoop adds a settled promise to the main loop queue, and does nothing before the loop runs', () => {
+    const added: unknown[] = [];
+    wakeMainLoop({ mainLoopQueue: { add: (p: unknown) => void added.push(p) } });
+    expect(added).toHaveLength(1);
+    expect(added[0]).toBeInstanceOf(Promise);
+    expect(() => wakeMainLoop({ mainLoopQueue: null })).not.toThrow();
   });
 });

@@ -6,14 +6,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_POLICY } from '../../../src/upstream/client/retry.js';
+import { DEFAULT_RETRY_POLICY } from '../../../src/foundation/retry/index.js';
 import { createConnectClient } from '../../../src/output/warehouse/index.js';
 import { buildDeadLetter } from '../../../src/pipeline/publish/dead-letter.js';
 import { secretsOf } from '../../../src/foundation/config/secret-values.js';
 import type { ServiceError } from '../../../src/foundation/errors.js';
 import { EncodingError } from '../../../src/foundation/errors.js';
 
-const fastRetry = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 };
+const fastRetry = { ...DEFAULT_RETRY_POLICY, retries: 0, initialMs: 1, maxMs: 1 };
 
 describe('Connect client errors', () => {
   it('an unreachable worker: the address only', async () => {
@@ -41,7 +41,7 @@ describe('Connect client errors', () => {
     const client = createConnectClient({
       url: 'http://admin:c0nnect-pw@connect.example:8083',
       fetch,
-      retry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 8 },
+      retry: { ...DEFAULT_RETRY_POLICY, retries: 7 },
       basicAuthUserInfo: false,
     });
     const error = await client.listConnectors().then(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src/foundation/errors.js';
-import { DEFAULT_RETRY_POLICY } from '../../../src/upstream/client/retry.js';
+import { DEFAULT_RETRY_POLICY } from '../../../src/foundation/retry/index.js';
 import { createConnectClient, createSinkConnectors } from '../../../src/output/warehouse/index.js';
 
 interface Call {
@@ -31,7 +31,7 @@ function fakeConnect(answers: Record<string, Array<[number, unknown]>>) {
   return { calls, fetch };
 }
 
-const fastRetry = { ...DEFAULT_RETRY_POLICY, maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 1 };
+const fastRetry = { ...DEFAULT_RETRY_POLICY, retries: 2, initialMs: 1, maxMs: 1 };
 
 describe('createConnectClient', () => {
   it('PUTs the whole config; 201 = created, 200 = updated', async () => {

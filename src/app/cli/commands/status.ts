@@ -13,6 +13,7 @@ import { parseDuration } from '../../../foundation/config/duration.js';
 import { formatStatus } from '../../status/format-status.js';
 import { commandRedisLines } from '../connection-lines.js';
 import { maskSecrets, maskSecretsDeep } from '../mask-secrets.js';
+import { sleep } from '../../../foundation/retry/index.js';
 
 export function register(program: Command): void {
   program
@@ -76,7 +77,7 @@ export function register(program: Command): void {
               console.log(maskSecrets(formatStatus(masked)));
             }
             if (watchMs === undefined) break;
-            await new Promise((r) => setTimeout(r, watchMs));
+            await sleep(watchMs);
           }
         } finally {
           await redis.quit();

@@ -7,7 +7,7 @@
  * Settings: GAMEDATA_API_URL, GAMEDATA_API_KEY, KAFKA_BROKERS, SCHEMA_REGISTRY_URL, REDIS_URL, GAMEDATA_TOPIC_PREFIX.
  *
  * The parts: flags (`../worker-flags.ts`, pure), stop signals (`../worker-signals.ts`), the services watched and
- * the probe endpoint (`../worker-watch.ts`), the life (`jobs/worker-lifecycle.ts`: wait -> connect with retry ->
+ * the probe endpoint (`../worker-watch.ts`), the life (`pipeline/queue/worker-lifecycle.ts`: wait -> connect with retry ->
  * drain) and the slice workers with their lines (`../worker-slices.ts`).
  */
 import type { Command } from 'commander';
