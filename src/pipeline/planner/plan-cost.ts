@@ -8,7 +8,9 @@
  * And what it will cost the workers: the key's time is a floor only while the workers keep pace. A worker process is
  * one core (Node's one thread): at ~50 µs a record, a full history at the real volume (~97 M rows, ~1.3 M pages) is
  * ~100 core-minutes against ~50 minutes on the key, so one process would make the run about twice as long. The
- * estimate says how many keep pace (from the rows the dry run's samples found, or the pages).
+ * estimate says how many keep pace (from the rows the dry run's samples found, or the pages), with each slice's fixed
+ * cost beside its records' (issue 51), and what the run costs Redis, which every worker shares: its share of one core
+ * at the key's pace.
  */
 import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../../foundation/models/call-cost.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
@@ -38,7 +40,35 @@ export interface PlanCostOptions {
     | undefined;
   /** Worker CPU a record costs, µs. @default {@link WORKER_CPU_MICROS_PER_RECORD} */
   cpuMicrosPerRecord?: number;
+  /** Worker CPU a slice costs whatever its rows, ms. @default {@link WORKER_CPU_MILLIS_PER_SLICE} */
+  cpuMillisPerSlice?: number;
+  /** Redis CPU a record costs, µs. @default {@link REDIS_CPU_MICROS_PER_RECORD} */
+  redisMicrosPerRecord?: number;
+  /** Redis CPU a slice costs whatever its rows, ms. @default {@link REDIS_CPU_MILLIS_PER_SLICE} */
+  redisMillisPerSlice?: number;
 }
+
+/**
+ * Worker CPU a slice costs whatever its rows, ms (issue 51): a compiled `gamedata worker` at scale small, rate limit
+ * and latency off, the per-user plan (440 slices for 12 000 rows) against the partition plan (20 slices), CPU from
+ * /proc: ~22 ms a slice exactly-once (~15 at-least-once), on cd8b282, a 2-core AMD EPYC. Its claims, checkpoints,
+ * per-slice transactions, BullMQ bookkeeping and timers.
+ */
+export const WORKER_CPU_MILLIS_PER_SLICE = 22;
+
+/**
+ * Redis CPU a record costs, µs: `bench/pipeline.ts` at scale medium, exactly-once, partition plan (few slices), Redis
+ * from /proc: 41 µs a record (dedup claims and marks ~20-24 of it, BullMQ, the budget's scripts, counters;
+ * docs/benchmarks/diary.md, "Where the CPU goes").
+ */
+export const REDIS_CPU_MICROS_PER_RECORD = 41;
+
+/**
+ * Redis CPU a slice costs whatever its rows, ms: the per-user plan at medium (~24.7 k slices for 1 M records) took
+ * ~68 s of Redis CPU where 41 µs a record makes 41 s: ~1.1 ms a slice (BullMQ's job scripts, the slice's locks,
+ * checkpoints and counters), on a shared Redis (an upper bound; issue 47's run, 2026-12-02).
+ */
+export const REDIS_CPU_MILLIS_PER_SLICE = 1;
 
 /**
  * Worker CPU a record costs, µs: `bench/pipeline.ts` at scale medium, exactly-once, on a 2-core AMD EPYC (48-52 µs a
@@ -90,8 +120,19 @@ export interface PlanCost {
   minutesOnOneKey: number;
   /** Minutes of one worker process's CPU (one core) for the records the walks fetch. */
   workerCpuMinutes: number;
-  /** Worker processes (cores) that keep pace with the key: `workerCpuMinutes / minutesOnOneKey`, rounded up, >= 1. */
+  /** The slices the plan makes (splits while read not counted). */
+  slices: number;
+  /** Minutes of worker CPU the slices cost beyond their records (each slice's fixed cost). */
+  sliceCpuMinutes: number;
+  /**
+   * Worker processes (cores) that keep pace with the key: `(workerCpuMinutes + sliceCpuMinutes) / minutesOnOneKey`,
+   * rounded up, >= 1.
+   */
   workerProcesses: number;
+  /** Minutes of Redis CPU (one core: Redis runs commands on one thread) for the records and the slices. */
+  redisCpuMinutes: number;
+  /** The share of one Redis core the run needs at the key's pace: above 1, Redis, not the key, sets the pace. */
+  redisCoreShare: number;
   assumptions: string[];
 }
 
@@ -103,6 +144,9 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
   const perRequest = options.callsPerRequest ?? 50;
   const rpm = options.requestsPerMinute ?? 500;
   const cpuMicros = options.cpuMicrosPerRecord ?? WORKER_CPU_MICROS_PER_RECORD;
+  const sliceMillis = options.cpuMillisPerSlice ?? WORKER_CPU_MILLIS_PER_SLICE;
+  const redisMicros = options.redisMicrosPerRecord ?? REDIS_CPU_MICROS_PER_RECORD;
+  const redisSliceMillis = options.redisMillisPerSlice ?? REDIS_CPU_MILLIS_PER_SLICE;
   const model = options.cost ?? DEFAULT_CALL_COST;
   const until = planned.run.until;
   const byResource = new Map<ResourceName, ResourceCost>();
@@ -150,6 +194,10 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
   const unpriced = resources.reduce((n, r) => n + r.slices - r.slicesPlanned - r.slicesSampled, 0);
   const minutesOnOneKey = Math.max(requests / rpm, feedSeconds / 60);
   const workerCpuMinutes = (records * cpuMicros) / 60e6;
+  const slices = planned.slices.length;
+  const sliceCpuMinutes = (slices * sliceMillis) / 60e3;
+  const redisCpuMinutes = (records * redisMicros) / 60e6 + (slices * redisSliceMillis) / 60e3;
+  const keyMinutes = Math.max(minutesOnOneKey, Number.MIN_VALUE);
   return {
     resources,
     planning: { proofFeedSeconds, proofPages, probePages, samplePages: options.sampled?.probePages ?? 0 },
@@ -158,7 +206,11 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
     feedSeconds,
     minutesOnOneKey,
     workerCpuMinutes,
-    workerProcesses: Math.max(1, Math.ceil(workerCpuMinutes / Math.max(minutesOnOneKey, Number.MIN_VALUE))),
+    slices,
+    sliceCpuMinutes,
+    workerProcesses: Math.max(1, Math.ceil((workerCpuMinutes + sliceCpuMinutes) / keyMinutes)),
+    redisCpuMinutes,
+    redisCoreShare: redisCpuMinutes / keyMinutes,
     assumptions: [
       `pages: each slice's plan where it says (density, row or history probes: full pages and the one that ends the read), planning's own pages (proof, probes) included`,
       ...(options.sampled?.notes ?? []).map((n) => `sampled: ${n}`),
@@ -172,6 +224,8 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
       `serial feed: unfiltered transaction pages at ${model.feedHeadMs} ms + ${model.feedPerHourMs} ms per hour of depth, one at a time per key`,
       `time on one key: the larger of the requests at ${rpm} a minute and the serial feed time (latency and the box not counted)`,
       `worker CPU: ${Math.round(records)} records fetched (the samples' rows where the dry run sampled, else each slice's full pages and half a page that ends it), ${cpuMicros} µs each (bench/pipeline.ts, exactly-once, on a 2-core AMD EPYC; a record deduplicated costs less); one worker process is one core`,
+      `slices: ${slices} as planned (splits while read not counted), ${sliceMillis} ms of worker CPU each whatever their rows (their claims, checkpoints, transactions and BullMQ bookkeeping: issue 51, measured at small, exactly-once; ~15 at-least-once)`,
+      `Redis: ${redisMicros} µs a record (bench/pipeline.ts at medium, exactly-once: dedup, BullMQ, the budget) and ${redisSliceMillis} ms a slice (the per-user plan at medium, an upper bound), on the one thread Redis runs commands on; every worker shares it`,
     ],
   };
 }
@@ -179,6 +233,23 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
 /** `minutes` of one core: `12.3 core-minutes`, or `45 core-seconds` under a minute. */
 function coreTime(minutes: number): string {
   return minutes < 1 ? `${(minutes * 60).toFixed(0)} core-seconds` : `${minutes.toFixed(1)} core-minutes`;
+}
+
+/** The workers' line: their CPU (records and slices) and the processes that keep pace with the key. */
+function workerLine(c: PlanCost): string {
+  const total = c.workerCpuMinutes + c.sliceCpuMinutes;
+  const parts = `${coreTime(c.workerCpuMinutes)} for the records, ${coreTime(c.sliceCpuMinutes)} for ${c.slices} slices`;
+  return c.workerProcesses > 1
+    ? `worker CPU: about ${coreTime(total)} (${parts}): ${c.workerProcesses} worker processes on as many cores keep pace with the key (gamedata worker --processes ${c.workerProcesses}, or more workers); one alone would take about ${total.toFixed(0)} min`
+    : `worker CPU: about ${coreTime(total)} (${parts}): one worker process keeps pace with the key`;
+}
+
+/** Redis' line: its CPU and the share of its one core the run needs at the key's pace. */
+function redisLine(c: PlanCost): string {
+  const share = `${Math.round(c.redisCoreShare * 100)} % of one core at the key's pace`;
+  return c.redisCoreShare > 1
+    ? `Redis CPU: about ${coreTime(c.redisCpuMinutes)}: ${share}, so Redis, not the key, sets the pace (about ${c.redisCpuMinutes.toFixed(0)} min); fewer, larger slices cost it less`
+    : `Redis CPU: about ${coreTime(c.redisCpuMinutes)}: ${share}`;
 }
 
 /** The estimate as lines for a terminal. */
@@ -190,9 +261,8 @@ export function formatPlanCost(c: PlanCost): string {
     );
   lines.push(
     `total: ${c.pages} pages, ${c.requests} requests, ${c.feedSeconds.toFixed(0)} s of serial feed: about ${c.minutesOnOneKey.toFixed(1)} min on one key`,
-    c.workerProcesses > 1
-      ? `worker CPU: about ${coreTime(c.workerCpuMinutes)}: ${c.workerProcesses} worker processes on as many cores keep pace with the key (gamedata worker --processes ${c.workerProcesses}, or more workers); one alone would take about ${c.workerCpuMinutes.toFixed(0)} min`
-      : `worker CPU: about ${coreTime(c.workerCpuMinutes)}: one worker process keeps pace with the key`,
+    workerLine(c),
+    redisLine(c),
     `planning (in the totals, spent again by the run): ${c.planning.proofPages} proof pages (${c.planning.proofFeedSeconds.toFixed(1)} s of serial feed), ${c.planning.probePages} probe pages${c.planning.samplePages > 0 ? `; this estimate's samples: ${c.planning.samplePages} probe pages (not spent by the run)` : ''}`,
     'assumptions:',
     ...c.assumptions.map((a) => `  - ${a}`),

@@ -77,8 +77,42 @@ describe('estimatePlanCost', () => {
     // core, well within the key's 14.5 s.
     expect(c.workerCpuMinutes).toBeCloseTo((44_950 * 50) / 60e6, 9);
     expect(c.workerProcesses).toBe(1);
+    // And each of the 101 slices' fixed cost, 22 ms: 2.2 s more.
+    expect(c.slices).toBe(101);
+    expect(c.sliceCpuMinutes).toBeCloseTo((101 * 22) / 60e3, 9);
     expect(formatPlanCost(c)).toContain(
-      'worker CPU: about 2 core-seconds: one worker process keeps pace with the key',
+      'worker CPU: about 4 core-seconds (2 core-seconds for the records, 2 core-seconds for 101 slices): one worker process keeps pace with the key',
+    );
+  });
+
+  it("prices each slice's fixed cost and Redis' share of its one core at the key's pace", () => {
+    // 20 000 one-page walks (a per-user plan of quiet users): 400 requests, 0.8 min on the key; their records
+    // (20 000 x 50 rows) cost 50 s of worker CPU, their fixed cost 20 000 x 22 ms = 440 s; Redis 41 s + 20 s.
+    const walks = Array.from({ length: 20_000 }, (_, i) =>
+      slice({ filters: { userId: `u${i}` }, expectedPages: 1 }),
+    );
+    const planned = { ...run(walks), planning: { ...run(walks).planning, probePages: 0, proofPages: 0 } };
+    const c = estimatePlanCost(planned);
+    expect(c.minutesOnOneKey).toBeCloseTo(0.8);
+    expect(c.sliceCpuMinutes).toBeCloseTo(440 / 60, 9);
+    expect(c.workerProcesses).toBe(Math.ceil((50 + 440) / 60 / 0.8));
+    expect(c.redisCpuMinutes).toBeCloseTo((20_000 * 50 * 41e-6 + 20_000 * 1e-3) / 60, 9);
+    expect(c.redisCoreShare).toBeCloseTo(c.redisCpuMinutes / 0.8, 9);
+    expect(formatPlanCost(c)).toContain(
+      "Redis CPU: about 1.0 core-minutes: 127 % of one core at the key's pace, so Redis, not the key, sets the pace",
+    );
+    // Fewer, larger slices: the same 1 M records in 100 walks cost Redis 19.9 s less (the slices' part only).
+    const larger = Array.from({ length: 100 }, (_, i) =>
+      slice({ filters: { userId: `u${i}` }, expectedPages: 100.5 }),
+    );
+    const big = estimatePlanCost({
+      ...run(larger),
+      planning: { ...run(larger).planning, probePages: 0, proofPages: 0 },
+    });
+    expect(c.redisCpuMinutes - big.redisCpuMinutes).toBeCloseTo((19_900 * 1e-3) / 60, 6);
+    // At the key's line rate (~40 k records a second) 41 µs a record alone is more than Redis' one core.
+    expect(formatPlanCost(big)).toMatch(
+      /^Redis CPU: about .* % of one core at the key's pace, so Redis, not the key, sets the pace/m,
     );
   });
 
@@ -93,7 +127,7 @@ describe('estimatePlanCost', () => {
     expect(c.workerCpuMinutes).toBeCloseTo((100 * 9_950 * 50) / 60e6, 9);
     expect(c.workerProcesses).toBe(3);
     expect(formatPlanCost(c)).toContain(
-      'worker CPU: about 50 core-seconds: 3 worker processes on as many cores keep pace with the key',
+      'worker CPU: about 52 core-seconds (50 core-seconds for the records, 2 core-seconds for 100 slices): 3 worker processes on as many cores keep pace with the key',
     );
     // A faster box: one process is enough.
     expect(estimatePlanCost(planned, { cpuMicrosPerRecord: 20 }).workerProcesses).toBe(1);
