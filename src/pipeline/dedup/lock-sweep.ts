@@ -7,9 +7,9 @@
  * marked seen at the version it holds; else deleted). Compare-and-delete by page key: a lock a page took over
  * meanwhile is left alone, and two workers sweeping at once do each lock's work once.
  */
-import { GamedataError, ServiceError } from '../../foundation/errors.js';
 import { RESOURCE_INFO, isResourceName, type ResourceName } from '../../foundation/models/resources.js';
 import type { PendingMarksBackend, ResolveForeignPage } from './pending-marks.js';
+import { onRedis } from './internal/on-redis.js';
 
 /** What one sweep did. */
 export interface LockSweepReport {
@@ -114,29 +114,22 @@ export async function sweepOrphanedLocks(
   const report: LockSweepReport = { scanned: 0, expired: 0, committed: 0, released: 0, left: 0 };
   const fates = new Map<string, Promise<boolean | 'live'>>();
   let cursor = '0';
-  try {
-    do {
-      options.signal?.throwIfAborted();
-      const step = await backend.scanLocks(`${prefix}:lock:`, cursor, options.count ?? 500);
-      cursor = step.cursor;
-      report.scanned += step.locks.length;
-      for (const [key, value] of step.locks) {
-        const lock = parseLockValue(value);
-        if (lock === undefined || lock.until + graceMs >= step.now) continue;
-        report.expired += 1;
-        report[await sweepOne(backend, prefix, key, lock.owner, fates, resolveForeign)] += 1;
-      }
-    } while (cursor !== '0');
-  } catch (error) {
-    if (error instanceof GamedataError) throw error;
-    throw new ServiceError(
-      `Redis failed while sweeping orphaned locks: ${(error as Error).message}`,
-      'redis',
-      {
-        cause: error,
-        retriable: true,
-      },
+  do {
+    options.signal?.throwIfAborted();
+    const step = await onRedis('sweeping orphaned locks', () =>
+      backend.scanLocks(`${prefix}:lock:`, cursor, options.count ?? 500),
     );
-  }
+    cursor = step.cursor;
+    report.scanned += step.locks.length;
+    for (const [key, value] of step.locks) {
+      const lock = parseLockValue(value);
+      if (lock === undefined || lock.until + graceMs >= step.now) continue;
+      report.expired += 1;
+      const done = await onRedis(`settling the orphaned lock ${key}`, () =>
+        sweepOne(backend, prefix, key, lock.owner, fates, resolveForeign),
+      );
+      report[done] += 1;
+    }
+  } while (cursor !== '0');
   return report;
 }

@@ -24,7 +24,8 @@
  * session: the slice's next owner re-runs a page that did not commit under a key of its own.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, GamedataError, ServiceError } from '../../foundation/errors.js';
+import { ConfigError, GamedataError } from '../../foundation/errors.js';
+import { onRedis } from './internal/on-redis.js';
 import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
 import { hasDedupId, seenEntry, type DedupRecord } from './dedup-store.js';
 import type { SeenEntry } from './redis-seen-set.js';
@@ -261,18 +262,6 @@ export function pageCommitted(
 function laterWins(current: string, incoming: string): boolean {
   const [c, i] = [encodeVersion(current), encodeVersion(incoming)];
   return c !== undefined && i !== undefined ? versionReplaces(c, i) : incoming !== current;
-}
-
-async function onRedis<T>(what: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof GamedataError) throw error;
-    throw new ServiceError(`Redis failed while ${what}: ${(error as Error).message}`, 'redis', {
-      cause: error,
-      retriable: true,
-    });
-  }
 }
 
 function positiveInteger(name: string, value: number): number {
