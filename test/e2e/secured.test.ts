@@ -613,7 +613,7 @@ describe('secured stack', () => {
         GAMEDATA_KAFKA_SASL_USERNAME: 'outsider',
         GAMEDATA_KAFKA_SASL_PASSWORD: secure['STACK_SECURE_KAFKA_OUTSIDER_PASSWORD'],
       }),
-      line: /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: not authorised .*\(check the ACLs/,
+      line: /^gamedata: ServiceError: Kafka at 127\.0\.0\.1:\d+: not authorised\b.*\(check the ACLs/,
     },
     {
       name: 'Kafka: a CA that did not sign the broker certificate',
