@@ -49,26 +49,24 @@ export interface PlanCostOptions {
 }
 
 /**
- * Worker CPU a slice costs whatever its rows, ms (issue 51): a compiled `gamedata worker` at scale small, rate limit
- * and latency off, the per-user plan (440 slices for 12 000 rows) against the partition plan (20 slices), CPU from
- * /proc: ~22 ms a slice exactly-once (~15 at-least-once), on cd8b282, a 2-core AMD EPYC. Its claims, checkpoints,
- * per-slice transactions, BullMQ bookkeeping and timers.
+ * Worker CPU a slice costs whatever its rows, ms, in a run the key binds: the per-user plan at medium under the
+ * realistic cost model (`bench/full-history.ts --scale medium --plans auto`, 2026-12-02, 8d6afa2, a quiet 2-core
+ * Intel Xeon) spent 79.1 s of worker CPU on ~1.74 M fetched records (as this estimate counts them) and 20,007 slices,
+ * so a slice costs well under 1 ms there. (Issue 51 measured ~22 ms a slice at small with rate limit and latency off,
+ * on cd8b282: a CPU-bound run, where a slice's timers and round trips are not spread over a page's wait; not the run
+ * this estimate prices.)
  */
-export const WORKER_CPU_MILLIS_PER_SLICE = 22;
+export const WORKER_CPU_MILLIS_PER_SLICE = 0.5;
 
 /**
- * Redis CPU a record costs, µs: `bench/pipeline.ts` at scale medium, exactly-once, partition plan (few slices), Redis
- * from /proc: 41 µs a record (dedup claims and marks ~20-24 of it, BullMQ, the budget's scripts, counters;
- * docs/benchmarks/diary.md, "Where the CPU goes").
+ * Redis CPU a fetched record costs, µs: the same medium run took 41.0 s of Redis CPU (`INFO cpu`): ~25 µs for each of
+ * the ~1.74 M records this estimate counts (a trade its other party's walk owns costs Redis nothing: it is dropped
+ * before any claim; a published one ~37 µs: the dedup claims and marks ~20, BullMQ, the budget, counters).
  */
-export const REDIS_CPU_MICROS_PER_RECORD = 41;
+export const REDIS_CPU_MICROS_PER_RECORD = 25;
 
-/**
- * Redis CPU a slice costs whatever its rows, ms: the per-user plan at medium (~24.7 k slices for 1 M records) took
- * ~68 s of Redis CPU where 41 µs a record makes 41 s: ~1.1 ms a slice (BullMQ's job scripts, the slice's locks,
- * checkpoints and counters), on a shared Redis (an upper bound; issue 47's run, 2026-12-02).
- */
-export const REDIS_CPU_MILLIS_PER_SLICE = 1;
+/** Redis CPU a slice costs whatever its rows, ms (BullMQ's job scripts, its checkpoints and counters; the same run). */
+export const REDIS_CPU_MILLIS_PER_SLICE = 0.5;
 
 /**
  * Worker CPU a record costs, µs: `bench/pipeline.ts` at scale medium, exactly-once, on a 2-core AMD EPYC (48-52 µs a
@@ -224,8 +222,8 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
       `serial feed: unfiltered transaction pages at ${model.feedHeadMs} ms + ${model.feedPerHourMs} ms per hour of depth, one at a time per key`,
       `time on one key: the larger of the requests at ${rpm} a minute and the serial feed time (latency and the box not counted)`,
       `worker CPU: ${Math.round(records)} records fetched (the samples' rows where the dry run sampled, else each slice's full pages and half a page that ends it), ${cpuMicros} µs each (bench/pipeline.ts, exactly-once, on a 2-core AMD EPYC; a record deduplicated costs less); one worker process is one core`,
-      `slices: ${slices} as planned (splits while read not counted), ${sliceMillis} ms of worker CPU each whatever their rows (their claims, checkpoints, transactions and BullMQ bookkeeping: issue 51, measured at small, exactly-once; ~15 at-least-once)`,
-      `Redis: ${redisMicros} µs a record (bench/pipeline.ts at medium, exactly-once: dedup, BullMQ, the budget) and ${redisSliceMillis} ms a slice (the per-user plan at medium, an upper bound), on the one thread Redis runs commands on; every worker shares it`,
+      `slices: ${slices} as planned (splits while read not counted), ${sliceMillis} ms of worker CPU each whatever their rows (their claims, checkpoints, transactions and BullMQ bookkeeping: the per-user plan at medium under the realistic cost model, exactly-once)`,
+      `Redis: ${redisMicros} µs a record fetched and ${redisSliceMillis} ms a slice (the same run: dedup, BullMQ, the budget, counters), on the one thread Redis runs commands on; every worker shares it`,
     ],
   };
 }

@@ -58,13 +58,16 @@ function run(slices: SliceJobData[], feedSeconds?: number): PlannedRun {
   };
 }
 
+/** The slice and Redis costs the expectations below are written in (the defaults are the medium run's). */
+const SLICE_COST = { cpuMillisPerSlice: 22, redisMicrosPerRecord: 41, redisMillisPerSlice: 1 };
+
 describe('estimatePlanCost', () => {
   it('filtered walks cost requests: planned pages where known, 2 per slice otherwise, planning in the totals, 50 calls a request', () => {
     const slices = [
       ...Array.from({ length: 100 }, (_, i) => slice({ filters: { userId: `u${i}` } })),
       slice({ filters: { countryId: 'c' }, expectedPages: 300 }),
     ];
-    const c = estimatePlanCost(run(slices, 14.5), { requestsPerMinute: 500 });
+    const c = estimatePlanCost(run(slices, 14.5), { requestsPerMinute: 500, ...SLICE_COST });
     // 200 + 300 walk pages, 12 proof and 3 probe pages; the proof's serial feed is the run's too.
     expect(c.pages).toBe(515);
     expect(c.requests).toBe(11);
@@ -92,7 +95,7 @@ describe('estimatePlanCost', () => {
       slice({ filters: { userId: `u${i}` }, expectedPages: 1 }),
     );
     const planned = { ...run(walks), planning: { ...run(walks).planning, probePages: 0, proofPages: 0 } };
-    const c = estimatePlanCost(planned);
+    const c = estimatePlanCost(planned, SLICE_COST);
     expect(c.minutesOnOneKey).toBeCloseTo(0.8);
     expect(c.sliceCpuMinutes).toBeCloseTo(440 / 60, 9);
     expect(c.workerProcesses).toBe(Math.ceil((50 + 440) / 60 / 0.8));
@@ -105,15 +108,19 @@ describe('estimatePlanCost', () => {
     const larger = Array.from({ length: 100 }, (_, i) =>
       slice({ filters: { userId: `u${i}` }, expectedPages: 100.5 }),
     );
-    const big = estimatePlanCost({
-      ...run(larger),
-      planning: { ...run(larger).planning, probePages: 0, proofPages: 0 },
-    });
+    const big = estimatePlanCost(
+      { ...run(larger), planning: { ...run(larger).planning, probePages: 0, proofPages: 0 } },
+      SLICE_COST,
+    );
     expect(c.redisCpuMinutes - big.redisCpuMinutes).toBeCloseTo((19_900 * 1e-3) / 60, 6);
     // At the key's line rate (~40 k records a second) 41 µs a record alone is more than Redis' one core.
     expect(formatPlanCost(big)).toMatch(
       /^Redis CPU: about .* % of one core at the key's pace, so Redis, not the key, sets the pace/m,
     );
+    // The defaults are the medium per-user run's (0.5 ms a slice for the worker and for Redis, 25 µs a record).
+    const d = estimatePlanCost(planned);
+    expect(d.sliceCpuMinutes).toBeCloseTo((20_000 * 0.5) / 60e3, 9);
+    expect(d.redisCpuMinutes).toBeCloseTo((20_000 * 50 * 25e-6 + 20_000 * 0.5e-3) / 60, 9);
   });
 
   it("says how many worker processes keep pace when the records' CPU outlasts the key's time", () => {
@@ -122,7 +129,7 @@ describe('estimatePlanCost', () => {
       slice({ filters: { userId: `u${i}` }, expectedPages: 100 }),
     );
     const planned = { ...run(walks), planning: { ...run(walks).planning, probePages: 0, proofPages: 0 } };
-    const c = estimatePlanCost(planned);
+    const c = estimatePlanCost(planned, SLICE_COST);
     expect(c.minutesOnOneKey).toBeCloseTo(0.4);
     expect(c.workerCpuMinutes).toBeCloseTo((100 * 9_950 * 50) / 60e6, 9);
     expect(c.workerProcesses).toBe(3);
