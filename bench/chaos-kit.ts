@@ -559,12 +559,18 @@ export function privateBrokerPid(stackDir: string, node: number): number {
       })()
     : '';
   if (!Number.isSafeInteger(pid) || pid <= 1 || !cmdline.includes(stackDir))
-    throw new ServiceError(`no Kafka node ${node} of the private stack ${stackDir} is running (${file})`, 'kafka');
+    throw new ServiceError(
+      `no Kafka node ${node} of the private stack ${stackDir} is running (${file})`,
+      'kafka',
+    );
   return pid;
 }
 
 /** The `partition:offset -> key` of every record a Java read_committed consumer reads (undefined without java). */
-export async function javaReadCommitted(brokers: string, topic: string): Promise<Map<string, string> | undefined> {
+export async function javaReadCommitted(
+  brokers: string,
+  topic: string,
+): Promise<Map<string, string> | undefined> {
   const libs = `${ROOT}.stack/kafka/libs/*`;
   try {
     const { stdout } = await run(

@@ -154,7 +154,6 @@ export interface ChaosOptions {
   log?: (line: string) => void;
 }
 
-
 export interface ChaosReport {
   scale: string;
   /** Whether the topics were checked against the truth (the counts below are 0 when not). */
@@ -294,7 +293,17 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
 }
 
 type ResolvedChaosOptions = Required<
-  Omit<ChaosOptions, 'simulator' | 'maxConcurrency' | 'partition' | 'compiled' | 'livenessMs' | 'workerLogFile' | 'holdRequestMs' | 'faults'>
+  Omit<
+    ChaosOptions,
+    | 'simulator'
+    | 'maxConcurrency'
+    | 'partition'
+    | 'compiled'
+    | 'livenessMs'
+    | 'workerLogFile'
+    | 'holdRequestMs'
+    | 'faults'
+  >
 > &
   Pick<ChaosOptions, 'simulator' | 'partition' | 'holdRequestMs'>;
 
@@ -344,7 +353,9 @@ async function runBackfillUnderChaos(
   const watch = watchRun(o, sim, bull, plannedP, runT0);
   const event = (what: string): void => {
     events.push({ at: Math.round((Date.now() - runT0) / 1000), what, midRun: !watch.done() });
-    log(`${Math.round((Date.now() - runT0) / 1000)} s: ${what}${watch.done() ? ' (after the run ended)' : ''}`);
+    log(
+      `${Math.round((Date.now() - runT0) / 1000)} s: ${what}${watch.done() ? ' (after the run ended)' : ''}`,
+    );
   };
   const storms = runStorms(sim, o, watch.done);
   const chaos = await runChaosSchedule(
@@ -375,6 +386,22 @@ async function runBackfillUnderChaos(
     `run completed in ${runSeconds.toFixed(0)} s${o.verify ? '; verifying every topic against the truth' : ' (not verified: --no-verify)'}`,
   );
   return { runId, runT0, runSeconds, heldMs, events, chaos, planner, control };
+}
+
+/** The run's slices still pending, each with its attempts and last error (a long tail's last slices). */
+async function pendingSlices(slicesQueue: Queue, run: string): Promise<string> {
+  const jobs = await slicesQueue
+    .getJobs(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'])
+    .catch(() => []);
+  return jobs
+    .filter((j) => (j.data as { runId?: string } | undefined)?.runId === run)
+    .map(
+      (j) =>
+        `${j.id?.slice(-24) ?? '?'} ${j.attemptsMade} attempt(s), stalled ${j.stalledCounter}${
+          j.failedReason ? `, last error: ${j.failedReason.slice(0, 120)}` : ''
+        }`,
+    )
+    .join('; ');
 }
 
 /**
@@ -415,27 +442,15 @@ function watchRun(
   // The last slices of a run (a long tail reads differently when they wait out a backoff or run on).
   const slicesQueue = new Queue(QUEUE_NAMES.slices, bull);
   slicesQueue.on('error', () => undefined);
-  const pendingSlices = async (run: string): Promise<string> => {
-    const jobs = await slicesQueue
-      .getJobs(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'])
-      .catch(() => []);
-    return jobs
-      .filter((j) => (j.data as { runId?: string } | undefined)?.runId === run)
-      .map(
-        (j) =>
-          `${j.id?.slice(-24) ?? '?'} ${j.attemptsMade} attempt(s), stalled ${j.stalledCounter}${
-            j.failedReason ? `, last error: ${j.failedReason.slice(0, 120)}` : ''
-          }`,
-      )
-      .join('; ');
-  };
   const finished = (async () => {
     const planned = await plannedP.catch((error: unknown) => {
       done = true; // the chaos stops; the error is thrown where the watcher is awaited
       throw error;
     });
     const runId = planned.run.runId;
-    log(`run ${runId}: ${planned.slices.length} slices planned in ${Math.round((Date.now() - runT0) / 1000)} s`);
+    log(
+      `run ${runId}: ${planned.slices.length} slices planned in ${Math.round((Date.now() - runT0) / 1000)} s`,
+    );
     let failed: string | undefined;
     let shownAt = 0;
     while (!done && Date.now() - runT0 < o.timeoutMs) {
@@ -445,7 +460,9 @@ function watchRun(
         shownAt = Date.now();
         log(
           `${Math.round((shownAt - runT0) / 1000)} s: ${s.slices.completed} slices done, ${s.slices.pending} pending${
-            s.slices.pending > 0 && s.slices.pending <= 10 ? `: ${await pendingSlices(runId)}` : ''
+            s.slices.pending > 0 && s.slices.pending <= 10
+              ? `: ${await pendingSlices(slicesQueue, runId)}`
+              : ''
           }`,
         );
       }
@@ -599,7 +616,6 @@ async function checkDlqIds(
     out.javaOracle.dlqFound += malformedIds.filter((id) => keys.has(id)).length;
   }
 }
-
 
 export function formatChaosReport(r: ChaosReport): string {
   return [
