@@ -12,9 +12,10 @@
  * bound of a run whose every slice completed) is past the chaos' end; then the schedules are removed, the runs in
  * flight finish, and the workers stop. Then each topic is read by the verification's read_committed reader
  * (`readTopic`) and compared by `(_id, version)` with the truth (`compareRecords`):
- * - every record of the window read exactly once (0 missing, 0 duplicates), none unexpected (nothing older than the
- *   tails' start, nothing the upstream does not hold), none undecodable;
- * - the records after the chaos' end that the tails also read: never twice (not required to be all there);
+ * - every record of the window read exactly once (0 missing, 0 duplicates), none unexpected (nothing the upstream does
+ *   not hold), none undecodable;
+ * - the records outside the window that the tails also read (after the chaos' end; and below the tails' start, which
+ *   every run after the first reaches through its 60 s lookback): never twice (not required to be all there);
  * - every malformed record of the window in its DLQ (by `_id`; a record malformed by losing its `_id` by content).
  * Any duplicate is traced to its copies as bench/chaos.ts does (partition, offset, producer id/epoch, slice, time, the
  * chaos events between); any missing record to its arrival time, the tail runs whose range held it, the records next
@@ -145,9 +146,11 @@ export interface TailChaosResourceReport {
   missing: number;
   /** Extra copies of the window's records (and of anything unexpected). */
   duplicates: number;
-  /** Topic records that are neither in the window nor after it in the truth. */
+  /** Topic records the truth does not hold at all. */
   unexpected: number;
   undecodable: number;
+  /** Records older than the tails' start on the topic (each later run's lookback reaches below it), extra copies. */
+  beforeWindow: { read: number; duplicates: number };
   /** Records after the chaos' end on the topic, and their extra copies. */
   afterWindow: { read: number; duplicates: number };
   consumed: number;
@@ -258,6 +261,7 @@ export async function runTailChaos(options: TailChaosOptions = {}): Promise<Tail
         r.unexpected === 0 &&
         r.undecodable === 0 &&
         r.afterWindow.duplicates === 0 &&
+        r.beforeWindow.duplicates === 0 &&
         r.dlq.found === r.dlq.expected,
     );
     return {
@@ -555,9 +559,14 @@ async function verifyTailResource(
   const { sim, settings } = setup;
   const sortField = RESOURCE_INFO[resource].sortField;
   const timeOf = (r: Record<string, unknown>): number => Date.parse(String(r[sortField]));
-  const truth = sim.truth(resource).filter((r) => timeOf(r) >= ran.since);
-  const window = truth.filter((r) => timeOf(r) <= ran.chaosEnd);
-  const after = new Set(truth.filter((r) => timeOf(r) > ran.chaosEnd).map((r) => versionKey(resource, r)));
+  const truth = sim.truth(resource);
+  const window = truth.filter((r) => timeOf(r) >= ran.since && timeOf(r) <= ran.chaosEnd);
+  // Outside the window: what the tails also read (after the chaos' end, and below the tails' start through each
+  // later run's lookback); checked never twice, not required.
+  const keysOf = (rs: Record<string, unknown>[]): Set<string> =>
+    new Set(rs.map((r) => versionKey(resource, r)));
+  const before = keysOf(truth.filter((r) => timeOf(r) < ran.since));
+  const after = keysOf(truth.filter((r) => timeOf(r) > ran.chaosEnd));
   const windowIds = new Set(window.map((r) => String(r['_id'])));
   const malformed = sim.malformed(resource).filter((m) => windowIds.has(m._id));
   const malformedIds = new Set(malformed.map((m) => m._id));
@@ -577,19 +586,23 @@ async function verifyTailResource(
       consumed = n;
     },
   );
-  const inWindowOrUnknown = [...copies.byKey].flatMap(([k, c]) => (after.has(k) ? [] : c.map(() => k)));
+  const inWindowOrUnknown = [...copies.byKey].flatMap(([k, c]) =>
+    after.has(k) || before.has(k) ? [] : c.map(() => k),
+  );
   const cmp = compareRecords(
     inWindowOrUnknown,
     window.map((r) => versionKey(resource, r)),
     malformedIds,
   );
-  let afterRead = 0;
-  let afterDuplicates = 0;
-  for (const k of after) {
-    const n = copies.byKey.get(k)?.length ?? 0;
-    if (n > 0) afterRead += 1;
-    if (n > 1) afterDuplicates += n - 1;
-  }
+  const outside = (keys: Set<string>): { read: number; duplicates: number } => {
+    const o = { read: 0, duplicates: 0 };
+    for (const k of keys) {
+      const n = copies.byKey.get(k)?.length ?? 0;
+      if (n > 0) o.read += 1;
+      if (n > 1) o.duplicates += n - 1;
+    }
+    return o;
+  };
   const dlq = await checkWindowDlq(
     settings.kafkaBrokers,
     topicName(settings.topicPrefix, resource),
@@ -611,7 +624,8 @@ async function verifyTailResource(
       duplicates: cmp.duplicates,
       unexpected: cmp.unexpected,
       undecodable,
-      afterWindow: { read: afterRead, duplicates: afterDuplicates },
+      beforeWindow: outside(before),
+      afterWindow: outside(after),
       consumed,
       dlq,
       runs: {
