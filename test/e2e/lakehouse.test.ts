@@ -225,7 +225,10 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
         await admin.deleteTopics({ topics: [control] }).catch(() => undefined);
       const groups = (await admin.listGroups()).groups.map((g) => g.groupId);
       await admin
-        .deleteGroups(groups.filter((g) => connectors.some((name) => g.endsWith(name))))
+        .deleteGroups(
+          // the sinks' groups, and their coordinators' control-topic groups (`<group>-coord`)
+          groups.filter((g) => connectors.some((name) => g.endsWith(name) || g.endsWith(`${name}-coord`))),
+        )
         .catch(() => undefined);
       await admin.disconnect();
       await h.cleanup();
