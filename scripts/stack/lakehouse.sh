@@ -134,7 +134,7 @@ status = warn
 appender.console.type = Console
 appender.console.name = STDOUT
 appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = [%d] %p %m (%c)%n
+appender.console.layout.pattern = [%d] %p [%t] %X{connector.context}%m (%c)%n
 rootLogger.level = info
 rootLogger.appenderRef.stdout.ref = STDOUT
 logger.reflections.name = org.reflections
@@ -150,6 +150,8 @@ start_lakehouse_connect() {
   write_connect_config   # the warehouse worker's settings are the base (converters, config providers)
   write_lakehouse_config
   mkdir -p "$LAKEHOUSE_DIR/logs"
+  # the log of the worker before (a killed one, say) is kept beside the new one: what it did before it died
+  [[ ! -s "$LAKEHOUSE_LOG" ]] || mv -f "$LAKEHOUSE_LOG" "$LAKEHOUSE_LOG.previous"
   log "lakehouse: starting Kafka Connect $KAFKA_VERSION with the Iceberg sink (group $LAKEHOUSE_CONNECT_GROUP) on $LAKEHOUSE_CONNECT_URL"
   start_detached "$RUN_DIR/$LAKEHOUSE_PIDNAME.pid" "$LAKEHOUSE_LOG" java -Xms256m -Xmx768m -XX:+UseG1GC \
     -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true -XX:TieredStopAtLevel=1 \

@@ -10,7 +10,9 @@
  * Exactly once: the sink's tasks read only committed records (`consumer.override.isolation.level=read_committed`),
  * send the data files they wrote to the coordinator over the control topic in Kafka transactions, and the coordinator
  * commits them to the table together with the offsets they cover (in the snapshot summary and the control group);
- * a restarted worker resumes from those offsets, so a crash neither loses nor doubles a record.
+ * a restarted worker resumes from those offsets, so a crash neither loses nor doubles a record, provided a new
+ * coordinator reads the control topic from its earliest retained event until it has committed once
+ * (`iceberg.kafka.auto.offset.reset=earliest`, below; the sink's default, `latest`, loses a first commit's files).
  */
 import { ConfigError } from '../../foundation/errors.js';
 import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
@@ -63,9 +65,9 @@ export interface IcebergSinkOptions {
   commitTimeoutMs?: number | undefined;
   tasksMax?: number | undefined;
   /**
-   * The sink consumer's `session.timeout.ms`: after a worker dies, its tasks' consumers are members of the
-   * connector's group until it ends, so the restarted tasks wait that long for their partitions. @default the
-   * consumer's (45000)
+   * The sink consumers' `session.timeout.ms` (the tasks' and the sink's control-topic consumers'): after a worker
+   * dies, its consumers are members of their groups until it ends, so the restarted tasks wait that long for their
+   * partitions, and the new coordinator for the control topic. @default the consumer's (45000)
    */
   consumerSessionTimeoutMs?: number | undefined;
   /** See SinkConnectorOptions.security (the JDBC sink's). */
@@ -154,6 +156,9 @@ export function buildIcebergSinkConfig(options: IcebergSinkOptions): IcebergSink
               'consumerSessionTimeoutMs',
               options.consumerSessionTimeoutMs,
             ),
+            // and the sink's own control-topic consumers: a killed worker's coordinator stays a member of its
+            // `-coord` group until this ends, and the new coordinator reads nothing until then
+            'iceberg.kafka.session.timeout.ms': String(options.consumerSessionTimeoutMs),
           }),
       'iceberg.tables': table,
       'iceberg.tables.auto-create-enabled': 'true',
@@ -165,6 +170,14 @@ export function buildIcebergSinkConfig(options: IcebergSinkOptions): IcebergSink
           ? 'append (immutable records)'
           : 'append (every version)',
       'iceberg.control.topic': icebergControlTopic(options.topicPrefix),
+      // The coordinator's control-topic group (`connect-<name>-coord`) gets its first committed offset only after its
+      // first table commit, and the sink's default for a group without one is `latest`. A task writes its data files,
+      // then commits its source offsets with the files' DATA_WRITTEN event on the control topic, in one transaction:
+      // a coordinator that dies before its first table commit (a kill -9 of the worker, a failed task) is replaced
+      // by one that starts at the log end, skips those events, and the table never gets the files (the e2e lost all
+      // of donations so, issue 50). From the earliest retained event it re-reads them; what a table already holds is
+      // skipped by the control-topic offsets its snapshots record, so nothing is doubled either.
+      'iceberg.kafka.auto.offset.reset': 'earliest',
       'iceberg.control.commit.interval-ms': positive(
         'commitIntervalMs',
         options.commitIntervalMs ?? d.commitIntervalMs,

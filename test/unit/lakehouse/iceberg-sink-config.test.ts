@@ -28,6 +28,8 @@ describe('buildIcebergSinkConfig', () => {
       'iceberg.tables.evolve-schema-enabled': 'true',
       'iceberg.table.gd_prod_1.transactions.partition-by': 'day(createdAt)',
       'iceberg.control.topic': 'gd.prod-1.iceberg-control',
+      // a coordinator that died before its first table commit is replaced by one that re-reads the control topic
+      'iceberg.kafka.auto.offset.reset': 'earliest',
       'iceberg.control.commit.interval-ms': '10000',
       'iceberg.catalog': 'gamedata',
       'iceberg.catalog.catalog-impl': 'org.apache.iceberg.jdbc.JdbcCatalog',
@@ -45,6 +47,13 @@ describe('buildIcebergSinkConfig', () => {
     expect(users.table).toBe('lake.users');
     expect(Object.keys(users.config).filter((k) => k.endsWith('.partition-by'))).toEqual([]);
     expect(users.config['iceberg.control.commit.interval-ms']).toBe('2000');
+    expect(Object.keys(users.config).filter((k) => k.endsWith('session.timeout.ms'))).toEqual([]);
+    // a shorter session: for the tasks' consumers and the sink's control-topic ones (the coordinator's) alike
+    const short = buildIcebergSinkConfig({ ...base, resource: 'users', consumerSessionTimeoutMs: 10_000 });
+    expect(short.config).toMatchObject({
+      'consumer.override.session.timeout.ms': '10000',
+      'iceberg.kafka.session.timeout.ms': '10000',
+    });
   });
 
   it('the catalog password goes through the secrets file, never inline when one is set', () => {
