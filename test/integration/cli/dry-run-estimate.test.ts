@@ -112,6 +112,10 @@ describe('backfill --dry-run: the estimate of a full history', () => {
     expect(Number(m?.[1]) / fetched).toBeGreaterThan(0.85);
     expect(Number(m?.[1]) / fetched).toBeLessThan(1.15);
     expect(Number(m?.[2])).toBe(25);
-    expect(out).toMatch(/worker CPU: about \d+ core-seconds: one worker process keeps pace with the key/);
+    expect(out).toMatch(
+      /worker CPU: about \d+ core-seconds \(\d+ core-seconds for the records, \d+ core-seconds for \d+ slices\): one worker process keeps pace with the key/,
+    );
+    // Issue 51: what the run costs the one Redis every worker shares, as a share of its core at the key's pace.
+    expect(out).toMatch(/Redis CPU: about \d+ core-seconds: \d+ % of one core at the key's pace/);
   }, 120_000);
 });
