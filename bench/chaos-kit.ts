@@ -94,6 +94,25 @@ export interface PrivateStackOptions {
   stackDir: string;
 }
 
+/** Where a chaos bench's private stack runs, and what the run leaves behind: both chaos benches take these. */
+export interface PrivateRunOptions {
+  /**
+   * Base ports of the private stack (Kafka node i: kafkaPort + 10 (i - 1)). Below Linux's ephemeral range (32768-60999):
+   * a fixed port in it can be taken by any outgoing connection of the box (a clean-clone CI of 3a0776c failed the
+   * chaos e2e at `stack.sh up`: "Socket server failed to bind to 127.0.0.1:39102: Address already in use", the
+   * other lane's tests holding hundreds of client sockets). @default 23092 / 23379 / 23081
+   */
+  kafkaPort?: number;
+  redisPort?: number;
+  registryPort?: number;
+  /** The private stack's folder. @default <repo>/.stack/chaos */
+  stackDir?: string;
+  /** Leave the private stack running at the end. @default false */
+  keepStack?: boolean;
+  /** Leave the run's topics and Redis keys (to inspect the checkpoint topic after a run). @default false */
+  keepData?: boolean;
+}
+
 export async function stack(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const { stdout } = await run('bash', [`${ROOT}scripts/stack.sh`, ...args], {
     env,

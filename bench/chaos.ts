@@ -56,6 +56,7 @@ import {
   startWorkerFleet,
   traceDuplicates,
   type ChaosEvent,
+  type PrivateRunOptions,
   type ChaosOutcome,
   type ChaosRunSetup,
   type DuplicateTrace,
@@ -65,7 +66,7 @@ import {
 
 export type { ChaosEvent, DuplicateCopy, DuplicateTrace } from './chaos-kit.js';
 
-export interface ChaosOptions {
+export interface ChaosOptions extends PrivateRunOptions {
   /** @default 'medium' */
   scale?: 'small' | 'medium' | 'large';
   /** Kafka nodes of the private stack (3: one is stopped and brought back; 1: the broker is restarted). @default 3 */
@@ -102,21 +103,6 @@ export interface ChaosOptions {
   /** A 429 storm (keyed limit 20 per 3 s) for `stormMs` every `stormEveryMs`. @default 60000 / 8000 */
   stormEveryMs?: number;
   stormMs?: number;
-  /**
-   * Base ports of the private stack (Kafka node i: kafkaPort + 10 (i - 1)). Below Linux's ephemeral range (32768-60999):
-   * a fixed port in it can be taken by any outgoing connection of the box (a clean-clone CI of 3a0776c failed the
-   * chaos e2e at `stack.sh up`: "Socket server failed to bind to 127.0.0.1:39102: Address already in use", the
-   * other lane's tests holding hundreds of client sockets). @default 23092 / 23379 / 23081
-   */
-  kafkaPort?: number;
-  redisPort?: number;
-  registryPort?: number;
-  /** The private stack's folder. @default <repo>/.stack/chaos */
-  stackDir?: string;
-  /** Leave the private stack running at the end. @default false */
-  keepStack?: boolean;
-  /** Leave the run's topics and Redis keys (to inspect the checkpoint topic after a run). @default false */
-  keepData?: boolean;
   /**
    * The workers' `--liveness-timeout`: a SIGKILLed worker's slices go back to wait after this long without its
    * heartbeat instead of after their 8 s locks (0 = off, the locks only). @default 4000

@@ -56,6 +56,7 @@ import {
   stack,
   startWorkerFleet,
   type ChaosEvent,
+  type PrivateRunOptions,
   type ChaosOutcome,
   type ChaosRunSetup,
   type DuplicateCopy,
@@ -67,7 +68,7 @@ import {
 
 export const TAIL_CHAOS_RESOURCES = ['transactions', 'donations'] as const satisfies readonly ResourceName[];
 
-export interface TailChaosOptions {
+export interface TailChaosOptions extends PrivateRunOptions {
   /** The simulator's world the live arrivals join. @default 'small' */
   scale?: 'small' | 'medium' | 'large';
   seed?: number;
@@ -99,12 +100,6 @@ export interface TailChaosOptions {
   faults?: SimulatorOptions['faults'];
   /** How long the tails may take, after the chaos, to get past its end. @default 180000 */
   catchUpTimeoutMs?: number;
-  kafkaPort?: number;
-  redisPort?: number;
-  registryPort?: number;
-  stackDir?: string;
-  keepStack?: boolean;
-  keepData?: boolean;
   compiled?: boolean;
   livenessMs?: number;
   workerLogFile?: string;
