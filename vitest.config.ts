@@ -9,13 +9,13 @@ const STACK_FILES = [
 ];
 
 /**
- * The lakehouse e2e (issue 50), out of CI until its flake is found: the clean-clone CI of 1e033cd lost the donations
- * table after the test's kill -9 of the Connect worker (0 of 1,500 rows within 240 s; the evolve case after it timed
- * out too), where the CI of 8510e67 an hour before passed. Run it by hand:
- * `GAMEDATA_LAKEHOUSE_E2E=1 npx vitest run --project lakehouse` (the stack's warehouse running or startable).
+ * The lakehouse e2e (issue 50): its own Connect worker (the Iceberg sink, which it kills -9), with the shared Kafka,
+ * registry, Redis and PostgreSQL. In the `stacks` project, so CI runs it in the second lane (scripts/test.sh), one
+ * file at a time with the heavy ones there; alone: `npx vitest run --project stacks test/e2e/lakehouse.test.ts`. It
+ * was out of CI from 274950f until its flake was found: the sink's coordinator read the control topic from its end
+ * after the kill (docs/benchmarks/diary.md, CI, 2026-12-02).
  */
 const LAKEHOUSE_FILES = ['test/e2e/lakehouse.test.ts'];
-const lakehouse = process.env['GAMEDATA_LAKEHOUSE_E2E'] === '1';
 
 export default defineConfig({
   test: {
@@ -45,12 +45,14 @@ export default defineConfig({
       {
         // Files that bring their own stack: a secure stack (its own Kafka, registry, Redis, Connect, PostgreSQL), or
         // private Kafka nodes and Redis (chaos, exactly-once; they reuse only the shared registry, which no test
-        // stops). They share no
-        // Kafka, Redis or warehouse with the `services` files, so scripts/test.sh runs this project beside them in a
-        // second vitest process; among themselves they run one at a time.
+        // stops), or their own Connect worker and Redis (the lakehouse e2e, with the shared Kafka, registry and
+        // PostgreSQL, which no test stops). They share no Redis or warehouse Connect with the `services` files, so
+        // scripts/test.sh runs this project beside them in a second vitest process; among themselves they run one at
+        // a time.
         test: {
           name: 'stacks',
-          include: STACK_FILES,
+          // and the lakehouse e2e, which uses the shared services but starts (and kills) its own Connect worker
+          include: [...STACK_FILES, ...LAKEHOUSE_FILES],
           globalSetup: ['test/global-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 180_000,
@@ -76,20 +78,6 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
-      ...(lakehouse
-        ? [
-            {
-              test: {
-                name: 'lakehouse',
-                include: LAKEHOUSE_FILES,
-                globalSetup: ['test/global-setup.ts'],
-                testTimeout: 300_000,
-                hookTimeout: 180_000,
-                fileParallelism: false,
-              },
-            },
-          ]
-        : []),
     ],
   },
 });

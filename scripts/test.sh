@@ -42,16 +42,17 @@ vitest_json() { # <report file> <vitest run arguments...>
 
 # Two lanes side by side, for the whole suite (no arguments; GAMEDATA_TEST_LANES=1 runs one vitest as before):
 #   lane 1: `services` (the shared Kafka, registry, Redis and warehouse; one file at a time);
-#   lane 2: `unit`, `upstream`, `package`, then `stacks` (files that start their own Kafka/Redis or secure stack; one
-#   at a time).
-# The `stacks` files start their own services on their own ports: none uses lane 1's Kafka, Redis or warehouse (a
-# `services` file restarts the shared Redis). Only `package`'s worker touches the shared Redis and Kafka, for about
+#   lane 2: `unit`, `upstream`, `package`, then `stacks` (files that start their own Kafka/Redis or secure stack, and
+#   the lakehouse e2e with its own Connect worker and Redis; one at a time).
+# The `stacks` files start their own services on their own ports: none uses lane 1's Redis or warehouse (a
+# `services` file restarts the shared Redis); the lakehouse e2e uses the shared Kafka, registry and PostgreSQL (its
+# Iceberg catalog), which no test stops. Only `package`'s worker touches the shared Redis and Kafka, for about
 # two seconds in the first minutes, under its own prefix; the Redis restart comes late in lane 1 (files run largest
 # first). Lane 2's lines carry a `[lane 2]` prefix.
 # GAMEDATA_TEST_EXTRA: a command (bash -c) run after lane 1's vitest (after the tests with one lane); a failure fails
 # the run. .ci/run runs the unit tests on Node 24 there. Lane 2 holds the three heaviest files (chaos, exactly-once,
-# secured: ~12 min of its ~18), lane 1 the shared-services files, then the extra; measured, the two end within a
-# minute of each other (docs/benchmarks/diary.md, CI entries).
+# secured) and the lakehouse e2e, lane 1 the shared-services files, then the extra (docs/benchmarks/diary.md, CI
+# entries).
 if [[ $# -eq 0 && "${GAMEDATA_TEST_LANES:-2}" != 1 ]]; then
   (
     set -o pipefail

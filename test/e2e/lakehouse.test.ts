@@ -11,8 +11,9 @@
  * - a new subject version with an extra optional field becomes a column; the rows before read it as null.
  *
  * This file starts its own Connect worker for the Iceberg sink (scripts/stack.sh up --with lakehouse on its own port
- * and group, GAMEDATA_TEST_LAKEHOUSE_PORT, default 18094), so it can kill it; Kafka, the registry, Redis and
- * PostgreSQL are the shared ones of the `services` project.
+ * and group, GAMEDATA_TEST_LAKEHOUSE_PORT, default 18094), so it can kill it, and a Redis of its own (a `services`
+ * file restarts the shared one in CI's other lane); Kafka, the registry and PostgreSQL are the shared ones. It is in
+ * the `stacks` project (CI's second lane).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -37,6 +38,7 @@ import {
   type IcebergReader,
 } from '../../src/output/lakehouse/index.js';
 import { createConnectClient, type ConnectClient } from '../../src/output/warehouse/index.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/private-kafka.js';
 import { createHarness, type Harness } from './pipeline-harness.js';
 
 type Obj = Record<string, unknown>;
@@ -84,6 +86,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDBC catalog) -> PyIceberg', () => {
   let h: Harness;
+  let redis: PrivateRedis | undefined;
+  let sharedRedisUrl: string | undefined;
   let env: Map<string, string>;
   let connect: ConnectClient;
   let reader: IcebergReader;
@@ -173,6 +177,10 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
 
   beforeAll(async () => {
     env = await lakehouseUp();
+    // a Redis of its own: this file runs in CI's second lane, beside a `services` file that restarts the shared one
+    redis = await startPrivateRedis();
+    sharedRedisUrl = process.env['REDIS_URL'];
+    process.env['REDIS_URL'] = redis.redisUrl;
     h = await createHarness('lakehouse');
     namespace = icebergNamespace(h.settings.topicPrefix);
     connect = createConnectClient({ url: need('LAKEHOUSE_CONNECT_URL') });
@@ -233,6 +241,8 @@ describe('lakehouse: topics -> Kafka Connect Iceberg sink -> Iceberg tables (JDB
       await admin.disconnect();
       await h.cleanup();
     }
+    if (sharedRedisUrl !== undefined) process.env['REDIS_URL'] = sharedRedisUrl;
+    await redis?.destroy();
   });
 
   it('a backfill of all six resources lands in six tables equal to the truth, through a kill -9 of the worker mid-run', async () => {

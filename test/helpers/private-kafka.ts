@@ -76,3 +76,50 @@ export async function startPrivateKafka(o: { redis?: boolean } = {}): Promise<Pr
     },
   };
 }
+
+export interface PrivateRedis {
+  /** `redis://127.0.0.1:<port>` */
+  redisUrl: string;
+  /** Stops the Redis (SIGTERM by its pid file) and deletes its folder. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * A private Redis only, for a `stacks`-lane file that uses the shared Kafka and registry (the lakehouse e2e): a
+ * `services` file in lane 1 restarts the shared Redis (scripts/test.sh), which must not land under this file's
+ * workers. `scripts/stack.sh up` with its own STACK_DIR and Redis port; Kafka and the registry answer on the shared
+ * ports, so it reuses them and starts only Redis.
+ */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const dir = mkdtempSync(join(tmpdir(), 'gamedata-private-redis-'));
+  const [port = 0] = await freePorts(1);
+  const kafkaPort =
+    (process.env['KAFKA_BROKERS'] ?? '127.0.0.1:19092').split(',')[0]?.split(':')[1] ?? '19092';
+  const env = {
+    ...process.env,
+    STACK_DIR: dir,
+    STACK_KAFKA_PORT: kafkaPort,
+    STACK_REGISTRY_PORT: portOf(process.env['SCHEMA_REGISTRY_URL'] ?? 'http://127.0.0.1:18081'),
+    STACK_REDIS_PORT: String(port),
+  };
+  await run('bash', [join(ROOT, 'scripts', 'stack.sh'), 'up'], { cwd: ROOT, env, timeout: 180_000 });
+  const pidFile = join(dir, 'run', 'redis.pid');
+  return {
+    redisUrl: `redis://127.0.0.1:${port}`,
+    async destroy() {
+      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) : 0;
+      if (Number.isSafeInteger(pid) && pid > 0) {
+        try {
+          process.kill(pid, 'SIGTERM');
+          for (let i = 0; i < 100; i++) {
+            process.kill(pid, 0);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        } catch {
+          // gone
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
