@@ -30,6 +30,14 @@ RUN npm pack --pack-destination /pkg && mv /pkg/gamedata-pipeline-*.tgz /pkg/gam
   && mkdir /pkg/app && tar -xzf /pkg/gamedata-pipeline.tgz -C /pkg/app --strip-components=1 \
   && cp package-lock.json /pkg/app/package-lock.json
 
+# The upstream simulator (tools/simulator/), for demos and local development: a tool of the repository, not of the
+# package, so it runs from source on the build stage's full install (`docker build --target simulator`).
+FROM build AS simulator
+COPY tools ./tools
+USER node
+ENTRYPOINT ["node", "--import", "tsx", "/src/src/app/cli/main.ts"]
+CMD ["simulate", "serve", "--host", "0.0.0.0", "--port", "4010", "--scale", "small"]
+
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 # /metrics, /healthz and /readyz reachable from outside the container (a scraper, the orchestrator's probes).
 ENV NODE_ENV=production GAMEDATA_METRICS_HOST=0.0.0.0 GAMEDATA_METRICS_PORT=9464

@@ -15,7 +15,7 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: ['src/app/cli/**', 'bench/**', 'scripts/**', 'test/**'], rules: { 'no-console': 'off' } },
+  { files: ['src/app/cli/**', 'tools/**', 'bench/**', 'scripts/**', 'test/**'], rules: { 'no-console': 'off' } },
   {
     // Inside src/output/kafka/, kafkajs' values come from one module (kafkajs-loader.ts, which createKafkaClient calls after
     // installing kafkajs-patches/): every other file takes only its types.

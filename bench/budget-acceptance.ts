@@ -12,7 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { REALISTIC_LATENCY } from '../src/simulator/index.js';
+import { REALISTIC_LATENCY } from '../tools/simulator/index.js';
 import type { ResourceName } from '../src/foundation/models/resources.js';
 import { createHarness } from '../test/e2e/pipeline-harness.js';
 import { describeMachine } from './machine.js';

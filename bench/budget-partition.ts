@@ -24,7 +24,7 @@ import { createClientPlannerSource, PIPELINE_CLIENT_DEFAULTS } from '../src/app/
 import { planBackfill } from '../src/pipeline/planner/index.js';
 import { createListing } from '../src/upstream/client/listing.js';
 import { readSlice } from '../src/upstream/client/read-slice.js';
-import { startSimulator } from '../src/simulator/index.js';
+import { startSimulator } from '../tools/simulator/index.js';
 import { describeMachine } from './machine.js';
 
 const args = process.argv.slice(2);

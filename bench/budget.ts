@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createSharedBudget, runWithPriority } from '../src/upstream/budget/index.js';
 import { createClient } from '../src/upstream/client/index.js';
-import { REALISTIC_LATENCY, startSimulator, type Scale } from '../src/simulator/index.js';
+import { REALISTIC_LATENCY, startSimulator, type Scale } from '../tools/simulator/index.js';
 import { describeMachine } from './machine.js';
 
 const args = process.argv.slice(2);

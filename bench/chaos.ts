@@ -26,8 +26,8 @@
  * test/e2e/chaos.test.ts runs the same code at a CI size.
  */
 import { fileURLToPath } from 'node:url';
-import type { Simulator } from '../src/simulator/start-simulator.js';
-import type { SimulatorOptions } from '../src/simulator/options.js';
+import type { Simulator } from '../tools/simulator/start-simulator.js';
+import type { SimulatorOptions } from '../tools/simulator/options.js';
 import { createRecordDecoder } from '../src/output/encoding/record-decoder.js';
 import type { ReadTopicStats } from '../src/output/kafka/readers/read-topic.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../src/app/index.js';

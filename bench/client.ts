@@ -36,7 +36,7 @@ import {
 import { processSlice, withUserDiscovery, type UserDirectory } from '../src/pipeline/slice/index.js';
 import { planBackfill, type SliceJobData } from '../src/pipeline/planner/index.js';
 import type { PagePublisher } from '../src/pipeline/publish/index.js';
-import { parseLatencySpec, startSimulator, type Scale } from '../src/simulator/index.js';
+import { parseLatencySpec, startSimulator, type Scale } from '../tools/simulator/index.js';
 import { describeMachine } from './machine.js';
 
 const args = process.argv.slice(2);

@@ -15,7 +15,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { MockClient } from '@confluentinc/schemaregistry';
 import type { Client } from '@confluentinc/schemaregistry';
 import { Redis } from 'ioredis';
-import { createWorld } from '../src/simulator/index.js';
+import { createWorld } from '../tools/simulator/index.js';
 import { isResourceName, type ResourceName } from '../src/foundation/models/resources.js';
 import {
   createRecordEncoder,

@@ -15,7 +15,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import avro from 'avsc';
 import { AvroSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
 import type { Client } from '@confluentinc/schemaregistry';
-import { createWorld } from '../src/simulator/index.js';
+import { createWorld } from '../tools/simulator/index.js';
 import { RESOURCE_INFO, RESOURCES } from '../src/foundation/models/resources.js';
 import { checkRecord } from '../src/foundation/models/check-record.js';
 import {

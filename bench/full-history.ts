@@ -3,7 +3,7 @@
  * pipeline, as a user runs it (`gamedata worker`, then `gamedata backfill transactions --full-history --until <now>
  * --wait`), against the simulator with the real service's cost model (`--latency realistic`: 0.6 s a request, filtered
  * pages 0.27 s side by side, unfiltered feed pages 0.24 s + 0.09 s per hour of depth SERIALISED per key; see
- * src/simulator/feed-lane.ts), once per plan the CLI offers, each into fresh topics, queues and Redis keys, each on a
+ * tools/simulator/feed-lane.ts), once per plan the CLI offers, each into fresh topics, queues and Redis keys, each on a
  * fresh simulator. Prints per plan: wall time, requests, transaction calls, the key's serial feed seconds, requests
  * answered after their client had gone, the key's floors (requests at 500 a minute; serial feed seconds), the worker's
  * CPU seconds over the run (the same work in every latency mode), when the first filtered transaction page was answered
@@ -23,8 +23,8 @@
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone on the
  * machine: it measures wall time.
  */
-import { startSimulator, type Simulator } from '../src/simulator/index.js';
-import { parseLatencySpec } from '../src/simulator/options.js';
+import { startSimulator, type Simulator } from '../tools/simulator/index.js';
+import { parseLatencySpec } from '../tools/simulator/options.js';
 import { cpuSeconds, describeMachine } from './machine.js';
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '../src/pipeline/contract/queue-names.js';

@@ -21,7 +21,7 @@ import { AVRO_TYPE_OPTIONS } from '../src/output/encoding/avro-types.js';
 import { frameConfluent } from '../src/output/encoding/confluent-frame.js';
 import { readSchemaFiles } from '../src/output/encoding/schema-files.js';
 import { RESOURCE_INFO } from '../src/foundation/models/resources.js';
-import { startSimulator } from '../src/simulator/start-simulator.js';
+import { startSimulator } from '../tools/simulator/start-simulator.js';
 import {
   buildIcebergSinkConfig,
   createIcebergReader,

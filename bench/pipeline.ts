@@ -25,7 +25,7 @@ import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pLimit from 'p-limit';
-import { startSimulator, type Simulator } from '../src/simulator/start-simulator.js';
+import { startSimulator, type Simulator } from '../tools/simulator/start-simulator.js';
 import { createClient } from '../src/upstream/client/create-client.js';
 import { createListing, LISTING_SPECS } from '../src/upstream/client/listing.js';
 import { readSlice } from '../src/upstream/client/read-slice.js';

@@ -7,8 +7,8 @@
  *
  * Client and server share this process (and the machine's cores), so the page rate is a floor for the server.
  */
-import { encodeCursorV2 } from '../src/simulator/cursor.js';
-import { createWorld, startSimulator, type Scale } from '../src/simulator/index.js';
+import { encodeCursorV2 } from '../tools/simulator/cursor.js';
+import { createWorld, startSimulator, type Scale } from '../tools/simulator/index.js';
 import { describeMachine } from './machine.js';
 
 const args = process.argv.slice(2);

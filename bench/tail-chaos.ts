@@ -35,7 +35,7 @@ import { compareRecords, versionKey } from '../src/app/verify/compare-records.js
 import { readTopic } from '../src/output/kafka/readers/read-topic.js';
 import { dlqTopicName, topicName } from '../src/foundation/models/topic-names.js';
 import { createScheduleRegistry, createTailStateStore } from '../src/pipeline/schedules/index.js';
-import type { SimulatorOptions } from '../src/simulator/options.js';
+import type { SimulatorOptions } from '../tools/simulator/options.js';
 import { GamedataError } from '../src/foundation/errors.js';
 import {
   CHAOS_FAULTS,

@@ -12,8 +12,8 @@
  *
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone.
  */
-import { startSimulator } from '../src/simulator/index.js';
-import { parseLatencySpec } from '../src/simulator/options.js';
+import { startSimulator } from '../tools/simulator/index.js';
+import { parseLatencySpec } from '../tools/simulator/options.js';
 import { describeMachine } from './machine.js';
 import { benchEnv, flag, gamedata, mustGamedata, removeRunKeys, verifyTransactions } from './gamedata-cli.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
+import { startSimulator, type Simulator } from '../../tools/simulator/start-simulator.js';
 import { createTestServices, serviceUrls } from '../helpers/services.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createHarness, type Harness } from './pipeline-harness.js';
-import { createWorld } from '../../src/simulator/world.js';
+import { createWorld } from '../../tools/simulator/world.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../../src/app/index.js';
 import { connectRedis, startPipelineWorkers, type PipelineWorkers } from '../../src/pipeline/queue/index.js';
 import { createWorkerTelemetry } from '../../src/app/status/worker-telemetry.js';

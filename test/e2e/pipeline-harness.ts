@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { SimulatorOptions } from '../../src/simulator/options.js';
-import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
+import type { SimulatorOptions } from '../../tools/simulator/options.js';
+import { startSimulator, type Simulator } from '../../tools/simulator/start-simulator.js';
 import { createRegistryClient } from '../../src/output/encoding/registry-client.js';
 import { createRecordDecoder } from '../../src/output/encoding/record-decoder.js';
 import { readSchemaFiles } from '../../src/output/encoding/schema-files.js';

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/start-simulator.js';
+import { startSimulator, type Simulator } from '../../tools/simulator/start-simulator.js';
 import { foreignKey, startOidcTokenEndpoint, type OidcTokenEndpoint } from './oidc-token-endpoint.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

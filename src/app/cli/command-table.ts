@@ -5,6 +5,7 @@
  * that each description matches the module's own.
  */
 import { Command } from 'commander';
+import { loadRepoTool } from './repo-tool.js';
 
 /** What a command module exports. */
 export interface CommandModule {
@@ -22,7 +23,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   simulate: {
     description:
       'Run the upstream simulator (a deterministic twin of the game-data API), or print its ground truth',
-    load: () => import('./commands/simulate.js'),
+    load: () => loadRepoTool('simulate', 'simulator/cli/simulate-command'),
   },
   schemas: {
     description: 'Generate, register and check the Avro schemas of the topics',
@@ -57,7 +58,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   demo: {
     description:
       'simulator -> workers -> backfill of all six resources -> Kafka -> verify, with a summary table',
-    load: () => import('./commands/demo.js'),
+    load: () => loadRepoTool('demo', 'demo/demo-command'),
   },
   connect: {
     description: 'Kafka Connect sinks into the PostgreSQL warehouse or Apache Iceberg tables',

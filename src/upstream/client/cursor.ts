@@ -7,7 +7,7 @@
  * - v1 (before 2026-08-17): `<JS Date.toString()>|<oid>` (second precision), or the ISO form older clients forge
  *   (`2026-02-11T14:18:58.000Z|000000000000000000000000`).
  *
- * One of two codecs of this wire format, on purpose: the simulator has its own (src/simulator/cursor.ts), written
+ * One of two codecs of this wire format, on purpose: the simulator has its own (tools/simulator/cursor.ts), written
  * independently, because the simulator is the oracle this client is tested against; a shared codec would hide a
  * shared mistake. test/unit/cursor/codecs-agree.test.ts runs each against the other.
  */

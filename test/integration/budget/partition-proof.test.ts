@@ -10,7 +10,7 @@ import { createClient } from '../../../src/upstream/client/index.js';
 import { createListing, type ListingFilters } from '../../../src/upstream/client/listing.js';
 import { readSlice } from '../../../src/upstream/client/read-slice.js';
 import { proveCoverage, type ProofRow } from '../../../src/pipeline/planner/prove-coverage.js';
-import { ITEM_CODES, TRANSACTION_TYPES, startSimulator } from '../../../src/simulator/index.js';
+import { ITEM_CODES, TRANSACTION_TYPES, startSimulator } from '../../../tools/simulator/index.js';
 
 const HOUR = 3_600_000;
 let sim: Awaited<ReturnType<typeof startSimulator>>;

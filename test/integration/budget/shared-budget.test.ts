@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BatchInfo, CallPriority } from '../../../src/upstream/budget/index.js';
 import { budgetKeys, createSharedBudget, runWithPriority } from '../../../src/upstream/budget/index.js';
 import { createClient } from '../../../src/upstream/client/index.js';
-import { REALISTIC_LATENCY, startSimulator } from '../../../src/simulator/index.js';
+import { REALISTIC_LATENCY, startSimulator } from '../../../tools/simulator/index.js';
 import type { ChildCall, ChildOptions } from './budget-child.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSharedBudget, createWorkEstimator } from '../../../src/upstream/budget/index.js';
 import { createClient } from '../../../src/upstream/client/index.js';
 import { startSlotSizing, type ConcurrencyChange } from '../../../src/pipeline/queue/slot-sizing.js';
-import { startSimulator } from '../../../src/simulator/index.js';
+import { startSimulator } from '../../../tools/simulator/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
 const prefix = `it-slot-sizing-${randomUUID().slice(0, 8)}`;

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createHarness, type Harness } from '../../e2e/pipeline-harness.js';
-import { REALISTIC_LATENCY } from '../../../src/simulator/index.js';
+import { REALISTIC_LATENCY } from '../../../tools/simulator/index.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../../../src/app/index.js';
 import {
   connectRedis,

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budgetKeys, createSharedBudget, type SharedBudget } from '../../../src/upstream/budget/index.js';
 import { createClient } from '../../../src/upstream/client/index.js';
-import { startSimulator } from '../../../src/simulator/index.js';
+import { startSimulator } from '../../../tools/simulator/index.js';
 import { freePort } from '../../helpers/free-ports.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createRedisStore } from '../../../src/upstream/cache/redis-store.js';
 import { makeEntry } from '../../../src/upstream/cache/freshness.js';
 import { createClient } from '../../../src/upstream/client/index.js';
-import { startSimulator } from '../../../src/simulator/index.js';
+import { startSimulator } from '../../../tools/simulator/index.js';
 
 type Sim = Awaited<ReturnType<typeof startSimulator>>;
 let sim: Sim;

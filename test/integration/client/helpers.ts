@@ -1,5 +1,5 @@
 /** Shared helpers of the client integration tests: a simulator on port 0 and truth comparisons. */
-import { startSimulator } from '../../../src/simulator/index.js';
+import { startSimulator } from '../../../tools/simulator/index.js';
 import type { ClientOptions } from '../../../src/upstream/client/index.js';
 import { createClient } from '../../../src/upstream/client/index.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../../src/upstream/client/index.js';
-import { startSimulator, type Simulator } from '../../../src/simulator/index.js';
+import { startSimulator, type Simulator } from '../../../tools/simulator/index.js';
 import { UpstreamError } from '../../../src/foundation/errors.js';
 
 let sim: Simulator;

@@ -5,9 +5,9 @@
 import type { IHeaders, KafkaMessage } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServices } from '../../helpers/services.js';
-import { startSimulator } from '../../../src/simulator/index.js';
-import type { Simulator } from '../../../src/simulator/index.js';
-import { corruptRecord } from '../../../src/simulator/faults.js';
+import { startSimulator } from '../../../tools/simulator/index.js';
+import type { Simulator } from '../../../tools/simulator/index.js';
+import { corruptRecord } from '../../../tools/simulator/faults.js';
 import { RESOURCE_INFO, RESOURCES } from '../../../src/foundation/models/resources.js';
 import type { ResourceName } from '../../../src/foundation/models/resources.js';
 import {

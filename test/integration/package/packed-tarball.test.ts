@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator } from '../../../src/simulator/index.js';
+import { startSimulator } from '../../../tools/simulator/index.js';
 import { COMMANDS } from '../../../src/app/cli/command-table.js';
 
 const run = promisify(execFile);
@@ -113,6 +113,37 @@ createClient({ baseUrl: 42 });
     expect(result.stdout).toBe('');
   });
 
+  it('holds no simulator and no TypeScript source, and stays small', async () => {
+    const tarball = (await readdir(dir)).find((f) => f.endsWith('.tgz')) ?? '';
+    const { stdout } = await run('tar', ['-tzf', join(dir, tarball)], { maxBuffer: 1 << 26 });
+    const paths = stdout.split('\n').filter((p) => p !== '').map((p) => p.replace(/^package\//, ''));
+    expect(paths.length).toBeGreaterThan(100);
+    // only the package's own top level: no src/, no tools/ (the simulator), no tests or benches
+    expect([...new Set(paths.map((p) => (p.includes('/') ? `${p.split('/')[0]}/` : p)))].sort()).toEqual(
+      ['README.md', 'bin/', 'dist/', 'package.json', 'schemas/', 'scripts/'].sort(),
+    );
+    expect(paths.filter((p) => /simulat|trpc-handler|\.ts$/.test(p) && !p.endsWith('.d.ts'))).toEqual([]);
+    const pkg = JSON.parse(readFileSync(join(consumer, 'node_modules/gamedata-pipeline/package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(Object.keys(pkg.dependencies)).not.toContain('@trpc/server');
+    // 837 kB packed when the simulator left (2026-12-02); a bound that a second copy of anything would break
+    const { size } = await import('node:fs/promises').then((fs) => fs.stat(join(dir, tarball)));
+    expect(size).toBeLessThan(1_100_000);
+  });
+
+  it('says in one line that `simulate` and `demo` are tools of the repository', async () => {
+    for (const command of ['simulate', 'demo']) {
+      const result = await run(join(consumer, 'node_modules/.bin/gamedata'), [command, 'serve'], {
+        cwd: consumer,
+      }).catch((e: { stderr?: string; code?: number }) => ({ stderr: e.stderr ?? '', code: e.code }));
+      expect({ command, code: (result as { code?: number }).code }).toEqual({ command, code: 1 });
+      expect(result.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(new RegExp(`gamedata ${command}\` is a tool of the repository.*npm run gamedata -- ${command}`)),
+      ]);
+    }
+  });
+
   it('installs a `gamedata` bin whose --help lists every command', async () => {
     const { stdout } = await run(join(consumer, 'node_modules/.bin/gamedata'), ['--help'], {
       cwd: consumer,
@@ -125,7 +156,7 @@ createClient({ baseUrl: 42 });
  * The Dockerfile's runtime stage without a container engine: the same tarball unpacked beside the committed
  * package-lock.json and its production dependencies installed by `npm ci --omit=dev --ignore-scripts`, as the image
  * does; what was installed is compared with the lock file, entry by entry; then the image's ENTRYPOINT is run from
- * there as the simulator and as a worker, and the image's HEALTHCHECK command against it.
+ * there as a worker (against the test's simulator), and the image's HEALTHCHECK command against it.
  */
 describe("the image's steps (Dockerfile runtime stage)", () => {
   const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
@@ -229,9 +260,9 @@ describe("the image's steps (Dockerfile runtime stage)", () => {
   });
 
   it('installs no dev dependency and no source loader', async () => {
-    // (typescript itself comes along: a required peer of @trpc/server, which npm installs; nothing runs it.)
     const installed = await readdir(join(app, 'node_modules'));
-    for (const dev of ['tsx', 'vitest', 'eslint', 'pino-pretty', 'fast-check', 'prettier', 'testcontainers'])
+    // (@trpc/server and its peer typescript came along while the simulator was in the package; it is a tool now.)
+    for (const dev of ['tsx', 'vitest', 'eslint', 'pino-pretty', 'fast-check', 'prettier', 'testcontainers', '@trpc', 'typescript'])
       expect({ dev, installed: installed.includes(dev) }).toEqual({ dev, installed: false });
     expect(installed).toEqual(expect.arrayContaining(['kafkajs', 'bullmq', 'ioredis']));
     // the app is the package itself (unpacked), not a project depending on it
@@ -241,18 +272,9 @@ describe("the image's steps (Dockerfile runtime stage)", () => {
     );
   });
 
-  it('runs the simulator and a worker: the simulator answers, /healthz answers, HEALTHCHECK passes, SIGTERM drains', async () => {
-    const simulator = start(
-      ['simulate', 'serve', '--host', '127.0.0.1', '--port', '0', '--scale', 'small'],
-      {},
-    );
-    const apiUrl = (await simulator.waitFor(/^http:\/\/127\.0\.0\.1:\d+\/trpc$/, 30_000)).trim();
-    const stats = await fetch(`${apiUrl.replace(/\/trpc$/, '')}/__sim/stats`);
-    expect(stats.status).toBe(200);
-    const page = await fetch(`${apiUrl}/party.getManyPaginated?input=${encodeURIComponent('{"limit":2}')}`);
-    expect(page.status).toBe(200);
-    expect(await page.text()).toMatch(/"items":\[\{"_id"/);
-
+  it('runs a worker against the simulator: /healthz answers, HEALTHCHECK passes, SIGTERM drains', async () => {
+    // The simulator is a tool of the repository (tools/simulator/), not in the image: the test's own, in-process.
+    const apiUrl = sim.url;
     const metricsPort = await freePort();
     const prefix = `it-image-${process.pid}-${Date.now().toString(36)}`;
     const worker = start(
@@ -315,8 +337,6 @@ describe("the image's steps (Dockerfile runtime stage)", () => {
         if (keys.length > 0) await redis.del(...keys);
         await redis.quit();
       }
-      simulator.child.kill('SIGTERM');
-      await simulator.exited;
     }
   }, 120_000);
 });

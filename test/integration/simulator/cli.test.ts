@@ -2,8 +2,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createWorld } from '../../../src/simulator/index.js';
-import { serveOptions } from '../../../src/app/cli/commands/simulate.js';
+import { createWorld } from '../../../tools/simulator/index.js';
+import { serveOptions } from '../../../tools/simulator/cli/simulate-command.js';
 
 const TSX = 'node_modules/.bin/tsx';
 const children: Array<ReturnType<typeof spawn>> = [];

@@ -6,8 +6,8 @@
  * in its parameters), so each figure is checked as a ratio of the real one.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { REALISTIC_LATENCY, startSimulator, type Simulator } from '../../../src/simulator/index.js';
-import { encodeCursorV2 } from '../../../src/simulator/cursor.js';
+import { REALISTIC_LATENCY, startSimulator, type Simulator } from '../../../tools/simulator/index.js';
+import { encodeCursorV2 } from '../../../tools/simulator/cursor.js';
 import { KEY } from './helpers.js';
 
 /** Most figures at 1/20 of real time; single pages at 1/4, where the box's own jitter would show at 1/20. */

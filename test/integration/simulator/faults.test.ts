@@ -1,7 +1,7 @@
 /** Seeded, switchable faults: 5xx, per-slot 500s, resets, hangs, broken JSON, corrupted records; and latency. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { checkRecord, models } from '../../../src/foundation/models/index.js';
-import { startSimulator, type Simulator } from '../../../src/simulator/index.js';
+import { startSimulator, type Simulator } from '../../../tools/simulator/index.js';
 import { KEY, batch, get, walk, type Rec } from './helpers.js';
 
 let sim: Simulator;

@@ -1,5 +1,5 @@
 /** Raw-HTTP helpers of the simulator integration tests (no client library: the wire itself is under test). */
-import type { Simulator } from '../../../src/simulator/index.js';
+import type { Simulator } from '../../../tools/simulator/index.js';
 
 export type Rec = Record<string, unknown>;
 export const NOW = Date.parse('2026-11-01T00:00:00.000Z');

@@ -1,7 +1,7 @@
 /** Live mode: the clock runs, records keep arriving, entities change (updatedAt/__v bumps); truth follows. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursorV2 } from '../../../src/simulator/cursor.js';
-import { startSimulator, type Simulator } from '../../../src/simulator/index.js';
+import { encodeCursorV2 } from '../../../tools/simulator/cursor.js';
+import { startSimulator, type Simulator } from '../../../tools/simulator/index.js';
 import { NOW, data, ids, walk, type Rec } from './helpers.js';
 
 let sim: Simulator;

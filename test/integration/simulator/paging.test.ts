@@ -4,8 +4,8 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursorV1, encodeCursorV2 } from '../../../src/simulator/cursor.js';
-import { startSimulator, type Simulator } from '../../../src/simulator/index.js';
+import { encodeCursorV1, encodeCursorV2 } from '../../../tools/simulator/cursor.js';
+import { startSimulator, type Simulator } from '../../../tools/simulator/index.js';
 import { H72, NOW, data, ids, walk, type Rec } from './helpers.js';
 
 let sim: Simulator;

@@ -1,6 +1,6 @@
 /** The simulator's `transactionsWithoutCountry` over HTTP: such rows are outside every countryId filter (issue 23). */
 import { describe, expect, it } from 'vitest';
-import { startSimulator } from '../../../src/simulator/index.js';
+import { startSimulator } from '../../../tools/simulator/index.js';
 
 type Row = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 /** The official @trpc/client (httpBatchLink, POST via methodOverride) reads every procedure of the simulator. */
 import { createTRPCClient, httpBatchLink, httpLink, TRPCClientError } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator, type SimulatorRouter } from '../../../src/simulator/index.js';
+import { startSimulator, type Simulator, type SimulatorRouter } from '../../../tools/simulator/index.js';
 import type { Rec } from './helpers.js';
 
 let sim: Simulator;

@@ -1,6 +1,6 @@
 /** Raw HTTP proves each wire fact of upstream-facts.md against the running simulator. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../src/simulator/index.js';
+import { startSimulator, type Simulator } from '../../../tools/simulator/index.js';
 import { KEY, batch, data, get, type Rec } from './helpers.js';
 
 let sim: Simulator;

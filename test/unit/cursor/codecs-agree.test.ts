@@ -1,5 +1,5 @@
 /**
- * The client's cursor codec (src/upstream/client/cursor.ts) and the simulator's (src/simulator/cursor.ts) are two independent
+ * The client's cursor codec (src/upstream/client/cursor.ts) and the simulator's (tools/simulator/cursor.ts) are two independent
  * implementations of the same wire format on purpose: the simulator is the oracle the client is tested against. This
  * test runs each against the other, both ways, for v2 and both v1 forms, over arbitrary times and ObjectIds.
  */
@@ -14,7 +14,7 @@ import {
   decodeCursor,
   encodeCursorV1 as simulatorEncodeV1,
   encodeCursorV2 as simulatorEncodeV2,
-} from '../../../src/simulator/cursor.js';
+} from '../../../tools/simulator/cursor.js';
 
 // Years 1970-9999: the range both codecs' date texts (ISO and JS Date.toString) cover.
 const timeMs = fc.integer({ min: 0, max: 253_402_300_799_999 });

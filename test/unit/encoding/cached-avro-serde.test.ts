@@ -14,7 +14,7 @@ import { toAvroValue } from '../../../src/output/encoding/avro-mapping.js';
 import { Transaction, User } from '../../../src/foundation/models/catalogue.js';
 import { extendModel, t } from '../../../src/foundation/models/field.js';
 import { RESOURCE_INFO, RESOURCES } from '../../../src/foundation/models/resources.js';
-import { createWorld } from '../../../src/simulator/index.js';
+import { createWorld } from '../../../tools/simulator/index.js';
 import { modelArb } from './record-arbitrary.js';
 
 describe('CachedAvroSerializer', () => {

@@ -9,7 +9,7 @@ import {
 } from '../../../src/output/encoding/index.js';
 import { schemaExtensions } from '../../../src/output/encoding/schema-extensions.js';
 import { Donation, Transaction } from '../../../src/foundation/models/catalogue.js';
-import { createWorld } from '../../../src/simulator/index.js';
+import { createWorld } from '../../../tools/simulator/index.js';
 import { evolvableKind } from '../../../src/pipeline/publish/index.js';
 
 describe('evolved fields (the evolve contract)', () => {

@@ -16,7 +16,7 @@ import { AVRO_TYPE_OPTIONS } from '../../../src/output/encoding/avro-types.js';
 import { diffSchemas } from '../../../src/output/encoding/schema-diff.js';
 import { User } from '../../../src/foundation/models/catalogue.js';
 import { checkRecord } from '../../../src/foundation/models/check-record.js';
-import { createWorld } from '../../../src/simulator/index.js';
+import { createWorld } from '../../../tools/simulator/index.js';
 
 type Obj = Record<string, unknown>;
 

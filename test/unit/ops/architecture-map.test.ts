@@ -18,11 +18,11 @@ describe("ARCHITECTURE.md's first screen matches src/", () => {
   const mermaid = /```mermaid\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
   const wingsTable = doc.slice(0, doc.indexOf('```mermaid'));
 
-  it('src/ holds the five wings and the simulator, no other folder', () => {
+  it('src/ holds the five wings, no other folder (the simulator is a tool: tools/simulator/)', () => {
     const top = readdirSync(join(root, 'src')).filter((name) =>
       statSync(join(root, 'src', name)).isDirectory(),
     );
-    expect(top.sort()).toEqual([...WINGS, 'simulator'].sort());
+    expect(top.sort()).toEqual([...WINGS].sort());
   });
 
   it.each(WINGS)('the wings table names every folder of src/%s/', (wing) => {

@@ -15,7 +15,7 @@ const schema = JSON.parse(
 ) as Record<string, unknown>;
 
 interface ComposeService {
-  build?: string | { context?: string; dockerfile?: string };
+  build?: string | { context?: string; dockerfile?: string; target?: string };
   image?: string;
   volumes?: unknown[];
   command?: string[];
@@ -47,18 +47,24 @@ describe('docker-compose.yml', () => {
     ).not.toEqual([]);
   });
 
-  it('runs the worker and the simulator from the image, without the checkout', () => {
-    for (const name of ['worker', 'simulator']) {
-      const s = doc.services[name] ?? {};
-      expect({ name, build: s.build, image: s.image }).toEqual({
-        name,
-        build: { context: '.', dockerfile: 'Dockerfile' },
-        image: 'gamedata-pipeline:local',
-      });
+  it('runs the worker from the image and the simulator from its own stage, without the checkout mounted', () => {
+    const worker = doc.services['worker'] ?? {};
+    expect({ build: worker.build, image: worker.image }).toEqual({
+      build: { context: '.', dockerfile: 'Dockerfile' },
+      image: 'gamedata-pipeline:local',
+    });
+    // the simulator is a tool of the repository: the Dockerfile's `simulator` stage, not the package's image
+    const simulator = doc.services['simulator'] ?? {};
+    expect({ build: simulator.build, image: simulator.image }).toEqual({
+      build: { context: '.', dockerfile: 'Dockerfile', target: 'simulator' },
+      image: 'gamedata-simulator:local',
+    });
+    expect(readFileSync(`${ROOT}Dockerfile`, 'utf8')).toMatch(/^FROM build AS simulator$/m);
+    for (const [name, s] of [['worker', worker], ['simulator', simulator]] as const) {
       expect({ name, volumes: s.volumes }).toEqual({ name, volumes: undefined });
       expect(s.command?.join(' ')).not.toMatch(/tsx|src\//);
     }
-    expect(doc.services['worker']?.command?.[0]).toBe('worker');
-    expect(doc.services['simulator']?.command?.slice(0, 2)).toEqual(['simulate', 'serve']);
+    expect(worker.command?.[0]).toBe('worker');
+    expect(simulator.command?.slice(0, 2)).toEqual(['simulate', 'serve']);
   });
 });

@@ -6,7 +6,7 @@ import {
   encodeCursorV2,
   formatJsDateUtc,
   parseV1Date,
-} from '../../../src/simulator/cursor.js';
+} from '../../../tools/simulator/cursor.js';
 import { ValidationError } from '../../../src/foundation/errors.js';
 
 const oid = fc.stringMatching(/^[0-9a-f]{24}$/);
@@ -87,7 +87,7 @@ describe('v1 cursor', () => {
 
 describe('isoString', () => {
   it('equals Date.prototype.toISOString for any instant of years 1970-2100', async () => {
-    const { isoString } = await import('../../../src/simulator/internal/iso-string.js');
+    const { isoString } = await import('../../../tools/simulator/internal/iso-string.js');
     fc.assert(
       fc.property(fc.integer({ min: 0, max: Date.parse('2100-12-31T23:59:59.999Z') }), (ms) => {
         expect(isoString(ms)).toBe(new Date(ms).toISOString());

@@ -7,7 +7,7 @@ import {
   parseFaultSpec,
   parseLatencySpec,
   resolveSimulatorOptions,
-} from '../../../src/simulator/index.js';
+} from '../../../tools/simulator/index.js';
 
 describe('simulator options', () => {
   it('documents the defaults in one object', () => {

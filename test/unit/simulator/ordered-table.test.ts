@@ -7,8 +7,8 @@ import {
   tableView,
   type OrderedTable,
   type RowView,
-} from '../../../src/simulator/ordered-table.js';
-import type { CursorBound } from '../../../src/simulator/cursor.js';
+} from '../../../tools/simulator/ordered-table.js';
+import type { CursorBound } from '../../../tools/simulator/cursor.js';
 
 const BASE = Date.parse('2026-10-01T00:00:00.000Z');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../../src/simulator/rate-limiter.js';
-import { corruptRecord, malformedKind } from '../../../src/simulator/faults.js';
+import { createRateLimiter } from '../../../tools/simulator/rate-limiter.js';
+import { corruptRecord, malformedKind } from '../../../tools/simulator/faults.js';
 
 const settings = { enabled: true, keyed: 3, anonymous: 2, windowMs: 10_000 };
 

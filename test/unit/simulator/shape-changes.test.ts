@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createWorld } from '../../../src/simulator/world.js';
+import { createWorld } from '../../../tools/simulator/world.js';
 import { ConfigError } from '../../../src/foundation/errors.js';
 
 describe('simulator shape changes', () => {

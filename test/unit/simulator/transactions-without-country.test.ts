@@ -1,6 +1,6 @@
 /** The simulator option that leaves a share of one type's rows outside a per-country partition (issue 23). */
 import { describe, expect, it } from 'vitest';
-import { createWorld } from '../../../src/simulator/index.js';
+import { createWorld } from '../../../tools/simulator/index.js';
 import { ConfigError } from '../../../src/foundation/errors.js';
 
 type Row = Record<string, unknown>;

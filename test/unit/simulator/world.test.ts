@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { models, checkRecord } from '../../../src/foundation/models/index.js';
 import type { ModelDef } from '../../../src/foundation/models/index.js';
-import { createWorld, SIMULATOR_RESOURCES, TRANSACTION_TYPES } from '../../../src/simulator/index.js';
-import type { SimulatorResource } from '../../../src/simulator/index.js';
+import { createWorld, SIMULATOR_RESOURCES, TRANSACTION_TYPES } from '../../../tools/simulator/index.js';
+import type { SimulatorResource } from '../../../tools/simulator/index.js';
 
 const NOW = Date.parse('2026-11-01T00:00:00.000Z');
 const H72 = 72 * 3_600_000;

@@ -1,5 +1,5 @@
 /** Users: the catalogue filler draws the body; the world sets ids, names, memberships, gear and versions. */
-import { User, UserLite } from '../../foundation/models/catalogue.js';
+import { User, UserLite } from '../../../src/foundation/models/catalogue.js';
 import { fillModel } from '../fill-model.js';
 import { DAY, STREAM } from '../generation/draws.js';
 import type { WorldData } from '../generation/generate-world.js';

@@ -2,7 +2,7 @@
  * Equipment: a user's worn pieces (`inventory.fetchCurrentEquipment`, the user's `equipment` ids) and the piece a
  * transaction trades or a case gives. Item ids are hashes of the owner's identity, stable across builds.
  */
-import { EquipmentSkills } from '../../foundation/models/catalogue.js';
+import { EquipmentSkills } from '../../../src/foundation/models/catalogue.js';
 import { fillModel } from '../fill-model.js';
 import { STREAM, round2 } from '../generation/draws.js';
 import { isoString } from '../internal/iso-string.js';

@@ -1,5 +1,5 @@
 /** Fixed vocabularies of the synthetic world (names, codes, enumerations). Order matters: the world indexes them. */
-import { TRANSACTION_TYPES } from '../foundation/models/transaction-types.js';
+import { TRANSACTION_TYPES } from '../../src/foundation/models/transaction-types.js';
 
 export const COUNTRY_NAMES = [
   'France',
@@ -76,7 +76,7 @@ export function countryName(i: number): string {
 
 // Transaction types the real service is seen to emit: one list, in src/foundation/models (the planner's proof knows them too).
 export { TRANSACTION_TYPES };
-export type { TransactionType } from '../foundation/models/transaction-types.js';
+export type { TransactionType } from '../../src/foundation/models/transaction-types.js';
 
 /** Types the service's input schema accepts (one more than it is seen to emit). */
 export const ACCEPTED_TRANSACTION_TYPES = [...TRANSACTION_TYPES, 'countryMoneyTransfer'] as const;

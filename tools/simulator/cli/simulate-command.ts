@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../src/foundation/errors.js';
 import {
   DEFAULT_LIVE_RATES,
   DEFAULT_SIMULATOR_OPTIONS,
@@ -14,8 +14,8 @@ import {
   parseFaultSpec,
   parseLatencySpec,
   startSimulator,
-} from '../../../simulator/index.js';
-import type { Scale, SimulatorOptions, SimulatorResource, WorldOptions } from '../../../simulator/index.js';
+} from '../index.js';
+import type { Scale, SimulatorOptions, SimulatorResource, WorldOptions } from '../index.js';
 
 /** The CLI's default port (tests use 0). */
 export const DEFAULT_CLI_PORT = 4010;

@@ -1,5 +1,5 @@
 /** Articles: text and stats from the article's stream; score and views move with versions and counted views. */
-import { Article, ArticleLite } from '../../foundation/models/catalogue.js';
+import { Article, ArticleLite } from '../../../src/foundation/models/catalogue.js';
 import { STREAM } from '../generation/draws.js';
 import type { WorldData } from '../generation/generate-world.js';
 import { isoString } from '../internal/iso-string.js';

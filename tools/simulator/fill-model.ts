@@ -4,7 +4,7 @@
  * a field added there shows up in the simulator's records without touching this code). Field-specific values
  * (ids, times, names) are set afterwards by the world as overrides.
  */
-import type { FieldType, ModelDef } from '../foundation/models/field.js';
+import type { FieldType, ModelDef } from '../../src/foundation/models/field.js';
 import { isoString } from './internal/iso-string.js';
 import type { Rng } from './internal/prng.js';
 import { EQUIPMENT_SLOTS, RANKING_TIERS, TOUR_NAMES, WORDS } from './vocab.js';

@@ -6,27 +6,27 @@
  * Needs KAFKA_BROKERS, SCHEMA_REGISTRY_URL and REDIS_URL (`npm run demo` starts the local stack first).
  */
 import type { Command } from 'commander';
-import { ConfigError } from '../../../foundation/errors.js';
-import { createRegistryClient } from '../../../output/encoding/registry-client.js';
-import { createRecordDecoder } from '../../../output/encoding/record-decoder.js';
-import { readSchemaFiles } from '../../../output/encoding/schema-files.js';
-import { registerSchemas } from '../../../output/encoding/schema-registration.js';
-import type { AvroRecordSchema } from '../../../output/encoding/avro-schema.js';
-import { createPipelineRuntime, type PipelineRuntime } from '../../index.js';
+import { ConfigError } from '../../src/foundation/errors.js';
+import { createRegistryClient } from '../../src/output/encoding/registry-client.js';
+import { createRecordDecoder } from '../../src/output/encoding/record-decoder.js';
+import { readSchemaFiles } from '../../src/output/encoding/schema-files.js';
+import { registerSchemas } from '../../src/output/encoding/schema-registration.js';
+import type { AvroRecordSchema } from '../../src/output/encoding/avro-schema.js';
+import { createPipelineRuntime, type PipelineRuntime } from '../../src/app/index.js';
 import {
   connectRedis,
   startBackfill,
   startPipelineWorkers,
   waitForRun,
-} from '../../../pipeline/queue/index.js';
-import { readPipelineSettings, type PipelineSettings } from '../../../foundation/config/index.js';
-import { commandRedisLines } from '../connection-lines.js';
-import { addressOf, requireReachable } from '../service-probes.js';
-import { RESOURCES, type ResourceName } from '../../../foundation/models/resources.js';
-import { createTopics } from '../../../output/kafka/admin/create-topics.js';
-import { startSimulator } from '../../../simulator/start-simulator.js';
-import { parseFaultSpec, parseLatencySpec } from '../../../simulator/options.js';
-import { verifyResource, type VerifyReport } from '../../verify/index.js';
+} from '../../src/pipeline/queue/index.js';
+import { readPipelineSettings, type PipelineSettings } from '../../src/foundation/config/index.js';
+import { commandRedisLines } from '../../src/app/cli/connection-lines.js';
+import { addressOf, requireReachable } from '../../src/app/cli/service-probes.js';
+import { RESOURCES, type ResourceName } from '../../src/foundation/models/resources.js';
+import { createTopics } from '../../src/output/kafka/admin/create-topics.js';
+import { startSimulator } from '../simulator/start-simulator.js';
+import { parseFaultSpec, parseLatencySpec } from '../simulator/options.js';
+import { verifyResource, type VerifyReport } from '../../src/app/verify/index.js';
 
 interface DemoFlags {
   scale: string;
@@ -142,11 +142,11 @@ export function register(program: Command): void {
         console.log(failed ? 'RESULT: MISSING RECORDS' : 'RESULT: OK (missing 0)');
         const warehouseRows = new Map<ResourceName, number>();
         if (flags.warehouse === true) {
-          const { landDemoInWarehouse } = await import('./connect.js');
+          const { landDemoInWarehouse } = await import('../../src/app/cli/commands/connect.js');
           if (!(await landDemoInWarehouse(prefix, settings.kafkaBrokers, warehouseRows))) failed = true;
         }
         if (flags.lakehouse === true) {
-          const { landDemoInLakehouse } = await import('../lakehouse-sinks.js');
+          const { landDemoInLakehouse } = await import('../../src/app/cli/lakehouse-sinks.js');
           const pgRows = flags.warehouse === true ? warehouseRows : undefined;
           if (!(await landDemoInLakehouse(prefix, settings.kafkaBrokers, pgRows))) failed = true;
         }
