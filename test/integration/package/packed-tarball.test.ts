@@ -160,10 +160,10 @@ createClient({ baseUrl: 42 });
  */
 describe("the image's steps (Dockerfile runtime stage)", () => {
   const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-  /** A JSON-array instruction of the Dockerfile's runtime stage, e.g. ENTRYPOINT. */
+  /** A JSON-array instruction of the Dockerfile's runtime stage (the last: other stages have their own), e.g. ENTRYPOINT. */
   const instruction = (name: string): string[] => {
     const m = new RegExp(`^${name}\\s+(?:--\\S+\\s+)*(?:CMD\\s+)?(\\[.*\\])\\s*$`, 'm').exec(
-      DOCKERFILE.replace(/\\\n\s*/g, ''),
+      DOCKERFILE.slice(DOCKERFILE.search(/^FROM .* AS runtime$/m)).replace(/\\\n\s*/g, ''),
     );
     if (m === null) throw new Error(`no ${name} [...] in the Dockerfile`);
     return JSON.parse(m[1] ?? '[]') as string[];
