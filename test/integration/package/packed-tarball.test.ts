@@ -116,14 +116,19 @@ createClient({ baseUrl: 42 });
   it('holds no simulator and no TypeScript source, and stays small', async () => {
     const tarball = (await readdir(dir)).find((f) => f.endsWith('.tgz')) ?? '';
     const { stdout } = await run('tar', ['-tzf', join(dir, tarball)], { maxBuffer: 1 << 26 });
-    const paths = stdout.split('\n').filter((p) => p !== '').map((p) => p.replace(/^package\//, ''));
+    const paths = stdout
+      .split('\n')
+      .filter((p) => p !== '')
+      .map((p) => p.replace(/^package\//, ''));
     expect(paths.length).toBeGreaterThan(100);
     // only the package's own top level: no src/, no tools/ (the simulator), no tests or benches
     expect([...new Set(paths.map((p) => (p.includes('/') ? `${p.split('/')[0]}/` : p)))].sort()).toEqual(
       ['README.md', 'bin/', 'dist/', 'package.json', 'schemas/', 'scripts/'].sort(),
     );
     expect(paths.filter((p) => /simulat|trpc-handler|\.ts$/.test(p) && !p.endsWith('.d.ts'))).toEqual([]);
-    const pkg = JSON.parse(readFileSync(join(consumer, 'node_modules/gamedata-pipeline/package.json'), 'utf8')) as {
+    const pkg = JSON.parse(
+      readFileSync(join(consumer, 'node_modules/gamedata-pipeline/package.json'), 'utf8'),
+    ) as {
       dependencies: Record<string, string>;
     };
     expect(Object.keys(pkg.dependencies)).not.toContain('@trpc/server');
@@ -139,7 +144,9 @@ createClient({ baseUrl: 42 });
       }).catch((e: { stderr?: string; code?: number }) => ({ stderr: e.stderr ?? '', code: e.code }));
       expect({ command, code: (result as { code?: number }).code }).toEqual({ command, code: 1 });
       expect(result.stderr.trim().split('\n')).toEqual([
-        expect.stringMatching(new RegExp(`gamedata ${command}\` is a tool of the repository.*npm run gamedata -- ${command}`)),
+        expect.stringMatching(
+          new RegExp(`gamedata ${command}\` is a tool of the repository.*npm run gamedata -- ${command}`),
+        ),
       ]);
     }
   });
@@ -262,7 +269,17 @@ describe("the image's steps (Dockerfile runtime stage)", () => {
   it('installs no dev dependency and no source loader', async () => {
     const installed = await readdir(join(app, 'node_modules'));
     // (@trpc/server and its peer typescript came along while the simulator was in the package; it is a tool now.)
-    for (const dev of ['tsx', 'vitest', 'eslint', 'pino-pretty', 'fast-check', 'prettier', 'testcontainers', '@trpc', 'typescript'])
+    for (const dev of [
+      'tsx',
+      'vitest',
+      'eslint',
+      'pino-pretty',
+      'fast-check',
+      'prettier',
+      'testcontainers',
+      '@trpc',
+      'typescript',
+    ])
       expect({ dev, installed: installed.includes(dev) }).toEqual({ dev, installed: false });
     expect(installed).toEqual(expect.arrayContaining(['kafkajs', 'bullmq', 'ioredis']));
     // the app is the package itself (unpacked), not a project depending on it

@@ -60,7 +60,10 @@ describe('docker-compose.yml', () => {
       image: 'gamedata-simulator:local',
     });
     expect(readFileSync(`${ROOT}Dockerfile`, 'utf8')).toMatch(/^FROM build AS simulator$/m);
-    for (const [name, s] of [['worker', worker], ['simulator', simulator]] as const) {
+    for (const [name, s] of [
+      ['worker', worker],
+      ['simulator', simulator],
+    ] as const) {
       expect({ name, volumes: s.volumes }).toEqual({ name, volumes: undefined });
       expect(s.command?.join(' ')).not.toMatch(/tsx|src\//);
     }
