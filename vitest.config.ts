@@ -28,7 +28,7 @@ export default defineConfig({
         // Needs only Node: the simulator and the client against it (each test starts a simulator on port 0).
         test: {
           name: 'upstream',
-          include: ['test/integration/simulator/**/*.test.ts', 'test/integration/client/**/*.test.ts'],
+          include: ['test/integration/tools/simulator/**/*.test.ts', 'test/integration/upstream/client/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 60_000,
         },
@@ -65,8 +65,8 @@ export default defineConfig({
           name: 'services',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           exclude: [
-            'test/integration/simulator/**',
-            'test/integration/client/**',
+            'test/integration/tools/simulator/**',
+            'test/integration/upstream/client/**',
             'test/integration/package/**',
             ...STACK_FILES,
             ...LAKEHOUSE_FILES,

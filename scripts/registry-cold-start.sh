@@ -22,7 +22,7 @@ for i in $(seq 1 "$CYCLES"); do
   fi
   u=$((SECONDS - s))
   out="$(SCHEMA_REGISTRY_URL="http://127.0.0.1:28081/apis/ccompat/v7" npx vitest run \
-    test/integration/encoding/round-trip.test.ts test/integration/encoding/simulator-round-trip.test.ts 2>&1)"
+    test/integration/output/encoding/round-trip.test.ts test/integration/output/encoding/simulator-round-trip.test.ts 2>&1)"
   rc=$?
   echo "cycle $i: registry up in ${u} s; tests rc=$rc in $((SECONDS - s - u)) s; load $(cut -d' ' -f1 /proc/loadavg);" \
     "$(grep -E 'Tests ' <<<"$out" | sed 's/\x1b\[[0-9;]*m//g' | xargs)"

@@ -8,7 +8,7 @@
  *   still walks every row.
  *
  * One of two codecs of this wire format, on purpose: the client has its own (src/upstream/client/cursor.ts). The simulator is
- * the oracle the client is tested against, so it does not share the client's code; test/unit/cursor/codecs-agree.test.ts
+ * the oracle the client is tested against, so it does not share the client's code; test/unit/upstream/client/codecs-agree.test.ts
  * runs each codec against the other. Not exported from the simulator's index (the client's index owns these names);
  * tests that forge cursors for the simulator import this file.
  */

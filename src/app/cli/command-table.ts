@@ -1,7 +1,7 @@
 /**
  * The `gamedata` sub-commands, loaded lazily: {@link COMMANDS} names each one with its description and a loader, so
  * `gamedata --help` lists every command without importing any, and `gamedata <cmd> ...` imports only `<cmd>`'s
- * module (and what it uses). A new command is one entry in the table; test/unit/cli/command-table.test.ts checks
+ * module (and what it uses). A new command is one entry in the table; test/unit/app/cli/command-table.test.ts checks
  * that each description matches the module's own.
  */
 import { Command } from 'commander';

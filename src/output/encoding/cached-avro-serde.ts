@@ -129,7 +129,7 @@ let scratch: Buffer | undefined;
  * nothing: the library still resolves the subject's latest schema and id (`getSchemaId`, with `useLatestVersion`
  * and auto-registration off: never a schema inferred from the value) and compiles it (`toType`), once per topic per
  * `planTtlMs`; each record is then checked (`isValid`) and written as 0x00 + id + `type.toBuffer(value)`, the same
- * bytes the library writes (proved for every resource in test/unit/encoding/cached-avro-serde.test.ts).
+ * bytes the library writes (proved for every resource in test/unit/output/encoding/cached-avro-serde.test.ts).
  * The library's own `serialize` still handles, record by record: schemas with domain or encoding rules (field
  * transforms, encryption, conditions), any other way of choosing the schema (auto-registration, `useSchemaId`,
  * `useLatestWithMetadata`, inferred schemas), a custom `schemaIdSerializer`, `bytes` schemas, and every value that

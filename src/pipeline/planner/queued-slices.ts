@@ -74,7 +74,7 @@ export function createQueuedSlices(options: QueuedSlicesOptions): Required<WorkS
         });
         // Connection errors are the shared client's owner's to report: without a listener, BullMQ prints each
         // reconnect attempt with its stack (issue 25: traces under `backfill --wait` during a Redis restart;
-        // test/integration/cli/quiet-clients.test.ts).
+        // test/integration/app/cli/quiet-clients.test.ts).
         queue.on('error', () => undefined);
       }
       const c = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');

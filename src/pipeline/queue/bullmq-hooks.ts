@@ -11,8 +11,8 @@
  *   job completes; a settled promise on the main loop's queue wakes it to fetch up to the new concurrency, which is
  *   what BullMQ's own `resume()` does after `pause(true)` (`slot-sizing.ts`).
  *
- * test/unit/jobs/bullmq-private-hooks.test.ts checks the pin, the installed release and each part against bullmq's
- * source; test/integration/jobs/zombie-lock.test.ts shows the lock bug and the fix against Redis.
+ * test/unit/pipeline/queue/bullmq-private-hooks.test.ts checks the pin, the installed release and each part against bullmq's
+ * source; test/integration/pipeline/queue/zombie-lock.test.ts shows the lock bug and the fix against Redis.
  */
 import type { Worker } from 'bullmq';
 import { LibraryPatchError } from '../../foundation/errors.js';

@@ -9,7 +9,7 @@
  *
  * One of two codecs of this wire format, on purpose: the simulator has its own (tools/simulator/cursor.ts), written
  * independently, because the simulator is the oracle this client is tested against; a shared codec would hide a
- * shared mistake. test/unit/cursor/codecs-agree.test.ts runs each against the other.
+ * shared mistake. test/unit/upstream/client/codecs-agree.test.ts runs each against the other.
  */
 import { ValidationError } from '../../foundation/errors.js';
 

@@ -3,7 +3,7 @@
  * default partitioner copies: keys land where every Java, Connect or kafkajs producer puts them. kafkajs' version
  * does its 32-bit arithmetic in 64-bit `Long` objects (about 20 of them per 4 bytes of key: 8.5 % of the bytes a
  * worker allocated); this one in `Math.imul`, reading the key through one scratch buffer. Proved equal to kafkajs'
- * for any string or Buffer in test/unit/sink/producer/murmur2.test.ts.
+ * for any string or Buffer in test/unit/output/kafka/producer/murmur2.test.ts.
  */
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;

@@ -1,0 +1,210 @@
+/**
+ * A model of exactly-once publishing around the pending-marks protocol, for unit (memory backend) and integration
+ * (Redis) tests: slices whose ids overlap (a trade read under its buyer and its seller), a fake Kafka with
+ * transactions and per-slice fencing (InitProducerId bumps the epoch: an older session's commit fails), several
+ * pages per transaction, and owners that die at any step (claims, intents or committed pages left behind). Every
+ * owner follows the order of the protocol: fence, recover from the committed checkpoint, settle its intent by
+ * `pageCommitted`, then per page claim (the intent with the first lock) -> add to the transaction -> commit -> settle.
+ *
+ * Issue 47's extensions: each owner is a session with a token of its own in its page keys and checkpoints; with
+ * `shifting`, a slice's pages hold other rows in every session (each reads its slice's ids from the checkpoint's
+ * cursor in pages of another size, as new arrivals shift a tail's pages), so a page of a dead session and a
+ * committed page of its successor share a seq but not their ids; writer ids come from a pool of two that every slice
+ * shares, so the same writer id stands in pages of many sessions (an id passed on to the next holder).
+ */
+import { SliceFencedError } from '../../../../src/foundation/errors.js';
+import {
+  pageCommitted,
+  pageKeyOf,
+  parsePageKey,
+  type PendingMarks,
+  type PendingPage,
+} from '../../../../src/pipeline/dedup/index.js';
+
+export interface ModelRun {
+  /** How many times each id reached the "topic" through a committed transaction. */
+  published: Map<string, number>;
+  /** Every id some page of some slice holds. */
+  expected: Set<string>;
+  crashes: number;
+  fenced: number;
+  resolutions: { committed: number; void: number };
+}
+
+export interface ModelOptions {
+  /** Slices and their ids: slice i reads `pages * perPage` ids, consecutive slices overlapping by all but half a page. */
+  slices: number;
+  pages: number;
+  /** Ids per page (in every session, unless `shifting`). */
+  perPage: number;
+  /** Pages per transaction. */
+  pagesPerTxn: number;
+  /** Probability that an owner dies before each step. */
+  crashRate: number;
+  /** Probability that an owner dies right after a commit, before settling (the window exactly-once is about). */
+  windowCrashRate: number;
+  /** A seeded random source in [0, 1). */
+  random: () => number;
+  /** A dead owner's slice restarts after up to this long (past the lease: others meet its locks first). */
+  deadForMs: number;
+  /** Stop restarting after this many owner attempts per slice. */
+  maxAttempts?: number;
+  /** Each session reads pages of its own size (perPage - 1 to perPage + 1): rows shift between sessions. */
+  shifting?: boolean;
+  /**
+   * Probability that an owner stalls before a page (a worker stopped past its lock): a new owner takes the slice at
+   * once, and the stalled one wakes `deadForMs` later and goes on as a zombie, claiming pages it can no longer commit.
+   */
+  stallRate?: number;
+}
+
+class Crash extends Error {}
+
+/** An ObjectId-shaped id (so the compact layout is used), distinct per n. */
+export function modelId(n: number): string {
+  return `65a1b2c3aabbccddee${n.toString(16).padStart(6, '0')}`;
+}
+
+/** The fake Kafka's state of one slice: its fence epoch and last committed checkpoint. */
+interface SliceKafka {
+  epoch: number;
+  checkpoint: { seq: number; cursor: number; session: string } | null;
+}
+
+/** Runs every slice concurrently to the end (restarting dead or fenced owners) and reports what was published. */
+export async function runModel(marks: PendingMarks, o: ModelOptions): Promise<ModelRun> {
+  const half = Math.floor(o.perPage / 2);
+  const idsOf = (slice: number): string[] =>
+    Array.from({ length: o.pages * o.perPage }, (_, i) => modelId(slice * half + i));
+  const kafka = new Map<string, SliceKafka>();
+  const published = new Map<string, number>();
+  const run: ModelRun = {
+    published,
+    expected: new Set(),
+    crashes: 0,
+    fenced: 0,
+    resolutions: { committed: 0, void: 0 },
+  };
+  for (let s = 0; s < o.slices; s++) for (const id of idsOf(s)) run.expected.add(id);
+  const sliceKey = (s: number): string => `run1/slice${s}`;
+  const state = (key: string): SliceKafka => {
+    const st = kafka.get(key) ?? { epoch: 0, checkpoint: null };
+    kafka.set(key, st);
+    return st;
+  };
+  /** InitProducerId of the slice's owners: an older session can no longer commit. */
+  const fence = (key: string): number => ++state(key).epoch;
+  const resolveForeign = async (pageKey: string): Promise<boolean> => {
+    await Promise.resolve();
+    const page = parsePageKey(pageKey);
+    fence(page.sliceKey);
+    const committed = pageCommitted(page, state(page.sliceKey).checkpoint);
+    if (committed) run.resolutions.committed++;
+    else run.resolutions.void++;
+    return committed;
+  };
+  let sessions = 0;
+
+  const owner = async (s: number, takeover: () => void): Promise<'done'> => {
+    const key = sliceKey(s);
+    const ids = idsOf(s);
+    const session = `${(sessions++).toString(36)}`;
+    // Two writer ids shared by every slice: an id stands in pages of many sessions, as a member label passes on.
+    const writer = `m${sessions % 2}`;
+    const size = o.shifting === true ? Math.max(1, o.perPage - 1 + (sessions % 3)) : o.perPage;
+    const maybeCrash = (): void => {
+      if (o.random() < o.crashRate) throw new Crash();
+    };
+    const epoch = fence(key);
+    const recovered = state(key).checkpoint;
+    // Own recovery: the pages of every earlier session still in the intent, by the committed checkpoint.
+    const intent = await marks.readIntent(key);
+    const committed = (p: PendingPage): boolean => pageCommitted(parsePageKey(p.pageKey), recovered);
+    await marks.settle(key, intent.filter(committed), true);
+    maybeCrash();
+    await marks.settle(
+      key,
+      intent.filter((p) => !committed(p)),
+      false,
+    );
+    let open: { page: PendingPage; ids: string[]; cursor: number }[] = [];
+    const commit = async (): Promise<void> => {
+      if (open.length === 0) return;
+      maybeCrash();
+      const st = state(key);
+      if (st.epoch !== epoch) throw new SliceFencedError('fenced', key);
+      for (const page of open) for (const id of page.ids) published.set(id, (published.get(id) ?? 0) + 1);
+      const last = open.at(-1)!;
+      st.checkpoint = { seq: last.page.seq, cursor: last.cursor, session };
+      const pages = open.map((x) => x.page);
+      open = [];
+      if (o.random() < o.windowCrashRate) throw new Crash();
+      await marks.settle(key, pages, true);
+    };
+    let seq = (recovered?.seq ?? -1) + 1;
+    for (let cursor = recovered?.cursor ?? 0; cursor < ids.length; seq++) {
+      maybeCrash();
+      if (o.random() < (o.stallRate ?? 0)) {
+        takeover();
+        await new Promise((r) => setTimeout(r, o.deadForMs));
+      }
+      const next = Math.min(ids.length, cursor + size);
+      const records = ids.slice(cursor, next).map((_id) => ({ _id }));
+      const claim = await marks.claim(
+        pageKeyOf(key, seq, writer, session),
+        'transactions',
+        records,
+        resolveForeign,
+        {
+          onWait: commit,
+        },
+      );
+      maybeCrash();
+      open.push({ page: claim.page, ids: claim.fresh.map((r) => r._id), cursor: next });
+      cursor = next;
+      if (open.length >= o.pagesPerTxn || cursor >= ids.length) await commit();
+    }
+    await commit();
+    return 'done';
+  };
+
+  const maxAttempts = o.maxAttempts ?? 200;
+  const runners: Promise<void>[] = [];
+  /** Owners of slice `s`, one after another while they die; a stalled one hands the slice to a new runner. */
+  const runner = async (s: number): Promise<void> => {
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      let stalled = false;
+      const takeover = (): void => {
+        if (stalled) return;
+        stalled = true;
+        runners.push(runner(s));
+      };
+      try {
+        await owner(s, takeover);
+        return;
+      } catch (error) {
+        if (error instanceof Crash) run.crashes++;
+        else if (error instanceof SliceFencedError) run.fenced++;
+        else throw error;
+        if (stalled) return; // a zombie: its successor runs the slice
+        await new Promise((r) => setTimeout(r, o.random() * o.deadForMs));
+      }
+    }
+    throw new Error(`slice ${s} did not finish in ${maxAttempts} attempts`);
+  };
+  for (let s = 0; s < o.slices; s++) runners.push(runner(s));
+  for (let i = 0; i < runners.length; i++) await runners[i];
+  return run;
+}
+
+/** A small seeded PRNG (mulberry32). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
