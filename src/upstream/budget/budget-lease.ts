@@ -22,11 +22,18 @@ export interface BudgetLeaseOptions {
   /** Called on winning the lease, before the next tick. */
   onWon: () => Promise<void>;
   report: ReportError;
+  /** The clock the lease's validity is read on (tests inject one). */
+  now?: () => number;
 }
 
 export interface BudgetLease {
   /** Ticks now and every `tickMs`. */
   start(): void;
+  /**
+   * Whether this process leads now: it won or renewed the lease, and `leaseMs` from the moment it asked have not
+   * passed. A tick delayed past the lease (a busy event loop) therefore stops leading by itself, before the next
+   * tick finds another holder: two processes never both believe they fetch for the key.
+   */
   isLeader(): boolean;
   /** Stops ticking and gives up leading (after the tick running); whether this process led. */
   resign(): Promise<boolean>;
@@ -41,19 +48,30 @@ export interface BudgetLease {
 
 export function createBudgetLease(options: BudgetLeaseOptions): BudgetLease {
   const { redis, keys, id, leaseMs } = options;
+  const now = options.now ?? Date.now;
   let leading = false;
+  /** When the lease held lapses at the latest: `leaseMs` after the request that took or renewed it was sent. */
+  let validUntil = 0;
   let timer: NodeJS.Timeout | undefined;
   let ticking: Promise<void> = Promise.resolve();
 
   /** Renews the lease held, else tries to take it; whether this process leads after. */
   async function hold(): Promise<boolean> {
+    const asked = now();
     if (leading) {
-      if (Number(await redis.eval(RENEW, 1, keys.leader, id, String(leaseMs))) === 1) return true;
+      // Lapsed here (isLeader() went false and the fetch loop stopped) but still ours in Redis: leading again.
+      const lapsed = asked >= validUntil;
+      if (Number(await redis.eval(RENEW, 1, keys.leader, id, String(leaseMs))) === 1) {
+        validUntil = asked + leaseMs;
+        if (lapsed) await options.onWon();
+        return true;
+      }
       leading = false;
       return false;
     }
     if ((await redis.set(keys.leader, id, 'PX', leaseMs, 'NX')) !== 'OK') return false;
     leading = true;
+    validUntil = asked + leaseMs;
     await options.onWon();
     return true;
   }
@@ -79,7 +97,7 @@ export function createBudgetLease(options: BudgetLeaseOptions): BudgetLease {
       timer = setInterval(run, options.tickMs);
       timer.unref();
     },
-    isLeader: () => leading,
+    isLeader: () => leading && now() < validUntil,
     async resign() {
       if (timer) clearInterval(timer);
       await ticking;
