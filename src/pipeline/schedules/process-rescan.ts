@@ -67,7 +67,7 @@ export async function processRescan(
   const { resource } = tick;
   if (tick.kind !== 'tail' || parts <= 0 || RESOURCE_INFO[resource].dedup !== 'version')
     return { action: 'off' };
-  const release = await deps.rescans.lock(resource, options.lockTtlMs ?? 120_000);
+  const release = await deps.rescans.lock(resource, options.lockTtlMs ?? 15_000);
   if (release === undefined) return { action: 'locked' };
   try {
     let r = await deps.rescans.get(resource);

@@ -87,14 +87,19 @@ export interface TickDeps {
 }
 
 export interface ProcessTickOptions {
-  /** The planning lock's lifetime (a tick that follows its run keeps it for at most half of this). @default 120000 */
+  /**
+   * The planning lock's lifetime without renewal: held ticks renew it (schedules/renewed-lock.ts), so this is how long
+   * a killed tick can keep its resource from planning. @default 15000
+   */
   lockTtlMs?: number;
+  /** The longest a tick follows the run it started (`settleWithinMs` is capped here). @default 60000 */
+  maxFollowMs?: number;
   /** Poll interval while following a run (`settleWithinMs`). @default 250 */
   pollMs?: number;
   now?: () => number;
 }
 
-export const DEFAULT_PROCESS_TICK_OPTIONS = { lockTtlMs: 120_000, pollMs: 250 } as const;
+export const DEFAULT_PROCESS_TICK_OPTIONS = { lockTtlMs: 15_000, maxFollowMs: 60_000, pollMs: 250 } as const;
 
 /** Defaults of a tail schedule (`gamedata tail`). */
 export const DEFAULT_TAIL_SCHEDULE = {
@@ -176,7 +181,7 @@ export async function processTick(
       slices,
       fullHistory: range.fullHistory,
     };
-    const followMs = Math.min(tick.settleWithinMs ?? 0, o.lockTtlMs / 2);
+    const followMs = Math.min(tick.settleWithinMs ?? 0, o.maxFollowMs);
     const followed = followMs > 0 ? await followRun(resource, run, deps, followMs, o.pollMs, now) : undefined;
     return followed === undefined ? withSettled(started) : { ...started, settled: followed };
   } finally {

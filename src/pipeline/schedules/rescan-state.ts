@@ -2,8 +2,8 @@
  * Where a resource's spread rescan stands (Redis hash `<prefix>:tail:<resource>:rescan`): the pass in progress
  * (its top, its start, the budget counters when it started), the next part's upper bound, and the part running.
  */
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { takeRenewedLock } from './renewed-lock.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 
 export interface RescanState {
@@ -39,9 +39,6 @@ export interface RescanStateStore {
 const num = (v: string | undefined): number | undefined =>
   v === undefined || v === '' ? undefined : Number(v);
 
-const RELEASE =
-  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
-
 export function createRescanStateStore(redis: Redis, prefix = 'gamedata'): RescanStateStore {
   const key = (r: ResourceName): string => `${prefix}:tail:${r}:rescan`;
   return {
@@ -70,13 +67,6 @@ export function createRescanStateStore(redis: Redis, prefix = 'gamedata'): Resca
     async incr(resource, field) {
       await redis.hincrby(key(resource), field, 1);
     },
-    async lock(resource, ttlMs) {
-      const token = randomUUID();
-      const lockKey = `${key(resource)}:lock`;
-      if ((await redis.set(lockKey, token, 'PX', ttlMs, 'NX')) !== 'OK') return undefined;
-      return async () => {
-        await redis.eval(RELEASE, 1, lockKey, token);
-      };
-    },
+    lock: (resource, ttlMs) => takeRenewedLock(redis, `${key(resource)}:lock`, ttlMs),
   };
 }

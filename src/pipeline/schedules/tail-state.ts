@@ -2,8 +2,8 @@
  * Per-resource schedule state in Redis (`<prefix>:tail:<resource>`, a hash): the watermark, the run in flight and
  * the last outcome; plus a short per-resource lock so two schedule ticks never plan runs of one resource at once.
  */
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { takeRenewedLock } from './renewed-lock.js';
 import { maskWith, ownSecrets, type Secrets } from '../../foundation/config/secret-values.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import type { ScheduleKind } from './schedule-names.js';
@@ -60,7 +60,10 @@ export interface TailStateStore {
     error?: string,
   ): Promise<void>;
   countSkip(resource: ResourceName): Promise<void>;
-  /** Takes the resource's planning lock for `ttlMs`; resolves to a release function, or undefined when taken. */
+  /**
+   * Takes the resource's planning lock, renewed while held (a killed holder strands it for at most `ttlMs`); resolves
+   * to a release function, or undefined when another holds it.
+   */
   lock(resource: ResourceName, ttlMs: number): Promise<(() => Promise<void>) | undefined>;
   /** Forgets a resource's state (operators: start a tail over). */
   reset(resource: ResourceName): Promise<void>;
@@ -68,9 +71,6 @@ export interface TailStateStore {
 
 const num = (v: string | undefined): number | undefined =>
   v === undefined || v === '' ? undefined : Number(v);
-
-const RELEASE =
-  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 /**
  * Creates the Redis-backed state store.
@@ -165,15 +165,7 @@ export function createTailStateStore(
     async countSkip(resource) {
       await redis.hincrby(key(resource), 'skippedTicks', 1);
     },
-    async lock(resource, ttlMs) {
-      const token = randomUUID();
-      const lockKey = `${key(resource)}:lock`;
-      const ok = await redis.set(lockKey, token, 'PX', ttlMs, 'NX');
-      if (ok !== 'OK') return undefined;
-      return async () => {
-        await redis.eval(RELEASE, 1, lockKey, token);
-      };
-    },
+    lock: (resource, ttlMs) => takeRenewedLock(redis, `${key(resource)}:lock`, ttlMs),
     async reset(resource) {
       await redis.del(key(resource), `${key(resource)}:lock`);
     },
