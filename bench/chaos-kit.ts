@@ -39,7 +39,10 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** The upstream faults of every chaos run (the simulator's `faults`). */
+/**
+ * The upstream faults of every chaos run (the simulator's `faults`): failed requests, bad JSON, malformed records, and
+ * the bad pages of issue 48 (a repeated, missing or stale cursor, an empty page with a cursor, a page over its limit).
+ */
 export const CHAOS_FAULTS: NonNullable<SimulatorOptions['faults']> = {
   seed: 11,
   http5xx: 0.01,
@@ -48,6 +51,11 @@ export const CHAOS_FAULTS: NonNullable<SimulatorOptions['faults']> = {
   hang: 0.002,
   badJson: 0.005,
   malformed: 0.002,
+  // Bad pages (issue 48), drawn per read: a retry may be answered well, and none may end a slice early or loop.
+  repeatCursor: 0.003,
+  emptyPages: 0.003,
+  missingCursor: 0.003,
+  longPages: 0.003,
 };
 
 export interface ChaosEvent {
