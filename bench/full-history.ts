@@ -30,6 +30,7 @@ import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '../src/pipeline/contract/queue-names.js';
 import type { SliceJobData, SliceResult } from '../src/pipeline/planner/index.js';
 import { benchEnv, flag, gamedata, mustGamedata, removeRunKeys, verifyTransactions } from './gamedata-cli.js';
+import { describeUsage, redisUsage, usageBetween } from './redis-usage.js';
 
 const args = process.argv.slice(2);
 const scale = flag('scale', 'small') as 'small' | 'medium';
@@ -49,6 +50,8 @@ interface Outcome {
   wallS: number;
   /** The worker process's CPU seconds from the backfill's start to its end (/proc; 0 where unreadable). */
   workerCpuS: number;
+  /** Redis' CPU seconds over the run (`INFO cpu`: everything that Redis served meanwhile). */
+  redisCpuS: number;
   /** When the first filtered transaction page was answered, s from the backfill's start (NaN: none was). */
   firstPageS: number;
   requests: number;
@@ -109,6 +112,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     sim.resetStats();
     const workerPid = worker.child.pid ?? 0;
     const cpuBefore = cpuSeconds(workerPid);
+    const redisBefore = await redisUsage(env['REDIS_URL'] ?? 'redis://127.0.0.1:16379');
     const started = performance.now();
     const tracer = trace ? traceRun(sim, tag, started) : undefined;
     const out = await mustGamedata(
@@ -117,8 +121,13 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     );
     const wallS = (performance.now() - started) / 1000;
     const workerCpuS = cpuSeconds(workerPid) - cpuBefore;
+    const redisSpent = usageBetween(
+      redisBefore,
+      await redisUsage(env['REDIS_URL'] ?? 'redis://127.0.0.1:16379'),
+    );
     await tracer?.stop();
     const stats = sim.stats();
+    console.log(`${plan}: ${describeUsage(redisSpent, sim.truth('transactions').length)}`);
     console.log(
       `${plan}: ${
         out
@@ -133,6 +142,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
       plan,
       wallS,
       workerCpuS,
+      redisCpuS: redisSpent.cpuS,
       firstPageS: (stats.firstFilteredTransactionMs ?? Number.NaN) / 1000,
       requests: stats.httpRequests,
       txCalls: stats.procedureCalls.byProcedure['transaction.getPaginatedTransactions'] ?? 0,
@@ -257,9 +267,9 @@ async function main(): Promise<void> {
   }
   const fastest = Math.min(...outcomes.map((o) => o.wallS));
   console.log(
-    '\n| plan | wall s | x fastest | first filtered tx page s | worker CPU s | requests | request floor s (500/min) | tx calls | serial feed s | answered after client gone (slowest s) | verify | dry run: tx pages / requests / feed s | measured / estimated: pages, feed s, key floor, worker CPU |',
+    '\n| plan | wall s | x fastest | first filtered tx page s | worker CPU s | Redis CPU s (x worker) | requests | request floor s (500/min) | tx calls | serial feed s | answered after client gone (slowest s) | verify | dry run: tx pages / requests / feed s | measured / estimated: pages, feed s, key floor, worker CPU |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
   for (const o of outcomes) {
     const e = o.estimate;
     // The key's floor: the larger of the requests at the key's rate and the serial feed seconds. Measured at full
@@ -274,7 +284,7 @@ async function main(): Promise<void> {
         ? 'no estimate'
         : `${ratio(o.txCalls, e.pages)}, ${ratio(o.feedS, e.feedS)}, ${ratio(floor(Math.ceil(o.txCalls / 50), o.feedS), floor(e.requests, e.feedS))}, ${e.cpuS === undefined ? '-' : ratio(o.workerCpuS, e.cpuS)}`;
     console.log(
-      `| ${o.plan} | ${o.wallS.toFixed(1)} | ${(o.wallS / fastest).toFixed(2)} | ${o.firstPageS.toFixed(1)} | ${o.workerCpuS.toFixed(1)} | ${o.requests} | ${((o.requests / KEY_LIMIT_PER_MIN) * 60).toFixed(1)} | ${o.txCalls} | ${o.feedS.toFixed(1)} | ${o.abandoned} (${o.slowestAbandonedS.toFixed(1)}) | ${o.verify} | ${e === undefined ? '-' : `${e.pages} / ${e.requests} / ${e.feedS}`} | ${ratios} |`,
+      `| ${o.plan} | ${o.wallS.toFixed(1)} | ${(o.wallS / fastest).toFixed(2)} | ${o.firstPageS.toFixed(1)} | ${o.workerCpuS.toFixed(1)} | ${o.redisCpuS.toFixed(1)} (${(o.redisCpuS / Math.max(o.workerCpuS, 1e-9)).toFixed(2)}) | ${o.requests} | ${((o.requests / KEY_LIMIT_PER_MIN) * 60).toFixed(1)} | ${o.txCalls} | ${o.feedS.toFixed(1)} | ${o.abandoned} (${o.slowestAbandonedS.toFixed(1)}) | ${o.verify} | ${e === undefined ? '-' : `${e.pages} / ${e.requests} / ${e.feedS}`} | ${ratios} |`,
     );
   }
 }

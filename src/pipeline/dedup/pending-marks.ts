@@ -161,6 +161,7 @@ export interface PendingMarksBackend {
   /**
    * Atomically: if `committed`, marks the entries in every set of `sets` (with `versionFromLock`, only the entries
    * whose lock `pageKey` still holds, at the version the lock holds); then deletes each lock `pageKey` still holds.
+   * The last set is the one the page's claim checked (see `markSets`): a backend may mark it without reading it.
    */
   settle(request: {
     sets: readonly string[];
@@ -276,7 +277,10 @@ interface PendingKeys {
   lock(resource: ResourceName, scope: string | undefined, id: string): string;
   /** The seen-set a claim checks: the run-scoped one under `--replay`, else the global one. */
   claimSet(resource: ResourceName, scope: string | undefined): string;
-  /** The seen-sets a committed page is marked in: the global one, and the run-scoped one under `--replay`. */
+  /**
+   * The seen-sets a committed page is marked in: the global one, and the run-scoped one under `--replay`; the last
+   * is always {@link claimSet} (settle relies on it).
+   */
   markSets(resource: ResourceName, scope: string | undefined): string[];
   /** The intent (pages not settled yet) of one slice. */
   intent(sliceKey: string): string;

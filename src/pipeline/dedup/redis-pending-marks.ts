@@ -86,7 +86,8 @@ for i = 1, #KEYS do
     recs[#recs + 1] = ARGV[r]; recs[#recs + 1] = sub(v, b + 1, c - 1); recs[#recs + 1] = sub(v, c + 1)
   end
 end
-if #recs > 0 then for k = 7, 6 + ns do add_to(ARGV[k], w, load, recs) end end
+-- The last set is the one the claim checked (the global set, or the run-scoped one under --replay): marked blind.
+if #recs > 0 then for k = 7, 6 + ns do add_to(ARGV[k], w, load, recs, k == 6 + ns) end end
 for _, k in ipairs(held) do redis.call('DEL', k) end
 return #held
 `;

@@ -10,7 +10,8 @@
  *                     `migrateLegacySeenSets` moved it over.
  *
  * One script call per page for `claimLocks` (seen check + in-flight locks), one per page for `add` (all sets of the
- * page at once, partial writes: APPEND / SETRANGE). The scripts touch keys
+ * page at once: a new entry rewrites its bucket once, a changing entity's new version is written in place by
+ * SETRANGE; the exactly-once settle of `redis-pending-marks.ts` APPENDs immutable records unread). The scripts touch keys
  * derived from the seen-set's name (buckets are found through the meta hash): fine on a single Redis, not on a
  * cluster.
  */
@@ -56,7 +57,8 @@ export interface SeenSetBackend {
 export interface RedisSeenSetOptions {
   /**
    * Average entries per bucket before linear hashing splits one more bucket. A lookup scans one bucket
-   * (`bucketEntries` x 8 or 13 bytes) and an insert rewrites it (the AOF logs the whole bucket); each bucket key
+   * (`bucketEntries` x 8 or 13 bytes) and an insert here rewrites it (the AOF logs the whole bucket; the exactly-once
+   * settle appends immutable records instead, ~14.3 bytes per record with Redis' preallocation); each bucket key
    * costs ~110 bytes. Any value is correct; processes may differ. 128 (from 256, issue 47): Redis reads and rewrites
    * 1 KB buckets instead of 2 KB ones, ~20.5 instead of ~24.4 µs of Redis CPU per exactly-once record
    * (bench/dedup-protocol.ts), for 9.8 instead of 9.1 bytes per record and 15.1 bytes per entity after 10 rescans
@@ -86,7 +88,7 @@ const ADD_SCRIPT = `${SEEN_SET_LUA}
 local w, load = tonumber(ARGV[1]), tonumber(ARGV[2])
 local recs = {}
 for r = 3, #ARGV do recs[#recs + 1] = ARGV[r] end
-for k = 1, #KEYS do add_to(KEYS[k], w, load, recs) end
+for k = 1, #KEYS do add_to(KEYS[k], w, load, recs, false) end
 return 0
 `;
 

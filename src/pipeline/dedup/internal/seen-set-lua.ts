@@ -64,9 +64,13 @@ end
 -- The compact entry of an ObjectId's bytes (b12) whose process part has the index pi, in the set \`name\` (L, S: its
 -- table): the entry, its bucket's key, the bucket (read once per call: \`buckets\` keeps what this call has read) and
 -- the entry's position in it (nil when absent).
+local function entry_of(b12, pi)
+  return string.char(bit.band(bit.bxor(byte(b12, 11), byte(b12, 4)), 255)) .. sub(b12, 1, 4) .. sub(b12, 10, 10) .. pi
+end
+local function bucket_key(name, e, b12, L, S) return name .. ':v2:b:' .. address(e, byte(b12, 12), L, S) end
 local function locate(name, b12, pi, L, S, w, buckets)
-  local e = string.char(bit.band(bit.bxor(byte(b12, 11), byte(b12, 4)), 255)) .. sub(b12, 1, 4) .. sub(b12, 10, 10) .. pi
-  local key = name .. ':v2:b:' .. address(e, byte(b12, 12), L, S)
+  local e = entry_of(b12, pi)
+  local key = bucket_key(name, e, b12, L, S)
   local b = buckets[key]
   if b == nil then b = redis.call('GET', key) or ''; buckets[key] = b end
   return e, key, b, find(b, e, w)
@@ -103,8 +107,10 @@ local function seen_in(name, w, L, S, legacy, cache, a, code, raw)
 end
 
 -- Adds the records of \`recs\` (flat: id argument, code, raw, ...) to the set \`base\`; a changing entity keeps
--- its latest version. Then splits buckets until the average load is back under \`load\`.
-local function add_to(base, w, load, recs)
+-- its latest version. \`blind\`: the caller found these records absent under its own locks (a settle's mark into
+-- the set its claim checked), so immutable ones are appended unread. Then splits buckets until the average load is
+-- back under \`load\`.
+local function add_to(base, w, load, recs, blind)
   local L, S, n = meta(base)
   local buckets, dirty, procs = {}, {}, {}
   for r = 1, #recs, 3 do
@@ -125,7 +131,19 @@ local function add_to(base, w, load, recs)
         end
         procs[part] = pi
       end
-      if pi then
+      if pi and w == 8 and blind then
+        -- An immutable record is appended without reading its bucket: its claim found it unseen under the page's
+        -- own lock, so the entry is almost never there already, and one that is (a page settled by a resolver and
+        -- by itself) costs 8 bytes and no error: a lookup stops at the first match, and the next split drops the
+        -- copy. APPEND runs in C, where GET + concat + SET
+        -- copied the ~1 KB bucket through Lua twice (16 -> ~4 us of Redis CPU per exactly-once settle, issue 47);
+        -- Redis' preallocation lets an appended bucket hold up to twice its bytes (bench/dedup-memory.ts: bytes per
+        -- record within issue 17's 16), and the AOF logs 8 bytes per record instead of the bucket.
+        compact = true
+        local e = entry_of(b12, pi)
+        redis.call('APPEND', bucket_key(base, e, b12, L, S), e)
+        n = n + 1
+      elseif pi then
         compact = true
         local e, key, b, p = locate(base, b12, pi, L, S, w, buckets)
         -- A new entry rewrites its bucket once per call (SET of the exact size: APPEND would let Redis preallocate
@@ -158,11 +176,15 @@ local function add_to(base, w, load, recs)
     local half = 2 ^ L
     local src, dst = base .. ':v2:b:' .. S, base .. ':v2:b:' .. (S + half)
     local b = redis.call('GET', src) or ''
-    local keep, move = {}, {}
+    local keep, move, had = {}, {}, {}
     for p = 1, #b, w do
       local e = sub(b, p, p + w - 1)
-      local H = ehash(e) * 256 + S % 256
-      if H % (2 * half) == S then keep[#keep + 1] = e else move[#move + 1] = e end
+      -- A copy (an id appended twice, see above) is dropped here; a changing entity is never stored twice.
+      if w == 13 or not had[e] then
+        had[e] = true
+        local H = ehash(e) * 256 + S % 256
+        if H % (2 * half) == S then keep[#keep + 1] = e else move[#move + 1] = e end
+      else n = n - 1 end
     end
     if #keep > 0 then redis.call('SET', src, table.concat(keep)) else redis.call('DEL', src) end
     if #move > 0 then redis.call('SET', dst, table.concat(move)) end

@@ -295,4 +295,48 @@ describe('pending marks on real Redis', () => {
       );
     }
   });
+  it('a settle appends its immutable ids unread: through many splits each id is stored once and found, and a copy (a page settled twice) is dropped by the next split (issue 47)', async () => {
+    const prefix = `${base}-${n++}`;
+    const marks = createPendingMarks(createRedisPendingMarks(redis, { bucketEntries: 4 }), {
+      prefix,
+      leaseMs: 300,
+    });
+    const seen = createRedisSeenSet(redis, { bucketEntries: 4 });
+    const set = `${prefix}:seen:transactions`;
+    const settleFresh = async (from: number, count: number, slice: string): Promise<void> => {
+      for (let p = 0; p < count; p += 70) {
+        const page = Array.from({ length: Math.min(70, count - p) }, (_, i) => tx(from + p + i));
+        const claim = await marks.claim(pageKeyOf(slice, p / 70), 'transactions', page, never);
+        expect(claim.fresh).toHaveLength(page.length);
+        await marks.settle(slice, [claim.page], true);
+      }
+    };
+    // 4 entries a bucket: 3 500 ids split buckets ~600 times (256 at the start).
+    await settleFresh(0, 3500, 'a');
+    const entries = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => ({ id: tx(from + i)._id, version: '' }));
+    expect((await seen.has(set, false, entries(0, 3500))).every(Boolean)).toBe(true);
+    expect((await seen.has(set, false, entries(3500, 3500))).some(Boolean)).toBe(false);
+    expect(Number(await redis.hget(`${set}:v2:meta`, 'n'))).toBe(3500);
+    const stored = async (): Promise<number> => {
+      let bytes = 0;
+      for (const key of await redis.keys(`${set}:v2:b:*`)) bytes += await redis.strlen(key);
+      return bytes / 8;
+    };
+    expect(await stored()).toBe(3500);
+    // A copy of every bucket's first entry, as a page settled by its resolver and by itself would leave: lookups
+    // are unchanged, and splitting every bucket once (twice the ids) leaves each id once.
+    const buckets = await redis.keys(`${set}:v2:b:*`);
+    for (const key of buckets) {
+      const b = await redis.getrangeBuffer(key, 0, 7);
+      if (b.length === 8) await redis.append(key, b);
+    }
+    await redis.hincrby(`${set}:v2:meta`, 'n', buckets.length);
+    expect((await seen.has(set, false, entries(0, 3500))).every(Boolean)).toBe(true);
+    await settleFresh(3500, 7000, 'b');
+    expect((await seen.has(set, false, entries(0, 10_500))).every(Boolean)).toBe(true);
+    expect((await seen.has(set, false, entries(10_500, 2000))).some(Boolean)).toBe(false);
+    expect(await stored()).toBe(10_500);
+    expect(Number(await redis.hget(`${set}:v2:meta`, 'n'))).toBe(10_500);
+  });
 });
