@@ -11,7 +11,7 @@
  */
 import type { Redis } from 'ioredis';
 import { maskWith, ownSecrets, type Secrets } from '../../foundation/config/secret-values.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCES, type ResourceName } from '../../foundation/models/resources.js';
 import type { RunJobData, WalkFilters } from '../contract/job-types.js';
 import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../planner/plan-backfill.js';
 
@@ -78,15 +78,19 @@ export function createRangeGaps(
       return undefined;
     }
   };
+  /** The resources with a gap, by the six keys' sizes (a SCAN for them walked the whole keyspace; issue 51). */
+  async function gapCounts(): Promise<[ResourceName, number][]> {
+    const replies = await redis.pipeline(RESOURCES.map((r) => ['hlen', key(r)])).exec();
+    const found: [ResourceName, number][] = [];
+    RESOURCES.forEach((resource, i) => {
+      const [error, n] = replies?.[i] ?? [new Error('no reply'), 0];
+      if (error !== null) throw error;
+      if (Number(n) > 0) found.push([resource, Number(n)]);
+    });
+    return found.sort((a, b) => a[0].localeCompare(b[0]));
+  }
   async function resourcesWithGaps(): Promise<ResourceName[]> {
-    const found: ResourceName[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:gaps:*`, 'COUNT', 200);
-      cursor = next;
-      for (const k of keys) found.push(k.slice(`${prefix}:gaps:`.length) as ResourceName);
-    } while (cursor !== '0');
-    return found.sort();
+    return (await gapCounts()).map(([resource]) => resource);
   }
   const store: RangeGaps = {
     async record(gaps) {
@@ -108,10 +112,7 @@ export function createRangeGaps(
     },
     async counts() {
       const out: Partial<Record<ResourceName, number>> = {};
-      for (const r of await resourcesWithGaps()) {
-        const n = await redis.hlen(key(r));
-        if (n > 0) out[r] = n;
-      }
+      for (const [r, n] of await gapCounts()) out[r] = n;
       return out;
     },
     async close(run) {
