@@ -345,6 +345,54 @@ function createDriftHooks(
   };
 }
 
+/** The process's one client: the pipeline's defaults, then the settings', the caller's options and the budget. */
+function createRuntimeClient(
+  settings: PipelineSettings,
+  options: Partial<ClientOptions> | undefined,
+  budget: SharedBudget | undefined,
+): Client {
+  return createClient({
+    baseUrl: settings.apiUrl,
+    apiKey: settings.apiKey,
+    ...PIPELINE_CLIENT_DEFAULTS,
+    ...(settings.maxResponseBytes === undefined ? {} : { maxResponseBytes: settings.maxResponseBytes }),
+    ...options,
+    ...(budget === undefined ? {} : { budget }),
+  });
+}
+
+/** The record encoder's options from the settings: the topic prefix, and the resources on the `discard` contract. */
+function encoderOptionsOf(settings: PipelineSettings): {
+  topicPrefix: string;
+  discardUnknown: ResourceName[];
+} {
+  const contracts = settings.schemaContracts ?? DEFAULT_SCHEMA_CONTRACTS;
+  return {
+    topicPrefix: settings.topicPrefix,
+    discardUnknown: RESOURCES.filter((r) => contracts[r] === 'discard'),
+  };
+}
+
+/** The page-by-page publisher; without a registry (a runtime without Kafka), one that refuses every page. */
+function createRuntimePublisher(
+  registry: ReturnType<typeof createRegistryClient> | undefined,
+  sink: KafkaSink,
+  encoderOptions: ReturnType<typeof encoderOptionsOf>,
+  drift: ReturnType<typeof createDriftHooks>,
+): PagePublisher {
+  return registry
+    ? createPagePublisher({
+        sink: createCoalescingSink(sink),
+        encoder: createRecordEncoder({ registry, ...encoderOptions }),
+        ...drift,
+      })
+    : {
+        publishPage() {
+          return Promise.reject(new ConfigError('this runtime was created without Kafka'));
+        },
+      };
+}
+
 /** Builds every real dependency of the pipeline from the settings. */
 export async function createPipelineRuntime(
   settings: PipelineSettings,
@@ -357,14 +405,7 @@ export async function createPipelineRuntime(
   const hot = connectRedis(settings.redisUrl, { autoPipelining: true });
   hot.on('error', () => undefined); // `redis` carries the errors to the service monitor
   const budget = options.budget === false ? undefined : createRuntimeBudget(settings, redis, options.budget);
-  const client = createClient({
-    baseUrl: settings.apiUrl,
-    apiKey: settings.apiKey,
-    ...PIPELINE_CLIENT_DEFAULTS,
-    ...(settings.maxResponseBytes === undefined ? {} : { maxResponseBytes: settings.maxResponseBytes }),
-    ...options.client,
-    ...(budget === undefined ? {} : { budget }),
-  });
+  const client = createRuntimeClient(settings, options.client, budget);
   const sink = createKafkaSink({ brokers: settings.kafkaBrokers, clientId: 'gamedata-worker' });
   const useKafka = options.kafka ?? true;
   if (useKafka) {
@@ -377,23 +418,9 @@ export async function createPipelineRuntime(
     }
   }
   const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
-  const contracts = settings.schemaContracts ?? DEFAULT_SCHEMA_CONTRACTS;
-  const encoderOptions = {
-    topicPrefix: settings.topicPrefix,
-    discardUnknown: RESOURCES.filter((r) => contracts[r] === 'discard'),
-  };
+  const encoderOptions = encoderOptionsOf(settings);
   const drift = createDriftHooks(settings, hot, registry, options);
-  const publisher: PagePublisher = registry
-    ? createPagePublisher({
-        sink: createCoalescingSink(sink),
-        encoder: createRecordEncoder({ registry, ...encoderOptions }),
-        ...drift,
-      })
-    : {
-        publishPage() {
-          return Promise.reject(new ConfigError('this runtime was created without Kafka'));
-        },
-      };
+  const publisher = createRuntimePublisher(registry, sink, encoderOptions, drift);
   // Exactly-once: pooled transactional producers (ids `<topicPrefix>.tx.m<n>.<i>`, m<n> leased in Redis), each
   // slice's owners recorded in Redis, checkpoints in `<prefix>.__slices`.
   const exactlyOnce =

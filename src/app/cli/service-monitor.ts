@@ -184,6 +184,53 @@ async function closeEntries(entries: readonly Entry[]): Promise<void> {
   );
 }
 
+/** The give-up error of a service that stayed unreachable for `giveUpLabel` (not retriable: the worker exits). */
+function giveUpErrorOf(probe: ServiceProbe, giveUpLabel: string, why: string): ServiceError {
+  return new ServiceError(
+    `${probe.label} unreachable at ${probe.address} for ${giveUpLabel} (${why}); giving up`,
+    probe.service,
+    { retriable: false },
+  );
+}
+
+/** The entry answered: says so if it was down, and resets its backoff and give-up deadline. */
+function markReachable(e: Entry, retryMinMs: number, onChange: (line: string) => void): void {
+  if (e.state === 'unreachable') onChange(`${e.probe.label} reachable again`);
+  e.state = 'reachable';
+  e.retryMs = retryMinMs;
+  clearTimeout(e.giveUpTimer);
+  e.giveUpTimer = undefined;
+}
+
+/** The entry's first failure in a row: says so, and arms its give-up deadline (unless its probe waits forever). */
+function markUnreachable(
+  e: Entry,
+  failure: string,
+  o: {
+    onChange: (line: string) => void;
+    giveUpAfterMs: number;
+    startedAt: number;
+    giveUp: (e: Entry, why: string) => void;
+  },
+): void {
+  o.onChange(`${e.probe.label} unreachable at ${e.probe.address} (${failure}), retrying`);
+  // Down from the start: the deadline counts from the start, not from the first answer.
+  const elapsed = e.state === 'unknown' ? Date.now() - o.startedAt : 0;
+  e.state = 'unreachable';
+  if (e.probe.giveUp !== false)
+    e.giveUpTimer = setTimeout(() => o.giveUp(e, failure), Math.max(0, o.giveUpAfterMs - elapsed));
+}
+
+/** What `/readyz` shows: whether the worker is ready, and each service's cached state. */
+function readinessOf(
+  entries: readonly Entry[],
+  ready: boolean,
+): { ready: boolean; services: Record<string, string> } {
+  const services: Record<string, string> = {};
+  for (const e of entries) services[e.probe.service] = e.state;
+  return { ready, services };
+}
+
 export function createServiceMonitor(
   probes: readonly ServiceProbe[],
   options: ServiceMonitorOptions,
@@ -221,13 +268,7 @@ export function createServiceMonitor(
   };
   const giveUp = (e: Entry, why: string): void => {
     if (giveUpError !== undefined || stopped) return;
-    fail(
-      new ServiceError(
-        `${e.probe.label} unreachable at ${e.probe.address} for ${giveUpLabel} (${why}); giving up`,
-        e.probe.service,
-        { retriable: false },
-      ),
-    );
+    fail(giveUpErrorOf(e.probe, giveUpLabel, why));
   };
 
   const run = async (e: Entry): Promise<void> => {
@@ -240,22 +281,12 @@ export function createServiceMonitor(
     if (stopped || giveUpError !== undefined) return;
     if (fatal !== undefined) return fail(fatal);
     if (failure === undefined) {
-      if (e.state === 'unreachable') o.onChange(`${e.probe.label} reachable again`);
-      e.state = 'reachable';
-      e.retryMs = o.retryMinMs;
-      clearTimeout(e.giveUpTimer);
-      e.giveUpTimer = undefined;
+      markReachable(e, o.retryMinMs, o.onChange);
       notify();
       schedule(e, e.again ? 0 : o.intervalMs);
     } else {
       if (e.state !== 'unreachable') {
-        o.onChange(`${e.probe.label} unreachable at ${e.probe.address} (${failure}), retrying`);
-        // Down from the start: the deadline counts from the start, not from the first answer.
-        const elapsed = e.state === 'unknown' ? Date.now() - startedAt : 0;
-        e.state = 'unreachable';
-        const why = failure;
-        if (e.probe.giveUp !== false)
-          e.giveUpTimer = setTimeout(() => giveUp(e, why), Math.max(0, o.giveUpAfterMs - elapsed));
+        markUnreachable(e, failure, { ...o, startedAt, giveUp });
         notify();
       }
       schedule(e, e.retryMs);
@@ -270,11 +301,7 @@ export function createServiceMonitor(
       for (const e of entries) schedule(e, 0);
     },
     isReady,
-    readiness() {
-      const services: Record<string, string> = {};
-      for (const e of entries) services[e.probe.service] = e.state;
-      return { ready: giveUpError === undefined && isReady(), services };
-    },
+    readiness: () => readinessOf(entries, giveUpError === undefined && isReady()),
     waitUntilReady(signal) {
       if (giveUpError !== undefined) return Promise.reject(giveUpError);
       if (isReady()) return Promise.resolve(true);

@@ -10,7 +10,7 @@ import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PageDrift } from '../../pipeline/drift/index.js';
 import type { PageEvent } from '../../upstream/client/page-check.js';
-import type { Client } from '../../upstream/client/create-client.js';
+import type { Client, ClientStats } from '../../upstream/client/create-client.js';
 import type { SharedBudget } from '../../upstream/budget/shared-budget.js';
 import { proceduresPerRequest, type BudgetSnapshot } from '../../upstream/budget/budget-snapshot.js';
 import type { PipelineWorkerDeps } from '../../pipeline/queue/index.js';
@@ -113,8 +113,7 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
   let server: MetricsServer | undefined;
   let timer: NodeJS.Timeout | undefined;
   let redis: Redis | undefined;
-  let lastCache = { fresh: 0, stale: 0, misses: 0 };
-  let lastRounds = 0;
+  const countClientStats = clientStatsCounter(metrics);
   const driftPaths = new Map<string, Set<string>>();
 
   const telemetry: WorkerTelemetry = {
@@ -152,28 +151,7 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
         const stats = s.client?.stats();
         const rl = stats?.rateLimit;
         if (rl?.remaining !== undefined) metrics.rateLimitRemaining.set(rl.remaining);
-        // Rounds (sequential waves of calls) beside the requests: the client counts since its start.
-        if (stats !== undefined) {
-          metrics.upstreamRounds.inc(Math.max(0, stats.rounds - lastRounds));
-          lastRounds = stats.rounds;
-        }
-        const cache = stats?.cache;
-        if (cache !== undefined) {
-          // The client counts since its start; the counters take the difference since the last beat.
-          metrics.cacheLookups.inc(
-            { operation: 'all', result: 'hit' },
-            Math.max(0, cache.fresh - lastCache.fresh),
-          );
-          metrics.cacheLookups.inc(
-            { operation: 'all', result: 'stale' },
-            Math.max(0, cache.stale - lastCache.stale),
-          );
-          metrics.cacheLookups.inc(
-            { operation: 'all', result: 'miss' },
-            Math.max(0, cache.misses - lastCache.misses),
-          );
-          lastCache = { fresh: cache.fresh, stale: cache.stale, misses: cache.misses };
-        }
+        if (stats !== undefined) countClientStats(stats);
         // The deployment's slice queue by state (every worker reports the same figures: alert on their max).
         const queued = await s.slicesQueue
           ?.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'failed')
@@ -185,23 +163,7 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
         // The newest partition proof (a few state reads; a Redis hiccup must not cost the heartbeat).
         const proof = await readLatestPartition(s.redis, o.redisPrefix).catch(() => undefined);
         if (proof !== undefined) setPartitionGauges(metrics, proof.partition);
-        const hb: WorkerHeartbeat = {
-          id,
-          host: hostname(),
-          pid: process.pid,
-          ...(server === undefined ? {} : { metricsUrl: server.url }),
-          startedAt,
-          at: Date.now(),
-          ...(rl === undefined
-            ? {}
-            : {
-                rateLimit: {
-                  ...(rl.limit === undefined ? {} : { limit: rl.limit }),
-                  ...(rl.remaining === undefined ? {} : { remaining: rl.remaining }),
-                  ...(rl.resetAt === undefined ? {} : { resetAt: rl.resetAt }),
-                },
-              }),
-        };
+        const hb = heartbeatOf(id, startedAt, server?.url, rl);
         await s.redis.hset(heartbeatKey(o.redisPrefix), id, JSON.stringify(hb));
       };
       await beat();
@@ -218,6 +180,60 @@ export function createWorkerTelemetry(options: WorkerTelemetryOptions = {}): Wor
     },
   };
   return telemetry;
+}
+
+/** Counts the client's rounds and cache lookups into the counters, at each heartbeat. */
+function clientStatsCounter(metrics: PipelineMetrics): (stats: ClientStats) => void {
+  let lastCache = { fresh: 0, stale: 0, misses: 0 };
+  let lastRounds = 0;
+  return (stats) => {
+    // Rounds (sequential waves of calls) beside the requests: the client counts since its start.
+    metrics.upstreamRounds.inc(Math.max(0, stats.rounds - lastRounds));
+    lastRounds = stats.rounds;
+    const cache = stats.cache;
+    if (cache !== undefined) {
+      // The client counts since its start; the counters take the difference since the last beat.
+      metrics.cacheLookups.inc(
+        { operation: 'all', result: 'hit' },
+        Math.max(0, cache.fresh - lastCache.fresh),
+      );
+      metrics.cacheLookups.inc(
+        { operation: 'all', result: 'stale' },
+        Math.max(0, cache.stale - lastCache.stale),
+      );
+      metrics.cacheLookups.inc(
+        { operation: 'all', result: 'miss' },
+        Math.max(0, cache.misses - lastCache.misses),
+      );
+      lastCache = { fresh: cache.fresh, stale: cache.stale, misses: cache.misses };
+    }
+  };
+}
+
+/** This process's heartbeat as of now: where its `/metrics` is and the rate limit its client last saw. */
+function heartbeatOf(
+  id: string,
+  startedAt: number,
+  metricsUrl: string | undefined,
+  rl: ClientStats['rateLimit'],
+): WorkerHeartbeat {
+  return {
+    id,
+    host: hostname(),
+    pid: process.pid,
+    ...(metricsUrl === undefined ? {} : { metricsUrl }),
+    startedAt,
+    at: Date.now(),
+    ...(rl === undefined
+      ? {}
+      : {
+          rateLimit: {
+            ...(rl.limit === undefined ? {} : { limit: rl.limit }),
+            ...(rl.remaining === undefined ? {} : { remaining: rl.remaining }),
+            ...(rl.resetAt === undefined ? {} : { resetAt: rl.resetAt }),
+          },
+        }),
+  };
 }
 
 /** The pipeline's dependencies, wrapped: counters -> record counters, publisher -> produce latency. */

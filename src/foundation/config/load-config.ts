@@ -395,39 +395,8 @@ export function loadConfig<const N extends ConfigNeed = never>(
   const filePath = options.configFile ?? nonEmpty(env['GAMEDATA_CONFIG']);
   const fromFile = filePath === undefined ? {} : readConfigFile(filePath, issues);
 
-  const raw: Partial<Record<Key, unknown>> = {};
-  const origin: Partial<Record<Key, string>> = {};
-  for (const key of KEYS) {
-    const override = options.overrides?.[key];
-    const envValue = nonEmpty(env[CONFIG_ENV_NAMES[key]]);
-    if (override !== undefined) {
-      raw[key] = override;
-      origin[key] = 'override';
-    } else if (envValue !== undefined) {
-      raw[key] = envValue;
-      origin[key] = 'env';
-    } else if (fromFile[key] !== undefined) {
-      raw[key] = fromFile[key];
-      origin[key] = `file ${filePath}`;
-    }
-  }
-
-  const values: Partial<Record<Key, unknown>> = {};
-  for (const key of KEYS) {
-    if (raw[key] === undefined) continue;
-    const parsed = FIELD_SCHEMAS[key].safeParse(raw[key]);
-    if (parsed.success) {
-      values[key] = parsed.data;
-    } else {
-      const rule = parsed.error.issues.map((issue) => issue.message).join('; ');
-      const shown = SECRET_KEYS.has(key)
-        ? '[REDACTED]'
-        : SECRET_URL_KEYS.has(key)
-          ? JSON.stringify(maskUrlPassword(raw[key]))
-          : JSON.stringify(raw[key]);
-      issues.push(`${CONFIG_ENV_NAMES[key]} (${origin[key] ?? 'unknown'}): ${rule}; got ${shown}`);
-    }
-  }
+  const { raw, origin } = mergeSources(options.overrides, env, fromFile, filePath);
+  const values = parseSettings(raw, origin, issues);
 
   for (const need of options.need ?? []) {
     const key = NEED_KEYS[need];
@@ -463,7 +432,64 @@ export function loadConfig<const N extends ConfigNeed = never>(
     );
   }
 
-  const config: GamedataConfig = {
+  // `need` was checked above, so the narrowed type holds.
+  return configOf(values, security) as ConfigWith<N>;
+}
+
+/** Each setting's raw value from the source that wins for it (overrides, env, then the file), and which one. */
+function mergeSources(
+  overrides: ConfigInput | undefined,
+  env: NodeJS.ProcessEnv,
+  fromFile: Partial<Record<Key, unknown>>,
+  filePath: string | undefined,
+): { raw: Partial<Record<Key, unknown>>; origin: Partial<Record<Key, string>> } {
+  const raw: Partial<Record<Key, unknown>> = {};
+  const origin: Partial<Record<Key, string>> = {};
+  for (const key of KEYS) {
+    const override = overrides?.[key];
+    const envValue = nonEmpty(env[CONFIG_ENV_NAMES[key]]);
+    if (override !== undefined) {
+      raw[key] = override;
+      origin[key] = 'override';
+    } else if (envValue !== undefined) {
+      raw[key] = envValue;
+      origin[key] = 'env';
+    } else if (fromFile[key] !== undefined) {
+      raw[key] = fromFile[key];
+      origin[key] = `file ${filePath}`;
+    }
+  }
+  return { raw, origin };
+}
+
+/** The set settings validated by their schemas; each invalid one adds an issue (its value shown unless secret). */
+function parseSettings(
+  raw: Partial<Record<Key, unknown>>,
+  origin: Partial<Record<Key, string>>,
+  issues: string[],
+): Partial<Record<Key, unknown>> {
+  const values: Partial<Record<Key, unknown>> = {};
+  for (const key of KEYS) {
+    if (raw[key] === undefined) continue;
+    const parsed = FIELD_SCHEMAS[key].safeParse(raw[key]);
+    if (parsed.success) {
+      values[key] = parsed.data;
+    } else {
+      const rule = parsed.error.issues.map((issue) => issue.message).join('; ');
+      const shown = SECRET_KEYS.has(key)
+        ? '[REDACTED]'
+        : SECRET_URL_KEYS.has(key)
+          ? JSON.stringify(maskUrlPassword(raw[key]))
+          : JSON.stringify(raw[key]);
+      issues.push(`${CONFIG_ENV_NAMES[key]} (${origin[key] ?? 'unknown'}): ${rule}; got ${shown}`);
+    }
+  }
+  return values;
+}
+
+/** The config out of valid parsed values, with {@link DEFAULT_CONFIG} for the optional settings left unset. */
+function configOf(values: Partial<Record<Key, unknown>>, security: SecuritySettings): GamedataConfig {
+  return {
     apiUrl: values.apiUrl as string | undefined,
     apiKey: values.apiKey as string | undefined,
     kafkaBrokers: (values.kafkaBrokers as string[] | undefined) ?? [],
@@ -490,8 +516,6 @@ export function loadConfig<const N extends ConfigNeed = never>(
     retentionRuns: (values.retentionRuns as number | undefined) ?? DEFAULT_CONFIG.retentionRuns,
     ...security,
   };
-  // `need` was checked above, so the narrowed type holds.
-  return config as ConfigWith<N>;
 }
 
 /** Reads a JSON config file; problems are added to `issues` (so they are reported with everything else). */

@@ -134,6 +134,29 @@ function resolve(options: RecordEncoderOptions): Required<RecordEncoderOptions> 
   return resolved;
 }
 
+/** The ServiceError for a registry failure fetching the latest schema of `topic`'s subject at `url`. */
+function registryError(error: unknown, topic: string, url: string): Error {
+  const subject = valueSubjectName(topic);
+  if (isSubjectNotFound(error)) {
+    return new ServiceError(
+      `subject ${subject} is not registered at ${url} (run \`gamedata schemas register\`)`,
+      'schema-registry',
+      { cause: error },
+    );
+  }
+  return toRegistryError(error, url, `fetching the latest schema of ${subject}`);
+}
+
+/** avsc's rejection of a value (`Invalid message at a.b ...`) as the record's EncodingError, at the path it names. */
+function notEncodable(error: unknown): EncodingError {
+  const message = error instanceof Error ? error.message : String(error);
+  const path = /Invalid message at ([^,]*),/.exec(message)?.[1] ?? '';
+  return new EncodingError(`not encodable with the registered schema: ${message}`, path, {
+    reason: 'not-encodable',
+    cause: error,
+  });
+}
+
 /** A registry-backed record encoder. Serializer state (latest schema, compiled avsc types) is cached per subject. */
 export function createRecordEncoder(options: RecordEncoderOptions): RecordEncoder {
   const { registry, topicPrefix, maxRecordBytes, discardUnknown } = resolve(options);
@@ -164,17 +187,6 @@ export function createRecordEncoder(options: RecordEncoderOptions): RecordEncode
     }
     return ext;
   };
-  const registryError = (error: unknown, name: string): Error => {
-    const subject = valueSubjectName(name);
-    if (isSubjectNotFound(error)) {
-      return new ServiceError(
-        `subject ${subject} is not registered at ${url} (run \`gamedata schemas register\`)`,
-        'schema-registry',
-        { cause: error },
-      );
-    }
-    return toRegistryError(error, url, `fetching the latest schema of ${subject}`);
-  };
 
   let last: {
     drift: DriftSink | undefined;
@@ -201,7 +213,7 @@ export function createRecordEncoder(options: RecordEncoderOptions): RecordEncode
         const planned = serializer.planFor(name);
         plan = planned instanceof Promise ? await planned : planned;
       } catch (error) {
-        if (isRegistryFailure(error)) throw registryError(error, name);
+        if (isRegistryFailure(error)) throw registryError(error, name, url);
         throw error;
       }
       const ext = extensionsOf(resource, plan);
@@ -223,15 +235,10 @@ export function createRecordEncoder(options: RecordEncoderOptions): RecordEncode
       try {
         bytes = await serializer.serializeWith(name, plan, value);
       } catch (error) {
-        if (isRegistryFailure(error)) throw registryError(error, name);
+        if (isRegistryFailure(error)) throw registryError(error, name, url);
         if (error instanceof ServiceError) throw error;
         // What is left is avsc rejecting the value against the registered schema ("Invalid message at a.b ...").
-        const message = error instanceof Error ? error.message : String(error);
-        const path = /Invalid message at ([^,]*),/.exec(message)?.[1] ?? '';
-        throw new EncodingError(`not encodable with the registered schema: ${message}`, path, {
-          reason: 'not-encodable',
-          cause: error,
-        });
+        throw notEncodable(error);
       }
       if (bytes.length > maxRecordBytes) {
         throw new EncodingError(

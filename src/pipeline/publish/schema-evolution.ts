@@ -25,7 +25,7 @@ import type { ResourceName } from '../../foundation/models/resources.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/topic-names.js';
 import type { AvroRecordSchema } from '../../output/encoding/avro-schema.js';
 import { withOptionalField } from '../../output/encoding/schema-candidate.js';
-import type { DriftStore, JsonType, PageDrift, PageDriftEntry } from '../drift/index.js';
+import type { DriftStore, JsonType, PageDrift, PageDriftEntry, ResourceDrift } from '../drift/index.js';
 import { FieldExistsError, GamedataError } from '../../foundation/errors.js';
 import { sleep } from '../../foundation/retry/index.js';
 
@@ -86,6 +86,30 @@ export function evolvableKind(
   const [only] = seen;
   if (only === 'string' || only === 'boolean') return { kind: only };
   return { refused: `${String(only)} values stay in _extra (only scalar fields evolve)` };
+}
+
+/**
+ * The page's new fields that can evolve, each with its kind from the page's types and the deployment's so far
+ * (`stored`); each that cannot is refused, except one seen only as null (not refused: the next page asks again).
+ */
+function candidatesOf(
+  entries: readonly PageDriftEntry[],
+  stored: ResourceDrift | undefined,
+  refuse: (path: string, reason: string) => void,
+): Candidate[] {
+  const candidates: Candidate[] = [];
+  for (const e of entries) {
+    const all = stored?.records.find((r) => r.kind === 'new_field' && r.path === e.path)?.types;
+    const merged: Partial<Record<JsonType, number>> = { ...all };
+    for (const [t, n] of Object.entries(e.types) as [JsonType, number][]) merged[t] = (merged[t] ?? 0) + n;
+    const verdict = evolvableKind(merged);
+    if ('refused' in verdict) {
+      if (verdict.refused !== 'only null values seen') refuse(e.path, verdict.refused);
+      continue;
+    }
+    candidates.push({ path: e.path, kind: verdict.kind, ...splitPath(e.path) });
+  }
+  return candidates;
 }
 
 function splitPath(path: string): { parentPath: string; name: string } {
@@ -163,18 +187,7 @@ export function createSchemaEvolution(
   async function attempt(resource: ResourceName, entries: PageDriftEntry[]): Promise<boolean> {
     const subject = subjectOf(resource);
     const stored = o.store === undefined ? undefined : (await o.store.read(resource))[0];
-    const candidates: Candidate[] = [];
-    for (const e of entries) {
-      const all = stored?.records.find((r) => r.kind === 'new_field' && r.path === e.path)?.types;
-      const merged: Partial<Record<JsonType, number>> = { ...all };
-      for (const [t, n] of Object.entries(e.types) as [JsonType, number][]) merged[t] = (merged[t] ?? 0) + n;
-      const verdict = evolvableKind(merged);
-      if ('refused' in verdict) {
-        if (verdict.refused !== 'only null values seen') refuse(resource, e.path, verdict.refused);
-        continue;
-      }
-      candidates.push({ path: e.path, kind: verdict.kind, ...splitPath(e.path) });
-    }
+    const candidates = candidatesOf(entries, stored, (path, reason) => refuse(resource, path, reason));
     if (candidates.length === 0) return false;
     // Another worker may have evolved them already: then this page only needs encoding again.
     let schema = await latest(subject);

@@ -496,6 +496,37 @@ function startSliceLiveness(
   );
 }
 
+/**
+ * The slot sizing: the slice worker grows to `maxConcurrency` slots while the key has requests to spare or its
+ * batches leave short (undefined without a shared budget or room to grow).
+ */
+function startSliceSizing(
+  o: ResolvedPipelineWorkerOptions,
+  deps: PipelineWorkerDeps,
+  slices: Worker<SliceJobData, SliceResult>,
+  spawner: Queue<SliceJobData>,
+  sliceRuns: { size(): number },
+  onError: (error: Error, context: string) => void,
+): ReturnType<typeof startSlotSizing> | undefined {
+  return o.maxConcurrency > o.concurrency && deps.budget !== undefined
+    ? startSlotSizing(slices, deps.budget, {
+        base: o.concurrency,
+        max: o.maxConcurrency,
+        intervalMs: o.demandIntervalMs,
+        settleMs: o.settleMs,
+        onChange: (change) => o.onConcurrency?.(change),
+        onError: (e) => onError(e, 'slot-sizing'),
+        load: () => ({ running: sliceRuns.size(), waitingCalls: deps.budget?.waitingCalls() ?? 0 }),
+        busy: startCpuBusy().read,
+        busySinceChange: startCpuBusy(),
+        queued: async () => {
+          const c = await spawner.getJobCounts('waiting', 'prioritized');
+          return (c['waiting'] ?? 0) + (c['prioritized'] ?? 0);
+        },
+      })
+    : undefined;
+}
+
 /** Completes a run once every slice completed (BullMQ flow): its counters and users, stored and returned. */
 async function completeRun(
   o: ResolvedPipelineWorkerOptions,
@@ -629,24 +660,7 @@ export function startPipelineWorkers(
           onSwept: o.onLocksSwept,
         })
       : undefined;
-  const sizing =
-    o.maxConcurrency > o.concurrency && deps.budget !== undefined
-      ? startSlotSizing(slices, deps.budget, {
-          base: o.concurrency,
-          max: o.maxConcurrency,
-          intervalMs: o.demandIntervalMs,
-          settleMs: o.settleMs,
-          onChange: (change) => o.onConcurrency?.(change),
-          onError: (e) => onError(e, 'slot-sizing'),
-          load: () => ({ running: sliceRuns.size(), waitingCalls: deps.budget?.waitingCalls() ?? 0 }),
-          busy: startCpuBusy().read,
-          busySinceChange: startCpuBusy(),
-          queued: async () => {
-            const c = await spawner.getJobCounts('waiting', 'prioritized');
-            return (c['waiting'] ?? 0) + (c['prioritized'] ?? 0);
-          },
-        })
-      : undefined;
+  const sizing = startSliceSizing(o, deps, slices, spawner, sliceRuns, onError);
   if (sizing !== undefined)
     context.keySpare = () => keyHasSpare(sizing.lastDemand(), o.maxConcurrency - sliceRuns.size());
   slices.on('failed', (job, e) => {

@@ -93,37 +93,24 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
     return value;
   }
 
-  const lock = (key: string): Promise<string | undefined | null> =>
-    tryLock(lockStore, key, lockTtlMs, report);
+  const withLock = <T>(key: string, fn: (token: string | undefined | null) => Promise<T>): Promise<T> =>
+    underLock(lockStore, key, lockTtlMs, report, fn);
 
-  async function load<T>(
-    key: string,
-    windows: CacheWindows,
-    fetcher: () => Promise<T>,
-    gen: number,
-  ): Promise<T> {
-    const token = await lock(key);
-    try {
+  function load<T>(key: string, windows: CacheWindows, fetcher: () => Promise<T>, gen: number): Promise<T> {
+    return withLock(key, async (token) => {
       if (token === undefined) {
         // Another process is fetching this key: wait a little for its result.
-        const deadline = now() + peerWaitMs;
-        while (now() < deadline) {
-          await sleep(25);
-          const entry = await read(key);
-          if (entry) return entry.value as T;
-        }
+        const entry = await waitForPeer(read, key, now, peerWaitMs);
+        if (entry) return entry.value as T;
       }
-      return await fetchAndStore(key, windows, fetcher, gen);
-    } finally {
-      if (token) await lockStore.unlock(key, token).catch((e: unknown) => report(e, key));
-    }
+      return fetchAndStore(key, windows, fetcher, gen);
+    });
   }
 
   function revalidate<T>(key: string, windows: CacheWindows, fetcher: () => Promise<T>, gen: number): void {
     if (inFlight.has(key) || revalidating.has(key)) return;
     revalidating.add(key);
-    const run = (async () => {
-      const token = await lock(key);
+    const run = withLock(key, async (token) => {
       if (token === undefined) return; // another process revalidates it
       try {
         stats.revalidations++;
@@ -131,10 +118,8 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
       } catch (error) {
         stats.revalidationFailures++;
         report(error, key); // the stale value keeps being served
-      } finally {
-        if (token) await lockStore.unlock(key, token).catch((e: unknown) => report(e, key));
       }
-    })();
+    });
     const tracked = run.finally(() => {
       revalidating.delete(key);
       background.delete(tracked);
@@ -157,13 +142,7 @@ export function createSwrCache(options: SwrCacheOptions): SwrCache {
         return entry.value as T;
       }
       stats.misses++;
-      const shared = inFlight.get(key);
-      if (shared) return shared as Promise<T>;
-      const p = load(key, windows, fetcher, gen).finally(() => {
-        if (inFlight.get(key) === p) inFlight.delete(key);
-      });
-      inFlight.set(key, p);
-      return p;
+      return shareInFlight(inFlight, key, () => load(key, windows, fetcher, gen));
     },
     async clear() {
       generation++;
@@ -225,4 +204,54 @@ async function tryLock(
     report(error, key);
     return null; // the lock store is down: behave as a single process
   }
+}
+
+/**
+ * Runs `fn` with the revalidation lock of `key` as {@link tryLock} took it (undefined: another process holds it),
+ * then releases the lock if it was taken.
+ */
+async function underLock<T>(
+  lockStore: CacheStore,
+  key: string,
+  ttlMs: number,
+  report: (error: unknown, key: string) => void,
+  fn: (token: string | undefined | null) => Promise<T>,
+): Promise<T> {
+  const token = await tryLock(lockStore, key, ttlMs, report);
+  try {
+    return await fn(token);
+  } finally {
+    if (token) await lockStore.unlock(key, token).catch((e: unknown) => report(e, key));
+  }
+}
+
+/** The entry another process's fetch of `key` writes, looked for every 25 ms for `waitMs`; undefined if none comes. */
+async function waitForPeer(
+  read: (key: string) => Promise<CacheEntry | undefined>,
+  key: string,
+  now: () => number,
+  waitMs: number,
+): Promise<CacheEntry | undefined> {
+  const deadline = now() + waitMs;
+  while (now() < deadline) {
+    await sleep(25);
+    const entry = await read(key);
+    if (entry) return entry;
+  }
+  return undefined;
+}
+
+/** One fetch of a key at a time in this process: callers of a key being fetched share its fetch. */
+function shareInFlight<T>(
+  inFlight: Map<string, Promise<unknown>>,
+  key: string,
+  start: () => Promise<T>,
+): Promise<T> {
+  const shared = inFlight.get(key);
+  if (shared) return shared as Promise<T>;
+  const p = start().finally(() => {
+    if (inFlight.get(key) === p) inFlight.delete(key);
+  });
+  inFlight.set(key, p);
+  return p;
 }

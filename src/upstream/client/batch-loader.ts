@@ -239,6 +239,25 @@ function route(
   );
 }
 
+/** Settles an entry once: it leaves the calls in flight and each of its waiters is told by `fn`. */
+function settleEntry(inFlight: Map<string, Entry>, entry: Entry, fn: (w: Waiter) => void): void {
+  if (entry.settled) return;
+  entry.settled = true;
+  if (inFlight.get(entry.key) === entry) inFlight.delete(entry.key);
+  for (const w of entry.waiters) fn(w);
+  entry.waiters.clear();
+}
+
+/** Nobody wants the entry any more: forget it, and abort its request if every other slot is abandoned too. */
+function abandon(inFlight: Map<string, Entry>, target: Entry): void {
+  if (inFlight.get(target.key) === target) inFlight.delete(target.key);
+  target.settled = true;
+  const controller = target.controller;
+  if (!target.sent || !controller) return;
+  const entries = [...inFlight.values()].filter((e) => e.controller === controller);
+  if (entries.length === 0) controller.abort(new AbortedError('every caller of the request aborted'));
+}
+
 export function createBatchLoader(transport: Transport, options: BatchLoaderOptions = {}): BatchLoader {
   const limits = resolveBatchLoaderOptions(options);
   const { maxBatchSize, windowMs } = limits;
@@ -257,13 +276,7 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
   const nextTick = (): Promise<void> =>
     new Promise((resolve) => (windowMs > 0 ? setTimeout(resolve, windowMs) : setImmediate(resolve)));
 
-  function settle(entry: Entry, fn: (w: Waiter) => void): void {
-    if (entry.settled) return;
-    entry.settled = true;
-    if (inFlight.get(entry.key) === entry) inFlight.delete(entry.key);
-    for (const w of entry.waiters) fn(w);
-    entry.waiters.clear();
-  }
+  const settle = (entry: Entry, fn: (w: Waiter) => void): void => settleEntry(inFlight, entry, fn);
 
   async function runOne(): Promise<void> {
     tasksQueued--;
@@ -338,17 +351,7 @@ export function createBatchLoader(transport: Transport, options: BatchLoaderOpti
       }
     }
     const target = entry;
-    return waitOn(target, signal, () => {
-      // Nobody wants it any more: forget it, and abort its request if every other slot is abandoned too.
-      if (inFlight.get(target.key) === target) inFlight.delete(target.key);
-      target.settled = true;
-      if (target.sent && target.controller) abortIfAbandoned(target.controller);
-    });
-  }
-
-  function abortIfAbandoned(controller: AbortController): void {
-    const entries = [...inFlight.values()].filter((e) => e.controller === controller);
-    if (entries.length === 0) controller.abort(new AbortedError('every caller of the request aborted'));
+    return waitOn(target, signal, () => abandon(inFlight, target));
   }
   return { load, pending: () => inFlight.size };
 }

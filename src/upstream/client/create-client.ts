@@ -24,7 +24,7 @@ import type { RateLimiter, RateLimiterOptions, RateLimiterState } from './rate-l
 import { createRateLimiter } from './rate-limiter.js';
 import type { RetryPolicy } from '../../foundation/retry/index.js';
 import { resolveClientRetryPolicy, withRetry } from './retry.js';
-import type { FetchLike } from './transport.js';
+import type { FetchLike, Transport } from './transport.js';
 import { createTransport, isSlotError } from './transport.js';
 import type { Resources } from './resources.js';
 import { createResources } from './resources.js';
@@ -225,6 +225,40 @@ function createClientCache(options: ClientOptions): SwrCache | undefined {
   });
 }
 
+/** The client's one transport over its limiter, counting each HTTP exchange into `counters`. */
+function createClientTransport(
+  options: ClientOptions,
+  o: {
+    timeoutMs: number;
+    retry: RetryPolicy;
+    limiter: ReturnType<typeof createClientLimiter>;
+    counters: Pick<ClientStats, 'httpRequests' | 'procedures' | 'status429' | 'networkErrors'>;
+  },
+): Transport {
+  const { limiter, counters } = o;
+  const fetchImpl: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  return createTransport({
+    baseUrl: options.baseUrl,
+    apiKey: options.apiKey,
+    fetch: fetchImpl,
+    timeoutMs: o.timeoutMs,
+    maxResponseBytes: options.maxResponseBytes,
+    limiter: {
+      acquire: (signal) => limiter.acquire(signal),
+      complete: (headers, status, retryAfterMs) => limiter.complete(headers, status, retryAfterMs),
+      state: () => limiter.state() ?? ({} as RateLimiterState),
+    },
+    retry: o.retry,
+    onRequest: (info) => {
+      counters.httpRequests++;
+      counters.procedures += info.procedures;
+      if (info.status === 429) counters.status429++;
+      if (info.status === undefined) counters.networkErrors++;
+      options.onRequest?.(info);
+    },
+  });
+}
+
 /** The wire input of one listing page. */
 function pageInput(listing: Listing, request: PageRequest): Record<string, unknown> {
   const input: Record<string, unknown> = { ...listing.filters, limit: request.limit };
@@ -256,31 +290,11 @@ function limiterBinds(limiter: { state(): RateLimiterState | undefined }, maxInF
 export function createClient(options: ClientOptions): Client {
   const { timeoutMs, cursorFormat } = checkClientOptions(options);
   const retry = resolveClientRetryPolicy(options.retry);
-  const fetchImpl: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
 
   const counters = { httpRequests: 0, procedures: 0, rounds: 0, status429: 0, networkErrors: 0 };
   let callsInFlight = 0;
   const limiter = createClientLimiter(options);
-  const transport = createTransport({
-    baseUrl: options.baseUrl,
-    apiKey: options.apiKey,
-    fetch: fetchImpl,
-    timeoutMs,
-    maxResponseBytes: options.maxResponseBytes,
-    limiter: {
-      acquire: (signal) => limiter.acquire(signal),
-      complete: (headers, status, retryAfterMs) => limiter.complete(headers, status, retryAfterMs),
-      state: () => limiter.state() ?? ({} as RateLimiterState),
-    },
-    retry,
-    onRequest: (info) => {
-      counters.httpRequests++;
-      counters.procedures += info.procedures;
-      if (info.status === 429) counters.status429++;
-      if (info.status === undefined) counters.networkErrors++;
-      options.onRequest?.(info);
-    },
-  });
+  const transport = createClientTransport(options, { timeoutMs, retry, limiter, counters });
   const loaderOptions: BatchLoaderOptions = {
     maxBatchSize: options.maxBatchSize ?? DEFAULT_CLIENT_OPTIONS.maxBatchSize,
     windowMs: options.batchWindowMs ?? DEFAULT_CLIENT_OPTIONS.batchWindowMs,

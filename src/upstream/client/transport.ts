@@ -115,6 +115,91 @@ function isEnvelope(value: unknown): value is Record<string, unknown> {
   );
 }
 
+/** The HTTP request of the calls: a GET with the one call's input in its query, or a POST of the batch's inputs. */
+function requestOf(
+  base: string,
+  headers: Readonly<Record<string, string>>,
+  calls: readonly ProcedureCall[],
+): { batch: boolean; procedures: string; url: string; init: RequestInit } {
+  const batch = calls.length > 1;
+  const procedures = calls.map((c) => c.procedure).join(',');
+  let url: string;
+  const init: RequestInit = { headers: { ...headers } };
+  if (batch) {
+    const body: Record<string, unknown> = {};
+    calls.forEach((c, i) => (body[String(i)] = cleanInput(c.input)));
+    url = `${base}/${procedures}?batch=1`;
+    init.method = 'POST';
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+  } else {
+    url = `${base}/${procedures}?input=${encodeURIComponent(JSON.stringify(cleanInput(calls[0]?.input ?? {})))}`;
+    init.method = 'GET';
+  }
+  return { batch, procedures, url, init };
+}
+
+/**
+ * The answer's results, one per call, when it carries an envelope per call; else throws the whole request's error
+ * (retriable or not by its status).
+ */
+function settleAnswer(
+  text: string,
+  status: number,
+  retryAfterMs: number | undefined,
+  request: {
+    calls: readonly ProcedureCall[];
+    batch: boolean;
+    procedures: string;
+    method: string | undefined;
+  },
+): SlotResult[] {
+  const { calls, batch, procedures, method } = request;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  // Answers that carry one envelope per call settle per slot, whatever the HTTP status (200, 207, uniform 4xx).
+  const envelopes = batch ? parsed : [parsed];
+  if (Array.isArray(envelopes) && envelopes.length === calls.length && envelopes.every(isEnvelope)) {
+    return envelopes.map((env, i): SlotResult => {
+      const procedure = calls[i]?.procedure ?? '?';
+      if ('error' in env)
+        return { ok: false, error: errorFromEnvelope(env, status, procedure, retryAfterMs) };
+      const result = env['result'] as Record<string, unknown> | undefined;
+      return { ok: true, data: result?.['data'] };
+    });
+  }
+  // Whole-request failure: the status decides whether it is worth another try.
+  const envelopeMessage =
+    isEnvelope(parsed) && 'error' in parsed
+      ? (parsed['error'] as Record<string, unknown>)['message']
+      : undefined;
+  const message = typeof envelopeMessage === 'string' ? envelopeMessage : text.slice(0, 200);
+  const opts = retryAfterMs === undefined ? {} : { retryAfterMs };
+  if (status >= 400) {
+    const Cls = status === 429 ? RateLimitError : status === 404 ? NotFoundError : UpstreamError;
+    throw new Cls(
+      `${method} ${procedures.slice(0, 80)}: HTTP ${status} ${message}`,
+      status,
+      batch ? undefined : calls[0]?.procedure,
+      undefined,
+      opts,
+    );
+  }
+  throw new UpstreamError(
+    `${method} ${procedures.slice(0, 80)}: unreadable answer (HTTP ${status})`,
+    status,
+    undefined,
+    undefined,
+    {
+      retriable: true,
+    },
+  );
+}
+
 /** The default byte cap of an answer: a full 50-call batch of 100-article pages with their bodies fits. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
@@ -129,21 +214,7 @@ export function createTransport(options: TransportOptions): Transport {
     signal: AbortSignal | undefined,
     timeoutMs: number,
   ): Promise<SlotResult[]> {
-    const batch = calls.length > 1;
-    const procedures = calls.map((c) => c.procedure).join(',');
-    let url: string;
-    const init: RequestInit = { headers: { ...headers } };
-    if (batch) {
-      const body: Record<string, unknown> = {};
-      calls.forEach((c, i) => (body[String(i)] = cleanInput(c.input)));
-      url = `${base}/${procedures}?batch=1`;
-      init.method = 'POST';
-      init.body = JSON.stringify(body);
-      (init.headers as Record<string, string>)['content-type'] = 'application/json';
-    } else {
-      url = `${base}/${procedures}?input=${encodeURIComponent(JSON.stringify(cleanInput(calls[0]?.input ?? {})))}`;
-      init.method = 'GET';
-    }
+    const { batch, procedures, url, init } = requestOf(base, headers, calls);
     await options.limiter.acquire(signal);
     const timeout = AbortSignal.timeout(timeoutMs);
     init.signal = signal ? AbortSignal.any([signal, timeout]) : timeout;
@@ -184,49 +255,7 @@ export function createTransport(options: TransportOptions): Transport {
     options.limiter.complete(response.headers, status, retryAfterMs);
     options.onRequest?.({ procedures: calls.length, status, ms: performance.now() - started });
 
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    // Answers that carry one envelope per call settle per slot, whatever the HTTP status (200, 207, uniform 4xx).
-    const envelopes = batch ? parsed : [parsed];
-    if (Array.isArray(envelopes) && envelopes.length === calls.length && envelopes.every(isEnvelope)) {
-      return envelopes.map((env, i): SlotResult => {
-        const procedure = calls[i]?.procedure ?? '?';
-        if ('error' in env)
-          return { ok: false, error: errorFromEnvelope(env, status, procedure, retryAfterMs) };
-        const result = env['result'] as Record<string, unknown> | undefined;
-        return { ok: true, data: result?.['data'] };
-      });
-    }
-    // Whole-request failure: the status decides whether it is worth another try.
-    const envelopeMessage =
-      isEnvelope(parsed) && 'error' in parsed
-        ? (parsed['error'] as Record<string, unknown>)['message']
-        : undefined;
-    const message = typeof envelopeMessage === 'string' ? envelopeMessage : text.slice(0, 200);
-    const opts = retryAfterMs === undefined ? {} : { retryAfterMs };
-    if (status >= 400) {
-      const Cls = status === 429 ? RateLimitError : status === 404 ? NotFoundError : UpstreamError;
-      throw new Cls(
-        `${init.method} ${procedures.slice(0, 80)}: HTTP ${status} ${message}`,
-        status,
-        batch ? undefined : calls[0]?.procedure,
-        undefined,
-        opts,
-      );
-    }
-    throw new UpstreamError(
-      `${init.method} ${procedures.slice(0, 80)}: unreadable answer (HTTP ${status})`,
-      status,
-      undefined,
-      undefined,
-      {
-        retriable: true,
-      },
-    );
+    return settleAnswer(text, status, retryAfterMs, { calls, batch, procedures, method: init.method });
   }
 
   return {

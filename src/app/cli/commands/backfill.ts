@@ -6,10 +6,10 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../../../foundation/errors.js';
-import { createPipelineRuntime } from '../../index.js';
+import { createPipelineRuntime, type PipelineRuntime } from '../../index.js';
 import { startBackfill } from '../../../pipeline/queue/index.js';
 import { checkRunId } from '../../../pipeline/contract/index.js';
-import { readPipelineSettings } from '../../../foundation/config/index.js';
+import { readPipelineSettings, type PipelineSettings } from '../../../foundation/config/index.js';
 import { commandRedisLines } from '../connection-lines.js';
 import { addressOf, requireReachable } from '../service-probes.js';
 import { waitForRunWithProgress } from '../../status/index.js';
@@ -156,67 +156,75 @@ export function register(program: Command): void {
       "the run's priority on the API key's shared budget: backfill, or rescan (yields to every backfill and tail)",
       'backfill',
     )
-    .action(async (names: string[], flags: BackfillFlags) => {
-      const resources = parseResources(names);
-      const { targetRows, priority, cpuPerRecord, partition, partitionAboveRows } = parsePlanFlags(flags);
-      if (flags.runId !== undefined) checkRunId(flags.runId, '--run-id');
-      const settings = readPipelineSettings({ api: true });
-      await requireReachable({ redisUrl: settings.redisUrl });
-      const rt = await createPipelineRuntime(settings, { kafka: false });
-      // A Redis restart under --wait: one line when it goes, one when it is back (the run is followed on).
-      commandRedisLines('backfill', addressOf(settings.redisUrl)).watch(rt.redis);
-      try {
-        const since = parseTime('--since', flags.since);
-        const until = parseTime('--until', flags.until);
-        const request = {
-          resources,
-          filters: parseFilters(flags.filter),
-          fullHistory: flags.fullHistory === true,
-          replay: flags.replay === true,
-          ...(since === undefined ? {} : { since }),
-          ...(until === undefined ? {} : { until }),
-          ...(flags.runId === undefined ? {} : { runId: flags.runId }),
-        };
-        const plan = { targetRows, partition, partitionAboveRows } as const;
-        if (flags.dryRun === true) {
-          await printDryRun(request, rt.planner, plan, cpuPerRecord);
-          return;
-        }
-        const planned = await startBackfill(request, {
-          connection: rt.redis,
-          prefix: settings.queuePrefix,
-          planner: rt.planner,
-          counters: rt.counters,
-          users: rt.users,
-          plan,
-          priority,
-        });
-        console.log(`run ${planned.run.runId}: ${planned.slices.length} slices over ${resources.join(', ')}`);
-        if (flags.wait !== true) return;
-        const started = Date.now();
-        // Live progress (issue 7): bars with records/s and ETA on a terminal, one line per change otherwise.
-        const result = await waitForRunWithProgress(planned.run.runId, {
-          redis: rt.redis,
-          queuePrefix: settings.queuePrefix,
-          redisPrefix: settings.redisPrefix,
-          pollMs: 1000,
-        });
-        const secs = (Date.now() - started) / 1000;
-        const c = result.counters;
-        console.log(
-          `run ${result.runId} completed in ${secs.toFixed(1)} s: fetched ${c.fetched}, published ${c.published}, ` +
-            `deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered} (${(c.published / Math.max(secs, 0.001)).toFixed(0)} records/s)`,
-        );
-        const u = result.users;
-        if (u !== undefined && (u.unlistedUsers > 0 || u.discoveredUsers > 0))
-          console.warn(
-            `warning: ${u.unlistedUsers} user listing item(s) had no _id; ${u.discoveredUsers} user(s) not in the listings were walked because a trade revealed them` +
-              (u.discoveredUsers < u.unlistedUsers
-                ? ' (fewer than unlisted: some of those users may never have traded with a walked user)'
-                : ''),
-          );
-      } finally {
-        await rt.close();
-      }
+    .action(runBackfill);
+}
+
+/** The backfill: plan the run and enqueue it (or print its cost with `--dry-run`); with `--wait`, follow it. */
+async function runBackfill(names: string[], flags: BackfillFlags): Promise<void> {
+  const resources = parseResources(names);
+  const { targetRows, priority, cpuPerRecord, partition, partitionAboveRows } = parsePlanFlags(flags);
+  if (flags.runId !== undefined) checkRunId(flags.runId, '--run-id');
+  const settings = readPipelineSettings({ api: true });
+  await requireReachable({ redisUrl: settings.redisUrl });
+  const rt = await createPipelineRuntime(settings, { kafka: false });
+  // A Redis restart under --wait: one line when it goes, one when it is back (the run is followed on).
+  commandRedisLines('backfill', addressOf(settings.redisUrl)).watch(rt.redis);
+  try {
+    const since = parseTime('--since', flags.since);
+    const until = parseTime('--until', flags.until);
+    const request = {
+      resources,
+      filters: parseFilters(flags.filter),
+      fullHistory: flags.fullHistory === true,
+      replay: flags.replay === true,
+      ...(since === undefined ? {} : { since }),
+      ...(until === undefined ? {} : { until }),
+      ...(flags.runId === undefined ? {} : { runId: flags.runId }),
+    };
+    const plan = { targetRows, partition, partitionAboveRows } as const;
+    if (flags.dryRun === true) {
+      await printDryRun(request, rt.planner, plan, cpuPerRecord);
+      return;
+    }
+    const planned = await startBackfill(request, {
+      connection: rt.redis,
+      prefix: settings.queuePrefix,
+      planner: rt.planner,
+      counters: rt.counters,
+      users: rt.users,
+      plan,
+      priority,
     });
+    console.log(`run ${planned.run.runId}: ${planned.slices.length} slices over ${resources.join(', ')}`);
+    if (flags.wait !== true) return;
+    await followRun(rt, settings, planned.run.runId);
+  } finally {
+    await rt.close();
+  }
+}
+
+/** `--wait`: follows the run to its end with live progress, then prints its counters and rate. */
+async function followRun(rt: PipelineRuntime, settings: PipelineSettings, runId: string): Promise<void> {
+  const started = Date.now();
+  // Live progress (issue 7): bars with records/s and ETA on a terminal, one line per change otherwise.
+  const result = await waitForRunWithProgress(runId, {
+    redis: rt.redis,
+    queuePrefix: settings.queuePrefix,
+    redisPrefix: settings.redisPrefix,
+    pollMs: 1000,
+  });
+  const secs = (Date.now() - started) / 1000;
+  const c = result.counters;
+  console.log(
+    `run ${result.runId} completed in ${secs.toFixed(1)} s: fetched ${c.fetched}, published ${c.published}, ` +
+      `deduplicated ${c.deduplicated}, dead-lettered ${c.deadLettered} (${(c.published / Math.max(secs, 0.001)).toFixed(0)} records/s)`,
+  );
+  const u = result.users;
+  if (u !== undefined && (u.unlistedUsers > 0 || u.discoveredUsers > 0))
+    console.warn(
+      `warning: ${u.unlistedUsers} user listing item(s) had no _id; ${u.discoveredUsers} user(s) not in the listings were walked because a trade revealed them` +
+        (u.discoveredUsers < u.unlistedUsers
+          ? ' (fewer than unlisted: some of those users may never have traded with a walked user)'
+          : ''),
+    );
 }

@@ -13,6 +13,7 @@ import { formatDuration, parseDuration, readPipelineSettings } from '../../../fo
 import { commandRedisLines } from '../connection-lines.js';
 import { addressOf, requireReachable } from '../service-probes.js';
 import { parseResources } from '../../../pipeline/planner/index.js';
+import type { ResourceName } from '../../../foundation/models/resources.js';
 import {
   createScheduleRegistry,
   createTailStateStore,
@@ -20,6 +21,7 @@ import {
   parseRescanShare,
   rescanParts,
   type ScheduleInfo,
+  type ScheduleRegistry,
 } from '../../../pipeline/schedules/index.js';
 
 interface TailFlags {
@@ -89,80 +91,92 @@ export function register(program: Command): void {
     .option('--list', 'list the schedules')
     .option('--remove', 'remove the tails (with --cron: the cron backfills) of the resources')
     .option('--reset', 'forget the watermarks of the resources (the next run starts over from --since)')
-    .action(async (names: string[], flags: TailFlags) => {
-      const settings = readPipelineSettings({});
-      await requireReachable({ redisUrl: settings.redisUrl });
-      const redis = commandRedisLines('tail', addressOf(settings.redisUrl)).watch(
-        connectRedis(settings.redisUrl),
-      );
-      const registry = createScheduleRegistry({
-        connection: redis,
-        prefix: settings.queuePrefix,
-        ...(settings.retention === undefined ? {} : { retention: { maxAgeMs: settings.retention.maxAgeMs } }),
-      });
-      try {
-        if (flags.list === true) {
-          const all = await registry.list();
-          if (all.length === 0) console.log('no schedules');
-          for (const s of all) console.log(describe(s));
-          return;
-        }
-        if (names.length === 0) throw new ConfigError('tail needs at least one resource (or --list)');
-        const resources = parseResources(names);
-        if (flags.remove === true) {
-          for (const r of resources) {
-            const removed = await registry.remove(flags.cron === undefined ? 'tail' : 'backfill', r);
-            console.log(
-              `${flags.cron === undefined ? 'tail' : 'backfill'}-${r}: ${removed ? 'removed' : 'not scheduled'}`,
-            );
-          }
-          return;
-        }
-        if (flags.reset === true) {
-          const state = createTailStateStore(redis, settings.redisPrefix);
-          for (const r of resources) await state.reset(r);
-          console.log(`watermarks forgotten: ${resources.join(', ')}`);
-          return;
-        }
-        const targetRows = Number(flags.targetRows ?? '5000');
-        if (!Number.isSafeInteger(targetRows) || targetRows < 1)
-          throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
-        const since = flags.since === undefined ? undefined : Date.parse(flags.since);
-        if (since !== undefined && Number.isNaN(since))
-          throw new ConfigError(`--since must be an ISO-8601 date-time, got ${JSON.stringify(flags.since)}`);
-        const rescanEveryMs =
-          flags.rescanEvery === 'never' ? -1 : parseDuration('--rescan-every', flags.rescanEvery);
-        const lookbackMs = parseDuration('--lookback', flags.lookback);
-        const everyMs = flags.cron === undefined ? parseDuration('--every', flags.every) : undefined;
-        const rescanShare = parseRescanShare('--rescan-budget', flags.rescanBudget);
-        const parts =
-          flags.rescanPeriod === 'off' || everyMs === undefined
-            ? 0
-            : rescanParts(parseDuration('--rescan-period', flags.rescanPeriod), everyMs);
-        for (const resource of resources) {
-          const base = {
-            resource,
-            lookbackMs,
-            rescanEveryMs,
-            rescanParts: parts,
-            rescanShare,
-            replay: flags.replay === true,
-            fullHistory: flags.fullHistory === true,
-            targetRows,
-            ...(since === undefined ? {} : { since }),
-          };
-          const info =
-            flags.cron !== undefined
-              ? await registry.upsertBackfill({ ...base, kind: 'backfill' }, flags.cron, flags.tz)
-              : await registry.upsertTail({ ...base, kind: 'tail' }, parseDuration('--every', flags.every));
-          console.log(`scheduled ${describe(info)}`);
-        }
+    .action(runTail);
+}
+
+/** The tail command: list, remove or reset the resources' schedules, or register them. */
+async function runTail(names: string[], flags: TailFlags): Promise<void> {
+  const settings = readPipelineSettings({});
+  await requireReachable({ redisUrl: settings.redisUrl });
+  const redis = commandRedisLines('tail', addressOf(settings.redisUrl)).watch(
+    connectRedis(settings.redisUrl),
+  );
+  const registry = createScheduleRegistry({
+    connection: redis,
+    prefix: settings.queuePrefix,
+    ...(settings.retention === undefined ? {} : { retention: { maxAgeMs: settings.retention.maxAgeMs } }),
+  });
+  try {
+    if (flags.list === true) {
+      const all = await registry.list();
+      if (all.length === 0) console.log('no schedules');
+      for (const s of all) console.log(describe(s));
+      return;
+    }
+    if (names.length === 0) throw new ConfigError('tail needs at least one resource (or --list)');
+    const resources = parseResources(names);
+    if (flags.remove === true) {
+      for (const r of resources) {
+        const removed = await registry.remove(flags.cron === undefined ? 'tail' : 'backfill', r);
         console.log(
-          'schedules fire in the workers: keep at least one `gamedata worker` running; `gamedata status` shows lag',
+          `${flags.cron === undefined ? 'tail' : 'backfill'}-${r}: ${removed ? 'removed' : 'not scheduled'}`,
         );
-      } finally {
-        await registry.close();
-        await redis.quit();
       }
-    });
+      return;
+    }
+    if (flags.reset === true) {
+      const state = createTailStateStore(redis, settings.redisPrefix);
+      for (const r of resources) await state.reset(r);
+      console.log(`watermarks forgotten: ${resources.join(', ')}`);
+      return;
+    }
+    await upsertSchedules(registry, resources, flags);
+  } finally {
+    await registry.close();
+    await redis.quit();
+  }
+}
+
+/** Registers a tail (or with `--cron`, a scheduled backfill) of each resource, from the flags, checked. */
+async function upsertSchedules(
+  registry: ScheduleRegistry,
+  resources: readonly ResourceName[],
+  flags: TailFlags,
+): Promise<void> {
+  const targetRows = Number(flags.targetRows ?? '5000');
+  if (!Number.isSafeInteger(targetRows) || targetRows < 1)
+    throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
+  const since = flags.since === undefined ? undefined : Date.parse(flags.since);
+  if (since !== undefined && Number.isNaN(since))
+    throw new ConfigError(`--since must be an ISO-8601 date-time, got ${JSON.stringify(flags.since)}`);
+  const rescanEveryMs =
+    flags.rescanEvery === 'never' ? -1 : parseDuration('--rescan-every', flags.rescanEvery);
+  const lookbackMs = parseDuration('--lookback', flags.lookback);
+  const everyMs = flags.cron === undefined ? parseDuration('--every', flags.every) : undefined;
+  const rescanShare = parseRescanShare('--rescan-budget', flags.rescanBudget);
+  const parts =
+    flags.rescanPeriod === 'off' || everyMs === undefined
+      ? 0
+      : rescanParts(parseDuration('--rescan-period', flags.rescanPeriod), everyMs);
+  for (const resource of resources) {
+    const base = {
+      resource,
+      lookbackMs,
+      rescanEveryMs,
+      rescanParts: parts,
+      rescanShare,
+      replay: flags.replay === true,
+      fullHistory: flags.fullHistory === true,
+      targetRows,
+      ...(since === undefined ? {} : { since }),
+    };
+    const info =
+      flags.cron !== undefined
+        ? await registry.upsertBackfill({ ...base, kind: 'backfill' }, flags.cron, flags.tz)
+        : await registry.upsertTail({ ...base, kind: 'tail' }, parseDuration('--every', flags.every));
+    console.log(`scheduled ${describe(info)}`);
+  }
+  console.log(
+    'schedules fire in the workers: keep at least one `gamedata worker` running; `gamedata status` shows lag',
+  );
 }

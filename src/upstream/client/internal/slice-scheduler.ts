@@ -8,7 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { AbortedError, GamedataError } from '../../../foundation/errors.js';
 import { planSplit, roundSplitRule } from '../../../foundation/slicing/index.js';
 import type { ClientCore, InvalidItemMode } from '../core.js';
-import { readSlicePages } from '../read-slice.js';
+import { readSlicePages, type SlicePageDetail } from '../read-slice.js';
 import type { ChangeSignal } from './change-signal.js';
 import { skipEmptyBelow, splitSegment, type Segment } from './slice-segments.js';
 
@@ -165,6 +165,58 @@ function createSegmentQueue<T>(initial: readonly Segment<T>[]): {
   };
 }
 
+/** The pages of a segment's slice, down to its (moving) start; the first one sized by the density learned so far. */
+function slicePages<T>(
+  core: ClientCore,
+  seg: Segment<T>,
+  s: SchedulerSettings,
+  density: Density,
+  signal: AbortSignal,
+): AsyncGenerator<SlicePageDetail<T>> {
+  return readSlicePages<T>(core, seg.listing, seg.end, () => seg.start, {
+    limit: s.limit,
+    firstLimit: firstPageLimit(seg, s, density),
+    signal,
+    onInvalidItem: s.onInvalidItem,
+  });
+}
+
+/**
+ * What a page teaches: rows per ms over its span (when finite) and, on the slice's last page, the empty time below
+ * it (skipped, never requested). Returns where the next page's span starts.
+ */
+function learnFromPage<T>(
+  seg: Segment<T>,
+  page: SlicePageDetail<T>,
+  prevTime: number,
+  o: { density: Density; stats: CollectStats; alignMs: number },
+): number {
+  learnDensity(o.density, prevTime, page.cursor === null ? seg.start : page.lastTimeMs, page.items.length);
+  if (page.cursor === null) {
+    const skipped = skipEmptyBelow(seg, page.fetched === 0 ? -Infinity : page.belowTimeMs, o.alignMs);
+    if (skipped > 0) o.stats.skipped = (o.stats.skipped ?? 0) + skipped;
+  }
+  return Number.isNaN(page.lastTimeMs) ? prevTime : page.lastTimeMs;
+}
+
+/** Splits a dense running slice by `rule`, queueing its older parts; returns whether it split. */
+function splitIfDense<T>(
+  seg: Segment<T>,
+  progress: { rowsRead: number; topTime: number; lastTime: number },
+  round: number,
+  rule: Parameters<typeof planSplit>[2],
+  segments: { pushSplit(parts: readonly Segment<T>[]): void },
+  stats: CollectStats,
+): boolean {
+  const split = planSplit(seg, progress, rule);
+  if (split === null) return false;
+  const added = splitSegment(seg, split, round);
+  segments.pushSplit(added);
+  stats.slices += added.length;
+  stats.splits++;
+  return true;
+}
+
 export function createSliceScheduler<T>(
   core: ClientCore,
   initial: readonly Segment<T>[],
@@ -180,23 +232,6 @@ export function createSliceScheduler<T>(
   const density: Density = { rows: 0, ms: 0 };
   const segments = createSegmentQueue(initial);
 
-  /** Splits a dense running slice; its older parts are scheduled at once. */
-  function maybeSplit(
-    seg: Segment<T>,
-    rowsRead: number,
-    topTime: number,
-    lastTime: number,
-    round: number,
-  ): void {
-    const split = planSplit(seg, { rowsRead, topTime, lastTime }, splitRuleOf(s, running));
-    if (split === null) return;
-    const added = splitSegment(seg, split, round);
-    segments.pushSplit(added);
-    stats.slices += added.length;
-    stats.splits++;
-    pump();
-  }
-
   async function read(seg: Segment<T>): Promise<void> {
     seg.started = true;
     running++;
@@ -205,28 +240,12 @@ export function createSliceScheduler<T>(
       let rows = 0;
       let prevTime = seg.end;
       let round = seg.round;
-      const pages = readSlicePages<T>(core, seg.listing, seg.end, () => seg.start, {
-        limit: s.limit,
-        firstLimit: firstPageLimit(seg, s, density),
-        signal,
-        onInvalidItem: s.onInvalidItem,
-      });
+      const pages = slicePages(core, seg, s, density, signal);
       for await (const page of pages) {
         stats.pages++;
         round++;
         if (round > (stats.rounds ?? 0)) stats.rounds = round;
-        // Learn rows per ms from every page over a finite span.
-        learnDensity(
-          density,
-          prevTime,
-          page.cursor === null ? seg.start : page.lastTimeMs,
-          page.items.length,
-        );
-        if (!Number.isNaN(page.lastTimeMs)) prevTime = page.lastTimeMs;
-        if (page.cursor === null) {
-          const skipped = skipEmptyBelow(seg, page.fetched === 0 ? -Infinity : page.belowTimeMs, s.alignMs);
-          if (skipped > 0) stats.skipped = (stats.skipped ?? 0) + skipped;
-        }
+        prevTime = learnFromPage(seg, page, prevTime, { density, stats, alignMs: s.alignMs });
         if (page.items.length > 0) {
           for (const item of page.items) seg.buffer.push(item);
           buffered += page.items.length;
@@ -236,8 +255,11 @@ export function createSliceScheduler<T>(
         rows += page.items.length;
         if (page.cursor === null) break;
         if (top === Infinity && !Number.isNaN(page.firstTimeMs)) top = page.firstTimeMs;
-        if (s.splitDense && page.fetched >= page.limit && !Number.isNaN(page.lastTimeMs))
-          maybeSplit(seg, rows, top, page.lastTimeMs, round);
+        if (s.splitDense && page.fetched >= page.limit && !Number.isNaN(page.lastTimeMs)) {
+          const progress = { rowsRead: rows, topTime: top, lastTime: page.lastTimeMs };
+          // Its older parts are scheduled at once.
+          if (splitIfDense(seg, progress, round, splitRuleOf(s, running), segments, stats)) pump();
+        }
         // Backpressure for streaming: only the slice being emitted may run ahead without bound.
         while (seg !== scheduler.current && buffered > s.highWater && !call.failure) await events.changed();
         if (call.failure) return;
