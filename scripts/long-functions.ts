@@ -1,5 +1,5 @@
 // `npx tsx scripts/long-functions.ts [--max N]`: lists every function in src/ longer than the limit
-// (120 lines by default), longest first, and exits 1 when any is over it that the allow-list below does not name.
+// (100 lines by default), longest first, and exits 1 when any is over it that the allow-list below does not name.
 //
 // A function's length is counted from the line its `function` keyword, method name or arrow parameters start on
 // (modifiers such as `export async` included) to the line of its closing brace, both included. Every kind counts:
@@ -14,8 +14,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-/** The default limit, from issue 33: "No function over 120 lines in src/ except generated tables". */
-const DEFAULT_MAX_LINES = 120;
+/**
+ * The default limit: issue 49's "No function over 100 lines in src/ (the metrics table excepted)" (issue 33 had set
+ * 120).
+ */
+const DEFAULT_MAX_LINES = 100;
 
 /**
  * Functions allowed over the limit, keyed `path:name` (path relative to the repository root), each with why.

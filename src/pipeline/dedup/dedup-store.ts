@@ -182,6 +182,50 @@ async function newerSeenIn(
 }
 
 /**
+ * A page's records by dedup key, the first occurrence of each (in-page repeats dropped), and those without an `_id`,
+ * which cannot be recognised again: they always pass (they will be dead-lettered).
+ */
+function firstOfEach<T extends DedupRecord>(
+  resource: ResourceName,
+  records: readonly T[],
+): { byKey: Map<string, T>; anonymous: T[] } {
+  const byKey = new Map<string, T>();
+  const anonymous: T[] = [];
+  for (const rec of records) {
+    if (!hasDedupId(rec)) {
+      anonymous.push(rec);
+      continue;
+    }
+    const k = `${resource}/${dedupKey(resource, rec)}`;
+    if (!byKey.has(k)) byKey.set(k, rec);
+  }
+  return { byKey, anonymous };
+}
+
+/** The seen-sets' names under a prefix: the global one, a `--replay` run's, and those a mark goes to. */
+function seenSetNames(prefix: string): {
+  globalSet: (r: ResourceName) => string;
+  scopedSet: (r: ResourceName, scope: string) => string;
+  setsFor: (r: ResourceName, o?: ClaimOptions) => string[];
+} {
+  const globalSet = (r: ResourceName): string => `${prefix}:seen:${r}`;
+  const scopedSet = (r: ResourceName, scope: string): string => `${prefix}:seen:${r}:run:${scope}`;
+  return {
+    globalSet,
+    scopedSet,
+    setsFor: (r, o) => (o?.scope === undefined ? [globalSet(r)] : [globalSet(r), scopedSet(r, o.scope)]),
+  };
+}
+
+/** The seen-set entries of keyed candidates. */
+function entriesOf<T extends DedupRecord>(
+  resource: ResourceName,
+  candidates: readonly [string, T][],
+): SeenEntry[] {
+  return candidates.map(([, rec]) => seenEntry(resource, rec));
+}
+
+/**
  * Creates the dedup store. Besides the seen-set it tracks keys in flight: when two slices read the same record at
  * once (a trade under its buyer and its seller), the second waits for the first's outcome instead of publishing
  * it again. Within a process through promises; across processes through short-lived Redis locks (when the backend
@@ -195,25 +239,11 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
   const lockPollMs = options.lockPollMs ?? DEFAULT_DEDUP_STORE_OPTIONS.lockPollMs;
   const owner = options.owner ?? `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
   const lockKey = (k: string): string => `${prefix}:inflight:${k}`;
-  const globalSet = (r: ResourceName): string => `${prefix}:seen:${r}`;
-  const scopedSet = (r: ResourceName, scope: string): string => `${prefix}:seen:${r}:run:${scope}`;
-  const setsFor = (r: ResourceName, o?: ClaimOptions): string[] =>
-    o?.scope === undefined ? [globalSet(r)] : [globalSet(r), scopedSet(r, o.scope)];
+  const { globalSet, scopedSet, setsFor } = seenSetNames(prefix);
 
   return {
     async claim<T extends DedupRecord>(resource: ResourceName, records: readonly T[], o?: ClaimOptions) {
-      // In-page repeats first: the first occurrence wins.
-      const byKey = new Map<string, T>();
-      // A record without an `_id` cannot be recognised again: it always passes (it will be dead-lettered).
-      const anonymous: T[] = [];
-      for (const rec of records) {
-        if (!hasDedupId(rec)) {
-          anonymous.push(rec);
-          continue;
-        }
-        const k = `${resource}/${dedupKey(resource, rec)}`;
-        if (!byKey.has(k)) byKey.set(k, rec);
-      }
+      const { byKey, anonymous } = firstOfEach(resource, records);
       // Wait for other slices of this process that are publishing the same keys.
       const waits = [...byKey.keys()].map((k) => inFlight.get(k)).filter((p) => p !== undefined);
       if (waits.length > 0) await Promise.all(waits);
@@ -229,11 +259,7 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
       const locked: string[] = [];
       try {
         if (backend.claimLocks === undefined) {
-          const seen = await backend.has(
-            name,
-            versioned,
-            candidates.map(([, rec]) => seenEntry(resource, rec)),
-          );
+          const seen = await backend.has(name, versioned, entriesOf(resource, candidates));
           candidates.forEach(([k, rec], i) => {
             if (seen[i] === true) {
               if (inFlight.get(k) === settled) inFlight.delete(k);
@@ -251,7 +277,7 @@ export function createDedupStore(backend: SeenSetBackend, options: DedupStoreOpt
           const states = await backend.claimLocks(
             name,
             versioned,
-            candidates.map(([, rec]) => seenEntry(resource, rec)),
+            entriesOf(resource, candidates),
             candidates.map(([k]) => lockKey(k)),
             owner,
             lockTtlMs,
