@@ -135,10 +135,10 @@ local function add_to(base, w, load, recs, blind)
         -- An immutable record is appended without reading its bucket: its claim found it unseen under the page's
         -- own lock, so the entry is almost never there already, and one that is (a page settled by a resolver and
         -- by itself) costs 8 bytes and no error: a lookup stops at the first match, and the next split drops the
-        -- copy. APPEND runs in C, where GET + concat + SET
-        -- copied the ~1 KB bucket through Lua twice (16 -> ~4 us of Redis CPU per exactly-once settle, issue 47);
-        -- Redis' preallocation lets an appended bucket hold up to twice its bytes (bench/dedup-memory.ts: bytes per
-        -- record within issue 17's 16), and the AOF logs 8 bytes per record instead of the bucket.
+        -- copy. APPEND runs in C, where GET + concat + SET copied the ~1 KB bucket through Lua twice (the settle:
+        -- 22.9 -> 14.7 us of Redis CPU per record, bench/dedup-protocol.ts --split, issue 47). Redis' preallocation
+        -- lets an appended bucket hold up to twice its bytes: 14.3 instead of 9.7 bytes per record (the same bench,
+        -- 1 M records; issue 17's limit is 16). The AOF logs 8 bytes per record instead of the bucket.
         compact = true
         local e = entry_of(b12, pi)
         redis.call('APPEND', bucket_key(base, e, b12, L, S), e)
