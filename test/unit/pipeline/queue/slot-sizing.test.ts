@@ -187,7 +187,10 @@ describe('startSlotSizing', () => {
       },
       { base: 8, max: 64, intervalMs: 5, settleMs: 0, onChange: () => undefined, onError: () => undefined },
     );
-    await new Promise((r) => setTimeout(r, 60));
+    // Until the slots reach their maximum (8 -> 16 -> 32 -> 64: at least three reads), not for a fixed 60 ms: the
+    // CI's Node 24 unit run beside lane 2's chaos test delayed the 5 ms timer enough to stop at 32 (2026-12-03).
+    const deadline = Date.now() + 10_000;
+    while (worker.concurrency < 64 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     await sizing.stop();
     const after = reads;
     expect(after).toBeGreaterThan(1);
