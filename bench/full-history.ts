@@ -12,8 +12,14 @@
  * same flags gives the plan's estimate (requests, pages, serial feed seconds); the table shows measured / estimated
  * (issue 32: the estimate is what an operator sees before spending the key, so it must hold within 25 %).
  *
- *   npx tsx bench/full-history.ts [--scale small] [--seed 7] [--latency realistic] [--plans auto,countryId,off]
- *     [--concurrency 32] [--max-concurrency N] [--no-verify] [--trace] [--trace-every 10]
+ *   npx tsx bench/full-history.ts [--scale small|medium|large] [--seed 7] [--latency realistic] [--plans auto,countryId,off]
+ *     [--concurrency 32] [--max-concurrency N] [--processes N|auto] [--no-verify] [--trace] [--trace-every 10]
+ *
+ * `--processes` runs `gamedata worker --processes <N|auto>` (a supervisor and its forks) instead of one worker
+ * process; the worker's CPU is then the sum over the supervisor's process tree. Every run also prints the peaks it
+ * reached (sampled every 2 s): the worker's RSS (the tree's sum), Redis' `used_memory`, the Kafka broker's RSS, and at
+ * the end the run's topic's log bytes on the broker's disk (`KAFKA_LOG_DIR`, default `.stack/kafka/data`). Scale large
+ * holds ~10 M truth rows in this process: run it with `node --max-old-space-size=12000 --import tsx bench/full-history.ts`.
  *
  * `--trace` prints every 10 s (`--trace-every`, seconds) of the run: the slices active and queued (BullMQ), completed, and the upstream's
  * requests and transaction calls in those 10 s (where the run's time goes: rounds, slots, or the key); at the end, the
@@ -25,7 +31,10 @@
  */
 import { startSimulator, type Simulator } from '../tools/simulator/index.js';
 import { parseLatencySpec } from '../tools/simulator/options.js';
-import { cpuSeconds, describeMachine } from './machine.js';
+import { describeMachine, findProcess, processTree, rssBytes, treeCpuSeconds } from './machine.js';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '../src/pipeline/contract/queue-names.js';
 import type { SliceJobData, SliceResult } from '../src/pipeline/planner/index.js';
@@ -33,12 +42,13 @@ import { benchEnv, flag, gamedata, mustGamedata, removeRunKeys, verifyTransactio
 import { describeUsage, redisUsage, usageBetween } from './redis-usage.js';
 
 const args = process.argv.slice(2);
-const scale = flag('scale', 'small') as 'small' | 'medium';
+const scale = flag('scale', 'small') as 'small' | 'medium' | 'large';
 const seed = Number(flag('seed', '7'));
 const latency = parseLatencySpec(flag('latency', 'realistic'));
 const plans = flag('plans', 'auto,countryId,off').split(',');
 const concurrency = flag('concurrency', '32');
 const maxConcurrency = flag('max-concurrency', '');
+const processes = flag('processes', '');
 const verify = !args.includes('--no-verify');
 const trace = args.includes('--trace');
 const traceEveryS = Number(flag('trace-every', '10'));
@@ -98,6 +108,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
       '--concurrency',
       concurrency,
       ...(maxConcurrency === '' ? [] : ['--max-concurrency', maxConcurrency]),
+      ...(processes === '' ? [] : ['--processes', processes]),
     ],
     env,
   );
@@ -111,7 +122,8 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     );
     sim.resetStats();
     const workerPid = worker.child.pid ?? 0;
-    const cpuBefore = cpuSeconds(workerPid);
+    const cpuBefore = treeCpuSeconds(workerPid);
+    const peaks = samplePeaks(workerPid, env['REDIS_URL'] ?? 'redis://127.0.0.1:16379');
     const redisBefore = await redisUsage(env['REDIS_URL'] ?? 'redis://127.0.0.1:16379');
     const started = performance.now();
     const tracer = trace ? traceRun(sim, tag, started) : undefined;
@@ -120,7 +132,11 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
       env,
     );
     const wallS = (performance.now() - started) / 1000;
-    const workerCpuS = cpuSeconds(workerPid) - cpuBefore;
+    const workerCpuS = treeCpuSeconds(workerPid) - cpuBefore;
+    const peak = await peaks.stop();
+    console.log(
+      `${plan}: peaks: worker RSS ${mib(peak.workerRss)} MiB (${peak.workerProcesses} processes), Redis used_memory ${mib(peak.redisUsed)} MiB (${mib(peak.redisStart)} at the start), Kafka broker RSS ${mib(peak.kafkaRss)} MiB; the run's topic ${mib(topicLogBytes(`${tag}.transactions`))} MiB on the broker's disk`,
+    );
     const redisSpent = usageBetween(
       redisBefore,
       await redisUsage(env['REDIS_URL'] ?? 'redis://127.0.0.1:16379'),
@@ -168,6 +184,59 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     await sim.close();
     await removeRunKeys(tag);
   }
+}
+
+const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+
+interface Peaks {
+  workerRss: number;
+  workerProcesses: number;
+  redisUsed: number;
+  /** Redis' `used_memory` at the first sample (what other keys hold). */
+  redisStart: number;
+  kafkaRss: number;
+}
+
+/** Every 2 s until stopped: the worker tree's summed RSS, Redis' `used_memory`, the Kafka broker's RSS; the peak of each. */
+function samplePeaks(workerPid: number, redisUrl: string): { stop(): Promise<Peaks> } {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const kafkaPid = findProcess('kafka.Kafka');
+  const peak: Peaks = { workerRss: 0, workerProcesses: 0, redisUsed: 0, redisStart: -1, kafkaRss: 0 };
+  const sample = async (): Promise<void> => {
+    const tree = processTree(workerPid);
+    const rss = tree.reduce((sum, p) => sum + rssBytes(p), 0);
+    if (rss > peak.workerRss) peak.workerRss = rss;
+    peak.workerProcesses = Math.max(peak.workerProcesses, tree.length);
+    if (kafkaPid !== undefined) peak.kafkaRss = Math.max(peak.kafkaRss, rssBytes(kafkaPid));
+    const used = /^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1];
+    if (used !== undefined) peak.redisUsed = Math.max(peak.redisUsed, Number(used));
+    if (used !== undefined && peak.redisStart < 0) peak.redisStart = Number(used);
+  };
+  void sample().catch(() => undefined);
+  const timer = setInterval(() => void sample().catch(() => undefined), 2000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await sample().catch(() => undefined);
+      redis.disconnect();
+      return peak;
+    },
+  };
+}
+
+/** The bytes of `topic`'s partitions' segment logs on the broker's disk (not the indexes, preallocated at 10 MB each) (`KAFKA_LOG_DIR`, default `.stack/kafka/data`; 0 if not found). */
+function topicLogBytes(topic: string): number {
+  const dir = process.env['KAFKA_LOG_DIR'] ?? join(process.cwd(), '.stack/kafka/data');
+  let bytes = 0;
+  try {
+    for (const part of readdirSync(dir))
+      if (part.startsWith(`${topic}-`))
+        for (const file of readdirSync(join(dir, part)))
+          if (file.endsWith('.log')) bytes += statSync(join(dir, part, file)).size;
+  } catch {
+    return 0;
+  }
+  return bytes;
 }
 
 /** Every `--trace-every` s: slices active / queued / completed, and the upstream's requests and transaction calls since the last. */
@@ -259,7 +328,7 @@ async function printLongestWalks(queue: Queue, started: number): Promise<void> {
 async function main(): Promise<void> {
   console.log(`machine: ${describeMachine()}; date ${new Date().toISOString()}`);
   console.log(
-    `scale ${scale}, seed ${seed}, latency ${JSON.stringify(latency)}, one worker x ${concurrency}${maxConcurrency === '' ? '' : ` (max ${maxConcurrency})`}, plans ${plans.join(', ')}`,
+    `scale ${scale}, seed ${seed}, latency ${JSON.stringify(latency)}, ${processes === '' ? 'one worker' : `worker --processes ${processes}`} x ${concurrency}${maxConcurrency === '' ? '' : ` (max ${maxConcurrency})`}, plans ${plans.join(', ')}`,
   );
   const outcomes: Outcome[] = [];
   for (const [i, plan] of plans.entries()) {
