@@ -13,7 +13,13 @@
  * (issue 32: the estimate is what an operator sees before spending the key, so it must hold within 25 %).
  *
  *   npx tsx bench/full-history.ts [--scale small|medium|large] [--seed 7] [--latency realistic] [--plans auto,countryId,off]
- *     [--concurrency 32] [--max-concurrency N] [--processes N|auto] [--no-verify] [--trace] [--trace-every 10]
+ *     [--concurrency 32] [--max-concurrency N] [--processes N|auto] [--delivery exactly-once|at-least-once]
+ *     [--no-verify] [--trace] [--trace-every 10]
+ *
+ * Each run prints the box's CPU over the backfill by process (issue 51 item 4): the worker (its tree), Redis (`INFO
+ * cpu`), the Kafka broker and the registry (/proc, found by their command lines), and this process (the simulator,
+ * with the trace's polls), in seconds and µs per record of the truth. `--delivery` sets the workers'
+ * `GAMEDATA_DELIVERY` (default: the product's, exactly-once).
  *
  * `--processes` runs `gamedata worker --processes <N|auto>` (a supervisor and its forks) instead of one worker
  * process; the worker's CPU is then the sum over the supervisor's process tree. Every run also prints the peaks it
@@ -31,7 +37,14 @@
  */
 import { startSimulator, type Simulator } from '../tools/simulator/index.js';
 import { parseLatencySpec } from '../tools/simulator/options.js';
-import { describeMachine, findProcess, processTree, rssBytes, treeCpuSeconds } from './machine.js';
+import {
+  cpuSeconds,
+  describeMachine,
+  findProcess,
+  processTree,
+  rssBytes,
+  treeCpuSeconds,
+} from './machine.js';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -49,6 +62,7 @@ const plans = flag('plans', 'auto,countryId,off').split(',');
 const concurrency = flag('concurrency', '32');
 const maxConcurrency = flag('max-concurrency', '');
 const processes = flag('processes', '');
+const delivery = flag('delivery', '');
 const verify = !args.includes('--no-verify');
 const trace = args.includes('--trace');
 const traceEveryS = Number(flag('trace-every', '10'));
@@ -99,7 +113,10 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     apiKeys: [KEY],
   });
   const tag = `fh${Date.now().toString(36)}${index}`;
-  const env = benchEnv(sim.url, KEY, tag);
+  const env: NodeJS.ProcessEnv = {
+    ...benchEnv(sim.url, KEY, tag),
+    ...(delivery === '' ? {} : { GAMEDATA_DELIVERY: delivery }),
+  };
   await mustGamedata(['schemas', 'register'], env);
   await mustGamedata(['topics', 'create'], env);
   const worker = gamedata(
@@ -125,6 +142,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     const cpuBefore = treeCpuSeconds(workerPid);
     const peaks = samplePeaks(workerPid, env['REDIS_URL'] ?? 'redis://127.0.0.1:16379');
     const redisBefore = await redisUsage(env['REDIS_URL'] ?? 'redis://127.0.0.1:16379');
+    const box = boxCpu();
     const started = performance.now();
     const tracer = trace ? traceRun(sim, tag, started) : undefined;
     const out = await mustGamedata(
@@ -133,6 +151,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     );
     const wallS = (performance.now() - started) / 1000;
     const workerCpuS = treeCpuSeconds(workerPid) - cpuBefore;
+    const boxSpent = box.spent();
     const peak = await peaks.stop();
     console.log(
       `${plan}: peaks: worker RSS ${mib(peak.workerRss)} MiB (${peak.workerProcesses} processes), Redis used_memory ${mib(peak.redisUsed)} MiB (${mib(peak.redisStart)} at the start), Kafka broker RSS ${mib(peak.kafkaRss)} MiB; the run's topic ${mib(topicLogBytes(`${tag}.transactions`))} MiB on the broker's disk`,
@@ -143,7 +162,12 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     );
     await tracer?.stop();
     const stats = sim.stats();
-    console.log(`${plan}: ${describeUsage(redisSpent, sim.truth('transactions').length)}`);
+    const records = sim.truth('transactions').length;
+    console.log(`${plan}: ${describeUsage(redisSpent, records)}`);
+    const us = (cpuS: number): string => `${cpuS.toFixed(1)} s (${((cpuS / records) * 1e6).toFixed(0)} µs)`;
+    console.log(
+      `${plan}: box CPU over the backfill, s (µs per record of ${records}): worker ${us(workerCpuS)}, Redis ${us(redisSpent.cpuS)}, Kafka broker ${us(boxSpent.kafkaS)}, registry ${us(boxSpent.registryS)}, simulator (this process) ${us(boxSpent.simulatorS)}; all but the simulator ${us(workerCpuS + redisSpent.cpuS + boxSpent.kafkaS + boxSpent.registryS)}`,
+    );
     console.log(
       `${plan}: ${
         out
@@ -184,6 +208,26 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     await sim.close();
     await removeRunKeys(tag);
   }
+}
+
+/** CPU of the Kafka broker, the registry and this process (the simulator) from now until `spent()`. */
+function boxCpu(): { spent(): { kafkaS: number; registryS: number; simulatorS: number } } {
+  const kafkaPid = findProcess('kafka.Kafka');
+  const registryPid = findProcess('quarkus.http.port') ?? findProcess('schema-registry');
+  const of = (pid: number | undefined): number => (pid === undefined ? 0 : cpuSeconds(pid));
+  const k0 = of(kafkaPid);
+  const r0 = of(registryPid);
+  const s0 = process.cpuUsage();
+  return {
+    spent() {
+      const s = process.cpuUsage(s0);
+      return {
+        kafkaS: of(kafkaPid) - k0,
+        registryS: of(registryPid) - r0,
+        simulatorS: (s.user + s.system) / 1e6,
+      };
+    },
+  };
 }
 
 const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);

@@ -1,22 +1,16 @@
 /**
  * Issue 51, item 1: the fixed cost of a slice, apart from the cost of its records. The same backfill (one resource's
  * full history, the same records every time) through the whole pipeline as a user runs it (`gamedata worker`, then
- * `gamedata backfill <resource> --full-history --until <now> --target-rows N --wait`), planned at several slice sizes
+ * `gamedata backfill <resource> --full-history --until <now> --plan-for requests --target-rows N --wait`), planned at several slice sizes
  * (`--targets`, rows per planned slice), in each delivery mode, each on a fresh simulator and fresh topics, queues and
  * Redis keys. The records and pages do not change with the slice size, only the slices do, so the slope of the
  * worker's CPU (from /proc) and of Redis' CPU (INFO cpu, the whole server: run it on a quiet Redis) against the slices
- * completed is what one slice costs, and the intercept over the records is what a record costs. Latency is off and
- * the key's limit 2 000 requests a minute: the budget is known and binds (so the planner plans for requests, where
- * `--target-rows` sets the slices; with no limit it plans for rounds, one page a slice) but never holds a call back.
- * This measures CPU, not the key.
+ * completed is what one slice costs, and the intercept over the records is what a record costs. The plan is for
+ * requests (`--plan-for requests`: a density estimate and slices of `--target-rows`; for rounds, the default where the
+ * key does not bind, every slice is one page whatever the target). Latency is off and the key's limit 2 000 requests a
+ * minute, which never holds a call back: this measures CPU, not the key.
  *
- * NOT YET A MEASURE OF THE SLICE'S COST (2026-12-03): at small, donations planned 16 slices at every target (1000,
- * 200, 50) with the limit at 50 000 and at 2 000 a minute: the planner still planned for rounds (one page a slice),
- * so `budgetBinds` was false at planning. The lever to fix first: a planner option the bench can set (`plan:
- * 'requests'`), or a resource whose walks split by `--target-rows` under both plans. Until then its fit prints 0 ms a
- * slice and its per-record column is the whole cost (420-473 µs of worker CPU per donation, exactly-once, small).
- *
- *   npx tsx bench/slice-cost.ts [--scale medium] [--seed 1] [--resource donations] [--targets 5000,1000,200]
+ *   npx tsx bench/slice-cost.ts [--scale medium] [--seed 1] [--resource donations] [--targets 5000,1000,200,50]
  *     [--delivery exactly-once,at-least-once] [--concurrency 32]
  *
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(bash scripts/stack.sh up | grep ^export)"`).
@@ -33,7 +27,7 @@ const scale = flag('scale', 'medium') as 'small' | 'medium';
 const seed = Number(flag('seed', '1'));
 const resource = flag('resource', 'donations');
 if (!isResourceName(resource)) throw new Error(`--resource must be a resource name, got ${resource}`);
-const targets = flag('targets', '5000,1000,200').split(',').map(Number);
+const targets = flag('targets', '5000,1000,200,50').split(',').map(Number);
 const deliveries = flag('delivery', 'exactly-once,at-least-once').split(',');
 const concurrency = flag('concurrency', '32');
 const KEY = 'bench-key';
@@ -81,7 +75,18 @@ async function runOnce(delivery: string, target: number, index: number, redis: R
     const redis0 = await redisCpu(redis);
     const started = performance.now();
     const out = await mustGamedata(
-      ['backfill', resource, '--full-history', '--until', until, '--target-rows', String(target), '--wait'],
+      [
+        'backfill',
+        resource,
+        '--full-history',
+        '--until',
+        until,
+        '--plan-for',
+        'requests',
+        '--target-rows',
+        String(target),
+        '--wait',
+      ],
       env,
     );
     const wallS = (performance.now() - started) / 1000;
@@ -122,7 +127,7 @@ function fit(points: { x: number; y: number }[]): { a: number; b: number } {
 async function main(): Promise<void> {
   console.log(`machine: ${describeMachine()}; date ${new Date().toISOString()}`);
   console.log(
-    `scale ${scale}, seed ${seed}, ${resource} full history, targets ${targets.join(', ')} rows a slice, ${deliveries.join(' and ')}, latency off, key limit 2 000 requests a minute`,
+    `scale ${scale}, seed ${seed}, ${resource} full history, targets ${targets.join(', ')} rows a slice, ${deliveries.join(' and ')}, planned for requests, latency off, key limit 2 000 requests a minute`,
   );
   const redis = new Redis(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379');
   const samples: Sample[] = [];

@@ -120,6 +120,11 @@ const CASES: Case[] = [
     line: /--partition must be auto, countryId or off, got "userId"/,
   },
   {
+    name: 'backfill --plan-for',
+    args: ['backfill', 'donations', '--plan-for', 'speed'],
+    line: /--plan-for must be auto, rounds or requests, got "speed"/,
+  },
+  {
     name: 'backfill --cpu-per-record',
     args: ['backfill', 'transactions', '--full-history', '--dry-run', '--cpu-per-record', 'fast'],
     line: /--cpu-per-record must be a positive number of µs, got "fast"/,

@@ -35,6 +35,7 @@ interface BackfillFlags {
   replay?: boolean;
   wait?: boolean;
   targetRows?: string;
+  planFor: string;
   runId?: string;
   priority: string;
   partition: string;
@@ -53,6 +54,7 @@ function parseTime(flag: string, value: string | undefined): number | undefined 
 /** The flags that shape the plan, checked. @throws ConfigError naming the flag and the value. */
 function parsePlanFlags(flags: BackfillFlags): {
   targetRows: number;
+  planFor: 'auto' | 'rounds' | 'requests';
   priority: 'backfill' | 'rescan';
   cpuPerRecord: number | undefined;
   partition: 'countryId' | 'off';
@@ -61,6 +63,10 @@ function parsePlanFlags(flags: BackfillFlags): {
   const targetRows = Number(flags.targetRows ?? '5000');
   if (!Number.isSafeInteger(targetRows) || targetRows < 1)
     throw new ConfigError(`--target-rows must be a positive integer, got ${String(flags.targetRows)}`);
+  if (flags.planFor !== 'auto' && flags.planFor !== 'rounds' && flags.planFor !== 'requests')
+    throw new ConfigError(
+      `--plan-for must be auto, rounds or requests, got ${JSON.stringify(flags.planFor)}`,
+    );
   if (flags.priority !== 'backfill' && flags.priority !== 'rescan')
     throw new ConfigError(`--priority must be backfill or rescan, got ${JSON.stringify(flags.priority)}`);
   const cpuPerRecord = flags.cpuPerRecord === undefined ? undefined : Number(flags.cpuPerRecord);
@@ -76,6 +82,7 @@ function parsePlanFlags(flags: BackfillFlags): {
     );
   return {
     targetRows,
+    planFor: flags.planFor,
     priority: flags.priority,
     cpuPerRecord,
     partition: flags.partition === 'off' ? 'off' : 'countryId',
@@ -146,7 +153,14 @@ export function register(program: Command): void {
       '--cpu-per-record <us>',
       `with --dry-run: the worker CPU a record costs on your workers' machines, µs (bench/pipeline.ts measures it; default ${WORKER_CPU_MICROS_PER_RECORD}, this project's 2-core box)`,
     )
-    .option('--target-rows <n>', 'rows per planned slice', '5000')
+    .option('--target-rows <n>', 'rows per planned slice (where the plan is for requests)', '5000')
+    .option(
+      '--plan-for <goal>',
+      'what the plan minimises: rounds = slices of one page each, all read in one round; requests = slices of ' +
+        "--target-rows (fewer, larger slices: less worker CPU per record, more time); auto = requests while the key's " +
+        'budget binds, else rounds',
+      'auto',
+    )
     .option(
       '--run-id <id>',
       "fix the run id: letters, digits, '.', '_', '-' (default: derived from resources and time)",
@@ -162,7 +176,8 @@ export function register(program: Command): void {
 /** The backfill: plan the run and enqueue it (or print its cost with `--dry-run`); with `--wait`, follow it. */
 async function runBackfill(names: string[], flags: BackfillFlags): Promise<void> {
   const resources = parseResources(names);
-  const { targetRows, priority, cpuPerRecord, partition, partitionAboveRows } = parsePlanFlags(flags);
+  const { targetRows, planFor, priority, cpuPerRecord, partition, partitionAboveRows } =
+    parsePlanFlags(flags);
   if (flags.runId !== undefined) checkRunId(flags.runId, '--run-id');
   const settings = readPipelineSettings({ api: true });
   await requireReachable({ redisUrl: settings.redisUrl });
@@ -181,7 +196,7 @@ async function runBackfill(names: string[], flags: BackfillFlags): Promise<void>
       ...(until === undefined ? {} : { until }),
       ...(flags.runId === undefined ? {} : { runId: flags.runId }),
     };
-    const plan = { targetRows, partition, partitionAboveRows } as const;
+    const plan = { targetRows, plan: planFor, partition, partitionAboveRows } as const;
     if (flags.dryRun === true) {
       await printDryRun(request, rt.planner, plan, cpuPerRecord);
       return;

@@ -20,24 +20,25 @@ function dryRun(
   extra: readonly string[] = [],
 ): Promise<{ code: number | null; out: string }> {
   const until = new Date(h.sim.now()).toISOString();
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/app/cli/main.ts',
-      'backfill',
-      'transactions',
-      '--full-history',
-      '--until',
-      until,
-      '--partition',
-      partition,
-      '--dry-run',
-      ...extra,
-    ],
-    { cwd: ROOT, env: h.env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  return gamedata(h, [
+    'backfill',
+    'transactions',
+    '--full-history',
+    '--until',
+    until,
+    '--partition',
+    partition,
+    '--dry-run',
+    ...extra,
+  ]);
+}
+
+function gamedata(h: Harness, argv: readonly string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/cli/main.ts', ...argv], {
+    cwd: ROOT,
+    env: h.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -117,5 +118,41 @@ describe('backfill --dry-run: the estimate of a full history', () => {
     );
     // Issue 51: what the run costs the one Redis every worker shares, as a share of its core at the key's pace.
     expect(out).toMatch(/Redis CPU: about \d+ core-seconds: \d+ % of one core at the key's pace/);
+  }, 120_000);
+
+  it('--plan-for: for requests, slices of --target-rows (fewer at more rows); for rounds, one page each whatever the target', async () => {
+    const donations = h.sim.truth('donations').length;
+    const slices = async (planFor: string, target: number): Promise<number> => {
+      const { code, out } = await gamedata(h, [
+        'backfill',
+        'donations',
+        '--full-history',
+        '--plan-for',
+        planFor,
+        '--target-rows',
+        String(target),
+        '--dry-run',
+      ]);
+      expect({ code, out }).toMatchObject({ code: 0 });
+      const m = /^donations\s+(\d+)\s/m.exec(out);
+      expect(m, out).not.toBeNull();
+      return Number(m?.[1]);
+    };
+    const [coarse, fine, rounds, roundsFine] = [
+      await slices('requests', 1000),
+      await slices('requests', 200),
+      await slices('rounds', 1000),
+      await slices('rounds', 200),
+    ];
+    expect(donations).toBeGreaterThan(1000);
+    // A density estimate cuts at about the target: within 2x of rows / target either way.
+    expect(coarse).toBeGreaterThanOrEqual(Math.floor(donations / 1000 / 2));
+    expect(coarse).toBeLessThanOrEqual(Math.ceil((donations / 1000) * 2));
+    expect(fine).toBeGreaterThan(coarse);
+    expect(fine).toBeGreaterThanOrEqual(Math.floor(donations / 200 / 2));
+    expect(fine).toBeLessThanOrEqual(Math.ceil((donations / 200) * 2));
+    // For rounds the target is not used: slices of at most one page's rows, so at least rows / 99.
+    expect(rounds).toBe(roundsFine);
+    expect(rounds).toBeGreaterThanOrEqual(Math.ceil(donations / 99));
   }, 120_000);
 });
