@@ -162,7 +162,8 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     );
     await tracer?.stop();
     const stats = sim.stats();
-    const records = sim.truth('transactions').length;
+    let records = 0;
+    for (const _ of sim.eachTruth('transactions')) records += 1;
     console.log(`${plan}: ${describeUsage(redisSpent, records)}`);
     const us = (cpuS: number): string => `${cpuS.toFixed(1)} s (${((cpuS / records) * 1e6).toFixed(0)} µs)`;
     console.log(
@@ -177,7 +178,9 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
           .pop() ?? ''
       } (${wallS.toFixed(1)} s with planning)`,
     );
-    const verdict = verify ? (await verifyTransactions(tag, sim.truth('transactions'))).line : 'not verified';
+    const verdict = verify
+      ? (await verifyTransactions(tag, sim.eachTruth('transactions'))).line
+      : 'not verified';
     return {
       plan,
       wallS,

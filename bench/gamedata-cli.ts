@@ -91,7 +91,7 @@ export async function mustGamedata(argv: string[], env: NodeJS.ProcessEnv): Prom
 /** Transactions on the topics under `topicPrefix` against `truth`, record by record, as one line. */
 export async function verifyTransactions(
   topicPrefix: string,
-  truth: Record<string, unknown>[],
+  truth: Iterable<Record<string, unknown>>,
 ): Promise<{ line: string; exact: boolean }> {
   const r = await verifyResource({
     resource: 'transactions',
@@ -104,7 +104,7 @@ export async function verifyTransactions(
     truth,
   });
   return {
-    line: `${r.matched}/${truth.length} matched, missing ${r.missing}, duplicates ${r.duplicates}, unexpected ${r.unexpected}`,
+    line: `${r.matched}/${r.expected} matched, missing ${r.missing}, duplicates ${r.duplicates}, unexpected ${r.unexpected}`,
     exact: r.missing === 0 && r.duplicates === 0 && r.unexpected === 0,
   };
 }

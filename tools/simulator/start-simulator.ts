@@ -48,6 +48,11 @@ export interface Simulator {
    * records served corrupted), newest first by `(sortTime, _id)`. In live mode the world is first advanced to now.
    */
   truth(resource: SimulatorResource): Record<string, unknown>[];
+  /**
+   * {@link truth}'s records one at a time, built as they are read: what a verify of scale large (10 M transactions,
+   * ~1 KB each as objects) iterates instead of holding them all. The world is advanced to now when it starts.
+   */
+  eachTruth(resource: SimulatorResource): Iterable<Record<string, unknown>>;
   /** The records served corrupted under the current fault settings (so tests can expect them in the DLQ). */
   malformed(resource: SimulatorResource): MalformedRecord[];
   /**
@@ -175,6 +180,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     truth(resource) {
       tick();
       return world.truth(resource);
+    },
+    eachTruth(resource) {
+      tick();
+      return world.eachTruth(resource);
     },
     malformed(resource) {
       tick();

@@ -107,6 +107,8 @@ export interface World {
   readonly fixes: FixedRecords;
   /** Every record of a resource, newest first by `(sortTime, _id)`, as the API returns it (current versions). */
   truth(resource: SimulatorResource): Rec[];
+  /** {@link truth}'s records one at a time, built as they are read (scale large: 10 M transactions never all held). */
+  eachTruth(resource: SimulatorResource): Iterable<Rec>;
   /** User id of a user identity (creation counter). */
   userId(ident: number): string;
   /** The equipment a user wears, keyed by slot (`inventory.fetchCurrentEquipment`). */
@@ -216,6 +218,13 @@ export function createWorld(options: WorldOptions = {}): World {
     store.build = withShapeChanges(store.build, (row) => table.time(row), changes);
   }
 
+  /** Every record of `resource` newest first, each built as it is read. */
+  function* eachTruth(resource: SimulatorResource): Iterable<Rec> {
+    const store = stores[resource];
+    const variant: RecordVariant = resource === 'articles' ? 'feed' : 'full';
+    for (let row = store.table.length - 1; row >= 0; row--) yield store.build(row, variant);
+  }
+
   return {
     seed,
     scale,
@@ -230,13 +239,8 @@ export function createWorld(options: WorldOptions = {}): World {
     tx: data.transactions.tx,
     store: (resource) => stores[resource],
     fixes: createFixedRecords(),
-    truth(resource) {
-      const store = stores[resource];
-      const out: Rec[] = [];
-      const variant: RecordVariant = resource === 'articles' ? 'feed' : 'full';
-      for (let row = store.table.length - 1; row >= 0; row--) out.push(store.build(row, variant));
-      return out;
-    },
+    truth: (resource) => [...eachTruth(resource)],
+    eachTruth,
     userId: population.userId,
     equipmentOf: (userRow) => gear.worn(population.users.ident(userRow), population.users.time(userRow)),
     articleMeta(row) {

@@ -49,6 +49,21 @@ export function compareRecords(
     consumed += 1;
     counts.set(k, (counts.get(k) ?? 0) + 1);
   }
+  return compareCounts(counts, consumed, truthKeys, excludedIds, sampleSize);
+}
+
+/**
+ * {@link compareRecords} on the topic's keys already counted (key -> times read; `consumed` records in all): what a
+ * reader that counts as it reads passes, so that it never holds the topic's keys in a list as well (10 M records at
+ * scale large).
+ */
+export function compareCounts(
+  counts: ReadonlyMap<string, number>,
+  consumed: number,
+  truthKeys: Iterable<string>,
+  excludedIds: ReadonlySet<string> = new Set(),
+  sampleSize = 10,
+): CompareReport {
   const truth = new Set<string>();
   for (const k of truthKeys) {
     const id = k.includes('@') ? k.slice(0, k.indexOf('@')) : k;

@@ -2,7 +2,7 @@
  * Verify: topic content vs the upstream's truth, record by record. Reads topics through `output/kafka/` (`readTopic`);
  * owns the comparison and the upstream truth.
  */
-export { compareRecords, versionKey } from './compare-records.js';
+export { compareCounts, compareRecords, versionKey } from './compare-records.js';
 export type { CompareReport } from './compare-records.js';
 export { verifyResource } from './verify-resource.js';
 export type { VerifyResourceOptions, VerifyReport } from './verify-resource.js';
