@@ -46,6 +46,11 @@ export interface PlanCostOptions {
   redisMicrosPerRecord?: number;
   /** Redis CPU a slice costs whatever its rows, ms. @default {@link REDIS_CPU_MILLIS_PER_SLICE} */
   redisMillisPerSlice?: number;
+  /**
+   * Cores of the machine the workers and Redis share (the CLI passes its own machine's): the run's time when both run
+   * there. @default none (the line is left out)
+   */
+  machineCores?: number;
 }
 
 /**
@@ -131,6 +136,13 @@ export interface PlanCost {
   redisCpuMinutes: number;
   /** The share of one Redis core the run needs at the key's pace: above 1, Redis, not the key, sets the pace. */
   redisCoreShare: number;
+  /** Cores the workers and Redis need together to keep pace with the key: their CPU minutes / the key's, rounded up. */
+  boxCores: number;
+  /**
+   * With {@link PlanCostOptions.machineCores}: the least minutes the run takes with the workers and Redis on that
+   * machine alone, `max(minutesOnOneKey, (worker + slice + Redis CPU) / cores)` (the broker's CPU not counted).
+   */
+  minutesOnMachine?: { cores: number; minutes: number };
   assumptions: string[];
 }
 
@@ -209,6 +221,18 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
     workerProcesses: Math.max(1, Math.ceil((workerCpuMinutes + sliceCpuMinutes) / keyMinutes)),
     redisCpuMinutes,
     redisCoreShare: redisCpuMinutes / keyMinutes,
+    boxCores: Math.max(1, Math.ceil((workerCpuMinutes + sliceCpuMinutes + redisCpuMinutes) / keyMinutes)),
+    ...(options.machineCores === undefined
+      ? {}
+      : {
+          minutesOnMachine: {
+            cores: options.machineCores,
+            minutes: Math.max(
+              minutesOnOneKey,
+              (workerCpuMinutes + sliceCpuMinutes + redisCpuMinutes) / options.machineCores,
+            ),
+          },
+        }),
     assumptions: [
       `pages: each slice's plan where it says (density, row or history probes: full pages and the one that ends the read), planning's own pages (proof, probes) included`,
       ...(options.sampled?.notes ?? []).map((n) => `sampled: ${n}`),
@@ -250,6 +274,16 @@ function redisLine(c: PlanCost): string {
     : `Redis CPU: about ${coreTime(c.redisCpuMinutes)}: ${share}`;
 }
 
+/** The box's line: the cores workers and Redis need together, and the run's least time on this machine's cores. */
+function boxLine(c: PlanCost): string {
+  const total = c.workerCpuMinutes + c.sliceCpuMinutes + c.redisCpuMinutes;
+  const here =
+    c.minutesOnMachine === undefined
+      ? ''
+      : `; with both on this machine's ${c.minutesOnMachine.cores} cores, at least about ${c.minutesOnMachine.minutes.toFixed(1)} min`;
+  return `box: workers and Redis about ${coreTime(total)} together: ${c.boxCores} cores keep pace with the key${here} (the broker, the registry and the upstream's latency not counted)`;
+}
+
 /** The estimate as lines for a terminal. */
 export function formatPlanCost(c: PlanCost): string {
   const lines = ['resource       slices  planned  sampled    pages  requests  feed s'];
@@ -261,6 +295,7 @@ export function formatPlanCost(c: PlanCost): string {
     `total: ${c.pages} pages, ${c.requests} requests, ${c.feedSeconds.toFixed(0)} s of serial feed: about ${c.minutesOnOneKey.toFixed(1)} min on one key`,
     workerLine(c),
     redisLine(c),
+    boxLine(c),
     `planning (in the totals, spent again by the run): ${c.planning.proofPages} proof pages (${c.planning.proofFeedSeconds.toFixed(1)} s of serial feed), ${c.planning.probePages} probe pages${c.planning.samplePages > 0 ? `; this estimate's samples: ${c.planning.samplePages} probe pages (not spent by the run)` : ''}`,
     'assumptions:',
     ...c.assumptions.map((a) => `  - ${a}`),

@@ -4,6 +4,7 @@
  * do the reading. With `--wait` it follows the run to its end and exits non-zero if it failed.
  * Settings: GAMEDATA_API_URL, GAMEDATA_API_KEY, REDIS_URL, GAMEDATA_QUEUE_PREFIX, GAMEDATA_REDIS_PREFIX.
  */
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { ConfigError } from '../../../foundation/errors.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../../index.js';
@@ -112,7 +113,11 @@ async function printDryRun(
   });
   console.log(
     formatPlanCost(
-      estimatePlanCost(dry, { sampled, ...(cpuMicrosPerRecord === undefined ? {} : { cpuMicrosPerRecord }) }),
+      estimatePlanCost(dry, {
+        sampled,
+        machineCores: availableParallelism(),
+        ...(cpuMicrosPerRecord === undefined ? {} : { cpuMicrosPerRecord }),
+      }),
     ),
   );
 }

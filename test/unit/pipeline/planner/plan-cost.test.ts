@@ -101,6 +101,18 @@ describe('estimatePlanCost', () => {
     expect(c.workerProcesses).toBe(Math.ceil((50 + 440) / 60 / 0.8));
     expect(c.redisCpuMinutes).toBeCloseTo((20_000 * 50 * 41e-6 + 20_000 * 1e-3) / 60, 9);
     expect(c.redisCoreShare).toBeCloseTo(c.redisCpuMinutes / 0.8, 9);
+    // Workers and Redis together: their CPU over the key's minutes, in cores; on a machine of 2, the least time.
+    const together = c.workerCpuMinutes + c.sliceCpuMinutes + c.redisCpuMinutes;
+    expect(c.boxCores).toBe(Math.ceil(together / 0.8));
+    expect(c.minutesOnMachine).toBeUndefined();
+    const onTwo = estimatePlanCost(planned, { ...SLICE_COST, machineCores: 2 });
+    expect(onTwo.minutesOnMachine?.minutes).toBeCloseTo(Math.max(0.8, together / 2), 9);
+    expect(formatPlanCost(onTwo)).toMatch(
+      new RegExp(
+        `^box: workers and Redis about .* together: ${c.boxCores} cores keep pace with the key; with both on this machine's 2 cores, at least about ${Math.max(0.8, together / 2).toFixed(1)} min`,
+        'm',
+      ),
+    );
     expect(formatPlanCost(c)).toContain(
       "Redis CPU: about 1.0 core-minutes: 127 % of one core at the key's pace, so Redis, not the key, sets the pace",
     );
