@@ -8,16 +8,19 @@
  * completed is what one slice costs, and the intercept over the records is what a record costs. The plan is for
  * requests (`--plan-for requests`: a density estimate and slices of `--target-rows`; for rounds, the default where the
  * key does not bind, every slice is one page whatever the target). Latency is off and the key's limit 2 000 requests a
- * minute, which never holds a call back: this measures CPU, not the key.
+ * minute, which never holds a call back: this measures CPU, not the key. `--latency realistic` (the simulator's cost
+ * model) makes each slice live as long as its pages take: what a slice costs while it waits (renewals, heartbeats,
+ * polls) shows as the difference from latency off.
  *
  *   npx tsx bench/slice-cost.ts [--scale medium] [--seed 1] [--resource donations] [--targets 5000,1000,200,50]
- *     [--delivery exactly-once,at-least-once] [--concurrency 32]
+ *     [--delivery exactly-once,at-least-once] [--concurrency 32] [--latency off|realistic]
  *
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(bash scripts/stack.sh up | grep ^export)"`).
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startSimulator } from '../tools/simulator/index.js';
+import { parseLatencySpec } from '../tools/simulator/options.js';
 import { QUEUE_NAMES } from '../src/pipeline/contract/queue-names.js';
 import { isResourceName } from '../src/foundation/models/resources.js';
 import { cpuSeconds, describeMachine } from './machine.js';
@@ -30,6 +33,7 @@ if (!isResourceName(resource)) throw new Error(`--resource must be a resource na
 const targets = flag('targets', '5000,1000,200,50').split(',').map(Number);
 const deliveries = flag('delivery', 'exactly-once,at-least-once').split(',');
 const concurrency = flag('concurrency', '32');
+const latency = parseLatencySpec(flag('latency', 'off'));
 const KEY = 'bench-key';
 
 interface Sample {
@@ -54,6 +58,7 @@ async function runOnce(delivery: string, target: number, index: number, redis: R
   const sim = await startSimulator({
     scale,
     seed,
+    latency,
     apiKeys: [KEY],
     rateLimit: { enabled: true, keyed: 2_000, anonymous: 100, windowMs: 60_000 },
   });
@@ -127,7 +132,7 @@ function fit(points: { x: number; y: number }[]): { a: number; b: number } {
 async function main(): Promise<void> {
   console.log(`machine: ${describeMachine()}; date ${new Date().toISOString()}`);
   console.log(
-    `scale ${scale}, seed ${seed}, ${resource} full history, targets ${targets.join(', ')} rows a slice, ${deliveries.join(' and ')}, planned for requests, latency off, key limit 2 000 requests a minute`,
+    `scale ${scale}, seed ${seed}, ${resource} full history, targets ${targets.join(', ')} rows a slice, ${deliveries.join(' and ')}, planned for requests, latency ${JSON.stringify(latency)}, key limit 2 000 requests a minute`,
   );
   const redis = new Redis(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379');
   const samples: Sample[] = [];
