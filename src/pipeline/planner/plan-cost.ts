@@ -221,18 +221,11 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
     workerProcesses: Math.max(1, Math.ceil((workerCpuMinutes + sliceCpuMinutes) / keyMinutes)),
     redisCpuMinutes,
     redisCoreShare: redisCpuMinutes / keyMinutes,
-    boxCores: Math.max(1, Math.ceil((workerCpuMinutes + sliceCpuMinutes + redisCpuMinutes) / keyMinutes)),
-    ...(options.machineCores === undefined
-      ? {}
-      : {
-          minutesOnMachine: {
-            cores: options.machineCores,
-            minutes: Math.max(
-              minutesOnOneKey,
-              (workerCpuMinutes + sliceCpuMinutes + redisCpuMinutes) / options.machineCores,
-            ),
-          },
-        }),
+    ...boxFigures(
+      workerCpuMinutes + sliceCpuMinutes + redisCpuMinutes,
+      minutesOnOneKey,
+      options.machineCores,
+    ),
     assumptions: [
       `pages: each slice's plan where it says (density, row or history probes: full pages and the one that ends the read), planning's own pages (proof, probes) included`,
       ...(options.sampled?.notes ?? []).map((n) => `sampled: ${n}`),
@@ -250,6 +243,24 @@ export function estimatePlanCost(planned: PlannedRun, options: PlanCostOptions =
       `Redis: ${redisMicros} µs a record fetched and ${redisSliceMillis} ms a slice (the same run: dedup, BullMQ, the budget, counters), on the one thread Redis runs commands on; every worker shares it`,
     ],
   };
+}
+
+/** The cores workers and Redis need together (`cpuMinutes` of both) at the key's pace, and the time on `machineCores`. */
+function boxFigures(
+  cpuMinutes: number,
+  minutesOnOneKey: number,
+  machineCores: number | undefined,
+): Pick<PlanCost, 'boxCores' | 'minutesOnMachine'> {
+  const boxCores = Math.max(1, Math.ceil(cpuMinutes / Math.max(minutesOnOneKey, Number.MIN_VALUE)));
+  return machineCores === undefined
+    ? { boxCores }
+    : {
+        boxCores,
+        minutesOnMachine: {
+          cores: machineCores,
+          minutes: Math.max(minutesOnOneKey, cpuMinutes / machineCores),
+        },
+      };
 }
 
 /** `minutes` of one core: `12.3 core-minutes`, or `45 core-seconds` under a minute. */
