@@ -1,6 +1,6 @@
 /**
  * Lakehouse benchmark: Apache Iceberg's Kafka Connect sink with `gamedata connect --sink iceberg`'s config.
- * 1. Backlog: produces N transactions (simulator truth, scale medium, encoded with their schema) to a fresh topic in
+ * 1. Backlog: produces N records of the resource (transactions unless named; simulator truth, scale medium, encoded with their schema) to a fresh topic in
  *    Kafka transactions, then creates the sink and times it until the table holds all N (PyIceberg's snapshots):
  *    rows/s into Iceberg, from the connector's creation and between its first and last snapshot.
  * 2. Kafka commit -> visible: with the sink caught up, commits B small transactions one every `gap` ms and takes, for
@@ -9,7 +9,8 @@
  *    the commit's own time.
  *
  * Run (services from `eval "$(bash scripts/stack.sh up --with lakehouse)"`):
- *   `npx tsx bench/lakehouse.ts [records=100000] [commitIntervalMs=10000] [batches=12] [gapMs=2500]`
+ *   `npx tsx bench/lakehouse.ts [records=100000] [commitIntervalMs=10000] [batches=12] [gapMs=2500] [resource=transactions]`
+ * (users: appended like every resource, each version a row; scale medium holds 20 000, so e.g. `15000 5000 4 1500 users`)
  * Prints one JSON line; cleans up its topic, subject, connector, groups, control topic and table.
  */
 import { rmSync } from 'node:fs';
@@ -20,7 +21,7 @@ import { toAvroValue } from '../src/output/encoding/avro-mapping.js';
 import { AVRO_TYPE_OPTIONS } from '../src/output/encoding/avro-types.js';
 import { frameConfluent } from '../src/output/encoding/confluent-frame.js';
 import { readSchemaFiles } from '../src/output/encoding/schema-files.js';
-import { RESOURCE_INFO } from '../src/foundation/models/resources.js';
+import { isResourceName, RESOURCE_INFO } from '../src/foundation/models/resources.js';
 import { startSimulator } from '../tools/simulator/start-simulator.js';
 import {
   buildIcebergSinkConfig,
@@ -31,7 +32,14 @@ import {
 import { createConnectClient } from '../src/output/warehouse/index.js';
 import { describeMachine } from './machine.js';
 
-const [nArg = '100000', intervalArg = '10000', batchesArg = '12', gapArg = '2500'] = process.argv.slice(2);
+const [
+  nArg = '100000',
+  intervalArg = '10000',
+  batchesArg = '12',
+  gapArg = '2500',
+  resourceArg = 'transactions',
+] = process.argv.slice(2);
+if (!isResourceName(resourceArg)) throw new Error(`the resource must be a resource name, got ${resourceArg}`);
 const n = Number(nArg);
 const commitIntervalMs = Number(intervalArg);
 const batches = Number(batchesArg);
@@ -50,7 +58,7 @@ const catalogName = env('ICEBERG_CATALOG_NAME');
 const machine = describeMachine();
 const started = new Date().toISOString();
 
-const resource = 'transactions';
+const resource = resourceArg;
 const prefix = `lhbench-${Date.now()}`;
 const topic = `${prefix}.${resource}`;
 const namespace = icebergNamespace(prefix);
@@ -81,9 +89,24 @@ const producer = kafka.producer({
   maxInFlightRequests: 1,
 });
 await producer.connect();
+function chunksUnder<T extends { key: string; value: Buffer }>(messages: T[], bytes: number): T[][] {
+  const chunks: T[][] = [[]];
+  let size = 0;
+  for (const m of messages) {
+    const b = m.value.length + m.key.length + 64;
+    if (size + b > bytes && (chunks.at(-1)?.length ?? 0) > 0) {
+      chunks.push([]);
+      size = 0;
+    }
+    chunks.at(-1)?.push(m);
+    size += b;
+  }
+  return chunks;
+}
 async function commit(messages: { key: string; value: Buffer }[]): Promise<number> {
   const tx = await producer.transaction();
-  await tx.send({ topic, acks: -1, messages });
+  // Under the broker's 1 MB request limit: a user is ~2 KB of Avro, a transaction ~0.4 KB.
+  for (const chunk of chunksUnder(messages, 800_000)) await tx.send({ topic, acks: -1, messages: chunk });
   await tx.commit();
   return Date.now();
 }
