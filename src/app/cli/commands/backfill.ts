@@ -162,7 +162,7 @@ export function register(program: Command): void {
     .option(
       '--plan-for <goal>',
       'what the plan minimises: rounds = slices of one page each, all read in one round; requests = slices of ' +
-        "--target-rows (fewer, larger slices: less worker CPU per record, more time); auto = requests while the key's " +
+        "--target-rows (fewer, larger slices, each read page after page: a longer run); auto = requests while the key's " +
         'budget binds, else rounds',
       'auto',
     )
