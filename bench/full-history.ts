@@ -139,10 +139,12 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     );
     sim.resetStats();
     const workerPid = worker.child.pid ?? 0;
+    const redisUrl = env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
+    const kafkaPid = findProcess('kafka.Kafka');
     const cpuBefore = treeCpuSeconds(workerPid);
-    const peaks = samplePeaks(workerPid, env['REDIS_URL'] ?? 'redis://127.0.0.1:16379');
-    const redisBefore = await redisUsage(env['REDIS_URL'] ?? 'redis://127.0.0.1:16379');
-    const box = boxCpu();
+    const peaks = samplePeaks(workerPid, kafkaPid, redisUrl);
+    const redisBefore = await redisUsage(redisUrl);
+    const box = boxCpu(kafkaPid);
     const started = performance.now();
     const tracer = trace ? traceRun(sim, tag, started) : undefined;
     const out = await mustGamedata(
@@ -156,10 +158,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     console.log(
       `${plan}: peaks: worker RSS ${mib(peak.workerRss)} MiB (${peak.workerProcesses} processes), Redis used_memory ${mib(peak.redisUsed)} MiB (${mib(peak.redisStart)} at the start), Kafka broker RSS ${mib(peak.kafkaRss)} MiB; the run's topic ${mib(topicLogBytes(`${tag}.transactions`))} MiB on the broker's disk`,
     );
-    const redisSpent = usageBetween(
-      redisBefore,
-      await redisUsage(env['REDIS_URL'] ?? 'redis://127.0.0.1:16379'),
-    );
+    const redisSpent = usageBetween(redisBefore, await redisUsage(redisUrl));
     await tracer?.stop();
     const stats = sim.stats();
     let records = 0;
@@ -213,9 +212,10 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
   }
 }
 
-/** CPU of the Kafka broker, the registry and this process (the simulator) from now until `spent()`. */
-function boxCpu(): { spent(): { kafkaS: number; registryS: number; simulatorS: number } } {
-  const kafkaPid = findProcess('kafka.Kafka');
+/** CPU of the Kafka broker (`kafkaPid`), the registry and this process (the simulator) from now until `spent()`. */
+function boxCpu(kafkaPid: number | undefined): {
+  spent(): { kafkaS: number; registryS: number; simulatorS: number };
+} {
   const registryPid = findProcess('quarkus.http.port') ?? findProcess('schema-registry');
   const of = (pid: number | undefined): number => (pid === undefined ? 0 : cpuSeconds(pid));
   const k0 = of(kafkaPid);
@@ -245,9 +245,12 @@ interface Peaks {
 }
 
 /** Every 2 s until stopped: the worker tree's summed RSS, Redis' `used_memory`, the Kafka broker's RSS; the peak of each. */
-function samplePeaks(workerPid: number, redisUrl: string): { stop(): Promise<Peaks> } {
+function samplePeaks(
+  workerPid: number,
+  kafkaPid: number | undefined,
+  redisUrl: string,
+): { stop(): Promise<Peaks> } {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const kafkaPid = findProcess('kafka.Kafka');
   const peak: Peaks = { workerRss: 0, workerProcesses: 0, redisUsed: 0, redisStart: -1, kafkaRss: 0 };
   const sample = async (): Promise<void> => {
     const tree = processTree(workerPid);

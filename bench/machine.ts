@@ -2,17 +2,22 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 
-/** CPU seconds (user + system) a process has used so far, from /proc (0 when unreadable). */
-export function cpuSeconds(pid: number): number {
+/** The fields of /proc/<pid>/stat after "pid (comm) " (state first, at index 0), or undefined when unreadable. */
+function statFields(pid: number | string): string[] | undefined {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return readFileSync(`/proc/${pid}/stat`, 'utf8')
       .replace(/^.*\) /, '')
       .split(' ');
-    // After "pid (comm) ": state is field 3, so utime/stime (fields 14/15) are at indexes 11/12.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (0 when unreadable). */
+export function cpuSeconds(pid: number): number {
+  const fields = statFields(pid);
+  // State is field 3, so utime/stime (fields 14/15) are at indexes 11/12.
+  return fields === undefined ? 0 : (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 export function describeMachine(): string {
@@ -28,16 +33,8 @@ export function processTree(pid: number): number[] {
   const parentOf = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const ppid = Number(
-        readFileSync(`/proc/${entry}/stat`, 'utf8')
-          .replace(/^.*\) /, '')
-          .split(' ')[1],
-      );
-      parentOf.set(Number(entry), ppid);
-    } catch {
-      // gone meanwhile
-    }
+    const ppid = statFields(entry)?.[1]; // undefined: gone meanwhile
+    if (ppid !== undefined) parentOf.set(Number(entry), Number(ppid));
   }
   const tree = [pid];
   for (let i = 0; i < tree.length; i++)
