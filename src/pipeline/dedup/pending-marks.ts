@@ -128,8 +128,8 @@ export interface PendingMarksOptions {
 export const DEFAULT_PENDING_MARKS_OPTIONS = { prefix: 'gamedata', leaseMs: 30_000, pollMs: 50 } as const;
 
 /**
- * A lock's state as one claim step found it; a step stops at the first lock another page holds, and the locks after
- * it are `untried`.
+ * A lock's state as one claim step found it; a step stops at the first lock another page holds, and the unseen
+ * entries after it are `untried` (a seen one may say `seen` there: a backend may check them all first).
  */
 export type LockState =
   | { state: 'seen' }
@@ -143,7 +143,7 @@ export interface PendingMarksBackend {
   /**
    * Atomically, per entry in order: covered by `set` -> seen; else the lock `locks[i]` is free or `pageKey`'s -> taken
    * as `<pageKey>|<now + leaseMs>|<version>` (mine); else its lease is alive -> wait, or expired -> its owner, and
-   * every later entry is untried (not looked at).
+   * every later entry is untried (its lock not looked at), or seen when covered by `set`.
    */
   claim(request: {
     set: string;

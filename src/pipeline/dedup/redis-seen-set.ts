@@ -17,7 +17,7 @@
  */
 import type { Redis } from 'ioredis';
 import { ConfigError } from '../../foundation/errors.js';
-import { recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
+import { processIndexes, recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
 
 import type { SeenEntry } from './seen-encoding.js';
 
@@ -119,10 +119,17 @@ export function createRedisSeenSet(redis: Redis, options: RedisSeenSetOptions = 
   const addScript = scriptRunner(redis, ADD_SCRIPT);
   const claimScript = scriptRunner(redis, CLAIM_SCRIPT);
   const unlockScript = scriptRunner(redis, UNLOCK_SCRIPT);
+  // The ids carry their entries and bucket hashes, so the scripts do not hash them (recordArgs).
+  const indexes = processIndexes(redis);
   return {
     async has(name, versioned, entries) {
       if (entries.length === 0) return [];
-      const r = (await hasScript(1, [name, width(versioned), ...recordArgs(entries, versioned)])) as number[];
+      const r = (await hasScript(1, [
+        name,
+        width(versioned),
+        ...recordArgs(entries, versioned, indexes.of(name)),
+      ])) as number[];
+      await indexes.learn(name);
       return entries.map((_, i) => r[i] === 1);
     },
     async add(names, versioned, entries) {
@@ -131,11 +138,13 @@ export function createRedisSeenSet(redis: Redis, options: RedisSeenSetOptions = 
         ...names,
         width(versioned),
         String(bucketEntries),
-        ...recordArgs(entries, versioned),
+        ...recordArgs(entries, versioned, indexes.of(names[0]!)),
       ]);
+      await indexes.learn(names[0]!);
     },
     async drop(names) {
       for (const name of names) {
+        indexes.forget(name);
         const [level, split] = await redis.hmget(`${name}:v2:meta`, 'L', 'S');
         const count = level === null ? 0 : 2 ** Number(level) + Number(split ?? 0);
         const keys = [name, `${name}:v2:meta`, `${name}:v2:proc`, `${name}:v2:odd`];
@@ -153,8 +162,9 @@ export function createRedisSeenSet(redis: Redis, options: RedisSeenSetOptions = 
         width(versioned),
         owner,
         String(ttlMs),
-        ...recordArgs(entries, versioned),
+        ...recordArgs(entries, versioned, indexes.of(name)),
       ])) as number[];
+      await indexes.learn(name);
       return keys.map((_, i): LockClaim => (got[i] === 0 ? 'seen' : got[i] === 1 ? 'locked' : 'busy'));
     },
     async unlock(keys, owner) {

@@ -6,7 +6,15 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { encodeVersion, MAX_PROCESS_INDEX, MIN_LEVEL, parseObjectId } from '../seen-encoding.js';
+import {
+  bucketHash,
+  encodeVersion,
+  idEntry,
+  MAX_PROCESS_INDEX,
+  MIN_LEVEL,
+  parseObjectId,
+  processPart,
+} from '../seen-encoding.js';
 import type { SeenEntry } from '../seen-encoding.js';
 
 /** Helpers and the `seen_in` / `add_to` functions; every script of the compact layout starts with it. */
@@ -49,10 +57,10 @@ local function find(b, e, w)
     i = p + 1
   end
 end
--- An id argument (see recordArgs): 'o' .. the 12 bytes of a canonical ObjectId, or 't' .. any other id's text.
--- Returns the bytes or the text.
+-- An id argument (see recordArgs): 'o' .. the 12 bytes of a canonical ObjectId (then optionally its entry and 40-bit
+-- bucket hash, 13 bytes: a hint), or 't' .. any other id's text. Returns the bytes or the text.
 local function idarg(a)
-  if byte(a, 1) == 111 then return sub(a, 2), nil end
+  if byte(a, 1) == 111 then return sub(a, 2, 13), nil end
   return nil, sub(a, 2)
 end
 -- The text of an ObjectId's bytes (for the exact fallback and the old layout, which key ObjectIds by their text).
@@ -68,9 +76,20 @@ local function entry_of(b12, pi)
   return string.char(bit.band(bit.bxor(byte(b12, 11), byte(b12, 4)), 255)) .. sub(b12, 1, 4) .. sub(b12, 10, 10) .. pi
 end
 local function bucket_key(name, e, b12, L, S) return name .. ':v2:b:' .. address(e, byte(b12, 12), L, S) end
-local function locate(name, b12, pi, L, S, w, buckets)
+-- The entry and bucket key of the id argument \`a\` (bytes b12, process index pi): from its hint when the hint was
+-- computed with this very index (recordArgs; the hash is of the entry, which holds the index), else here.
+local function entry_key(name, a, b12, pi, L, S)
+  if #a == 26 and sub(a, 20, 21) == pi then
+    local H = u40(a, 22)
+    local x = H % (2 ^ L)
+    if x < S then x = H % (2 ^ (L + 1)) end
+    return sub(a, 14, 21), name .. ':v2:b:' .. x
+  end
   local e = entry_of(b12, pi)
-  local key = bucket_key(name, e, b12, L, S)
+  return e, bucket_key(name, e, b12, L, S)
+end
+local function locate(name, a, b12, pi, L, S, w, buckets)
+  local e, key = entry_key(name, a, b12, pi, L, S)
   local b = buckets[key]
   if b == nil then b = redis.call('GET', key) or ''; buckets[key] = b end
   return e, key, b, find(b, e, w)
@@ -88,7 +107,7 @@ local function seen_in(name, w, L, S, legacy, cache, a, code, raw)
     if pi == nil then pi = redis.call('HGET', name .. ':v2:proc', part); cache[part] = pi end
     if pi then
       compact = true
-      local _, _, b, p = locate(name, b12, pi, L, S, w, cache)
+      local _, _, b, p = locate(name, a, b12, pi, L, S, w, cache)
       if p and (w == 8 or covered(u40(b, p + 8), tonumber(code))) then seen = 1 end
     end
   end
@@ -140,12 +159,12 @@ local function add_to(base, w, load, recs, blind)
         -- lets an appended bucket hold up to twice its bytes: 14.3 instead of 9.7 bytes per record (the same bench,
         -- 1 M records; issue 17's limit is 16). The AOF logs 8 bytes per record instead of the bucket.
         compact = true
-        local e = entry_of(b12, pi)
-        redis.call('APPEND', bucket_key(base, e, b12, L, S), e)
+        local e, key = entry_key(base, recs[r], b12, pi, L, S)
+        redis.call('APPEND', key, e)
         n = n + 1
       elseif pi then
         compact = true
-        local e, key, b, p = locate(base, b12, pi, L, S, w, buckets)
+        local e, key, b, p = locate(base, recs[r], b12, pi, L, S, w, buckets)
         -- A new entry rewrites its bucket once per call (SET of the exact size: APPEND would let Redis preallocate
         -- up to twice the bucket, ~50 % more memory); a newer version of a stored entity is written in place
         -- (SETRANGE: no growth, the AOF logs 5 bytes, not the bucket).
@@ -220,17 +239,90 @@ const TEXT_TAG = 't';
  * The script arguments of records: per record its id (a canonical ObjectId as 'o' + its 12 bytes, converted here
  * rather than in Lua, where it cost ~5 us per record and script; any other id as 't' + its text), its version code
  * ('' when it has none) and its version text ('' for immutable resources).
+ *
+ * `processIndex` (optional) gives the index a set's process dictionary holds for an ObjectId's process part: then the
+ * id carries a hint, its entry (8 bytes) and its 40-bit bucket hash (5 bytes), which the scripts use when their own
+ * dictionary holds that index (a stale index is ignored: the script computes both itself). The hash in Lua cost ~1.3 us
+ * of Redis CPU per record and script (issue 47).
  */
-export function recordArgs(entries: readonly SeenEntry[], versioned: boolean): (string | Buffer)[] {
+export function recordArgs(
+  entries: readonly SeenEntry[],
+  versioned: boolean,
+  processIndex?: (part: Buffer) => number | undefined,
+): (string | Buffer)[] {
   const args: (string | Buffer)[] = [];
   for (const e of entries) {
     const oid = parseObjectId(e.id);
     const code = versioned ? encodeVersion(e.version) : undefined;
     args.push(
-      oid === undefined ? TEXT_TAG + e.id : Buffer.concat([OBJECT_ID_TAG, oid]),
+      oid === undefined ? TEXT_TAG + e.id : idArg(oid, processIndex?.(processPart(oid))),
       code === undefined ? '' : String(code),
       versioned ? e.version : '',
     );
   }
   return args;
+}
+
+/** 'o' + an ObjectId's 12 bytes, then (with its process index) its entry and bucket hash. */
+function idArg(oid: Buffer, pi: number | undefined): Buffer {
+  if (pi === undefined) return Buffer.concat([OBJECT_ID_TAG, oid]);
+  const arg = Buffer.allocUnsafe(26);
+  arg[0] = OBJECT_ID_TAG[0]!;
+  oid.copy(arg, 1);
+  const entry = idEntry(oid, pi);
+  entry.copy(arg, 13);
+  arg.writeUIntBE(bucketHash(entry, oid[11]!), 21, 5);
+  return arg;
+}
+
+/**
+ * The process indexes of sets' dictionaries (`<set>:v2:proc`), as far as this process has read them, for the hints of
+ * {@link recordArgs}: an index once given is never changed while its set exists, and a script checks each hint
+ * against its own dictionary anyway. A part not known yet goes without a hint and is read after the script
+ * ({@link ProcessIndexes.learn}), so no call waits for it.
+ */
+export interface ProcessIndexes {
+  /** The index `set` gives a process part, when known (an unknown part is noted for {@link learn}). */
+  of(set: string): (part: Buffer) => number | undefined;
+  /** Reads the indexes of the parts noted unknown since the last call (errors are ignored: hints are optional). */
+  learn(set: string): Promise<void>;
+  /** Forgets what is known of `set` (it was dropped: a new one gives its own indexes). */
+  forget(set: string): void;
+}
+
+export function processIndexes(redis: Redis): ProcessIndexes {
+  const bySet = new Map<string, { known: Map<string, number>; missing: Map<string, Buffer> }>();
+  const of = (set: string): { known: Map<string, number>; missing: Map<string, Buffer> } => {
+    let m = bySet.get(set);
+    if (m === undefined) bySet.set(set, (m = { known: new Map(), missing: new Map() }));
+    return m;
+  };
+  return {
+    of(set) {
+      const { known, missing } = of(set);
+      return (part) => {
+        const k = part.toString('latin1');
+        const pi = known.get(k);
+        if (pi === undefined && missing.size < 64) missing.set(k, Buffer.from(part));
+        return pi;
+      };
+    },
+    async learn(set) {
+      const { known, missing } = of(set);
+      if (missing.size === 0) return;
+      const parts = [...missing.values()];
+      missing.clear();
+      try {
+        const got = await redis.hmgetBuffer(`${set}:v2:proc`, ...parts);
+        parts.forEach((part, i) => {
+          const v = got[i];
+          if (v !== null && v !== undefined && v.length === 2)
+            known.set(part.toString('latin1'), v.readUInt16BE(0));
+        });
+      } catch {
+        // A hint is only a saving: the next call without it is exact too.
+      }
+    },
+    forget: (set) => void bySet.delete(set),
+  };
 }

@@ -15,11 +15,18 @@ import {
   type SeenEntry,
 } from '../../../../src/pipeline/dedup/index.js';
 import {
+  processIndexes,
+  recordArgs,
+  scriptRunner,
+  SEEN_SET_LUA,
+} from '../../../../src/pipeline/dedup/internal/seen-set-lua.js';
+import {
   bucketAddress,
   bucketHash,
   encodeVersion,
   idEntry,
   MAX_PROCESS_INDEX,
+  processPart,
 } from '../../../../src/pipeline/dedup/seen-encoding.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';
@@ -120,6 +127,68 @@ describe('createRedisSeenSet on real Redis', () => {
       for (let p = 0; p < bucket.length; p += width) if (bucket.subarray(p, p + 8).equals(e)) offsets.push(p);
       expect(offsets).toHaveLength(1);
       if (versioned) expect(bucket.readUIntBE(offsets[0]! + 8, 5)).toBe(model.sets.get(name)?.get(id)?.code);
+    }
+  });
+
+  it("hints (an id's entry and bucket hash computed in Node): used when the index is the set's, ignored when stale; every id lands where the pure core says (issue 47)", async () => {
+    // The scripts' own add (blind or not) and lookup, fed the hinted arguments of recordArgs.
+    const addScript = scriptRunner(
+      redis,
+      `${SEEN_SET_LUA}
+local recs = {}
+for r = 3, #ARGV do recs[#recs + 1] = ARGV[r] end
+add_to(KEYS[1], 8, tonumber(ARGV[1]), recs, ARGV[2] == '1')
+return 0`,
+    );
+    const hasScript = scriptRunner(
+      redis,
+      `${SEEN_SET_LUA}
+local L, S = meta(KEYS[1])
+local cache, out = {}, {}
+for r = 1, #ARGV, 3 do out[#out + 1] = seen_in(KEYS[1], 8, L, S, false, cache, ARGV[r], ARGV[r + 1], ARGV[r + 2]) end
+return out`,
+    );
+    const plain = createRedisSeenSet(redis, { bucketEntries: 4 });
+    const ids = objectIds(3000, 4);
+    const entries = ids.map((id): SeenEntry => ({ id, version: '' }));
+    for (const blind of [true, false]) {
+      const name = `${prefix}:seen:hints-${String(blind)}`;
+      const indexes = processIndexes(redis);
+      // Right indexes once learned; a stale cache's wrong ones (index + 1) for a third of the pages.
+      for (let p = 0; p < 2000; p += 100) {
+        const page = entries.slice(p, p + 100);
+        const right = indexes.of(name);
+        const of = p % 300 === 200 ? (part: Buffer) => (right(part) ?? 0) + 1 : right;
+        const args = recordArgs(page, false, of);
+        if (p > 0) expect(args.filter((a) => Buffer.isBuffer(a) && a.length === 26).length).toBe(100);
+        await addScript(1, [name, '4', blind ? '1' : '0', ...args]);
+        await indexes.learn(name);
+      }
+      // Found by the unhinted lookup and by hinted ones (right and wrong), and not the ids never added.
+      expect((await plain.has(name, false, entries.slice(0, 2000))).every(Boolean)).toBe(true);
+      expect((await plain.has(name, false, entries.slice(2000))).some(Boolean)).toBe(false);
+      const wrong = (part: Buffer): number => (indexes.of(name)(part) ?? 0) + 7;
+      for (const of of [indexes.of(name), wrong]) {
+        const got = (await hasScript(1, [name, ...recordArgs(entries, false, of)])) as number[];
+        expect(got.slice(0, 2000).every((x) => x === 1)).toBe(true);
+        expect(got.slice(2000).some((x) => x === 1)).toBe(false);
+      }
+      // Each id in the bucket the pure core computes with the set's own index.
+      const [level, split] = await redis.hmget(`${name}:v2:meta`, 'L', 'S');
+      const table = { level: Number(level), split: Number(split) };
+      // 2 000 ids at 4 a bucket: ~240 splits past the 256 buckets of the start.
+      expect(2 ** table.level + table.split).toBeGreaterThan(400);
+      for (const id of ids.slice(0, 2000).filter((_, i) => i % 97 === 0)) {
+        const oid = Buffer.from(id, 'hex');
+        const pi = (await redis.hgetBuffer(`${name}:v2:proc`, processPart(oid)))!.readUInt16BE(0);
+        const e = idEntry(oid, pi);
+        const bucket = (await redis.getBuffer(
+          `${name}:v2:b:${bucketAddress(bucketHash(e, oid[11]!), table)}`,
+        ))!;
+        let found = 0;
+        for (let q = 0; q < bucket.length; q += 8) if (bucket.subarray(q, q + 8).equals(e)) found += 1;
+        expect(found).toBe(1);
+      }
     }
   });
 
