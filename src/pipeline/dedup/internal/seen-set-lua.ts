@@ -292,14 +292,14 @@ export interface ProcessIndexes {
 
 export function processIndexes(redis: Redis): ProcessIndexes {
   const bySet = new Map<string, { known: Map<string, number>; missing: Map<string, Buffer> }>();
-  const of = (set: string): { known: Map<string, number>; missing: Map<string, Buffer> } => {
+  const stateOf = (set: string): { known: Map<string, number>; missing: Map<string, Buffer> } => {
     let m = bySet.get(set);
     if (m === undefined) bySet.set(set, (m = { known: new Map(), missing: new Map() }));
     return m;
   };
   return {
     of(set) {
-      const { known, missing } = of(set);
+      const { known, missing } = stateOf(set);
       return (part) => {
         const k = part.toString('latin1');
         const pi = known.get(k);
@@ -308,7 +308,7 @@ export function processIndexes(redis: Redis): ProcessIndexes {
       };
     },
     async learn(set) {
-      const { known, missing } = of(set);
+      const { known, missing } = stateOf(set);
       if (missing.size === 0) return;
       const parts = [...missing.values()];
       missing.clear();
