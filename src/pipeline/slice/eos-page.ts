@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { DedupRecord } from '../dedup/index.js';
 import { hasDedupId, pageCommitted, pageKeyOf, parsePageKey } from '../dedup/index.js';
-import { addCounts, commitOpen, type EosRun, type SliceCheckpointState } from './eos-slice-run.js';
+import type { EosRun, SliceCheckpointState } from './eos-slice-run.js';
 import type { ExactlyOnceDelivery, SlicePage } from './slice-contract.js';
 import { pageLineage } from './slice-contract.js';
 import { ownedRows } from './row-owner.js';
@@ -67,11 +67,10 @@ async function claimRecords(run: EosRun, items: DedupRecord[]) {
       ...(scope === undefined ? {} : { scope }),
       ...(o.signal === undefined ? {} : { signal: o.signal }),
       // Waiting for another page: commit ours first, so a page of ours that holds an id is settled.
-      onWait: () => commitOpen(run),
+      onWait: () => run.commitOpen(),
     },
   );
-  claim.fresh = claim.fresh.map((r) => originals.get(r) ?? r);
-  return claim;
+  return { ...claim, fresh: claim.fresh.map((r) => originals.get(r) ?? r) };
 }
 
 /** Adds `page` (read at `fetchedAt`) to the open transaction, and moves the slice's cursor past it. */
@@ -92,20 +91,20 @@ export async function addPage(run: EosRun, page: SlicePage, fetchedAt: number): 
           records: claim.fresh,
           lineage: pageLineage(run.data, deps.source, fetchedAt),
         });
-  if (run.openPages === 0) run.openSince = o.now();
-  run.session.addPage({
-    topic: encoded?.topic ?? '',
-    records: encoded?.records ?? [],
-    dlqTopic: encoded?.dlqTopic ?? '',
-    deadLetters: encoded?.deadLetterMessages ?? [],
+  run.join({
+    sent: {
+      topic: encoded?.topic ?? '',
+      records: encoded?.records ?? [],
+      dlqTopic: encoded?.dlqTopic ?? '',
+      deadLetters: encoded?.deadLetterMessages ?? [],
+    },
+    claimed: claim.page,
+    counts: {
+      fetched: page.items.length,
+      published: encoded?.records.length ?? 0,
+      deduplicated: claim.repeats + others,
+      deadLettered: encoded?.deadLetterMessages.length ?? 0,
+    },
+    cursor: page.cursor,
   });
-  if (claim.page.entries.length > 0) run.open.push(claim.page);
-  run.openPages += 1;
-  run.openCounts = addCounts(run.openCounts, {
-    fetched: page.items.length,
-    published: encoded?.records.length ?? 0,
-    deduplicated: claim.repeats + others,
-    deadLettered: encoded?.deadLetterMessages.length ?? 0,
-  });
-  if (page.cursor !== undefined && page.cursor !== null) run.data = { ...run.data, cursor: page.cursor };
 }

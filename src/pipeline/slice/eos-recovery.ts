@@ -8,6 +8,7 @@ import { pageCommitted, parsePageKey, type PendingPage } from '../dedup/index.js
 import type { SliceCheckpoint, SliceSession } from '../../output/kafka/index.js';
 import {
   countUpTo,
+  createEosRun,
   DEFAULT_EXACTLY_ONCE_OPTIONS,
   ZERO,
   type EosRun,
@@ -96,17 +97,11 @@ export async function recoverRun(
     recovered?.offset ?? data.eos?.readFrom ?? (await eos.publisher.lastStableOffset(sliceKey));
   const saved: SliceJobData = { ...data, eos: { readFrom, counted } };
   await job.checkpoint(saved);
-  return {
+  return createEosRun({
     ...{ job, deps, eos, o, session, sliceKey },
     bookMs: eos.bookMs ?? DEFAULT_EXACTLY_ONCE_OPTIONS.bookMs,
     data: saved,
     state,
     counted,
-    // Set by the caller once the slice goes on reading.
-    bookedAt: 0,
-    open: [],
-    openCounts: ZERO,
-    openPages: 0,
-    openSince: 0,
-  };
+  });
 }

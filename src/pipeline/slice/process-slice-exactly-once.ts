@@ -12,22 +12,14 @@
  * fenced owner (SliceFencedError) stops with no Redis writes: no settle, no counters, no checkpoint.
  *
  * The parts: `eos-recovery.ts` (open and recover), `eos-page.ts` (a page joins the open transaction),
- * `eos-slice-run.ts` (the run's state and the commit), `slice-reader.ts` (the pages, read ahead of the commits, and the
- * splits); this file commits the pages.
+ * `eos-slice-run.ts` (the run: its state and the operations that change it, the commit among them), `slice-reader.ts`
+ * (the pages, read ahead of the commits, and the splits); this file commits the pages.
  */
 import { SliceInterruptedError } from '../../foundation/errors.js';
 import type { SliceEosData, SliceJobData, SliceResult } from '../contract/job-types.js';
 import { addPage } from './eos-page.js';
 import { openSession, recoverRun } from './eos-recovery.js';
-import {
-  checkpointNow,
-  commit,
-  commitOpen,
-  DEFAULT_EXACTLY_ONCE_OPTIONS,
-  sliceResult,
-  type EosRun,
-  type ExactlyOnceSliceOptions,
-} from './eos-slice-run.js';
+import { DEFAULT_EXACTLY_ONCE_OPTIONS, type EosRun, type ExactlyOnceSliceOptions } from './eos-slice-run.js';
 import { prefetchFirstPage } from './page-reader.js';
 import type { ExactlyOnceDelivery, ProcessSliceDeps, SliceJobHandle, SlicePage } from './slice-contract.js';
 import { readSliceAhead, type ReadPage, type SliceReader } from './slice-reader.js';
@@ -59,8 +51,8 @@ export async function processSliceExactlyOnce(
     const run = await recoverRun(job, deps, eos, o, { session, opened, data });
     const prefetched = session.recovered === null ? prefetch : undefined;
     if (prefetched === undefined) await prefetch?.discard();
-    if (run.state.done) return sliceResult(run);
-    run.bookedAt = o.now();
+    if (run.state.done) return run.result();
+    run.startReading();
     try {
       return await walkPages(run, eos, prefetched?.pages);
     } finally {
@@ -68,7 +60,7 @@ export async function processSliceExactlyOnce(
       // by now (a stalled worker whose lock expired) whose locks carry the same keys. The next owner settles the
       // intent from Kafka's checkpoint (a retry of this slice comes within seconds; other slices resolve expired
       // leases themselves).
-      run.open = [];
+      run.dropOpen();
     }
   } finally {
     await prefetch?.discard();
@@ -100,13 +92,12 @@ async function walkPages(
     reader.close();
   }
   // The end of the slice: whatever is open commits with done = true.
-  await commit(run, checkpointNow(run, true));
-  return sliceResult(run);
+  await run.commit(run.checkpointNow(true));
+  return run.result();
 }
 
 /** Claims, encodes and commits the pages `reader` hands on, to the slice's last. */
 async function commitPages(run: EosRun, eos: ExactlyOnceDelivery, reader: SliceReader): Promise<void> {
-  const { o } = run;
   const K = eos.pagesPerTransaction ?? DEFAULT_EXACTLY_ONCE_OPTIONS.pagesPerTransaction;
   const T = eos.transactionMs ?? DEFAULT_EXACTLY_ONCE_OPTIONS.transactionMs;
   for (;;) {
@@ -120,8 +111,7 @@ async function commitPages(run: EosRun, eos: ExactlyOnceDelivery, reader: SliceR
     // page has not come yet: the slice would wait for it anyway, and the pages' dedup locks are released now instead
     // of a page read later (other slices' claims wait for them; a busy user's page, whose trades are in many other
     // walks, waited a minute and more while they were held across reads).
-    else if (page.cursor !== null && (run.openPages >= K || o.now() - run.openSince >= T || reader.waiting))
-      await commitOpen(run);
+    else if (page.cursor !== null && (run.openDue(K, T) || reader.waiting)) await run.commitOpen();
   }
 }
 
@@ -141,17 +131,15 @@ async function nextPage(run: EosRun, reader: SliceReader): ReturnType<SliceReade
  * checkpoints the narrowed start. A crash before that checkpoint overlaps the children (dedup absorbs it), never gaps.
  */
 async function commitSplit(run: EosRun, split: NonNullable<ReadPage['split']>): Promise<void> {
-  await commitOpen(run);
+  await run.commitOpen();
   await split.spawned;
-  run.data = { ...run.data, start: split.keepStart };
-  run.state = { ...run.state, splits: run.state.splits + 1 };
-  await commit(run, checkpointNow(run), true);
+  await run.narrow(split.keepStart);
 }
 
 /** A slice asked to stop (shutdown) commits what is open with its checkpoint and ends here. */
 async function stopIfAborted(run: EosRun): Promise<void> {
   if (run.o.signal?.aborted !== true) return;
-  await commitOpen(run, true);
+  await run.commitOpen(true);
   throw new SliceInterruptedError(`slice ${run.data.sliceId} interrupted after its checkpoint`);
 }
 
