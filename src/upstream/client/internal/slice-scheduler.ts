@@ -10,7 +10,15 @@ import { planSplit, roundSplitRule } from '../../../foundation/slicing/index.js'
 import type { ClientCore, InvalidItemMode } from '../core.js';
 import { readSlicePages, type SlicePageDetail } from '../read-slice.js';
 import type { ChangeSignal } from './change-signal.js';
-import { skipEmptyBelow, splitSegment, type Segment } from './slice-segments.js';
+import {
+  bufferSegmentItems,
+  finishSegment,
+  skipEmptyBelow,
+  splitSegment,
+  startSegment,
+  takeSegmentItems,
+  type Segment,
+} from './slice-segments.js';
 
 /** Pages one POST carries (the upstream's batch limit). */
 const FULL_BATCH = 50;
@@ -233,7 +241,7 @@ export function createSliceScheduler<T>(
   const segments = createSegmentQueue(initial);
 
   async function read(seg: Segment<T>): Promise<void> {
-    seg.started = true;
+    startSegment(seg);
     running++;
     try {
       let top = seg.end;
@@ -247,7 +255,7 @@ export function createSliceScheduler<T>(
         if (round > (stats.rounds ?? 0)) stats.rounds = round;
         prevTime = learnFromPage(seg, page, prevTime, { density, stats, alignMs: s.alignMs });
         if (page.items.length > 0) {
-          for (const item of page.items) seg.buffer.push(item);
+          bufferSegmentItems(seg, page.items);
           buffered += page.items.length;
           s.onPage?.(page.items);
           events.notify();
@@ -264,7 +272,7 @@ export function createSliceScheduler<T>(
         while (seg !== scheduler.current && buffered > s.highWater && !call.failure) await events.changed();
         if (call.failure) return;
       }
-      seg.done = true;
+      finishSegment(seg);
     } catch (error) {
       call.fail(error);
     } finally {
@@ -290,8 +298,7 @@ export function createSliceScheduler<T>(
     pump,
     current: initial[0] ?? null,
     take(seg) {
-      const items = seg.buffer;
-      seg.buffer = [];
+      const items = takeSegmentItems(seg);
       buffered -= items.length;
       events.notify();
       pump();
