@@ -25,7 +25,10 @@ const FULL_BATCH = 50;
 /** Most pieces one split makes at once. */
 const MAX_SPLIT_PARTS = 64;
 
-/** Engine statistics (for tests and the benchmark). */
+/**
+ * Engine statistics (for tests and the benchmark): the caller's object, counted here only (the scheduler counts its
+ * slices, splits and pages; `collect.ts` tells it of the head probe with {@link countHeadRound}).
+ */
 export interface CollectStats {
   slices: number;
   splits: number;
@@ -66,6 +69,12 @@ export interface SliceScheduler<T> {
   readonly failure: GamedataError | undefined;
   /** Detaches from the caller's signal and aborts readers still running. */
   close(): void;
+}
+
+/** Counts a head probe round (planning for rounds: one page per listing, before any slice is read). */
+export function countHeadRound(stats: CollectStats, pages: number): void {
+  stats.rounds = Math.max(stats.rounds ?? 0, 1);
+  stats.pages += pages;
 }
 
 /** The call's one failure: the first error of any reader, or the caller's abort; either stops every reader. */
@@ -239,6 +248,7 @@ export function createSliceScheduler<T>(
   // Rows per ms over completed spans: sizes the first page of later slices.
   const density: Density = { rows: 0, ms: 0 };
   const segments = createSegmentQueue(initial);
+  stats.slices += initial.length;
 
   async function read(seg: Segment<T>): Promise<void> {
     startSegment(seg);
