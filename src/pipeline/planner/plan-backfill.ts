@@ -21,6 +21,7 @@ import { RESOURCES, isResourceName, type ResourceName } from '../../foundation/m
 import type { RunJobData, SliceJobData } from '../contract/job-types.js';
 import { runJobId, sliceJobId } from '../contract/queue-names.js';
 import { checkRunId } from '../contract/run-id.js';
+import { PlanFindings } from './plan-findings.js';
 import { UNSPLIT_DEPTH } from './plan-partition.js';
 import {
   earlyUserWalks,
@@ -140,20 +141,17 @@ function walkSlices(runId: string, replay: boolean, resource: ResourceName, walk
   });
 }
 
-/** The request resolved once; throws on a bad range. */
+/**
+ * The request resolved once, with nothing found yet: the whole plan context but `early` (which needs the run's id,
+ * from the clock read here). Throws on a bad range.
+ */
 function planContext(
   request: BackfillRequest,
   source: PlannerSource,
   options: PlanBackfillOptions,
-): PlanContext {
+): Omit<PlanContext, 'early'> {
   const o = resolvePlanOptions(options);
   const forRounds = o.plan === 'rounds' || (o.plan === 'auto' && !(source.budgetBinds?.() ?? false));
-  const planning: PlannedRun['planning'] = {
-    plan: forRounds ? 'rounds' : 'requests',
-    probeRounds: 0,
-    probePages: 0,
-    emptyWalks: 0,
-  };
   const now = (options.now ?? Date.now)();
   const until = request.until ?? now;
   if (request.since !== undefined && request.since >= until) {
@@ -170,12 +168,17 @@ function planContext(
     until,
     filters: request.filters ?? {},
     fullHistory: request.fullHistory ?? false,
-    found: { planning, users: undefined, partition: undefined },
+    found: new PlanFindings(forRounds ? 'rounds' : 'requests'),
   };
 }
 
 /** The run's job data as planning knows it so far (`slices`: the count planned). */
-function runData(ctx: PlanContext, runId: string, replay: boolean, slices: number): RunJobData {
+function runData(
+  ctx: Omit<PlanContext, 'early'>,
+  runId: string,
+  replay: boolean,
+  slices: number,
+): RunJobData {
   const { users, partition } = ctx.found;
   return {
     runId,
@@ -199,6 +202,23 @@ function runData(ctx: PlanContext, runId: string, replay: boolean, slices: numbe
  */
 export type EarlySlices = (run: RunJobData, slices: SliceJobData[]) => void;
 
+/**
+ * `PlanContext.early` for a caller's {@link EarlySlices}: each walk's slices (`slicesOf`), told with the run as known
+ * so far (`runSoFar`, given the count of slices told).
+ */
+function tellEarly(
+  early: EarlySlices,
+  slicesOf: (resource: ResourceName, walk: Walk) => SliceJobData[],
+  runSoFar: (slices: number) => RunJobData,
+): NonNullable<PlanContext['early']> {
+  let told = 0;
+  return (resource, walks) => {
+    const slices = walks.flatMap((walk) => slicesOf(resource, walk));
+    told += slices.length;
+    if (slices.length > 0) early(runSoFar(told), slices);
+  };
+}
+
 /** Plans one run over every requested resource. `early`: see {@link EarlySlices}. */
 export async function planBackfill(
   request: BackfillRequest,
@@ -206,29 +226,30 @@ export async function planBackfill(
   options: PlanBackfillOptions = {},
   early?: EarlySlices,
 ): Promise<PlannedRun> {
-  const ctx = planContext(request, source, options);
-  const { now, fullHistory, found } = ctx;
+  const resolved = planContext(request, source, options);
+  const { now, fullHistory, found } = resolved;
   const replay = request.replay ?? false;
   const runId =
     request.runId !== undefined
       ? checkRunId(request.runId)
       : runJobId(request.resources.join('+'), fullHistory ? 'full' : 'range', now);
-  let told = 0;
-  if (early !== undefined)
-    ctx.early = (resource, walks) => {
-      const slices = walks.flatMap((walk) => walkSlices(runId, replay, resource, walk));
-      told += slices.length;
-      if (slices.length > 0) early(runData(ctx, runId, replay, told), slices);
-    };
+  const slicesOf = (resource: ResourceName, walk: Walk): SliceJobData[] =>
+    walkSlices(runId, replay, resource, walk);
+  const runSoFar = (slices: number): RunJobData => runData(resolved, runId, replay, slices);
+  const ctx: PlanContext =
+    early === undefined ? resolved : { ...resolved, early: tellEarly(early, slicesOf, runSoFar) };
   // Every resource at once, so their probes share rounds (and POSTs); slices are added in the request's order.
   const planned = await Promise.all(request.resources.map((resource) => planResource(ctx, resource)));
   const slices: SliceJobData[] = [];
   planned.forEach(({ walks, rounds }, i) => {
-    found.planning.probeRounds = Math.max(found.planning.probeRounds, rounds);
-    for (const walk of walks)
-      slices.push(...walkSlices(runId, replay, request.resources[i] as ResourceName, walk));
+    found.noteProbeRounds(rounds);
+    for (const walk of walks) slices.push(...slicesOf(request.resources[i] as ResourceName, walk));
   });
-  const { users, planning } = found;
-  const run = runData(ctx, runId, replay, slices.length);
-  return { run, slices, ...(users === undefined ? {} : { users }), planning };
+  const { users } = found;
+  return {
+    run: runSoFar(slices.length),
+    slices,
+    ...(users === undefined ? {} : { users }),
+    planning: found.planning,
+  };
 }

@@ -1,20 +1,16 @@
 /**
- * What the walk strategies of `planBackfill` share, passed explicitly: the request as resolved once (`PlanContext`),
- * and what planning finds on the way (`PlanFindings`: its cost, the users listed, the partition's summary). Also the
- * one place the per-user walks are built.
+ * What the walk strategies of `planBackfill` share, passed explicitly: the request as resolved once (`PlanContext`,
+ * read-only and complete when built), and what planning finds on the way (`PlanFindings` in `plan-findings.ts`: its
+ * cost, the users listed, the partition's summary, recorded there only). Also the one place the per-user walks are
+ * built.
  */
 import type { ResourceName } from '../../foundation/models/resources.js';
 import type { TimeRange } from '../../foundation/slicing/index.js';
-import { busyUserPieces, type FeedHead } from './busy-user-pieces.js';
-import type { PartitionSummary, WalkFilters } from '../contract/job-types.js';
+import { busyUserPieces } from './busy-user-pieces.js';
+import type { WalkFilters } from '../contract/job-types.js';
+import type { PlanFindings } from './plan-findings.js';
 import type { PlannedSlice } from './plan-partition.js';
-import type {
-  BackfillRequest,
-  PlannedRun,
-  PlannerSource,
-  ResolvedPlanOptions,
-  UserListing,
-} from './plan-inputs.js';
+import type { BackfillRequest, PlannerSource, ResolvedPlanOptions, UserListing } from './plan-inputs.js';
 
 /** One walk: its filters and slices; `expectedPages` per slice when the plan knows it (see `SliceJobData`). */
 export interface Walk {
@@ -29,38 +25,26 @@ export interface PlannedWalks {
   rounds: number;
 }
 
-/** The request and options as resolved once, for every strategy. */
+/** The request and options as resolved once, for every strategy: read-only, complete when built (`planBackfill`). */
 export interface PlanContext {
-  request: BackfillRequest;
-  source: PlannerSource;
-  o: ResolvedPlanOptions;
+  readonly request: BackfillRequest;
+  readonly source: PlannerSource;
+  readonly o: ResolvedPlanOptions;
   /** Planning for fewest rounds (else fewest requests). */
-  forRounds: boolean;
+  readonly forRounds: boolean;
   /** The planner's clock when planning began. */
-  now: number;
-  until: number;
-  filters: Record<string, string>;
-  fullHistory: boolean;
-  /** What planning finds; the strategies add to it. */
-  found: PlanFindings;
+  readonly now: number;
+  readonly until: number;
+  readonly filters: Readonly<Record<string, string>>;
+  readonly fullHistory: boolean;
+  /** What planning finds; the strategies tell it through its operations. */
+  readonly found: PlanFindings;
   /**
    * Told of walks as soon as planning knows them, before it ends (`planBackfill`'s `early`): the per-user walks of a
    * full history, whose users the listing names seconds before it ends. Every walk told is also in the plan, except
    * the walks of users the feed's head page names and no listing shows (walked by discovery anyway). Must not throw.
    */
-  early?: (resource: ResourceName, walks: Walk[]) => void;
-}
-
-/** What planning found: its cost and choices, the users listed, the partition's summary. */
-export interface PlanFindings {
-  planning: PlannedRun['planning'];
-  users: UserListing | undefined;
-  partition: PartitionSummary | undefined;
-  /**
-   * The feed's head page (the volume estimate's), when it was read: the per-user walks start with the users it names
-   * most, whose walks are the run's longest chains, and the busiest are cut into pieces (`busy-user-pieces.ts`).
-   */
-  head?: FeedHead;
+  readonly early?: (resource: ResourceName, walks: Walk[]) => void;
 }
 
 /**
@@ -87,7 +71,7 @@ export function perUserWalks(
   range: TimeRange,
   types?: readonly string[],
 ): Walk[] {
-  ctx.found.users = listing;
+  ctx.found.noteUsers(listing);
   return busiestFirst(listing.ids, ctx.found.head?.users).map((userId) =>
     userWalk(ctx, userId, range, types),
   );

@@ -46,7 +46,7 @@ async function readFeedHead(read: ReadListingPages, window: TimeRange): Promise<
 
 /**
  * Whether a full history's feed holds too few rows in the proof's window for the partition to pay. The head page is
- * kept (`found.head`): the per-user walks start with the busiest users, cut into pieces (`busy-user-pieces.ts`).
+ * kept (`found.noteHead`): the per-user walks start with the busiest users, cut into pieces (`busy-user-pieces.ts`).
  */
 async function belowPartitionVolume(
   ctx: PlanContext,
@@ -54,8 +54,7 @@ async function belowPartitionVolume(
   window: TimeRange,
 ): Promise<boolean> {
   const head = await readFeedHead(read, window);
-  ctx.found.planning.feedWindowRows = head.windowRows;
-  ctx.found.head = head;
+  ctx.found.noteHead(head);
   return head.windowRows < ctx.o.partitionAboveRows;
 }
 
@@ -80,13 +79,15 @@ async function partitionWalks(
     maxProbeRounds: o.maxProbeRounds,
     probe: (f) => ctx.source.probe('transactions', f),
   });
-  ctx.found.planning.probePages += planned.probePages;
+  ctx.found.addProbePages(planned.probePages);
   const wanted = types === undefined ? undefined : new Set(types);
-  ctx.found.planning.walkWindowRows = new Map(
-    [...proof.walkRows].map(([value, rows]) => [
-      value,
-      wanted === undefined ? rows.length : rows.filter((r) => wanted.has(r.type)).length,
-    ]),
+  ctx.found.noteWalkWindowRows(
+    new Map(
+      [...proof.walkRows].map(([value, rows]) => [
+        value,
+        wanted === undefined ? rows.length : rows.filter((r) => wanted.has(r.type)).length,
+      ]),
+    ),
   );
   const walks: Walk[] = planned.walks.map((w) => ({ filters: w.filters, ranges: w.slices }));
   return { walks, rounds: planned.probeRounds };
@@ -105,14 +106,8 @@ async function prove(
     knownTypes: ctx.o.knownTypes,
     pageSize: ctx.o.pageSize,
   });
-  ctx.found.partition = summarizePartition(proof);
-  ctx.found.planning.proofPages = ctx.found.partition.pages;
+  ctx.found.noteProof(summarizePartition(proof));
   return proof;
-}
-
-/** Marks the partition as proven but not used. */
-function unused(ctx: PlanContext): void {
-  if (ctx.found.partition !== undefined) ctx.found.partition = { ...ctx.found.partition, used: false };
 }
 
 /**
@@ -148,7 +143,7 @@ export async function planPartitioned(
   // A range of the feed's window (not a full history): the partition only when it holds for every type; else the
   // feed as before (per-user walks would need the users listed, for a range the feed reads whole).
   if (fallback !== undefined && unprovenTypes.length > 0) {
-    unused(ctx);
+    ctx.found.partitionUnused();
     return fallback();
   }
   // The users are listed only when some type is walked per user (at the real volume the listing is ~1,240 pages).
@@ -160,7 +155,7 @@ export async function planPartitioned(
   // walked per country, a hidden user's unproven rows would be found only through an unproven-type trade with a
   // walked user. So with hidden users, the per-user plan of every type (discovery through any trade), as before.
   if (unprovenTypes.length > 0 && (await listOnce()).unlisted > 0) {
-    unused(ctx);
+    ctx.found.partitionUnused();
     return { walks: perUserWalks(ctx, await listOnce(), range), rounds: 0 };
   }
   // Every known type proven: the partition walks read every type (no filter), so no row of a type never seen

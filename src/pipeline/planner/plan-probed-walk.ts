@@ -46,8 +46,8 @@ async function planForRounds(ctx: PlanContext, probe: ProbePage, range: TimeRang
     maxSlices: o.maxSlicesPerWalk,
   });
   const rows = probed.stretches.reduce((n, st) => n + st.rows, 0);
-  found.planning.probePages += probed.probes;
-  if (rows === 0) found.planning.emptyWalks++;
+  found.addProbePages(probed.probes);
+  if (rows === 0) found.noteEmptyWalk();
   return { walks: [{ filters: ctx.filters, ranges, expectedPages: 1 }], rounds: probed.rounds };
 }
 
@@ -55,7 +55,7 @@ async function planForRounds(ctx: PlanContext, probe: ProbePage, range: TimeRang
 async function planForRequests(ctx: PlanContext, probe: ProbePage, range: TimeRange): Promise<PlannedWalks> {
   const { o, found } = ctx;
   const density = await probeDensity(probe, range, { buckets: o.probeBuckets });
-  found.planning.probePages += density.rows.length;
+  found.addProbePages(density.rows.length);
   const ranges = planSlices(range, density, { targetRows: o.targetRows, maxSlices: o.maxSlicesPerWalk });
   const estimatedRows = density.rows.reduce((n, r) => n + Math.max(0, r), 0);
   return {

@@ -22,6 +22,7 @@ import type { ClientCore, InvalidItemMode } from './core.js';
 import type { Listing } from './listing.js';
 import { createChangeSignal } from './internal/change-signal.js';
 import {
+  countHeadRound,
   createSliceScheduler,
   type CollectStats,
   type SchedulerSettings,
@@ -190,11 +191,9 @@ export async function* iterateSlices<T>(
       listings.map((listing) => probeSortTimes(core, listing, Infinity, 1, o.signal)),
     );
     heads = new Map(listings.map((listing, i) => [listing, times[i]?.[0] ?? -Infinity]));
-    st.rounds = Math.max(st.rounds ?? 0, 1);
-    st.pages += listings.length;
+    countHeadRound(st, listings.length);
   }
   const initial = planSegments<T>(listings, { ...o, heads }, alignMs);
-  st.slices += initial.length;
   const events = createChangeSignal();
   const scheduler = createSliceScheduler<T>(core, initial, { ...o, alignMs }, events, st);
   const accept = createUniqueById(alignMs);

@@ -2,7 +2,9 @@
  * One member of the producer pool (`producer-pool.ts`): a transactional producer under one transactional.id, its
  * generation, the slices bound to it and the commits queued for its next transaction. Here: its producer's life —
  * connected once, InitProducerId once per generation (its first transaction), replaced when fenced or when a
- * transaction's end is unknown, renewed under the member label in force.
+ * transaction's end is unknown, renewed under the member label in force — and the two flags of its drain (one drain
+ * at a time, a linger that can be woken early). A member's fields are assigned only here; the pool binds slices and
+ * queues commits in the member's collections.
  */
 import type { Kafka, Producer, Transaction } from 'kafkajs';
 import { givenPartitioner } from '../producer/partitioner.js';
@@ -28,6 +30,7 @@ export interface Member {
   txn: Promise<Transaction> | undefined;
   slices: Map<string, number>;
   queue: Queued[];
+  /** A drain of the queue runs ({@link beginDrain}). */
   draining: boolean;
   /** Ends the linger before the member's next transaction (set while it lingers). */
   wake: (() => void) | undefined;
@@ -108,6 +111,35 @@ export function memberTransaction(
     throw error;
   });
   return m.txn;
+}
+
+/** The member's transaction committed: its next commit begins another. */
+export function endCommittedTransaction(m: Member): void {
+  m.txn = undefined;
+}
+
+/** Marks a drain of the member's queue as running; false when one already runs (one drain at a time). */
+export function beginDrain(m: Member): boolean {
+  if (m.draining) return false;
+  m.draining = true;
+  return true;
+}
+
+/** The drain {@link beginDrain} started has ended. */
+export function endDrain(m: Member): void {
+  m.draining = false;
+}
+
+/** Waits up to `ms` for the member's `wake()` (its linger before its next transaction). */
+export function lingerMember(m: Member, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => m.wake?.(), ms);
+    m.wake = () => {
+      clearTimeout(timer);
+      m.wake = undefined;
+      resolve();
+    };
+  });
 }
 
 /** Ends the member's generation: the producer goes; the next use makes a new one under the label in force. */

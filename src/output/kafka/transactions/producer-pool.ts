@@ -30,7 +30,11 @@ import {
 import type { TransactionPartitions } from '../kafkajs-patches/transaction-partitions.js';
 import type { SinkMessage } from '../producer/wire-format.js';
 import {
+  beginDrain,
+  endCommittedTransaction,
+  endDrain,
   endFailedTransaction,
+  lingerMember,
   memberTransaction,
   newMember,
   renewMember,
@@ -161,7 +165,7 @@ async function runTransaction(pool: PoolState, m: Member, batch: Queued[]): Prom
     if (o.beforeEndTxn !== undefined)
       for (const q of batch) await o.beforeEndTxn(q.commit.sliceKey, q.commit.seq);
     await withDeadline(`committing a transaction of ${transactionalId}`, deadlineMs, txn.commit());
-    m.txn = undefined;
+    endCommittedTransaction(m);
     stats.transactions += 1;
     stats.commits += batch.length;
     for (const q of batch)
@@ -188,27 +192,14 @@ function wakeIfReady(pool: PoolState, m: Member): void {
   if (m.wake !== undefined && transactionLinger(m.queue.length, m.slices.size, pool.o) === 0) m.wake();
 }
 
-/** Waits up to `ms` for the member's `wake()`. */
-function linger(m: Member, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(() => m.wake?.(), ms);
-    m.wake = () => {
-      clearTimeout(timer);
-      m.wake = undefined;
-      resolve();
-    };
-  });
-}
-
 /** Runs the member's queued commits, one transaction at a time, each taking everything queued meanwhile. */
 async function drainMember(pool: PoolState, m: Member): Promise<void> {
-  if (m.draining) return;
-  m.draining = true;
+  if (!beginDrain(m)) return;
   try {
     while (m.queue.length > 0) {
       // Linger for the commits of the other slices bound here; woken early once enough have come.
       const ms = transactionLinger(m.queue.length, m.slices.size, pool.o);
-      if (ms > 0 && !pool.closed) await linger(m, ms);
+      if (ms > 0 && !pool.closed) await lingerMember(m, ms);
       const batch: Queued[] = [];
       for (const q of m.queue.splice(0)) {
         // Commits of a generation that ended (fenced, replaced) never go through its successor.
@@ -218,7 +209,7 @@ async function drainMember(pool: PoolState, m: Member): Promise<void> {
       if (batch.length > 0) await runTransaction(pool, m, batch);
     }
   } finally {
-    m.draining = false;
+    endDrain(m);
   }
 }
 

@@ -10,14 +10,25 @@ import { planSplit, roundSplitRule } from '../../../foundation/slicing/index.js'
 import type { ClientCore, InvalidItemMode } from '../core.js';
 import { readSlicePages, type SlicePageDetail } from '../read-slice.js';
 import type { ChangeSignal } from './change-signal.js';
-import { skipEmptyBelow, splitSegment, type Segment } from './slice-segments.js';
+import {
+  bufferSegmentItems,
+  finishSegment,
+  skipEmptyBelow,
+  splitSegment,
+  startSegment,
+  takeSegmentItems,
+  type Segment,
+} from './slice-segments.js';
 
 /** Pages one POST carries (the upstream's batch limit). */
 const FULL_BATCH = 50;
 /** Most pieces one split makes at once. */
 const MAX_SPLIT_PARTS = 64;
 
-/** Engine statistics (for tests and the benchmark). */
+/**
+ * Engine statistics (for tests and the benchmark): the caller's object, counted here only (the scheduler counts its
+ * slices, splits and pages; `collect.ts` tells it of the head probe with {@link countHeadRound}).
+ */
 export interface CollectStats {
   slices: number;
   splits: number;
@@ -58,6 +69,12 @@ export interface SliceScheduler<T> {
   readonly failure: GamedataError | undefined;
   /** Detaches from the caller's signal and aborts readers still running. */
   close(): void;
+}
+
+/** Counts a head probe round (planning for rounds: one page per listing, before any slice is read). */
+export function countHeadRound(stats: CollectStats, pages: number): void {
+  stats.rounds = Math.max(stats.rounds ?? 0, 1);
+  stats.pages += pages;
 }
 
 /** The call's one failure: the first error of any reader, or the caller's abort; either stops every reader. */
@@ -231,9 +248,10 @@ export function createSliceScheduler<T>(
   // Rows per ms over completed spans: sizes the first page of later slices.
   const density: Density = { rows: 0, ms: 0 };
   const segments = createSegmentQueue(initial);
+  stats.slices += initial.length;
 
   async function read(seg: Segment<T>): Promise<void> {
-    seg.started = true;
+    startSegment(seg);
     running++;
     try {
       let top = seg.end;
@@ -247,7 +265,7 @@ export function createSliceScheduler<T>(
         if (round > (stats.rounds ?? 0)) stats.rounds = round;
         prevTime = learnFromPage(seg, page, prevTime, { density, stats, alignMs: s.alignMs });
         if (page.items.length > 0) {
-          for (const item of page.items) seg.buffer.push(item);
+          bufferSegmentItems(seg, page.items);
           buffered += page.items.length;
           s.onPage?.(page.items);
           events.notify();
@@ -264,7 +282,7 @@ export function createSliceScheduler<T>(
         while (seg !== scheduler.current && buffered > s.highWater && !call.failure) await events.changed();
         if (call.failure) return;
       }
-      seg.done = true;
+      finishSegment(seg);
     } catch (error) {
       call.fail(error);
     } finally {
@@ -290,8 +308,7 @@ export function createSliceScheduler<T>(
     pump,
     current: initial[0] ?? null,
     take(seg) {
-      const items = seg.buffer;
-      seg.buffer = [];
+      const items = takeSegmentItems(seg);
       buffered -= items.length;
       events.notify();
       pump();

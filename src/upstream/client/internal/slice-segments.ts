@@ -1,6 +1,7 @@
 /**
  * The slices of one `collectAll` call as a linked list in output order (listing by listing, each newest first).
  * A dense slice's older parts are linked in right after it, so emitting the list front to back stays in time order.
+ * A segment's fields are written only here: the scheduler moves a segment through the operations below.
  */
 import { planFirstRound, planSliceEdges, type RemainingSplit } from '../../../foundation/slicing/index.js';
 import type { Listing } from '../listing.js';
@@ -112,4 +113,26 @@ export function skipEmptyBelow<T>(seg: Segment<T>, below: number, alignMs: numbe
     skipped++;
   }
   return skipped;
+}
+
+/** A reader took the slice: no other reader takes it, and no neighbour's last page skips it. */
+export function startSegment<T>(seg: Segment<T>): void {
+  seg.started = true;
+}
+
+/** The slice's reader read its last page. */
+export function finishSegment<T>(seg: Segment<T>): void {
+  seg.done = true;
+}
+
+/** Buffers items read from the slice, for the emitter. */
+export function bufferSegmentItems<T>(seg: Segment<T>, items: readonly T[]): void {
+  for (const item of items) seg.buffer.push(item);
+}
+
+/** Takes the items buffered in the slice, leaving its buffer empty. */
+export function takeSegmentItems<T>(seg: Segment<T>): T[] {
+  const items = seg.buffer;
+  seg.buffer = [];
+  return items;
 }
