@@ -14,7 +14,7 @@ import {
   type SharedBudgetOptions,
 } from '../upstream/budget/index.js';
 import { createQueuedSlices } from '../pipeline/planner/queued-slices.js';
-import { ConfigError } from '../foundation/errors.js';
+import { ConfigError } from '../foundation/errors/index.js';
 import type { PipelineSettings } from '../foundation/config/pipeline-settings.js';
 import { createClient, type Client, type ClientOptions } from '../upstream/client/create-client.js';
 import { createListing, type Listing } from '../upstream/client/listing.js';

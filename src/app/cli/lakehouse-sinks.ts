@@ -7,7 +7,7 @@
  */
 import { loadConfig } from '../../foundation/config/load-config.js';
 import { processSecurity } from '../../foundation/config/process-security.js';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import { RESOURCES } from '../../foundation/models/resources.js';
 import { topicName } from '../../foundation/models/topic-names.js';

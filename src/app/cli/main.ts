@@ -5,7 +5,7 @@
  * into one clear line and a non-zero exit code.
  */
 import { CommanderError } from 'commander';
-import { GamedataError, ConfigError } from '../../foundation/errors.js';
+import { GamedataError, ConfigError } from '../../foundation/errors/index.js';
 import { buildProgram } from './command-table.js';
 import { maskSecrets } from './mask-secrets.js';
 import { dropKafkajsNegativeTimeoutWarning } from './quiet-warnings.js';

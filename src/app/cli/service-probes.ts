@@ -17,7 +17,7 @@ import {
   securityFailure,
   type SecurityFailureKind,
 } from '../../foundation/config/security-failure.js';
-import { ClosedError, ServiceError } from '../../foundation/errors.js';
+import { ClosedError, ServiceError } from '../../foundation/errors/index.js';
 import { DEFAULT_RETRY_POLICY, retry, type RetryPolicy } from '../../foundation/retry/index.js';
 import { redisTlsOptions } from '../../pipeline/queue/connect-redis.js';
 import type { MonitoredService, ServiceProbe } from './service-monitor.js';

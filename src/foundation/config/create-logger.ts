@@ -5,7 +5,7 @@
  */
 import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 import type { LogLevel } from './load-config.js';
 import { loadConfig } from './load-config.js';
 import { maskWith, secretsOf, type Secrets } from './secret-values.js';

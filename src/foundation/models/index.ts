@@ -1,7 +1,7 @@
 /**
  * Models: the one catalogue of the upstream's models (fields, inferred types), `checkRecord` with typed issues,
  * the six resources (sort field, dedup mode, list procedure) and the topic/subject names derived from them.
- * A foundation: imports nothing but `errors.ts`.
+ * A foundation: imports nothing but `errors/`.
  */
 export * as models from './catalogue.js';
 export { t, defineEntity, defineSubModel, defineValueModel, extendModel } from './field.js';

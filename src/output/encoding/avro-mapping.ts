@@ -15,7 +15,7 @@
 import { fieldList } from '../../foundation/models/field.js';
 import type { FieldType, ModelDef } from '../../foundation/models/field.js';
 import { parseDateTime } from '../../foundation/models/check-record.js';
-import { EncodingError } from '../../foundation/errors.js';
+import { EncodingError } from '../../foundation/errors/index.js';
 import { EXTRA_FIELD, typedMapFieldName } from './avro-schema.js';
 import { fitsExtension } from './schema-extensions.js';
 import type { SchemaExtensions } from './schema-extensions.js';

@@ -16,7 +16,7 @@ import { checkRecord } from '../../foundation/models/check-record.js';
 import type { RecordIssue } from '../../foundation/models/check-record.js';
 import { RESOURCE_INFO } from '../../foundation/models/resources.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
-import { ConfigError, EncodingError, GamedataError, ServiceError } from '../../foundation/errors.js';
+import { ConfigError, EncodingError, GamedataError, ServiceError } from '../../foundation/errors/index.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/topic-names.js';
 import { toAvroValue } from './avro-mapping.js';
 import type { ToAvroOptions, UnknownFieldSink } from './avro-mapping.js';

@@ -11,7 +11,7 @@ import { securityFailure } from '../../foundation/config/security-failure.js';
 import { addressOf } from '../../foundation/config/address-of.js';
 import { maskWith, NO_SECRETS } from '../../foundation/config/secret-values.js';
 import type { RegistryClientSecurity } from '../../foundation/config/security-settings.js';
-import { ConfigError, GamedataError, ServiceError } from '../../foundation/errors.js';
+import { ConfigError, GamedataError, ServiceError } from '../../foundation/errors/index.js';
 import { resolveRetryPolicy, retry } from '../../foundation/retry/index.js';
 import type { RetryPolicy } from '../../foundation/retry/index.js';
 import {

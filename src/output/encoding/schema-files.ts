@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { RESOURCES } from '../../foundation/models/resources.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { formatSchemaFile, generateResourceSchemas } from './avro-schema.js';
 import type { AvroRecordSchema } from './avro-schema.js';
 

@@ -6,7 +6,7 @@
 import { Compatibility, type Client } from './schema-registry-library.js';
 import { RESOURCES } from '../../foundation/models/resources.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
-import { FieldExistsError, ServiceError } from '../../foundation/errors.js';
+import { FieldExistsError, ServiceError } from '../../foundation/errors/index.js';
 import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/topic-names.js';
 import type { AvroRecordSchema } from './avro-schema.js';
 import { diffSchemas } from './schema-diff.js';

@@ -7,7 +7,7 @@
 import { processSecurity } from '../../foundation/config/process-security.js';
 import { addressOf } from '../../foundation/config/address-of.js';
 import { maskWith, NO_SECRETS } from '../../foundation/config/secret-values.js';
-import { GamedataError, ServiceError, isRetriableStatus } from '../../foundation/errors.js';
+import { GamedataError, ServiceError, isRetriableStatus } from '../../foundation/errors/index.js';
 import { DEFAULT_RETRY_POLICY, retry as retryCall, type RetryPolicy } from '../../foundation/retry/index.js';
 import { fetchTrusting } from './internal/https-fetch.js';
 

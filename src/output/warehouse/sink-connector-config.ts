@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { SecuritySettings } from '../../foundation/config/security-settings.js';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import { topicName } from '../../foundation/models/topic-names.js';
 import { connectorSecret } from './connector-secrets.js';

@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import { RESOURCES } from '../../foundation/models/resources.js';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { DRIFT_KINDS } from './drift-tracker.js';
 import type { DriftKind, DriftRecord, PageDrift } from './drift-tracker.js';
 

@@ -4,11 +4,11 @@
  * after Kafka acknowledged both sends, so the caller may then mark the records seen and checkpoint.
  */
 import type { ResourceName } from '../../foundation/models/resources.js';
-import { EncodingError } from '../../foundation/errors.js';
+import { EncodingError } from '../../foundation/errors/index.js';
 import { buildDeadLetter, lineageHeaders } from './dead-letter.js';
 import type { DeadLetterOptions, Lineage, OutgoingMessage } from './dead-letter.js';
 import type { RecordEncoder } from '../../output/encoding/record-encoder.js';
-import type { EncodingFailureReason } from '../../foundation/errors.js';
+import type { EncodingFailureReason } from '../../foundation/errors/index.js';
 import type { KafkaSink } from '../../output/kafka/producer/kafka-sink.js';
 import { dlqTopicName } from '../../foundation/models/topic-names.js';
 import { NOT_A_RECORD, NotARecord } from './not-a-record.js';

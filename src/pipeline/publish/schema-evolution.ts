@@ -26,7 +26,7 @@ import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundat
 import type { AvroRecordSchema } from '../../output/encoding/avro-schema.js';
 import { withOptionalField } from '../../output/encoding/schema-candidate.js';
 import type { DriftStore, JsonType, PageDrift, PageDriftEntry, ResourceDrift } from '../drift/index.js';
-import { FieldExistsError, GamedataError } from '../../foundation/errors.js';
+import { FieldExistsError, GamedataError } from '../../foundation/errors/index.js';
 import { sleep } from '../../foundation/retry/index.js';
 
 /** The scalar kinds a field can evolve with. */

@@ -16,7 +16,7 @@ import type { EnqueueRunOptions } from './backfill-flow.js';
 import { enqueueOpenRun, type OpenRun } from './planning-hold.js';
 import type { RunCounters } from './run-counters.js';
 import type { UserDirectory } from '../slice/user-discovery.js';
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 
 export interface EarlySliceOptions extends EnqueueRunOptions {
   counters: Pick<RunCounters, 'setState'>;

@@ -12,7 +12,7 @@ import {
   GamedataError,
   SliceFencedError,
   SliceInterruptedError,
-} from '../../foundation/errors.js';
+} from '../../foundation/errors/index.js';
 import { maskError, maskWith, ownSecrets, type Secrets } from '../../foundation/config/secret-values.js';
 import { isCredentialRefusal } from '../../foundation/config/security-failure.js';
 import type {

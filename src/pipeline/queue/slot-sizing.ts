@@ -13,7 +13,7 @@ import {
   type ConcurrencyReason,
 } from '../../upstream/budget/concurrency-decision.js';
 import type { SharedBudget } from '../../upstream/budget/shared-budget.js';
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 import { wakeMainLoop } from './bullmq-hooks.js';
 /** A change of the slices a worker runs at once (see `PipelineWorkerOptions.maxConcurrency`). */
 export interface ConcurrencyChange {

@@ -14,7 +14,7 @@ import { keyTimeField } from '../planner/run-key-time.js';
 import type { RunCounters } from './run-counters.js';
 import type { UserDirectory } from '../slice/user-discovery.js';
 import { runWithPriority, type CallPriority } from '../../upstream/budget/priority.js';
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 import { maskWith, ownSecrets } from '../../foundation/config/secret-values.js';
 import { createEarlySliceSink } from './early-slices.js';
 

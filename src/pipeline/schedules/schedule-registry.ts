@@ -4,7 +4,7 @@
  * worker (every `gamedata worker`) processes the ticks.
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import { DEFAULT_QUEUE_PREFIX } from '../contract/queue-names.js';
 import { checkTickData, type ScheduleTickData } from './process-tick.js';

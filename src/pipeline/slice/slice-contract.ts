@@ -11,7 +11,7 @@ import {
   MissingResultError,
   UpstreamError,
   ValidationError,
-} from '../../foundation/errors.js';
+} from '../../foundation/errors/index.js';
 import type { DedupRecord, DedupStore, PendingMarks } from '../dedup/index.js';
 import type { ResourceName } from '../../foundation/models/resources.js';
 import type { Lineage, PageEncoder, PagePublisher } from '../publish/index.js';

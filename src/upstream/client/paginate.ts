@@ -3,7 +3,7 @@
  * omits it): an empty page, a missing or repeated cursor, `hasMore: false` when sent, `maxPages`, or a cursor whose
  * date is older than `cursorEnd` (v1 and v2 cursors both parse).
  */
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import type { CursorPage } from '../../foundation/models/types.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import { parseCursor } from './cursor.js';

@@ -5,7 +5,7 @@
  *
  * v1 upstreams: a v1 bound has second precision, so slice edges must be whole seconds (the slicers align them).
  */
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import { encodeCursor, ZERO_OID } from './cursor.js';
 import type { Listing } from './listing.js';

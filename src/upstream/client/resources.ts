@@ -3,7 +3,7 @@
  * plus country.getAllCountries and inventory.fetchCurrentEquipment. snake_case methods are camelCase; keyword
  * arguments are one options object; spec defaults are in {@link DEFAULT_PAGE_LIMITS} and {@link DEFAULT_COLLECT_OPTIONS}.
  */
-import { AbortedError, ConfigError, GamedataError, NotFoundError } from '../../foundation/errors.js';
+import { AbortedError, ConfigError, GamedataError, NotFoundError } from '../../foundation/errors/index.js';
 import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import { models } from '../../foundation/models/index.js';

@@ -12,7 +12,7 @@ import {
   NotFoundError,
   RateLimitError,
   UpstreamError,
-} from '../../foundation/errors.js';
+} from '../../foundation/errors/index.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { parseRetryAfter } from './rate-limiter.js';
 import type { RetryPolicy } from '../../foundation/retry/index.js';

@@ -12,7 +12,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { loadConfig } from '../../../foundation/config/load-config.js';
 import { processSecurity } from '../../../foundation/config/process-security.js';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { RESOURCES, type ResourceName } from '../../../foundation/models/resources.js';
 import { parseResources } from '../../../pipeline/planner/index.js';
 import { writeSecretsFile } from '../../../output/warehouse/write-secrets-file.js';

@@ -7,7 +7,7 @@
  * GAMEDATA_DELIVERY).
  */
 import type { Command } from 'commander';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { readPipelineSettings } from '../../../foundation/config/index.js';
 import { isResourceName } from '../../../foundation/models/resources.js';
 import { formatDlqReplay } from '../../../pipeline/dead-letters/index.js';

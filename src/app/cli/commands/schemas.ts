@@ -10,7 +10,7 @@
  * GAMEDATA_REDIS_PREFIX.
  */
 import type { Command } from 'commander';
-import { GamedataError } from '../../../foundation/errors.js';
+import { GamedataError } from '../../../foundation/errors/index.js';
 import { createRegistryClient } from '../../../output/encoding/registry-client.js';
 import {
   DEFAULT_SCHEMAS_DIR,
@@ -24,7 +24,7 @@ import {
 } from '../../../output/encoding/schema-registration.js';
 import { RESOURCES } from '../../../foundation/models/resources.js';
 import { readPipelineSettings } from '../../../foundation/config/pipeline-settings.js';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { buildDriftReport, formatDriftReport } from '../drift-report.js';
 import type { AvroRecordSchema } from '../../../output/encoding/avro-schema.js';
 import type { ResourceName } from '../../../foundation/models/resources.js';

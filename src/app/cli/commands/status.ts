@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 // Light modules only, imported directly (not the barrels, which load kafkajs and the registry client); the Redis
 // and BullMQ readers load when the command runs, so `status --help` loads neither.
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { readPipelineSettings } from '../../../foundation/config/pipeline-settings.js';
 import { parseDuration } from '../../../foundation/config/duration.js';
 import { formatStatus } from '../../status/format-status.js';

@@ -7,7 +7,7 @@
  * Settings: REDIS_URL, GAMEDATA_QUEUE_PREFIX, GAMEDATA_REDIS_PREFIX.
  */
 import type { Command } from 'commander';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { connectRedis } from '../../../pipeline/queue/index.js';
 import { formatDuration, parseDuration, readPipelineSettings } from '../../../foundation/config/index.js';
 import { commandRedisLines } from '../connection-lines.js';

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { createRecordDecoder } from '../../../output/encoding/record-decoder.js';
 import { createRegistryClient } from '../../../output/encoding/registry-client.js';
 import { createClientSliceSource, createPipelineRuntime } from '../../index.js';

@@ -6,7 +6,7 @@
  */
 import { RESOURCES } from '../../../foundation/models/resources.js';
 import type { ResourceName } from '../../../foundation/models/resources.js';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { createKafkaClient } from '../kafka-client.js';
 import { resolveKafkaOptions } from '../kafka-options.js';
 import { toKafkaError } from '../kafka-error.js';

@@ -19,7 +19,7 @@ import { securityFailure } from '../../../foundation/config/security-failure.js'
 import { createKafkaClient } from '../kafka-client.js';
 import { resolveKafkaOptions } from '../kafka-options.js';
 import { toKafkaError } from '../kafka-error.js';
-import { ServiceError } from '../../../foundation/errors.js';
+import { ServiceError } from '../../../foundation/errors/index.js';
 import { readPartitionRange } from './read-partition-range.js';
 import { fetchTopicOffsets, retryRetriable } from '../admin/retry-retriable.js';
 

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../../foundation/errors.js';
+import { ValidationError } from '../../../foundation/errors/index.js';
 import { checkRecord } from '../../../foundation/models/check-record.js';
 import type { ModelDef } from '../../../foundation/models/field.js';
 
