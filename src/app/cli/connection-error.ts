@@ -6,7 +6,7 @@
  * those.
  */
 import { NetworkError } from '../../foundation/errors/index.js';
-import { CONNECT_FAILURE_CODES } from '../../upstream/client/connect-failure.js';
+import { CONNECT_FAILURE_CODES } from '../../upstream/client/index.js';
 
 /** Errno codes of a connection lost after it was made (those never made are `CONNECT_FAILURE_CODES`). */
 const LOST_CONNECTION_CODES: ReadonlySet<string> = new Set([

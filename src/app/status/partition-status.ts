@@ -4,9 +4,9 @@
  * state hash (field `partition`).
  */
 import type { Redis } from 'ioredis';
-import { createRunCounters } from '../../pipeline/queue/run-counters.js';
-import type { PartitionSummary } from '../../pipeline/contract/job-types.js';
-import type { PipelineMetrics } from '../../foundation/metrics/pipeline-metrics.js';
+import { createRunCounters } from '../../pipeline/queue/index.js';
+import type { PartitionSummary } from '../../pipeline/contract/index.js';
+import type { PipelineMetrics } from '../../foundation/metrics/index.js';
 
 /** The summary a run's state holds, or undefined (no proof, or a field this version cannot read). */
 export function parsePartition(state: Record<string, string>): PartitionSummary | undefined {

@@ -3,7 +3,7 @@
  * security failures (credentials, certificates) as one non-retriable line naming the settings to check.
  */
 import { ServiceError } from '../../foundation/errors/index.js';
-import { securityFailure } from '../../foundation/config/security-failure.js';
+import { securityFailure } from '../../foundation/config/index.js';
 
 /** What to check for each kind of security failure (settings names). */
 export const KAFKA_SECURITY_HINTS = {

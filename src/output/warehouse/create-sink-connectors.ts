@@ -4,7 +4,7 @@
  * one clear error instead of a connector that never runs.
  */
 import { ServiceError } from '../../foundation/errors/index.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { ConnectClient } from './connect-client.js';
 import { ensureWarehouseSchema } from './ensure-warehouse-schema.js';
 import {

@@ -6,7 +6,7 @@
  * DLQ, with today's reason.
  */
 import { EncodingError, GamedataError, NotFoundError } from '../../foundation/errors/index.js';
-import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/index.js';
 import type { DedupRecord } from '../dedup/index.js';
 import { HEADER } from '../publish/index.js';
 

@@ -14,8 +14,8 @@
  * producer fenced, its checkpoint read).
  */
 import { randomUUID } from 'node:crypto';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { dlqTopicName } from '../../foundation/models/topic-names.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { dlqTopicName } from '../../foundation/models/index.js';
 import type { SliceJobData, SliceResult } from '../contract/job-types.js';
 import type { DedupRecord } from '../dedup/index.js';
 import { ConfigError } from '../../foundation/errors/index.js';

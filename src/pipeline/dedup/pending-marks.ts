@@ -26,7 +26,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, GamedataError } from '../../foundation/errors/index.js';
 import { onRedis } from './internal/on-redis.js';
-import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/index.js';
 import { hasDedupId, seenEntry, type DedupRecord } from './dedup-store.js';
 import type { SeenEntry } from './redis-seen-set.js';
 import { encodeVersion, versionReplaces } from './seen-encoding.js';

@@ -17,7 +17,7 @@
  * (few, long slices whose pages fill the POSTs).
  */
 import { ConfigError } from '../../foundation/errors/index.js';
-import { RESOURCES, isResourceName, type ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCES, isResourceName, type ResourceName } from '../../foundation/models/index.js';
 import type { RunJobData, SliceJobData } from '../contract/job-types.js';
 import { runJobId, sliceJobId } from '../contract/queue-names.js';
 import { checkRunId } from '../contract/run-id.js';

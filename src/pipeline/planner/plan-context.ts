@@ -3,7 +3,7 @@
  * and what planning finds on the way (`PlanFindings`: its cost, the users listed, the partition's summary). Also the
  * one place the per-user walks are built.
  */
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { TimeRange } from '../../foundation/slicing/index.js';
 import { busyUserPieces, type FeedHead } from './busy-user-pieces.js';
 import type { PartitionSummary, WalkFilters } from '../contract/job-types.js';

@@ -11,8 +11,8 @@ import {
   FULL_BATCH_GROWTH_LATENCY_MS,
   type BudgetDemand,
   type ConcurrencyReason,
-} from '../../upstream/budget/concurrency-decision.js';
-import type { SharedBudget } from '../../upstream/budget/shared-budget.js';
+} from '../../upstream/budget/index.js';
+import type { SharedBudget } from '../../upstream/budget/index.js';
 import { GamedataError } from '../../foundation/errors/index.js';
 import { wakeMainLoop } from './bullmq-hooks.js';
 /** A change of the slices a worker runs at once (see `PipelineWorkerOptions.maxConcurrency`). */

@@ -6,10 +6,10 @@
  * planner cuts that wider range into as many slices as its density needs (catch-up by slicing).
  */
 import { ConfigError } from '../../foundation/errors/index.js';
-import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/index.js';
 import type { BackfillRequest } from '../planner/plan-backfill.js';
 import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../planner/plan-backfill.js';
-import type { CallPriority } from '../../foundation/models/call-priority.js';
+import type { CallPriority } from '../../foundation/models/index.js';
 import type { ScheduleKind } from './schedule-names.js';
 import type { ActiveRun, TailState, TailStateStore } from './tail-state.js';
 

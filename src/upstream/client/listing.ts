@@ -4,8 +4,7 @@
  */
 import { ConfigError } from '../../foundation/errors/index.js';
 import { models } from '../../foundation/models/index.js';
-import type { ModelDef } from '../../foundation/models/field.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ModelDef, ResourceName } from '../../foundation/models/index.js';
 
 /** Filters as sent on the wire (the TypeScript option names are the wire names). */
 export type ListingFilters = Readonly<

@@ -4,7 +4,7 @@
  * date is older than `cursorEnd` (v1 and v2 cursors both parse).
  */
 import { ConfigError } from '../../foundation/errors/index.js';
-import type { CursorPage } from '../../foundation/models/types.js';
+import type { CursorPage } from '../../foundation/models/index.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import { parseCursor } from './cursor.js';
 import type { Listing } from './listing.js';

@@ -10,7 +10,7 @@ import type { ClientCore, InvalidItemMode } from './core.js';
 import { encodeCursor, ZERO_OID } from './cursor.js';
 import type { Listing } from './listing.js';
 import { checkOpenRange, type TimeRange } from '../../foundation/slicing/index.js';
-import type { ShortPages } from '../../foundation/models/short-pages.js';
+import type { ShortPages } from '../../foundation/models/index.js';
 import { checkPage, MAX_EMPTY_FOLLOWS, type PageEvent } from './page-check.js';
 
 const idOf = (item: unknown): string | undefined => {

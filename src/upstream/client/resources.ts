@@ -7,8 +7,8 @@ import { AbortedError, ConfigError, GamedataError, NotFoundError } from '../../f
 import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import { models } from '../../foundation/models/index.js';
-import type { ModelDef } from '../../foundation/models/field.js';
 import type {
+  ModelDef,
   Article,
   ArticleLite,
   Country,
@@ -21,7 +21,7 @@ import type {
   Transaction,
   User,
   UserLite,
-} from '../../foundation/models/types.js';
+} from '../../foundation/models/index.js';
 import type { CollectOptions } from './collect.js';
 import { collectSlices, iterateSlices } from './collect.js';
 import type { ClientCore, InvalidItemMode } from './core.js';

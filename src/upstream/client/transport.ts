@@ -18,7 +18,7 @@ import { parseRetryAfter } from './rate-limiter.js';
 import type { RetryPolicy } from '../../foundation/retry/index.js';
 import { withRetry } from './retry.js';
 import { requestTimeoutMs } from './call-cost.js';
-import { withoutCredentials } from '../../foundation/config/address-of.js';
+import { withoutCredentials } from '../../foundation/config/index.js';
 import { fetchSameOrigin } from './internal/fetch-same-origin.js';
 import { connectFailureCode } from './connect-failure.js';
 import { readCapped } from './read-capped.js';

@@ -13,7 +13,7 @@ import { formatDuration, parseDuration, readPipelineSettings } from '../../../fo
 import { commandRedisLines } from '../connection-lines.js';
 import { addressOf, requireReachable } from '../service-probes.js';
 import { parseResources } from '../../../pipeline/planner/index.js';
-import type { ResourceName } from '../../../foundation/models/resources.js';
+import type { ResourceName } from '../../../foundation/models/index.js';
 import {
   createScheduleRegistry,
   createTailStateStore,

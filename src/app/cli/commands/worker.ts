@@ -12,7 +12,7 @@
  */
 import type { Command } from 'commander';
 import { AbortedError } from '../../../foundation/errors/index.js';
-import { connectWithRetry, drainWithin, waitForStop } from '../../../pipeline/queue/worker-lifecycle.js';
+import { connectWithRetry, drainWithin, waitForStop } from '../../../pipeline/queue/index.js';
 import { formatDuration, loadConfig, readPipelineSettings } from '../../../foundation/config/index.js';
 import { exitIfStillRunning } from '../exit-if-still-running.js';
 import { childArgv, parseWorkerFlags } from '../worker-flags.js';

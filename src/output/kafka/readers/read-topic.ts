@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, Kafka, KafkaMessage } from 'kafkajs';
-import { securityFailure } from '../../../foundation/config/security-failure.js';
+import { securityFailure } from '../../../foundation/config/index.js';
 import { createKafkaClient } from '../kafka-client.js';
 import { resolveKafkaOptions } from '../kafka-options.js';
 import { toKafkaError } from '../kafka-error.js';
