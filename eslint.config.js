@@ -1,6 +1,7 @@
 // Type-checked lint: typescript-eslint's recommended-type-checked rules, with no-floating-promises everywhere.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import wingDoors from './scripts/eslint/wing-doors.mjs';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.stack/', 'bin/', 'coverage/', 'tmp/', '.vitest-cache/'] },
@@ -78,6 +79,13 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // One door per folder (issue 49): an import from another wing of src/ names the folder's index.js
+    // (scripts/eslint/wing-doors.mjs; `npx eslint --fix src` rewrites the rest).
+    files: ['src/**/*.ts'],
+    plugins: { local: { rules: { 'wing-doors': wingDoors } } },
+    rules: { 'local/wing-doors': ['error', { srcDir: `${import.meta.dirname}/src` }] },
   },
   { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
   {

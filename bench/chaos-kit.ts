@@ -33,7 +33,7 @@ import { versionKey } from '../src/app/verify/compare-records.js';
 import { readTopic } from '../src/output/kafka/readers/read-topic.js';
 import { topicName } from '../src/foundation/models/topic-names.js';
 import type { RecordDecoder } from '../src/output/encoding/record-decoder.js';
-import { GamedataError, ServiceError } from '../src/foundation/errors.js';
+import { GamedataError, ServiceError } from '../src/foundation/errors/index.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);

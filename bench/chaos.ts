@@ -39,7 +39,7 @@ import { RESOURCES, isResourceName, type ResourceName } from '../src/foundation/
 import { verifyResource } from '../src/app/verify/index.js';
 import { readTopic } from '../src/output/kafka/readers/read-topic.js';
 import { dlqTopicName, topicName } from '../src/foundation/models/topic-names.js';
-import { GamedataError } from '../src/foundation/errors.js';
+import { GamedataError } from '../src/foundation/errors/index.js';
 import {
   CHAOS_FAULTS,
   ROOT,

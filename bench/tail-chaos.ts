@@ -36,7 +36,7 @@ import { readTopic } from '../src/output/kafka/readers/read-topic.js';
 import { dlqTopicName, topicName } from '../src/foundation/models/topic-names.js';
 import { createScheduleRegistry, createTailStateStore } from '../src/pipeline/schedules/index.js';
 import type { SimulatorOptions } from '../tools/simulator/options.js';
-import { GamedataError } from '../src/foundation/errors.js';
+import { GamedataError } from '../src/foundation/errors/index.js';
 import {
   CHAOS_FAULTS,
   ROOT,

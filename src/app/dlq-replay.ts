@@ -3,12 +3,10 @@
  * dedup, counters and delivery mode), an encoder with the topics' schema contracts to check the dead letters again,
  * and the upstream's reads by id. The work is `replayDeadLetters` (src/pipeline/dead-letters/).
  */
-import type { PipelineSettings } from '../foundation/config/pipeline-settings.js';
-import { DEFAULT_SCHEMA_CONTRACTS } from '../foundation/config/schema-contract.js';
-import { RESOURCES, type ResourceName } from '../foundation/models/resources.js';
-import { topicName } from '../foundation/models/topic-names.js';
-import { createRecordEncoder } from '../output/encoding/record-encoder.js';
-import { createRegistryClient } from '../output/encoding/registry-client.js';
+import type { PipelineSettings } from '../foundation/config/index.js';
+import { DEFAULT_SCHEMA_CONTRACTS } from '../foundation/config/index.js';
+import { RESOURCES, type ResourceName, topicName } from '../foundation/models/index.js';
+import { createRecordEncoder, createRegistryClient } from '../output/encoding/index.js';
 import { READ_BY_ID, replayDeadLetters, type DlqReplayReport } from '../pipeline/dead-letters/index.js';
 import { createPipelineRuntime, type PipelineRuntimeOptions } from './pipeline-runtime.js';
 

@@ -6,50 +6,71 @@
  * Closing order: callers close the workers first, then this (Kafka producer, the budget, then Redis).
  */
 import type { Redis } from 'ioredis';
-import { connectRedis } from '../pipeline/queue/connect-redis.js';
+import {
+  connectRedis,
+  leaseProducerMember,
+  createRedisSliceOwners,
+  createRunCounters,
+  type RunCounters,
+  createRangeGaps,
+  type RangeGaps,
+} from '../pipeline/queue/index.js';
 import {
   createSharedBudget,
   createWorkEstimator,
   type SharedBudget,
   type SharedBudgetOptions,
 } from '../upstream/budget/index.js';
-import { createQueuedSlices } from '../pipeline/planner/queued-slices.js';
-import { ConfigError } from '../foundation/errors.js';
-import type { PipelineSettings } from '../foundation/config/pipeline-settings.js';
-import { createClient, type Client, type ClientOptions } from '../upstream/client/create-client.js';
-import { createListing, type Listing } from '../upstream/client/listing.js';
-import { collectSlices } from '../upstream/client/collect.js';
-import { USER_WALK_GEOMETRIC_ABOVE } from '../pipeline/slice/slice-split-rule.js';
-import { probeSortTimes, readSlice } from '../upstream/client/read-slice.js';
-import { LISTING_SPECS } from '../upstream/client/listing.js';
+import { createQueuedSlices } from '../pipeline/planner/index.js';
+import { ConfigError } from '../foundation/errors/index.js';
+import type { PipelineSettings } from '../foundation/config/index.js';
+import {
+  createClient,
+  type Client,
+  type ClientOptions,
+  createListing,
+  type Listing,
+  collectSlices,
+  probeSortTimes,
+  readSlice,
+  LISTING_SPECS,
+} from '../upstream/client/index.js';
+import {
+  USER_WALK_GEOMETRIC_ABOVE,
+  createRedisUserDirectory,
+  type UserDirectory,
+} from '../pipeline/slice/index.js';
 import {
   createDedupStore,
   createRedisSeenSet,
   type DedupRecord,
   type DedupStore,
+  createPendingMarks,
+  createRedisPendingMarks,
 } from '../pipeline/dedup/index.js';
-import { createRecordEncoder } from '../output/encoding/record-encoder.js';
-import { createRegistryClient } from '../output/encoding/registry-client.js';
-import type { PlannerSource } from '../pipeline/planner/plan-backfill.js';
-import { createKafkaSink, type KafkaSink } from '../output/kafka/producer/kafka-sink.js';
-import { createCoalescingSink, createPagePublisher, type PagePublisher } from '../pipeline/publish/index.js';
-import { createPageEncoder, wrapNotARecords } from '../pipeline/publish/index.js';
-import { checkpointTopicName, createTransactionalSlicePublisher } from '../output/kafka/index.js';
-import { createPendingMarks, createRedisPendingMarks } from '../pipeline/dedup/index.js';
-import { DEFAULT_CONFIG } from '../foundation/config/load-config.js';
-import type { ExactlyOnceDelivery } from '../pipeline/slice/slice-contract.js';
-import { leaseProducerMember } from '../pipeline/queue/producer-member-lease.js';
-import { createRedisSliceOwners } from '../pipeline/queue/redis-slice-owners.js';
-import type { SliceSource } from '../pipeline/slice/slice-contract.js';
-import { createRunCounters, type RunCounters } from '../pipeline/queue/run-counters.js';
-import { createRangeGaps, type RangeGaps } from '../pipeline/queue/range-gaps.js';
-import { createRedisUserDirectory, type UserDirectory } from '../pipeline/slice/user-discovery.js';
+import { createRecordEncoder, createRegistryClient } from '../output/encoding/index.js';
+import type { PlannerSource } from '../pipeline/planner/index.js';
+import {
+  createKafkaSink,
+  type KafkaSink,
+  checkpointTopicName,
+  createTransactionalSlicePublisher,
+} from '../output/kafka/index.js';
+import {
+  createCoalescingSink,
+  createPagePublisher,
+  type PagePublisher,
+  createPageEncoder,
+  wrapNotARecords,
+  createSchemaEvolution,
+  type EvolvedField,
+} from '../pipeline/publish/index.js';
+import { DEFAULT_CONFIG, DEFAULT_SCHEMA_CONTRACTS } from '../foundation/config/index.js';
+import type { ExactlyOnceDelivery, SliceSource } from '../pipeline/slice/index.js';
 import { createRedisDriftStore, type PageDrift } from '../pipeline/drift/index.js';
-import { createSchemaEvolution, type EvolvedField } from '../pipeline/publish/schema-evolution.js';
-import { DEFAULT_SCHEMA_CONTRACTS } from '../foundation/config/schema-contract.js';
-import { RESOURCES, type ResourceName } from '../foundation/models/resources.js';
-import type { ShortPages } from '../foundation/models/short-pages.js';
-import type { PageEvent } from '../upstream/client/page-check.js';
+import { RESOURCES, type ResourceName } from '../foundation/models/index.js';
+import type { ShortPages } from '../foundation/models/index.js';
+import type { PageEvent } from '../upstream/client/index.js';
 
 /** A Redis connection fit for BullMQ workers (`maxRetriesPerRequest: null`). */
 export { connectRedis };

@@ -6,7 +6,7 @@
  * Needs KAFKA_BROKERS, SCHEMA_REGISTRY_URL and REDIS_URL (`npm run demo` starts the local stack first).
  */
 import type { Command } from 'commander';
-import { ConfigError } from '../../src/foundation/errors.js';
+import { ConfigError } from '../../src/foundation/errors/index.js';
 import { createRegistryClient } from '../../src/output/encoding/registry-client.js';
 import { createRecordDecoder } from '../../src/output/encoding/record-decoder.js';
 import { readSchemaFiles } from '../../src/output/encoding/schema-files.js';

@@ -12,7 +12,7 @@
  * runs each codec against the other. Not exported from the simulator's index (the client's index owns these names);
  * tests that forge cursors for the simulator import this file.
  */
-import { ValidationError } from '../../src/foundation/errors.js';
+import { ValidationError } from '../../src/foundation/errors/index.js';
 
 export type CursorFormat = 'v2' | 'v1';
 

@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { ConfigError } from '../../src/foundation/errors.js';
+import { ConfigError } from '../../src/foundation/errors/index.js';
 import { errorEnvelope } from './error-envelope.js';
 
 export interface SimulatorServer {

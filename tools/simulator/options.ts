@@ -3,7 +3,7 @@
  * checked) once by {@link resolveSimulatorOptions}. The runtime part ({@link RuntimeSettings}) can be switched on
  * a running simulator with `configure()` (tests force a 429 storm or an outage that way).
  */
-import { ConfigError } from '../../src/foundation/errors.js';
+import { ConfigError } from '../../src/foundation/errors/index.js';
 import { DEFAULT_WORLD_OPTIONS, SCALES, type LiveRates, type Scale, type WorldOptions } from './world.js';
 
 export interface RateLimitSettings {

@@ -6,7 +6,7 @@ import type http from 'node:http';
 import type { RuntimePatch, RuntimeSettings } from './options.js';
 import type { SimulatorStats } from './stats.js';
 import { SIMULATOR_RESOURCES, type SimulatorResource, type World } from './world.js';
-import { ConfigError } from '../../src/foundation/errors.js';
+import { ConfigError } from '../../src/foundation/errors/index.js';
 
 /** Reads a JSON body and answers 200 with what `handle` returns, or 400 with the error's message. */
 function readJsonBody(

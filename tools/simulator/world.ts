@@ -10,7 +10,7 @@
  * `gamedata simulate truth` build a world directly.
  */
 import { withShapeChanges, type ShapeChange } from './records/shape-changes.js';
-import { ConfigError } from '../../src/foundation/errors.js';
+import { ConfigError } from '../../src/foundation/errors/index.js';
 import { generateWorld } from './generation/generate-world.js';
 import type { TransactionColumns } from './generation/generate-transactions.js';
 import { createLiveMode, type LiveRates } from './generation/live-mode.js';

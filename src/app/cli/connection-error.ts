@@ -5,8 +5,8 @@
  * code (`Connection is closed.`, `Stream isn't writeable ...`), so those two are matched by their text, and only
  * those.
  */
-import { NetworkError } from '../../foundation/errors.js';
-import { CONNECT_FAILURE_CODES } from '../../upstream/client/connect-failure.js';
+import { NetworkError } from '../../foundation/errors/index.js';
+import { CONNECT_FAILURE_CODES } from '../../upstream/client/index.js';
 
 /** Errno codes of a connection lost after it was made (those never made are `CONNECT_FAILURE_CODES`). */
 const LOST_CONNECTION_CODES: ReadonlySet<string> = new Set([

@@ -5,7 +5,7 @@
  */
 import type { DriftRecord, DriftStore } from '../../pipeline/drift/index.js';
 import { formatDriftRecord, proposeAbsorption } from '../../pipeline/drift/index.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { OptionalFieldCheck, CandidateFieldKind } from '../../output/encoding/index.js';
 
 export interface DriftReportEntry extends DriftRecord {

@@ -5,12 +5,10 @@
  * `<ICEBERG_NAMESPACE>.<resource>` (default namespace: the topic prefix as a schema name); read back through PyIceberg
  * (ICEBERG_PYTHON). `scripts/stack.sh up --with lakehouse` prints every one of these.
  */
-import { loadConfig } from '../../foundation/config/load-config.js';
-import { processSecurity } from '../../foundation/config/process-security.js';
-import { ConfigError } from '../../foundation/errors.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { RESOURCES } from '../../foundation/models/resources.js';
-import { topicName } from '../../foundation/models/topic-names.js';
+import { loadConfig, processSecurity } from '../../foundation/config/index.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { RESOURCES, topicName } from '../../foundation/models/index.js';
 import {
   createIcebergConnectors,
   createIcebergReader,

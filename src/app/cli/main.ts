@@ -5,12 +5,11 @@
  * into one clear line and a non-zero exit code.
  */
 import { CommanderError } from 'commander';
-import { GamedataError, ConfigError } from '../../foundation/errors.js';
+import { GamedataError, ConfigError } from '../../foundation/errors/index.js';
 import { buildProgram } from './command-table.js';
 import { maskSecrets } from './mask-secrets.js';
 import { dropKafkajsNegativeTimeoutWarning } from './quiet-warnings.js';
-import { loadConfig } from '../../foundation/config/load-config.js';
-import { plaintextCredentialWarnings } from '../../foundation/config/security-settings.js';
+import { loadConfig, plaintextCredentialWarnings } from '../../foundation/config/index.js';
 
 /** Prints `error` as one line (a ConfigError's issues below it) and makes the process exit 1 soon after. */
 function fail(error: unknown): void {

@@ -11,9 +11,9 @@ import {
   maskWith,
   ownSecrets,
   type Secrets,
-} from '../../foundation/config/secret-values.js';
+} from '../../foundation/config/index.js';
 
-export type { Secrets } from '../../foundation/config/secret-values.js';
+export type { Secrets } from '../../foundation/config/index.js';
 
 /** The secrets of this process's settings (env, config file); values under 4 characters go to `short`. */
 export function secretValues(env: NodeJS.ProcessEnv = process.env): Secrets {

@@ -5,7 +5,7 @@
  * loads the tool's TypeScript module; from the compiled package it says, in one line, where the command lives.
  */
 import { existsSync } from 'node:fs';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import type { CommandModule } from './command-table.js';
 
 /** `tools/<path>.ts` of the checkout this module runs from (src/app/cli/ -> the repository root). */

@@ -6,7 +6,7 @@
  * once (the worker then exits non-zero). The state is cached: `/readyz` reads {@link ServiceMonitor.readiness},
  * never a probe. Pure logic over injected probes: the real ones are in service-probes.ts.
  */
-import { ServiceError } from '../../foundation/errors.js';
+import { ServiceError } from '../../foundation/errors/index.js';
 
 export type MonitoredService = 'kafka' | 'schema-registry' | 'redis' | 'upstream';
 

@@ -8,22 +8,20 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Redis } from 'ioredis';
-import type { ClusterProbe } from '../../output/kafka/admin/cluster-probe.js';
-import { processSecurity } from '../../foundation/config/process-security.js';
+import type { ClusterProbe } from '../../output/kafka/index.js';
 import {
+  processSecurity,
   FIRST_CONNECT_TLS_RESETS,
   handshakeResetFailure,
   isTlsHandshakeReset,
   securityFailure,
-  type SecurityFailureKind,
-} from '../../foundation/config/security-failure.js';
-import { ClosedError, ServiceError } from '../../foundation/errors.js';
+  addressOf,
+} from '../../foundation/config/index.js';
+import { ClosedError, ServiceError, type SecurityFailureKind } from '../../foundation/errors/index.js';
 import { DEFAULT_RETRY_POLICY, retry, type RetryPolicy } from '../../foundation/retry/index.js';
-import { redisTlsOptions } from '../../pipeline/queue/connect-redis.js';
+import { redisTlsOptions } from '../../pipeline/queue/index.js';
 import type { MonitoredService, ServiceProbe } from './service-monitor.js';
 import { upstreamProbe } from './upstream-probe.js';
-
-import { addressOf } from '../../foundation/config/address-of.js';
 
 export { addressOf };
 
@@ -64,7 +62,7 @@ export function kafkaProbe(brokers: readonly string[], options: ServiceProbeOpti
     async check() {
       try {
         // Loaded on first use: commands that check only Redis (status) do not load kafkajs.
-        const { createClusterProbe } = await import('../../output/kafka/admin/cluster-probe.js');
+        const { createClusterProbe } = await import('../../output/kafka/index.js');
         // Closed while it loaded: no client made after close() (nobody would close it).
         if (closed) throw new ClosedError('the Kafka probe is closed');
         probe ??= createClusterProbe(brokers, timeoutMs);

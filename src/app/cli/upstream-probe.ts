@@ -6,7 +6,7 @@
  * worker takes no slices meanwhile. It never gives up: the upstream is not ours, and a worker waits for it.
  */
 import { connect } from 'node:net';
-import { ServiceError } from '../../foundation/errors.js';
+import { ServiceError } from '../../foundation/errors/index.js';
 import type { ServiceProbe } from './service-monitor.js';
 
 /** Host and port of an http(s) URL (the scheme's default port when none is given). */

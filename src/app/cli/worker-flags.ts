@@ -4,7 +4,7 @@
  * project's one duration syntax (`30s`, `500ms`, `2m`; config/duration.ts), and a bare number is milliseconds as
  * before (`30000`).
  */
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { parseDuration } from '../../foundation/config/index.js';
 
 /** The flags as commander hands them over. */

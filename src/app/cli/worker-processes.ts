@@ -12,7 +12,7 @@
  */
 import { fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY } from '../../foundation/retry/index.js';
 
 /** One child process, as the supervisor sees it (a `ChildProcess` fits; tests pass recording fakes). */

@@ -6,8 +6,8 @@
 import { hostname } from 'node:os';
 import type { PipelineSettings } from '../../foundation/config/index.js';
 import { formatDuration } from '../../foundation/config/index.js';
-import { ConfigError } from '../../foundation/errors.js';
-import type { ServiceError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import type { ServiceError } from '../../foundation/errors/index.js';
 import {
   createPipelineMetrics,
   startMetricsServer,

@@ -5,29 +5,34 @@
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createRunCounters } from '../../pipeline/queue/run-counters.js';
-import { getRunStatus } from '../../pipeline/queue/backfill-flow.js';
-import { QUEUE_NAMES } from '../../pipeline/contract/queue-names.js';
-import type { PartitionSummary, RunCounterValues } from '../../pipeline/contract/job-types.js';
+import {
+  createRunCounters,
+  getRunStatus,
+  createRangeGaps,
+  type RangeGap,
+} from '../../pipeline/queue/index.js';
+import { QUEUE_NAMES, DEFAULT_QUEUE_PREFIX } from '../../pipeline/contract/index.js';
+import type { PartitionSummary, RunCounterValues } from '../../pipeline/contract/index.js';
 import { parsePartition } from './partition-status.js';
-import { parseKeyTime, type RunKeyTime } from '../../pipeline/planner/run-key-time.js';
-import { DEFAULT_QUEUE_PREFIX } from '../../pipeline/contract/queue-names.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { createScheduleRegistry, type ScheduleInfo } from '../../pipeline/schedules/schedule-registry.js';
-import { createTailStateStore } from '../../pipeline/schedules/tail-state.js';
-import { createRangeGaps, type RangeGap } from '../../pipeline/queue/range-gaps.js';
-import { tailLagSeconds } from '../../pipeline/schedules/schedule-worker.js';
+import { parseKeyTime, type RunKeyTime } from '../../pipeline/planner/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import {
+  createScheduleRegistry,
+  type ScheduleInfo,
+  createTailStateStore,
+  tailLagSeconds,
+} from '../../pipeline/schedules/index.js';
 import { DEFAULT_SCRAPE_HOSTS, recordCountersFromMetrics, scrapeMetrics } from './scrape-metrics.js';
 import { readHeartbeats, type WorkerHeartbeat } from './worker-telemetry.js';
-import { budgetKeysOfBase } from '../../upstream/budget/budget-keys.js';
-import { createRedisDriftStore, type ResourceDrift } from '../../pipeline/drift/index.js';
-import { readEvolvedFields } from '../../pipeline/publish/schema-evolution.js';
 import {
+  budgetKeysOfBase,
   findBudgetBases,
   proceduresPerRequest,
   readBudgetSnapshot,
   type BudgetSnapshot,
-} from '../../upstream/budget/budget-snapshot.js';
+} from '../../upstream/budget/index.js';
+import { createRedisDriftStore, type ResourceDrift } from '../../pipeline/drift/index.js';
+import { readEvolvedFields } from '../../pipeline/publish/index.js';
 
 /** One API key's shared budget (src/upstream/budget), deployment-wide. */
 export interface BudgetStatus extends BudgetSnapshot {

@@ -1,5 +1,5 @@
 /** Renders a {@link StatusReport} as the plain-text screen of `gamedata status`. */
-import { formatDuration } from '../../foundation/config/duration.js';
+import { formatDuration } from '../../foundation/config/index.js';
 import type { StatusReport } from './collect-status.js';
 import { formatPartition } from './partition-status.js';
 import { formatKeySpent, formatRunKeyTime } from './key-time.js';

@@ -2,7 +2,7 @@
  * The key's time as `status` shows it (issue 32): what the key has spent (the shared budget's counters) and, per run,
  * its plan's estimate (`planner/run-key-time.ts`) with what is left of it by the share of its slices still to do.
  */
-import type { RunKeyTime } from '../../pipeline/planner/run-key-time.js';
+import type { RunKeyTime } from '../../pipeline/planner/index.js';
 
 /** One line: the run's estimate and, while it runs, what is left of it by its slices still to do. */
 export function formatRunKeyTime(t: RunKeyTime, slices?: { completed: number; pending: number }): string {

@@ -4,9 +4,8 @@
  * state hash (field `partition`).
  */
 import type { Redis } from 'ioredis';
-import { createRunCounters } from '../../pipeline/queue/run-counters.js';
-import type { PartitionSummary } from '../../pipeline/contract/job-types.js';
-import type { PipelineMetrics } from '../../foundation/metrics/pipeline-metrics.js';
+import type { PartitionSummary } from '../../pipeline/contract/index.js';
+import type { PipelineMetrics } from '../../foundation/metrics/index.js';
 
 /** The summary a run's state holds, or undefined (no proof, or a field this version cannot read). */
 export function parsePartition(state: Record<string, string>): PartitionSummary | undefined {
@@ -28,6 +27,9 @@ export async function readLatestPartition(
   redisPrefix: string,
   runs = 10,
 ): Promise<{ runId: string; partition: PartitionSummary } | undefined> {
+  // Loaded here, not with this module: format-status.ts imports it, and `gamedata status --help` must not load the
+  // whole queue folder (bullmq, the slice and the planner) through its door.
+  const { createRunCounters } = await import('../../pipeline/queue/index.js');
   for (const { runId, state } of await createRunCounters(redis, redisPrefix).listRuns(runs)) {
     const partition = parsePartition(state);
     if (partition !== undefined) return { runId, partition };

@@ -5,11 +5,11 @@
 import { MultiBar, Presets } from 'cli-progress';
 import type { ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 import { createRunCounters, getRunStatus, type RunStatus } from '../../pipeline/queue/index.js';
-import type { RunFigures } from '../../pipeline/queue/run-counters.js';
+import type { RunFigures } from '../../pipeline/queue/index.js';
 import type { RunResult } from '../../pipeline/planner/index.js';
-import { DEFAULT_QUEUE_PREFIX } from '../../pipeline/contract/queue-names.js';
+import { DEFAULT_QUEUE_PREFIX } from '../../pipeline/contract/index.js';
 import { sleep } from '../../foundation/retry/index.js';
 
 export interface RunProgressOptions {

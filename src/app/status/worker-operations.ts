@@ -15,14 +15,14 @@ import { Queue, type ConnectionOptions } from 'bullmq';
 import type { PipelineRuntime, PipelineRuntimeOptions } from '../index.js';
 import type { PipelineWorkers, PipelineWorkerDeps } from '../../pipeline/queue/index.js';
 import type { PipelineSettings } from '../../foundation/config/index.js';
-import { createLogger } from '../../foundation/config/create-logger.js';
-import { QUEUE_NAMES } from '../../pipeline/contract/queue-names.js';
-import { MAX_EMPTY_FOLLOWS, type PageEventKind } from '../../upstream/client/page-check.js';
+import { createLogger } from '../../foundation/config/index.js';
+import { QUEUE_NAMES } from '../../pipeline/contract/index.js';
+import { MAX_EMPTY_FOLLOWS, type PageEventKind } from '../../upstream/client/index.js';
 import {
   startScheduleWorker,
   type ScheduleWorker,
   type ScheduleWorkerOptions,
-} from '../../pipeline/schedules/schedule-worker.js';
+} from '../../pipeline/schedules/index.js';
 import {
   createWorkerTelemetry,
   type WorkerTelemetry,

@@ -9,10 +9,9 @@ import { hostname } from 'node:os';
 import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PageDrift } from '../../pipeline/drift/index.js';
-import type { PageEvent } from '../../upstream/client/page-check.js';
-import type { Client, ClientStats } from '../../upstream/client/create-client.js';
-import type { SharedBudget } from '../../upstream/budget/shared-budget.js';
-import { proceduresPerRequest, type BudgetSnapshot } from '../../upstream/budget/budget-snapshot.js';
+import type { PageEvent, Client, ClientStats } from '../../upstream/client/index.js';
+import type { SharedBudget } from '../../upstream/budget/index.js';
+import { proceduresPerRequest, type BudgetSnapshot } from '../../upstream/budget/index.js';
 import type { PipelineWorkerDeps } from '../../pipeline/queue/index.js';
 import type { RunCounterValues, SliceJobData, SliceResult } from '../../pipeline/planner/index.js';
 import {
@@ -21,7 +20,7 @@ import {
   type MetricsServer,
   type PipelineMetrics,
 } from '../../foundation/metrics/index.js';
-import { topicName } from '../../foundation/models/topic-names.js';
+import { topicName } from '../../foundation/models/index.js';
 import { readLatestPartition, setPartitionGauges } from './partition-status.js';
 
 /** What a worker writes into its heartbeat, read back by `status`. */

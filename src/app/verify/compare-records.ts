@@ -3,7 +3,7 @@
  * `updatedAt` for resources whose records change (normalised to epoch ms, since Avro carries timestamps as
  * millis) and nothing for immutable ones.
  */
-import { recordVersion, type ResourceName } from '../../foundation/models/resources.js';
+import { recordVersion, type ResourceName } from '../../foundation/models/index.js';
 
 /** `_id` or `_id@<version ms>`. */
 export function versionKey(resource: ResourceName, record: Record<string, unknown>): string {

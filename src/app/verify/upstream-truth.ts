@@ -5,10 +5,10 @@
  * as the pipeline's slices do.
  */
 import type { DedupRecord } from '../../pipeline/dedup/index.js';
-import type { SliceSource } from '../../pipeline/slice/slice-contract.js';
-import { counterparties } from '../../pipeline/slice/user-discovery.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import type { PlannerSource } from '../../pipeline/planner/plan-backfill.js';
+import type { SliceSource } from '../../pipeline/slice/index.js';
+import { counterparties } from '../../pipeline/slice/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import type { PlannerSource } from '../../pipeline/planner/index.js';
 
 /** Reads every record of `resource` older than `until` (epoch ms; default: the head of the feed). */
 export async function collectUpstreamTruth(

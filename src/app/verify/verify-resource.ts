@@ -6,11 +6,11 @@
  * promises, so records of aborted transactions (a worker killed or fenced mid-commit) are neither counted nor
  * reported as duplicates.
  */
-import type { RecordDecoder } from '../../output/encoding/record-decoder.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { dlqTopicName, topicName } from '../../foundation/models/topic-names.js';
+import type { RecordDecoder } from '../../output/encoding/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { dlqTopicName, topicName } from '../../foundation/models/index.js';
 import { compareCounts, versionKey, type CompareReport } from './compare-records.js';
-import { readTopic, type ReadTopicStats } from '../../output/kafka/readers/read-topic.js';
+import { readTopic, type ReadTopicStats } from '../../output/kafka/index.js';
 
 export interface VerifyResourceOptions {
   resource: ResourceName;

@@ -3,9 +3,9 @@
  * values of registered secrets (e.g. the API key) are masked wherever they appear, even inside a message string.
  * Logs go to stderr so a command's stdout stays clean for its data (NDJSON, `export` lines …).
  */
-import { pino } from 'pino';
-import type { DestinationStream, Logger } from 'pino';
-import { ConfigError } from '../errors.js';
+import { createRequire } from 'node:module';
+import type { DestinationStream, Logger, pino as Pino } from 'pino';
+import { ConfigError } from '../errors/index.js';
 import type { LogLevel } from './load-config.js';
 import { loadConfig } from './load-config.js';
 import { maskWith, secretsOf, type Secrets } from './secret-values.js';
@@ -50,6 +50,16 @@ let urlPasswords: string[] = [];
 // short secret values of this process's settings (masked where they stand whole)
 let shortSecrets: string[] = [];
 let root: Logger | undefined;
+
+const require = createRequire(import.meta.url);
+let loadedPino: typeof Pino | undefined;
+/**
+ * pino, loaded when the first root logger is made, not with this module: the config folder's door (index.ts) is on
+ * the CLI's start-up path (`gamedata --help` reads the settings but logs nothing), and loading pino takes ~20 ms.
+ */
+function pino(): typeof Pino {
+  return (loadedPino ??= (require('pino') as { pino: typeof Pino }).pino);
+}
 
 /**
  * Masks `value` in every log line from now on (all loggers). Short values (< 4 characters) are ignored: masking
@@ -106,7 +116,8 @@ function createRoot(options: LoggerOptions): Logger {
       passwords: urlPasswords,
       short: shortSecrets,
     });
-  return pino(
+  const createPino = pino();
+  return createPino(
     {
       level,
       redact: { paths: [...REDACTED_PATHS, ...(options.redact ?? [])], censor: REDACTED },
@@ -115,6 +126,6 @@ function createRoot(options: LoggerOptions): Logger {
         streamWrite: mask,
       },
     },
-    options.destination ?? pino.destination({ fd: 2, sync: false }),
+    options.destination ?? createPino.destination({ fd: 2, sync: false }),
   );
 }

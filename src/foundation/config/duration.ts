@@ -3,7 +3,7 @@
  * number of milliseconds. The environment, the config file and the command line accept the same units, and status
  * lines print them back in the same units.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 
 /** Milliseconds per unit. */
 const DURATION_UNITS: Readonly<Record<string, number>> = {

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 import { SHORT_PAGES, type ShortPages } from '../models/short-pages.js';
 import {
   checkSecuritySettings,

@@ -17,7 +17,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../errors/index.js';
 import { addressOf } from './address-of.js';
 import { securityFailure } from './security-failure.js';
 

@@ -7,7 +7,7 @@
  *   registry's compatibility check), then write it as a real field (`publish/schema-evolution.ts`); until then, and
  *   for what cannot evolve, as `freeze`.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 import { RESOURCES } from '../models/resources.js';
 import type { ResourceName } from '../models/resources.js';
 

@@ -21,7 +21,7 @@
  * socket cannot even be made, e.g. a client key it cannot decrypt), and a Redis error reply, whose code (`WRONGPASS`,
  * `NOAUTH`, `NOPERM`) RESP puts as the first word of the reply and ioredis' `ReplyError` keeps only as its message.
  */
-import type { SecurityFailureKind } from '../errors.js';
+import type { SecurityFailureKind } from '../errors/index.js';
 
 export type { SecurityFailureKind };
 

@@ -11,7 +11,7 @@
  */
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 import { createTokenEndpointProvider } from './oauthbearer-token-endpoint.js';
 
 /** `security.protocol` of a Kafka client. */

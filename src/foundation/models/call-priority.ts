@@ -3,7 +3,7 @@
  * place in the queue (`pipeline/planner/`, `pipeline/queue/`). Pure, so both read it from here; the async context that carries a
  * caller's priority to the client (`runWithPriority`) stays in `budget/priority.ts`.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 
 /**
  * Highest first: tails of append-only feeds (transactions, donations), tails of changing resources (users,

@@ -2,7 +2,7 @@
  * Topic and subject names, in one place: `<prefix>.<resource>` (prefix default `gamedata`), dead letters in
  * `<topic>.dlq`, value subjects `<topic>-value` (Confluent TopicNameStrategy).
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 import { RESOURCES } from './resources.js';
 import type { ResourceName } from './resources.js';
 

@@ -1,6 +1,6 @@
 /**
  * Retry: the one retry policy (`RetryPolicy`: retries, initialMs, maxMs, factor, jitter, isRetriable, maxElapsedMs)
- * and the one loop (`retry`), the one sleep, and the pause of a loop that never gives up (`createBackoff`). A foundation: importable from every folder, imports only `errors.ts`.
+ * and the one loop (`retry`), the one sleep, and the pause of a loop that never gives up (`createBackoff`). A foundation: importable from every folder, imports only `errors/`.
  */
 export { retry } from './retry.js';
 export type { RetryContext, RetryOptions } from './retry.js';

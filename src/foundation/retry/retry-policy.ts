@@ -2,7 +2,7 @@
  * The one retry policy (after KafkaJS' `retry`): how many times, how long between, and what is worth another try.
  * Pure: `backoffDelay` is the pause before a retry; `resolveRetryPolicy` checks a policy once, at the boundary.
  */
-import { ConfigError, GamedataError } from '../errors.js';
+import { ConfigError, GamedataError } from '../errors/index.js';
 
 export interface RetryPolicy {
   /** Tries after the first (attempts in all = retries + 1); `Infinity` with `maxElapsedMs` for "until then". @default 5 */
@@ -24,7 +24,7 @@ export interface RetryPolicy {
   maxElapsedMs: number;
 }
 
-/** The default `isRetriable`: the error's `retriable` flag (the hierarchy of src/foundation/errors.ts). */
+/** The default `isRetriable`: the error's `retriable` flag (the hierarchy of src/foundation/errors/). */
 export function isRetriableError(error: unknown): boolean {
   return error instanceof GamedataError && error.retriable;
 }

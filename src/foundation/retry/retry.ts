@@ -4,7 +4,7 @@
  * retried, and an abort stops the pause at once (`AbortedError`). A failure that says when to come back
  * (`UpstreamError.retryAfterMs`: 429 / 503 with `Retry-After`) waits at least that long.
  */
-import { AbortedError, UpstreamError } from '../errors.js';
+import { AbortedError, UpstreamError } from '../errors/index.js';
 import { DEFAULT_RETRY_POLICY, backoffDelay } from './retry-policy.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { sleep } from './sleep.js';

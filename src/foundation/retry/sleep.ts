@@ -1,5 +1,5 @@
 /** The retry loop's pause: a timer that rejects with an `AbortedError` as soon as the signal aborts. */
-import { AbortedError } from '../errors.js';
+import { AbortedError } from '../errors/index.js';
 
 /**
  * Resolves after `ms` (at once for `ms <= 0`).

@@ -3,7 +3,7 @@
  * from a density estimate) and splitting the unread part of a dense slice while it is read.
  *
  * It lives in its own low-level folder, below both of its users: the client (`collectAll`) and the planner and the
- * slice walk (backfill runs) import it, and it imports nothing but `src/foundation/errors.ts`, so no folder cycle can
+ * slice walk (backfill runs) import it, and it imports nothing but `src/foundation/errors/`, so no folder cycle can
  * pass through it and the client never has to import from `pipeline/`.
  */
 export { checkRange, checkOpenRange, positiveInt } from './time-range.js';

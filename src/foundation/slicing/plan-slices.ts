@@ -2,7 +2,7 @@
  * Planning the slices of a range before reading: from a density estimate (the pipeline sizes slices in rows) or on
  * a fixed time grid (the client's `collectAll`, which learns density while reading and splits then).
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 import { cutRange } from './cut-range.js';
 import { checkRange, positiveInt, type TimeRange } from './time-range.js';
 

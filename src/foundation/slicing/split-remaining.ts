@@ -4,7 +4,7 @@
  * and the older parts become new slices. `planSplit` is the rule both readers share (the client's `collectAll`
  * and the pipeline's `processSlice`): estimate the rows left from the rows read so far, split when too many.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 import { checkOpenRange, positiveInt, type TimeRange } from './time-range.js';
 
 /** The running slice keeps `[keepStart, …)`; `children` (oldest first) take `[start, keepStart)` exactly. */

@@ -1,7 +1,7 @@
 /**
  * The one range type of the project, and the checks every slicing function shares.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/index.js';
 
 /**
  * A half-open time range `[start, end)` in epoch milliseconds of a listing's sort time.

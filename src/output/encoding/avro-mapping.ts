@@ -12,10 +12,9 @@
  * From Avro: the inverse: `Date` -> ISO-8601 UTC string with milliseconds, JSON strings parsed, `_extra`'s keys put
  * back beside the known fields. Values must have passed `checkRecord` first (`encodeRecord` does that).
  */
-import { fieldList } from '../../foundation/models/field.js';
-import type { FieldType, ModelDef } from '../../foundation/models/field.js';
-import { parseDateTime } from '../../foundation/models/check-record.js';
-import { EncodingError } from '../../foundation/errors.js';
+import { fieldList, parseDateTime } from '../../foundation/models/index.js';
+import type { FieldType, ModelDef } from '../../foundation/models/index.js';
+import { EncodingError } from '../../foundation/errors/index.js';
 import { EXTRA_FIELD, typedMapFieldName } from './avro-schema.js';
 import { fitsExtension } from './schema-extensions.js';
 import type { SchemaExtensions } from './schema-extensions.js';

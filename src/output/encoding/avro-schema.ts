@@ -16,9 +16,8 @@
  *   fields upstream sent that the schema does not know at that level, so nothing is lost at any depth;
  * - named sub-records are defined once (at first use) and referenced by full name afterwards, as Avro requires.
  */
-import type { FieldType, ModelDef } from '../../foundation/models/field.js';
-import { RESOURCE_INFO, RESOURCES } from '../../foundation/models/resources.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { FieldType, ModelDef, ResourceName } from '../../foundation/models/index.js';
+import { RESOURCE_INFO, RESOURCES } from '../../foundation/models/index.js';
 
 /** The Avro namespace of every generated record. Bump the `v1` only for a deliberately incompatible break. */
 export const AVRO_NAMESPACE = 'gamedata.v1';

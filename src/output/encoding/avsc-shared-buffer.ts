@@ -8,8 +8,8 @@
  * stays correct, only slower for values over 1 kB.
  */
 import avro from 'avsc';
-import { LibraryPatchError } from '../../foundation/errors.js';
-import { requireLibraryVersion } from '../../foundation/library-version.js';
+import { LibraryPatchError } from '../../foundation/errors/index.js';
+import { requireLibraryVersion } from '../../foundation/library-version/index.js';
 
 /** The avsc release the hook was written for (package.json pins it exactly; a unit test checks both). */
 export const AVSC_HOOKED_VERSION = '5.7.9';

@@ -2,7 +2,7 @@
  * The Confluent wire format of a Kafka value: magic byte 0x00, the 4-byte big-endian schema id, then the Avro
  * binary. Pure helpers for tests, `verify` and tools that look at raw messages.
  */
-import { EncodingError } from '../../foundation/errors.js';
+import { EncodingError } from '../../foundation/errors/index.js';
 
 /** The magic byte of the Confluent wire format (version 0: schema id prefix). */
 export const CONFLUENT_MAGIC_BYTE = 0;

@@ -33,3 +33,5 @@ export type { CandidateFieldKind } from './schema-candidate.js';
 export { diffSchemas } from './schema-diff.js';
 export type { SchemaChange } from './schema-diff.js';
 export { TimestampMillisType, SAFE_LONG_TYPE, AVRO_TYPE_OPTIONS } from './avro-types.js';
+// The registry library's client type (the object createRegistryClient returns), named apart from upstream/'s Client.
+export type { Client as RegistryClient } from './schema-registry-library.js';

@@ -5,10 +5,9 @@
  */
 import { CachedAvroDeserializer } from './cached-avro-serde.js';
 import { SerdeType, type Client } from './schema-registry-library.js';
-import { RESOURCE_INFO } from '../../foundation/models/resources.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { EncodingError } from '../../foundation/errors.js';
-import { DEFAULT_TOPIC_PREFIX, topicName } from '../../foundation/models/topic-names.js';
+import { RESOURCE_INFO, DEFAULT_TOPIC_PREFIX, topicName } from '../../foundation/models/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { EncodingError } from '../../foundation/errors/index.js';
 import { fromAvroValue } from './avro-mapping.js';
 import { parseConfluentFrame } from './confluent-frame.js';
 import { AVRO_TYPE_OPTIONS } from './avro-types.js';

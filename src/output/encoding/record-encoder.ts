@@ -12,12 +12,15 @@
  */
 import { DirectAvroSerializer } from './cached-avro-serde.js';
 import { SerdeType, type Client } from './schema-registry-library.js';
-import { checkRecord } from '../../foundation/models/check-record.js';
-import type { RecordIssue } from '../../foundation/models/check-record.js';
-import { RESOURCE_INFO } from '../../foundation/models/resources.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { ConfigError, EncodingError, GamedataError, ServiceError } from '../../foundation/errors.js';
-import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/topic-names.js';
+import {
+  checkRecord,
+  RESOURCE_INFO,
+  DEFAULT_TOPIC_PREFIX,
+  topicName,
+  valueSubjectName,
+} from '../../foundation/models/index.js';
+import type { RecordIssue, ResourceName } from '../../foundation/models/index.js';
+import { ConfigError, EncodingError, GamedataError, ServiceError } from '../../foundation/errors/index.js';
 import { toAvroValue } from './avro-mapping.js';
 import type { ToAvroOptions, UnknownFieldSink } from './avro-mapping.js';
 import { AVRO_TYPE_OPTIONS } from './avro-types.js';

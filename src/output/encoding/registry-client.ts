@@ -6,12 +6,15 @@
  * workaround is needed; the integration tests prove it against the real registry.
  */
 import { Agent as HttpsAgent } from 'node:https';
-import { processSecurity } from '../../foundation/config/process-security.js';
-import { securityFailure } from '../../foundation/config/security-failure.js';
-import { addressOf } from '../../foundation/config/address-of.js';
-import { maskWith, NO_SECRETS } from '../../foundation/config/secret-values.js';
-import type { RegistryClientSecurity } from '../../foundation/config/security-settings.js';
-import { ConfigError, GamedataError, ServiceError } from '../../foundation/errors.js';
+import {
+  processSecurity,
+  securityFailure,
+  addressOf,
+  maskWith,
+  NO_SECRETS,
+} from '../../foundation/config/index.js';
+import type { RegistryClientSecurity } from '../../foundation/config/index.js';
+import { ConfigError, GamedataError, ServiceError } from '../../foundation/errors/index.js';
 import { resolveRetryPolicy, retry } from '../../foundation/retry/index.js';
 import type { RetryPolicy } from '../../foundation/retry/index.js';
 import {

@@ -3,7 +3,7 @@
  * the candidate `gamedata schemas drift` tests with the registry's compatibility endpoint before anyone edits the
  * catalogue. The field is `["null", <type>]` with default null, what the generator writes for every optional field.
  */
-import { FieldExistsError, ValidationError } from '../../foundation/errors.js';
+import { FieldExistsError, ValidationError } from '../../foundation/errors/index.js';
 import type { AvroField, AvroRecordSchema, AvroSchema } from './avro-schema.js';
 
 /** The Avro type of the catalogue kinds a new field can take (JSON objects and arrays as JSON strings). */

@@ -5,7 +5,7 @@
  * value has the field's type, so the mapping always matches the exact schema the record is written with: avsc
  * silently drops keys a schema does not declare, so the mapping must never assume a field the writer schema lacks.
  */
-import type { FieldType, ModelDef } from '../../foundation/models/field.js';
+import type { FieldType, ModelDef } from '../../foundation/models/index.js';
 import { EXTRA_FIELD, typedMapFieldName } from './avro-schema.js';
 import type { AvroField, AvroRecordSchema, AvroSchema } from './avro-schema.js';
 

@@ -5,9 +5,9 @@
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { RESOURCES } from '../../foundation/models/resources.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { ConfigError } from '../../foundation/errors.js';
+import { RESOURCES } from '../../foundation/models/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { formatSchemaFile, generateResourceSchemas } from './avro-schema.js';
 import type { AvroRecordSchema } from './avro-schema.js';
 

@@ -4,10 +4,14 @@
  * BACKWARD_TRANSITIVE so no future version can break a consumer of any earlier one.
  */
 import { Compatibility, type Client } from './schema-registry-library.js';
-import { RESOURCES } from '../../foundation/models/resources.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { FieldExistsError, ServiceError } from '../../foundation/errors.js';
-import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/topic-names.js';
+import {
+  RESOURCES,
+  DEFAULT_TOPIC_PREFIX,
+  topicName,
+  valueSubjectName,
+} from '../../foundation/models/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { FieldExistsError, ServiceError } from '../../foundation/errors/index.js';
 import type { AvroRecordSchema } from './avro-schema.js';
 import { diffSchemas } from './schema-diff.js';
 import type { SchemaChange } from './schema-diff.js';

@@ -7,7 +7,7 @@
  * {@link requireSchemaRegistryLibrary} (called by `createRegistryClient`) refuses another release with one line.
  * An eslint rule keeps every other file of `src/` off the deep paths.
  */
-import { requireLibraryVersion } from '../../foundation/library-version.js';
+import { requireLibraryVersion } from '../../foundation/library-version/index.js';
 
 export { AvroDeserializer, AvroSerializer } from '@confluentinc/schemaregistry/dist/serde/avro.js';
 export type {

@@ -29,6 +29,9 @@ export type {
   TopicSpec,
 } from './admin/create-topics.js';
 export { checkpointTopicName, CHECKPOINT_MIN_COMPACTION_LAG_MS } from './admin/create-topics.js';
+export { clusterReplication } from './admin/create-topics.js';
+export { createClusterProbe } from './admin/cluster-probe.js';
+export type { ClusterProbe } from './admin/cluster-probe.js';
 export {
   createTransactionalSlicePublisher,
   isFencingError,

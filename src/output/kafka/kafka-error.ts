@@ -2,8 +2,8 @@
  * `toKafkaError`: a kafkajs failure as the project's `ServiceError`, naming the brokers and what was being done;
  * security failures (credentials, certificates) as one non-retriable line naming the settings to check.
  */
-import { ServiceError } from '../../foundation/errors.js';
-import { securityFailure } from '../../foundation/config/security-failure.js';
+import { ServiceError } from '../../foundation/errors/index.js';
+import { securityFailure } from '../../foundation/config/index.js';
 
 /** What to check for each kind of security failure (settings names). */
 export const KAFKA_SECURITY_HINTS = {

@@ -2,9 +2,9 @@
  * The Kafka settings every part of `output/kafka/` takes (`KafkaSinkOptions`), their defaults, and `resolveKafkaOptions`:
  * validated once, security taken from the process's settings when not given.
  */
-import { ConfigError } from '../../foundation/errors.js';
-import { processSecurity } from '../../foundation/config/process-security.js';
-import type { KafkaClientSecurity } from '../../foundation/config/security-settings.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import { processSecurity } from '../../foundation/config/index.js';
+import type { KafkaClientSecurity } from '../../foundation/config/index.js';
 
 /** Where kafkajs's own log lines go (a pino logger fits). Library code never writes to the console. */
 export interface SinkLogger {

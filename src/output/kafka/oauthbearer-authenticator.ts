@@ -7,7 +7,7 @@
  * kafkajs) reads the answer: an error challenge is answered with `%x01` as the RFC asks, and the refusal is one
  * non-retriable line naming the broker, the status the broker gave and the settings to check.
  */
-import { ServiceError } from '../../foundation/errors.js';
+import { ServiceError } from '../../foundation/errors/index.js';
 
 /** kafkajs' OAUTHBEARER SASL options (`KafkaClientSecurity['sasl']` with mechanism `oauthbearer`). */
 export interface OauthbearerSasl {

@@ -2,8 +2,8 @@
  * Registers one Iceberg sink per resource, idempotently (the same call twice leaves the same connectors). Checks
  * first that the worker has Iceberg's sink, so a worker without it fails with one clear error.
  */
-import { ServiceError } from '../../foundation/errors.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import { ServiceError } from '../../foundation/errors/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { ConnectClient } from '../warehouse/connect-client.js';
 import { inlineSecretKeys } from '../warehouse/sink-connector-config.js';
 import {

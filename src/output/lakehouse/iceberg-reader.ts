@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ServiceError } from '../../foundation/errors.js';
+import { ServiceError } from '../../foundation/errors/index.js';
 
 export interface IcebergReaderOptions {
   /** A Python with pyiceberg[sql-postgres,pyarrow] (ICEBERG_PYTHON). */

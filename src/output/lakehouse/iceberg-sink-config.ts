@@ -14,9 +14,8 @@
  * coordinator reads the control topic from its earliest retained event until it has committed once
  * (`iceberg.kafka.auto.offset.reset=earliest`, below; the sink's default, `latest`, loses a first commit's files).
  */
-import { ConfigError } from '../../foundation/errors.js';
-import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
-import { topicName } from '../../foundation/models/topic-names.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import { RESOURCE_INFO, type ResourceName, topicName } from '../../foundation/models/index.js';
 import { connectorSecret } from '../warehouse/connector-secrets.js';
 import {
   connectorSecurityConfig,

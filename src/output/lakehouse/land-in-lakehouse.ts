@@ -4,8 +4,8 @@
  * sink appends every record: a changing resource's table is its history), then read once more after another commit
  * interval, so a late duplicate would show. For the demo and the bench: `ok` is false when a table differs.
  */
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { topicName } from '../../foundation/models/topic-names.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { topicName } from '../../foundation/models/index.js';
 import { readTopic } from '../kafka/readers/read-topic.js';
 import { createIcebergConnectors, type CreateIcebergConnectorsOptions } from './create-iceberg-connectors.js';
 import type { IcebergReader } from './iceberg-reader.js';

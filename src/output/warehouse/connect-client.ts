@@ -4,10 +4,8 @@
  * request times out inside the worker: those are retried (the project's one retry helper); every other non-2xx
  * status throws a ServiceError carrying Connect's own message.
  */
-import { processSecurity } from '../../foundation/config/process-security.js';
-import { addressOf } from '../../foundation/config/address-of.js';
-import { maskWith, NO_SECRETS } from '../../foundation/config/secret-values.js';
-import { GamedataError, ServiceError, isRetriableStatus } from '../../foundation/errors.js';
+import { processSecurity, addressOf, maskWith, NO_SECRETS } from '../../foundation/config/index.js';
+import { GamedataError, ServiceError, isRetriableStatus } from '../../foundation/errors/index.js';
 import { DEFAULT_RETRY_POLICY, retry as retryCall, type RetryPolicy } from '../../foundation/retry/index.js';
 import { fetchTrusting } from './internal/https-fetch.js';
 

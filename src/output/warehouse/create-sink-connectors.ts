@@ -3,8 +3,8 @@
  * connectors. Checks first that the worker has the plugins the config names, so a worker without them fails with
  * one clear error instead of a connector that never runs.
  */
-import { ServiceError } from '../../foundation/errors.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import { ServiceError } from '../../foundation/errors/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { ConnectClient } from './connect-client.js';
 import { ensureWarehouseSchema } from './ensure-warehouse-schema.js';
 import {

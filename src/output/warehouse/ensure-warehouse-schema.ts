@@ -3,7 +3,7 @@
  * Idempotent: `CREATE SCHEMA IF NOT EXISTS`.
  */
 import pg from 'pg';
-import { GamedataError, ServiceError } from '../../foundation/errors.js';
+import { GamedataError, ServiceError } from '../../foundation/errors/index.js';
 
 /** @throws ServiceError('postgres') when the database cannot be reached or refuses. */
 export async function ensureWarehouseSchema(warehouseUrl: string, schema: string): Promise<void> {

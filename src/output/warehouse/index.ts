@@ -45,3 +45,4 @@ export { waitForSink, waitForSinks } from './wait-for-sink.js';
 export type { WaitForSinkOptions, WaitForSinksOptions } from './wait-for-sink.js';
 export { landInWarehouse, formatWarehouseReport } from './land-in-warehouse.js';
 export type { LandInWarehouseOptions, LandInWarehouseReport, LandedTable } from './land-in-warehouse.js';
+export { writeSecretsFile } from './write-secrets-file.js';

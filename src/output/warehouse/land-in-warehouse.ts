@@ -4,8 +4,8 @@
  * and for runbooks: `ok` is false when a table's row count differs from its topic's distinct `_id` count.
  */
 import pg from 'pg';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { topicName } from '../../foundation/models/topic-names.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { topicName } from '../../foundation/models/index.js';
 import { readTopic } from '../kafka/readers/read-topic.js';
 import type { ConnectClient } from './connect-client.js';
 import { createSinkConnectors } from './create-sink-connectors.js';

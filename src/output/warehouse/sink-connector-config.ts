@@ -9,10 +9,10 @@
  * own dead-letter topic, and only committed records read (`isolation.level=read_committed`).
  */
 import { readFileSync } from 'node:fs';
-import type { SecuritySettings } from '../../foundation/config/security-settings.js';
-import { ConfigError } from '../../foundation/errors.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { topicName } from '../../foundation/models/topic-names.js';
+import type { SecuritySettings } from '../../foundation/config/index.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { topicName } from '../../foundation/models/index.js';
 import { connectorSecret } from './connector-secrets.js';
 
 export interface SinkConnectorOptions {

@@ -7,9 +7,9 @@
  * count as done. Transaction markers (and records of aborted transactions) take offsets that a read_committed sink
  * never gets, so a gap counts as done when the records a read_committed reader finds in it are all in the DLQ.
  */
-import { AbortedError, ServiceError } from '../../foundation/errors.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { topicName } from '../../foundation/models/topic-names.js';
+import { AbortedError, ServiceError } from '../../foundation/errors/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { topicName } from '../../foundation/models/index.js';
 import { readTopic, recordOffsets } from '../kafka/readers/read-topic.js';
 import { createTopicOffsets } from '../kafka/admin/topic-offsets.js';
 import type { ConnectClient } from './connect-client.js';

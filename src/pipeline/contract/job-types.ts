@@ -1,6 +1,5 @@
 /** Typed payloads of the pipeline's BullMQ jobs. */
-import type { ResourceName } from '../../foundation/models/resources.js';
-import type { CallPriority } from '../../foundation/models/call-priority.js';
+import type { ResourceName, CallPriority } from '../../foundation/models/index.js';
 
 /**
  * Listing filters of a walk, by wire name: one value, or several where the upstream takes a list

@@ -3,7 +3,7 @@
  * (`<slice>|<seq>|...`, so a `|` broke every page key) and of the `--replay` seen-set scopes (`.../<runId>`, so a `/`
  * broke them), and BullMQ reads `:` as its key separator. The ids the planner makes (`runJobId`) always match.
  */
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 
 /** Letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 128 characters. */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

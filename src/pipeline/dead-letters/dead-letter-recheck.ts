@@ -5,8 +5,8 @@
  * again against today's schema (a catalogue or registry change may have made it valid). What still fails stays in the
  * DLQ, with today's reason.
  */
-import { EncodingError, GamedataError, NotFoundError } from '../../foundation/errors.js';
-import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
+import { EncodingError, GamedataError, NotFoundError } from '../../foundation/errors/index.js';
+import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/index.js';
 import type { DedupRecord } from '../dedup/index.js';
 import { HEADER } from '../publish/index.js';
 

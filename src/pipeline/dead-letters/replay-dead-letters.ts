@@ -14,11 +14,11 @@
  * producer fenced, its checkpoint read).
  */
 import { randomUUID } from 'node:crypto';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { dlqTopicName } from '../../foundation/models/topic-names.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { dlqTopicName } from '../../foundation/models/index.js';
 import type { SliceJobData, SliceResult } from '../contract/job-types.js';
 import type { DedupRecord } from '../dedup/index.js';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { readTopic } from '../../output/kafka/index.js';
 import { processSlice } from '../slice/process-slice.js';
 import type { ProcessSliceDeps, SliceJobHandle, SliceSource } from '../slice/slice-contract.js';

@@ -7,8 +7,8 @@
  * Order in the worker: `claim` (drop the seen) -> publish -> ack -> `markSeen` -> `release`. A crash between the
  * ack and `markSeen` republishes those records once: the only window the delivery promise allows.
  */
-import { ConfigError } from '../../foundation/errors.js';
-import { RESOURCE_INFO, recordVersion, type ResourceName } from '../../foundation/models/resources.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import { RESOURCE_INFO, recordVersion, type ResourceName } from '../../foundation/models/index.js';
 import type { LockClaim, SeenEntry, SeenSetBackend } from './redis-seen-set.js';
 import { encodeVersion, parseObjectId, versionCovered, versionReplaces } from './seen-encoding.js';
 

@@ -7,7 +7,7 @@
  * marked seen at the version it holds; else deleted). Compare-and-delete by page key: a lock a page took over
  * meanwhile is left alone, and two workers sweeping at once do each lock's work once.
  */
-import { RESOURCE_INFO, isResourceName, type ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCE_INFO, isResourceName, type ResourceName } from '../../foundation/models/index.js';
 import type { PendingMarksBackend, ResolveForeignPage } from './pending-marks.js';
 import { onRedis } from './internal/on-redis.js';
 

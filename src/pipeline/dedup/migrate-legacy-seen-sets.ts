@@ -8,7 +8,7 @@
  * Idempotent; interrupted, it can simply be run again.
  */
 import type { Redis } from 'ioredis';
-import { isResourceName, RESOURCE_INFO } from '../../foundation/models/resources.js';
+import { isResourceName, RESOURCE_INFO } from '../../foundation/models/index.js';
 import type { SeenEntry, SeenSetBackend } from './redis-seen-set.js';
 import { encodeVersion } from './seen-encoding.js';
 

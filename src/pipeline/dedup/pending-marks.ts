@@ -24,9 +24,9 @@
  * session: the slice's next owner re-runs a page that did not commit under a key of its own.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, GamedataError } from '../../foundation/errors.js';
+import { ConfigError, GamedataError } from '../../foundation/errors/index.js';
 import { onRedis } from './internal/on-redis.js';
-import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/index.js';
 import { hasDedupId, seenEntry, type DedupRecord } from './dedup-store.js';
 import type { SeenEntry } from './redis-seen-set.js';
 import { encodeVersion, versionReplaces } from './seen-encoding.js';

@@ -8,7 +8,7 @@
  * intent `<prefix>:intent:<sliceKey>` (a hash: seq -> the page as JSON).
  */
 import type { Redis } from 'ioredis';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { processIndexes, recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
 import type { LockState, PendingMarksBackend } from './pending-marks.js';
 import { DEFAULT_REDIS_SEEN_SET_OPTIONS, type RedisSeenSetOptions } from './redis-seen-set.js';

@@ -16,7 +16,7 @@
  * cluster.
  */
 import type { Redis } from 'ioredis';
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { processIndexes, recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
 
 import type { SeenEntry } from './seen-encoding.js';

@@ -5,9 +5,9 @@
  * paths over the bound are added to the hash's `__dropped` field instead.
  */
 import type { Redis } from 'ioredis';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { RESOURCES } from '../../foundation/models/resources.js';
-import { ConfigError } from '../../foundation/errors.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { RESOURCES } from '../../foundation/models/index.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { DRIFT_KINDS } from './drift-tracker.js';
 import type { DriftKind, DriftRecord, PageDrift } from './drift-tracker.js';
 

@@ -80,3 +80,5 @@ export { estimatePlanCost, formatPlanCost, WORKER_CPU_MICROS_PER_RECORD } from '
 export { sampleWalkPages, walkPages, spreadSample } from './sample-walk-pages.js';
 export type { WalkPageSample, SampleWalkPagesOptions } from './sample-walk-pages.js';
 export type { PlanCost, PlanCostOptions, ResourceCost } from './plan-cost.js';
+export { parseKeyTime } from './run-key-time.js';
+export type { RunKeyTime } from './run-key-time.js';

@@ -16,8 +16,8 @@
  * When the budget binds, the plan is for fewest REQUESTS: a 16-bucket density estimate and slices of `targetRows`
  * (few, long slices whose pages fill the POSTs).
  */
-import { ConfigError } from '../../foundation/errors.js';
-import { RESOURCES, isResourceName, type ResourceName } from '../../foundation/models/resources.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import { RESOURCES, isResourceName, type ResourceName } from '../../foundation/models/index.js';
 import type { RunJobData, SliceJobData } from '../contract/job-types.js';
 import { runJobId, sliceJobId } from '../contract/queue-names.js';
 import { checkRunId } from '../contract/run-id.js';

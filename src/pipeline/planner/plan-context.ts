@@ -4,7 +4,7 @@
  * cost, the users listed, the partition's summary, recorded there only). Also the one place the per-user walks are
  * built.
  */
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { TimeRange } from '../../foundation/slicing/index.js';
 import { busyUserPieces } from './busy-user-pieces.js';
 import type { WalkFilters } from '../contract/job-types.js';

@@ -12,8 +12,8 @@
  * cost beside its records' (issue 51), and what the run costs Redis, which every worker shares: its share of one core
  * at the key's pace.
  */
-import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../../foundation/models/call-cost.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../../foundation/models/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { PlannedRun } from './plan-backfill.js';
 
 export interface PlanCostOptions {

@@ -2,9 +2,9 @@
  * What `planBackfill` takes and gives: the request, the upstream source, the options with their defaults (checked
  * once by {@link resolvePlanOptions}), and the planned run.
  */
-import { ConfigError } from '../../foundation/errors.js';
-import { TRANSACTION_TYPES } from '../../foundation/models/transaction-types.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import { TRANSACTION_TYPES } from '../../foundation/models/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { RunJobData, SliceJobData, WalkFilters } from '../contract/job-types.js';
 import type { ProbePage } from './probe-density.js';
 import type { ReadListingPages } from './prove-partition.js';

@@ -4,7 +4,7 @@
  * most once). A full history at a small volume skips the proof (the per-user walks cost the key less, issue 32); a
  * range of the feed's window uses the partition only when every type is proven, else its `fallback`.
  */
-import { tradeUsers } from '../../foundation/models/trade-users.js';
+import { tradeUsers } from '../../foundation/models/index.js';
 import type { TimeRange } from '../../foundation/slicing/index.js';
 import type { FeedHead } from './busy-user-pieces.js';
 import {

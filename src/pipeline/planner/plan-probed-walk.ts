@@ -3,7 +3,7 @@
  * probe it, cut it into slices. Planned for rounds: batched probe rounds learn where the rows are and the slices are
  * cut between them, one page each; planned for requests: a density estimate and slices of `targetRows`.
  */
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import { planRowSlices, planSlices, type TimeRange } from '../../foundation/slicing/index.js';
 import type { PlanContext, PlannedWalks } from './plan-context.js';
 import { UNFILTERED_TRANSACTION_WINDOW_MS } from './plan-inputs.js';

@@ -2,7 +2,7 @@
  * Density probing: a few one-page reads at synthetic cursors tell how many rows a range holds, so slices can be
  * sized in rows. The probes of one round are issued together, so a batching client sends them in one POST.
  */
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import {
   splitEvenly,
   type DensityEstimate,

@@ -13,7 +13,7 @@
  * of the given window at a small scale, minutes at the real volume). The walks then read that window (filtered pages,
  * cheap and side by side, cut into parts read at once).
  */
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { TimeRange } from '../../foundation/slicing/index.js';
 import type { PartitionSummary, WalkFilters } from '../contract/job-types.js';
 import { proveCoverage, type CoverageProof, type ProofRow } from './prove-coverage.js';
@@ -23,7 +23,7 @@ import {
   feedPageMs,
   feedWalkMs,
   type CallCostModel,
-} from '../../foundation/models/call-cost.js';
+} from '../../foundation/models/index.js';
 
 /** Reads the pages of one listing over a range (the planner source's `readPages`). */
 export type ReadListingPages = (

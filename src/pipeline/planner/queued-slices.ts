@@ -5,7 +5,7 @@
  * sample of the pending slices' plans (`expectedPages`) tells how many calls a slice makes.
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
-import type { SliceCounts, WorkSource } from '../../upstream/budget/work-estimate.js';
+import type { SliceCounts, WorkSource } from '../../upstream/budget/index.js';
 import type { SliceJobData } from '../contract/job-types.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES } from '../contract/queue-names.js';
 

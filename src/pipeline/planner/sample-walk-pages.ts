@@ -15,7 +15,7 @@
  * walk while read adds pages this does not count (measured +5-7 % at small and medium). Only the dry run pays the
  * samples' probe pages (said in its output); the run never does.
  */
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { SliceJobData, WalkFilters } from '../contract/job-types.js';
 import { probeRows, type ProbePage } from './probe-density.js';
 

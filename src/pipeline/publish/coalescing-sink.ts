@@ -4,8 +4,7 @@
  * many slices publishing at once this turns a queue of small requests into a few large ones. Each caller still
  * resolves only after its own messages were acknowledged (they are in the merged request).
  */
-import type { KafkaSink } from '../../output/kafka/producer/kafka-sink.js';
-import type { SinkMessage } from '../../output/kafka/producer/wire-format.js';
+import type { KafkaSink, SinkMessage } from '../../output/kafka/index.js';
 
 export interface CoalescingSinkOptions {
   /** Most messages merged into one send. @default 5000 */

@@ -2,8 +2,8 @@
  * Dead-letter messages: a record that cannot be encoded goes to `<topic>.dlq` with its original JSON as the value,
  * `_id` (when it has one) as the key, and why in headers. Nothing is silently dropped.
  */
-import { EncodingError, GamedataError } from '../../foundation/errors.js';
-import { maskWith, ownSecrets, type Secrets } from '../../foundation/config/secret-values.js';
+import { EncodingError, GamedataError } from '../../foundation/errors/index.js';
+import { maskWith, ownSecrets, type Secrets } from '../../foundation/config/index.js';
 
 /** Where a page of records came from; the same values go in the lineage headers of published records. */
 export interface Lineage {

@@ -3,19 +3,18 @@
  * by `_id` with lineage headers, records that cannot be encoded go to `<topic>.dlq` with the reason. Resolves only
  * after Kafka acknowledged both sends, so the caller may then mark the records seen and checkpoint.
  */
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { EncodingError } from '../../foundation/errors.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { EncodingError } from '../../foundation/errors/index.js';
 import { buildDeadLetter, lineageHeaders } from './dead-letter.js';
 import type { DeadLetterOptions, Lineage, OutgoingMessage } from './dead-letter.js';
-import type { RecordEncoder } from '../../output/encoding/record-encoder.js';
-import type { EncodingFailureReason } from '../../foundation/errors.js';
-import type { KafkaSink } from '../../output/kafka/producer/kafka-sink.js';
-import { dlqTopicName } from '../../foundation/models/topic-names.js';
+import type { RecordEncoder } from '../../output/encoding/index.js';
+import type { EncodingFailureReason } from '../../foundation/errors/index.js';
+import type { KafkaSink } from '../../output/kafka/index.js';
+import { dlqTopicName, RESOURCE_INFO } from '../../foundation/models/index.js';
 import { NOT_A_RECORD, NotARecord } from './not-a-record.js';
 import { createDriftTracker } from '../drift/drift-tracker.js';
 import type { PageDrift } from '../drift/drift-tracker.js';
 import { createQuietFields } from '../drift/quiet-fields.js';
-import { RESOURCE_INFO } from '../../foundation/models/resources.js';
 
 export interface PagePublisherOptions {
   /** A connected sink (`createKafkaSink`). Required. */

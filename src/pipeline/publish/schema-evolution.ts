@@ -20,13 +20,12 @@
  */
 import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import type { Client } from '../../output/encoding/schema-registry-library.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
-import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/topic-names.js';
-import type { AvroRecordSchema } from '../../output/encoding/avro-schema.js';
-import { withOptionalField } from '../../output/encoding/schema-candidate.js';
+import type { RegistryClient, AvroRecordSchema } from '../../output/encoding/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { DEFAULT_TOPIC_PREFIX, topicName, valueSubjectName } from '../../foundation/models/index.js';
+import { withOptionalField } from '../../output/encoding/index.js';
 import type { DriftStore, JsonType, PageDrift, PageDriftEntry, ResourceDrift } from '../drift/index.js';
-import { FieldExistsError, GamedataError } from '../../foundation/errors.js';
+import { FieldExistsError, GamedataError } from '../../foundation/errors/index.js';
 import { sleep } from '../../foundation/retry/index.js';
 
 /** The scalar kinds a field can evolve with. */
@@ -44,7 +43,7 @@ export interface EvolvedField {
 }
 
 export interface SchemaEvolutionOptions {
-  registry: Client;
+  registry: RegistryClient;
   /** Redis for the per-subject lock and the record of evolved fields. */
   redis: Redis;
   /** `GAMEDATA_REDIS_PREFIX`. @default 'gamedata' */

@@ -1,9 +1,9 @@
 /** Enqueues a planned run as one BullMQ flow: the run (parent) with its slices (children). */
 import { FlowProducer, Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 import type { RunJobData, RunResult, SliceJobData } from '../contract/job-types.js';
 import { DEFAULT_QUEUE_PREFIX, JOB_NAMES, QUEUE_NAMES } from '../contract/queue-names.js';
-import { queuePriority, type CallPriority } from '../../foundation/models/call-priority.js';
+import { queuePriority, type CallPriority } from '../../foundation/models/index.js';
 import { DEFAULT_RUN_RETENTION, type RunRetention } from './run-counters.js';
 import { sleep } from '../../foundation/retry/index.js';
 

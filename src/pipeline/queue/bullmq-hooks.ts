@@ -15,8 +15,8 @@
  * source; test/integration/pipeline/queue/zombie-lock.test.ts shows the lock bug and the fix against Redis.
  */
 import type { Worker } from 'bullmq';
-import { LibraryPatchError } from '../../foundation/errors.js';
-import { installedLibraryVersion, requireLibraryVersion } from '../../foundation/library-version.js';
+import { LibraryPatchError } from '../../foundation/errors/index.js';
+import { installedLibraryVersion, requireLibraryVersion } from '../../foundation/library-version/index.js';
 
 /** The bullmq release the hooks were written for (package.json pins it exactly; a unit test checks both). */
 export const BULLMQ_HOOKED_VERSION = '6.7.0';

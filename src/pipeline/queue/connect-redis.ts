@@ -5,8 +5,8 @@
  */
 import type { ConnectionOptions } from 'node:tls';
 import { Redis } from 'ioredis';
-import { processSecurity } from '../../foundation/config/process-security.js';
-import type { RedisClientSecurity } from '../../foundation/config/security-settings.js';
+import { processSecurity } from '../../foundation/config/index.js';
+import type { RedisClientSecurity } from '../../foundation/config/index.js';
 
 /**
  * A connection to `url`. `redis://user:password@` (an ACL user) and `rediss://` (TLS) come from the URL (ioredis

@@ -11,12 +11,12 @@
  */
 import type { EarlySlices, PlannedRun } from '../planner/plan-backfill.js';
 import type { RunJobData, SliceJobData } from '../contract/job-types.js';
-import type { CallPriority } from '../../upstream/budget/priority.js';
+import type { CallPriority } from '../../upstream/budget/index.js';
 import type { EnqueueRunOptions } from './backfill-flow.js';
 import { enqueueOpenRun, type OpenRun } from './planning-hold.js';
 import type { RunCounters } from './run-counters.js';
 import type { UserDirectory } from '../slice/user-discovery.js';
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 
 export interface EarlySliceOptions extends EnqueueRunOptions {
   counters: Pick<RunCounters, 'setState'>;

@@ -4,17 +4,22 @@
  */
 import { setMaxListeners } from 'node:events';
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import type { SharedBudget } from '../../upstream/budget/shared-budget.js';
-import { keyHasSpare } from '../../upstream/budget/concurrency-decision.js';
+import type { SharedBudget } from '../../upstream/budget/index.js';
+import { keyHasSpare, runWithPriority, type CallPriority } from '../../upstream/budget/index.js';
 import {
   AbortedError,
   ConfigError,
   GamedataError,
   SliceFencedError,
   SliceInterruptedError,
-} from '../../foundation/errors.js';
-import { maskError, maskWith, ownSecrets, type Secrets } from '../../foundation/config/secret-values.js';
-import { isCredentialRefusal } from '../../foundation/config/security-failure.js';
+} from '../../foundation/errors/index.js';
+import {
+  maskError,
+  maskWith,
+  ownSecrets,
+  type Secrets,
+  isCredentialRefusal,
+} from '../../foundation/config/index.js';
 import type {
   RunCounterValues,
   RunJobData,
@@ -38,7 +43,6 @@ import type { RangeGaps } from './range-gaps.js';
 import { settleRunGaps } from './run-gaps.js';
 import { planningHoldFailure } from './planning-hold.js';
 import { discoversUsers, withUserDiscovery, type UserDirectory } from '../slice/user-discovery.js';
-import { runWithPriority, type CallPriority } from '../../upstream/budget/priority.js';
 import { startSlotSizing, type ConcurrencyChange } from './slot-sizing.js';
 import { createSliceRuns } from './slice-runs.js';
 import { installBullmqHooks, requireBullmqRelease } from './bullmq-hooks.js';

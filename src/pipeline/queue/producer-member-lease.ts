@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ServiceError } from '../../foundation/errors.js';
+import { ServiceError } from '../../foundation/errors/index.js';
 
 const RENEW = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end

@@ -10,8 +10,8 @@
  * slices that failed for good, and each is removed when closed.
  */
 import type { Redis } from 'ioredis';
-import { maskWith, ownSecrets, type Secrets } from '../../foundation/config/secret-values.js';
-import { RESOURCES, type ResourceName } from '../../foundation/models/resources.js';
+import { maskWith, ownSecrets, type Secrets } from '../../foundation/config/index.js';
+import { RESOURCES, type ResourceName } from '../../foundation/models/index.js';
 import type { RunJobData, WalkFilters } from '../contract/job-types.js';
 import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../planner/plan-backfill.js';
 

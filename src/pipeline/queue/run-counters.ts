@@ -10,7 +10,7 @@
  */
 import type { Redis } from 'ioredis';
 import { scriptRunner } from '../dedup/index.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { RunCounterValues } from '../contract/job-types.js';
 
 const FIELDS = ['fetched', 'published', 'deduplicated', 'deadLettered'] as const;

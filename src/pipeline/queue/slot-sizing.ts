@@ -11,9 +11,9 @@ import {
   FULL_BATCH_GROWTH_LATENCY_MS,
   type BudgetDemand,
   type ConcurrencyReason,
-} from '../../upstream/budget/concurrency-decision.js';
-import type { SharedBudget } from '../../upstream/budget/shared-budget.js';
-import { GamedataError } from '../../foundation/errors.js';
+} from '../../upstream/budget/index.js';
+import type { SharedBudget } from '../../upstream/budget/index.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 import { wakeMainLoop } from './bullmq-hooks.js';
 /** A change of the slices a worker runs at once (see `PipelineWorkerOptions.maxConcurrency`). */
 export interface ConcurrencyChange {

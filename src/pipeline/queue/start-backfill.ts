@@ -7,15 +7,14 @@ import {
   type PlannerSource,
   type PlannedRun,
 } from '../planner/plan-backfill.js';
-import { createLogger, type Logger } from '../../foundation/config/create-logger.js';
+import { createLogger, type Logger, maskWith, ownSecrets } from '../../foundation/config/index.js';
 import { enqueueRun } from './backfill-flow.js';
 import { estimatePlanCost } from '../planner/plan-cost.js';
 import { keyTimeField } from '../planner/run-key-time.js';
 import type { RunCounters } from './run-counters.js';
 import type { UserDirectory } from '../slice/user-discovery.js';
-import { runWithPriority, type CallPriority } from '../../upstream/budget/priority.js';
-import { GamedataError } from '../../foundation/errors.js';
-import { maskWith, ownSecrets } from '../../foundation/config/secret-values.js';
+import { runWithPriority, type CallPriority } from '../../upstream/budget/index.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 import { createEarlySliceSink } from './early-slices.js';
 
 export interface StartBackfillOptions {

@@ -3,7 +3,7 @@
  * slice workers) -> wait for the stop -> drain within a deadline. A light module on purpose (errors and retry only):
  * the worker command imports it before kafkajs and BullMQ load, which happens only once the services answer.
  */
-import { AbortedError, GamedataError, ServiceError } from '../../foundation/errors.js';
+import { AbortedError, GamedataError, ServiceError } from '../../foundation/errors/index.js';
 import { retry } from '../../foundation/retry/index.js';
 import type { RetryPolicy } from '../../foundation/retry/index.js';
 

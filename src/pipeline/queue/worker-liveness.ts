@@ -18,7 +18,7 @@
  * fails after that many, as before.
  */
 import type { Job, Worker } from 'bullmq';
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 
 /** The Redis calls liveness needs (an ioredis client: BullMQ's own). */
 export interface LivenessRedis {

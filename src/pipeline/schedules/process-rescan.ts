@@ -7,8 +7,8 @@
  * spent at most `share` of the key's requests since the pass began, or while the key has more than `1 - share` of
  * its window left (an idle key need not wait). Independent of BullMQ and Redis (unit-tested with fakes).
  */
-import { ConfigError } from '../../foundation/errors.js';
-import { RESOURCE_INFO } from '../../foundation/models/resources.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import { RESOURCE_INFO } from '../../foundation/models/index.js';
 import type { ScheduleTickData, TickDeps } from './process-tick.js';
 import type { RescanStateStore } from './rescan-state.js';
 

@@ -5,11 +5,11 @@
  * two runs of one resource never overlap; the next run then covers everything that arrived meanwhile, and the
  * planner cuts that wider range into as many slices as its density needs (catch-up by slicing).
  */
-import { ConfigError } from '../../foundation/errors.js';
-import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/index.js';
 import type { BackfillRequest } from '../planner/plan-backfill.js';
 import { UNFILTERED_TRANSACTION_WINDOW_MS } from '../planner/plan-backfill.js';
-import type { CallPriority } from '../../foundation/models/call-priority.js';
+import type { CallPriority } from '../../foundation/models/index.js';
 import type { ScheduleKind } from './schedule-names.js';
 import type { ActiveRun, TailState, TailStateStore } from './tail-state.js';
 

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { takeRenewedLock } from './renewed-lock.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 
 export interface RescanState {
   /** Upper bound (sort time, epoch ms) of the next part; undefined = a new pass starts at the watermark. */

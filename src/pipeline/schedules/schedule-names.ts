@@ -1,5 +1,5 @@
 /** Names of the schedules queue, its job names and scheduler ids (no `:`, BullMQ's key separator). */
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 
 /** The BullMQ queue whose jobs are schedule ticks (one tick = "plan and start the next run of a resource"). */
 export const SCHEDULE_QUEUE = 'gamedata-schedules';

@@ -4,8 +4,8 @@
  * worker (every `gamedata worker`) processes the ticks.
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
-import { ConfigError } from '../../foundation/errors.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import { DEFAULT_QUEUE_PREFIX } from '../contract/queue-names.js';
 import { checkTickData, type ScheduleTickData } from './process-tick.js';
 import { SCHEDULE_QUEUE, schedulerId, type ScheduleKind } from './schedule-names.js';

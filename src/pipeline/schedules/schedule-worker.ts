@@ -10,11 +10,11 @@ import { startBackfill } from '../queue/start-backfill.js';
 import type { RunCounters } from '../queue/run-counters.js';
 import type { UserDirectory } from '../slice/user-discovery.js';
 import { DEFAULT_QUEUE_PREFIX } from '../contract/queue-names.js';
-import { RESOURCES, type ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCES, type ResourceName } from '../../foundation/models/index.js';
 import { createRangeGaps, type RangeGaps } from '../queue/range-gaps.js';
 import type { PlannerSource } from '../planner/plan-backfill.js';
-import { runWithPriority } from '../../upstream/budget/priority.js';
-import { maskDeep, maskError, ownSecrets, type Secrets } from '../../foundation/config/secret-values.js';
+import { runWithPriority } from '../../upstream/budget/index.js';
+import { maskDeep, maskError, ownSecrets, type Secrets } from '../../foundation/config/index.js';
 import { createScheduleRegistry } from './schedule-registry.js';
 import {
   processTick,
@@ -27,7 +27,7 @@ import {
 import { SCHEDULE_QUEUE } from './schedule-names.js';
 import { processRescan, type RescanDeps, type RescanOutcome } from './process-rescan.js';
 import { createRescanStateStore } from './rescan-state.js';
-import type { SharedBudget } from '../../upstream/budget/shared-budget.js';
+import type { SharedBudget } from '../../upstream/budget/index.js';
 import { createTailStateStore, type TailState, type TailStateStore } from './tail-state.js';
 
 /** A bound far beyond any record: the first page below it is the newest records. */

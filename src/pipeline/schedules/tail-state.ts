@@ -4,8 +4,8 @@
  */
 import type { Redis } from 'ioredis';
 import { takeRenewedLock } from './renewed-lock.js';
-import { maskWith, ownSecrets, type Secrets } from '../../foundation/config/secret-values.js';
-import { RESOURCES, type ResourceName } from '../../foundation/models/resources.js';
+import { maskWith, ownSecrets, type Secrets } from '../../foundation/config/index.js';
+import { RESOURCES, type ResourceName } from '../../foundation/models/index.js';
 import type { ScheduleKind } from './schedule-names.js';
 
 /** The run a resource's schedule started and has not seen finish yet. */

@@ -23,3 +23,4 @@ export {
   COUNTERPARTY_FIELDS,
 } from './user-discovery.js';
 export type { UserDirectory } from './user-discovery.js';
+export { USER_WALK_GEOMETRIC_ABOVE } from './slice-split-rule.js';

@@ -4,7 +4,7 @@
  * drops what was marked). A dense slice hands the older part of what it still has to read to new child slices and
  * reads on (`slice-walk.ts`).
  */
-import { SliceInterruptedError } from '../../foundation/errors.js';
+import { SliceInterruptedError } from '../../foundation/errors/index.js';
 import type { SliceResult } from '../contract/job-types.js';
 import { childSlices } from './child-slices.js';
 import { DEFAULT_PROCESS_SLICE_OPTIONS, pageLineage } from './slice-contract.js';

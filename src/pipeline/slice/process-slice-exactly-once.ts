@@ -15,7 +15,7 @@
  * `eos-slice-run.ts` (the run: its state and the operations that change it, the commit among them), `slice-reader.ts`
  * (the pages, read ahead of the commits, and the splits); this file commits the pages.
  */
-import { SliceInterruptedError } from '../../foundation/errors.js';
+import { SliceInterruptedError } from '../../foundation/errors/index.js';
 import type { SliceEosData, SliceJobData, SliceResult } from '../contract/job-types.js';
 import { addPage } from './eos-page.js';
 import { openSession, recoverRun } from './eos-recovery.js';

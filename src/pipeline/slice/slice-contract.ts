@@ -3,7 +3,7 @@
  * `process-slice-exactly-once.ts`): the job handle, the page source, the counters, the options, and what exactly-once
  * delivery adds. Independent of BullMQ and Kafka, so both paths are unit-tested with recording fakes.
  */
-import { securityFailure } from '../../foundation/config/security-failure.js';
+import { securityFailure } from '../../foundation/config/index.js';
 import {
   ConfigError,
   GamedataError,
@@ -11,9 +11,9 @@ import {
   MissingResultError,
   UpstreamError,
   ValidationError,
-} from '../../foundation/errors.js';
+} from '../../foundation/errors/index.js';
 import type { DedupRecord, DedupStore, PendingMarks } from '../dedup/index.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ResourceName } from '../../foundation/models/index.js';
 import type { Lineage, PageEncoder, PagePublisher } from '../publish/index.js';
 import type { TransactionalSlicePublisher } from '../../output/kafka/index.js';
 import type { RunCounterValues, SliceJobData, WalkFilters } from '../contract/job-types.js';

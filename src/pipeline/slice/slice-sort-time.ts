@@ -1,6 +1,6 @@
 /** The sort time of a listing item (its resource's sort field), for the density estimate that drives splitting. */
 import type { DedupRecord } from '../dedup/index.js';
-import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/resources.js';
+import { RESOURCE_INFO, type ResourceName } from '../../foundation/models/index.js';
 
 /** Epoch ms of the item's sort field, undefined when it has none. */
 export function sortTime(resource: ResourceName, item: DedupRecord): number | undefined {

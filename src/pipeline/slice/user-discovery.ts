@@ -15,9 +15,9 @@ import type { DedupRecord } from '../dedup/index.js';
 import type { RunJobData, SliceJobData, WalkFilters } from '../contract/job-types.js';
 import type { SliceSource } from './slice-contract.js';
 import { sliceJobId } from '../contract/queue-names.js';
-import { tradeUsers } from '../../foundation/models/trade-users.js';
+import { tradeUsers } from '../../foundation/models/index.js';
 
-export { COUNTERPARTY_FIELDS } from '../../foundation/models/trade-users.js';
+export { COUNTERPARTY_FIELDS } from '../../foundation/models/index.js';
 
 /** The users a run knows (listed at planning or discovered since), kept in Redis per run. */
 export interface UserDirectory {

@@ -7,7 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { SlotResult, Transport } from '../client/transport.js';
-import { GamedataError, NetworkError } from '../../foundation/errors.js';
+import { GamedataError, NetworkError } from '../../foundation/errors/index.js';
 import type { BudgetKeys } from './budget-keys.js';
 import type { ReportError } from './budget-errors.js';
 import type { CallOutcome, QueuedCall } from './call-queue.js';

@@ -2,7 +2,7 @@
  * The shared budget's one error normalisation (Redis failures become retriable `ServiceError`s) and the one pause of
  * its background loops after a failure they report ({@link BACKGROUND_FAILURE_BACKOFF}).
  */
-import { GamedataError, ServiceError } from '../../foundation/errors.js';
+import { GamedataError, ServiceError } from '../../foundation/errors/index.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../foundation/retry/index.js';
 
 /** `error` as a `GamedataError`: kept when it is one, else a retriable `ServiceError` of Redis naming `what`. */

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { ProcedureCall, SlotResult } from '../client/transport.js';
-import { AbortedError, type GamedataError } from '../../foundation/errors.js';
+import { AbortedError, type GamedataError } from '../../foundation/errors/index.js';
 import type { BudgetKeys } from './budget-keys.js';
 import { asService, type ReportError } from './budget-errors.js';
 import { CALL_PRIORITIES, currentPriority, priorityRank } from './priority.js';

@@ -32,7 +32,9 @@ export {
   decideConcurrency,
   encodeBudgetDemand,
   isShortBatch,
+  keyHasSpare,
   parseBudgetDemand,
+  FULL_BATCH_GROWTH_LATENCY_MS,
 } from './concurrency-decision.js';
 export type {
   BudgetDemand,

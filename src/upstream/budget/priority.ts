@@ -3,10 +3,10 @@
  * `runWithPriority('feed-tail', () => processSlice(job))`. The priorities themselves are in `models/call-priority.ts`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { priorityRank, type CallPriority } from '../../foundation/models/call-priority.js';
+import { priorityRank, type CallPriority } from '../../foundation/models/index.js';
 
-export { CALL_PRIORITIES, priorityRank, queuePriority } from '../../foundation/models/call-priority.js';
-export type { CallPriority } from '../../foundation/models/call-priority.js';
+export { CALL_PRIORITIES, priorityRank, queuePriority } from '../../foundation/models/index.js';
+export type { CallPriority } from '../../foundation/models/index.js';
 
 const storage = new AsyncLocalStorage<CallPriority>();
 

@@ -9,7 +9,7 @@ import {
   NotFoundError,
   RateLimitError,
   UpstreamError,
-} from '../../foundation/errors.js';
+} from '../../foundation/errors/index.js';
 import type { SlotResult } from '../client/transport.js';
 import { isSlotError, markSlotError } from '../client/transport.js';
 

@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { UPSTREAM_MAX_BATCH } from '../client/batch-loader.js';
 import { DEFAULT_RATE_LIMITER_OPTIONS } from '../client/rate-limiter.js';
-import { ConfigError, type GamedataError } from '../../foundation/errors.js';
+import { ConfigError, type GamedataError } from '../../foundation/errors/index.js';
 import type { CallPriority } from './priority.js';
 import { priorityRank } from './priority.js';
 import type { WorkEstimator } from './work-estimate.js';

@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { CallRouter, ClientBudget } from '../client/batch-loader.js';
 import type { Transport } from '../client/transport.js';
-import { AbortedError, ConfigError } from '../../foundation/errors.js';
+import { AbortedError, ConfigError } from '../../foundation/errors/index.js';
 import { createBatchSender } from './batch-sender.js';
 import { asService, type ReportError } from './budget-errors.js';
 import type { BudgetKeys } from './budget-keys.js';

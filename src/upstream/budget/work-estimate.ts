@@ -4,7 +4,7 @@
  * the BullMQ slice queue's counts), each expected to make the calls a sample of their plans says, or `callsPerSlice`.
  * The count is read at most every `refreshMs`, one read at a time.
  */
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 
 /** Slices across the deployment. */
 export interface SliceCounts {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ServiceError } from '../../foundation/errors.js';
+import { ServiceError } from '../../foundation/errors/index.js';
 import type { CacheEntry, CacheStore } from './cache-store.js';
 
 export interface RedisStoreOptions {

@@ -9,7 +9,7 @@
  * An older fetch never overwrites a newer entry (stores compare `fetchedAt`), and `clear()` drops every entry of
  * every store; fetches started before a clear do not write back.
  */
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 import type { CacheEntry, CacheStore } from './cache-store.js';
 import type { CacheWindows } from './freshness.js';
 import { freshnessOf, makeEntry } from './freshness.js';

@@ -6,7 +6,12 @@
  * bounded with p-limit.
  */
 import pLimit from 'p-limit';
-import { AbortedError, ConfigError, GamedataError, MissingResultError } from '../../foundation/errors.js';
+import {
+  AbortedError,
+  ConfigError,
+  GamedataError,
+  MissingResultError,
+} from '../../foundation/errors/index.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { ProcedureCall, SlotResult, Transport } from './transport.js';
 import { createCallCostEstimator, type CallCostEstimator } from './call-cost.js';

@@ -8,7 +8,7 @@
  * reads the head itself. The estimate prices batches (no request carries more serial work than its timeout allows,
  * `budget/`) and timeouts (a request's timeout follows its expected cost).
  */
-import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../../foundation/models/call-cost.js';
+import { DEFAULT_CALL_COST, feedPageMs, type CallCostModel } from '../../foundation/models/index.js';
 import { parseCursor } from './cursor.js';
 
 /** A call as priced here (the transport's `ProcedureCall`). */

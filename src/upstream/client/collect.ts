@@ -17,7 +17,7 @@
  * (internal/slice-segments.ts), the scheduler with its readers and back-pressure (internal/slice-scheduler.ts) and
  * the output dedup (internal/unique-by-id.ts) are the client's; this file resolves options and emits.
  */
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import type { Listing } from './listing.js';
 import { createChangeSignal } from './internal/change-signal.js';

@@ -2,7 +2,7 @@
  * The narrow surface the listing readers (pagination, slices, collectAll) need from a client. `createClient`
  * returns an object that has it, so `readSlice(client, ...)` works with the client itself.
  */
-import type { CursorPage } from '../../foundation/models/types.js';
+import type { CursorPage } from '../../foundation/models/index.js';
 import type { CursorFormat } from './cursor.js';
 import type { Listing } from './listing.js';
 

@@ -11,7 +11,7 @@
  * independently, because the simulator is the oracle this client is tested against; a shared codec would hide a
  * shared mistake. test/unit/upstream/client/codecs-agree.test.ts runs each against the other.
  */
-import { ValidationError } from '../../foundation/errors.js';
+import { ValidationError } from '../../foundation/errors/index.js';
 
 /** The all-zero ObjectId: a bound with it excludes its own millisecond (`v2(end, ZERO_OID)` reads `time < end`). */
 export const ZERO_OID = '000000000000000000000000';

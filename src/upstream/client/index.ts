@@ -64,3 +64,6 @@ export { createBatchLoader, UPSTREAM_MAX_BATCH } from './batch-loader.js';
 export type { BatchLoader, BatchLoaderOptions, CallRouter, ClientBudget } from './batch-loader.js';
 export type { ClientCore, InvalidItemMode, PageRequest, FetchPageOptions } from './core.js';
 export type { FetchLike, ProcedureCall, SlotResult, Transport } from './transport.js';
+export { MAX_EMPTY_FOLLOWS } from './page-check.js';
+export type { PageEvent, PageEventKind } from './page-check.js';
+export { CONNECT_FAILURE_CODES } from './connect-failure.js';

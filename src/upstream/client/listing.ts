@@ -2,10 +2,9 @@
  * Listing descriptors: everything the time-sliced readers need to know about one paginated feed (procedure, wire
  * filters, model, sort field). A descriptor is plain data, so the pipeline can put it in a job payload.
  */
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import { models } from '../../foundation/models/index.js';
-import type { ModelDef } from '../../foundation/models/field.js';
-import type { ResourceName } from '../../foundation/models/resources.js';
+import type { ModelDef, ResourceName } from '../../foundation/models/index.js';
 
 /** Filters as sent on the wire (the TypeScript option names are the wire names). */
 export type ListingFilters = Readonly<

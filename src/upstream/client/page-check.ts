@@ -12,7 +12,7 @@
  *   complete over the rows below it. Without a usable last row it stops, counted as an abnormal stop.
  * Each event is told once per page to `onPageEvent`, with the cursor concerned.
  */
-import { ValidationError } from '../../foundation/errors.js';
+import { ValidationError } from '../../foundation/errors/index.js';
 import { encodeCursor, parseCursor, type CursorFormat } from './cursor.js';
 
 /** What the read did that an operator should know of (counted, and logged once per kind). */

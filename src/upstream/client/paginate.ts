@@ -3,8 +3,8 @@
  * omits it): an empty page, a missing or repeated cursor, `hasMore: false` when sent, `maxPages`, or a cursor whose
  * date is older than `cursorEnd` (v1 and v2 cursors both parse).
  */
-import { ConfigError } from '../../foundation/errors.js';
-import type { CursorPage } from '../../foundation/models/types.js';
+import { ConfigError } from '../../foundation/errors/index.js';
+import type { CursorPage } from '../../foundation/models/index.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import { parseCursor } from './cursor.js';
 import type { Listing } from './listing.js';

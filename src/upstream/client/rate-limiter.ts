@@ -7,7 +7,7 @@
  * every request of one client waits at. The shared budget's fetcher is this limiter with the budget's questions on
  * top (`budget/budget-limiter.ts`, `budget/token-budget.ts`).
  */
-import { sleep } from '../../foundation/retry/sleep.js';
+import { sleep } from '../../foundation/retry/index.js';
 
 export interface TokenBudgetState {
   /** `ratelimit-limit` of the last answer. */

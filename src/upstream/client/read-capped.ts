@@ -3,7 +3,7 @@
  * the fetcher that serves the whole key. A `content-length` over the cap is refused before reading; a body that grows
  * over it is cut off (the stream cancelled) the moment it does.
  */
-import { UpstreamError } from '../../foundation/errors.js';
+import { UpstreamError } from '../../foundation/errors/index.js';
 
 /**
  * The body of `response` as UTF-8 text.

@@ -5,12 +5,12 @@
  *
  * v1 upstreams: a v1 bound has second precision, so slice edges must be whole seconds (the slicers align them).
  */
-import { ConfigError } from '../../foundation/errors.js';
+import { ConfigError } from '../../foundation/errors/index.js';
 import type { ClientCore, InvalidItemMode } from './core.js';
 import { encodeCursor, ZERO_OID } from './cursor.js';
 import type { Listing } from './listing.js';
 import { checkOpenRange, type TimeRange } from '../../foundation/slicing/index.js';
-import type { ShortPages } from '../../foundation/models/short-pages.js';
+import type { ShortPages } from '../../foundation/models/index.js';
 import { checkPage, MAX_EMPTY_FOLLOWS, type PageEvent } from './page-check.js';
 
 const idOf = (item: unknown): string | undefined => {

@@ -3,12 +3,12 @@
  * plus country.getAllCountries and inventory.fetchCurrentEquipment. snake_case methods are camelCase; keyword
  * arguments are one options object; spec defaults are in {@link DEFAULT_PAGE_LIMITS} and {@link DEFAULT_COLLECT_OPTIONS}.
  */
-import { AbortedError, ConfigError, GamedataError, NotFoundError } from '../../foundation/errors.js';
+import { AbortedError, ConfigError, GamedataError, NotFoundError } from '../../foundation/errors/index.js';
 import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import { models } from '../../foundation/models/index.js';
-import type { ModelDef } from '../../foundation/models/field.js';
 import type {
+  ModelDef,
   Article,
   ArticleLite,
   Country,
@@ -21,7 +21,7 @@ import type {
   Transaction,
   User,
   UserLite,
-} from '../../foundation/models/types.js';
+} from '../../foundation/models/index.js';
 import type { CollectOptions } from './collect.js';
 import { collectSlices, iterateSlices } from './collect.js';
 import type { ClientCore, InvalidItemMode } from './core.js';

@@ -4,7 +4,7 @@
  * client's own: its default (5 attempts in all, {@link CLIENT_RETRY_POLICY}) and the boundary that makes every
  * failure a `GamedataError` before the policy, `onRetry` and the caller see it ({@link withRetry}).
  */
-import { GamedataError } from '../../foundation/errors.js';
+import { GamedataError } from '../../foundation/errors/index.js';
 import {
   DEFAULT_RETRY_POLICY,
   resolveRetryPolicy,

@@ -12,13 +12,13 @@ import {
   NotFoundError,
   RateLimitError,
   UpstreamError,
-} from '../../foundation/errors.js';
+} from '../../foundation/errors/index.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { parseRetryAfter } from './rate-limiter.js';
 import type { RetryPolicy } from '../../foundation/retry/index.js';
 import { withRetry } from './retry.js';
 import { requestTimeoutMs } from './call-cost.js';
-import { withoutCredentials } from '../../foundation/config/address-of.js';
+import { withoutCredentials } from '../../foundation/config/index.js';
 import { fetchSameOrigin } from './internal/fetch-same-origin.js';
 import { connectFailureCode } from './connect-failure.js';
 import { readCapped } from './read-capped.js';

@@ -26,7 +26,7 @@ import {
   type RunJobData,
   type SliceJobData,
 } from '../../../src/pipeline/planner/index.js';
-import { ServiceError, SliceFencedError, UpstreamError } from '../../../src/foundation/errors.js';
+import { ServiceError, SliceFencedError, UpstreamError } from '../../../src/foundation/errors/index.js';
 import type { PagePublisher } from '../../../src/pipeline/publish/index.js';
 
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:16379';

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamError } from '../../../src/foundation/errors.js';
+import { UpstreamError } from '../../../src/foundation/errors/index.js';
 import { createDedupStore, createRedisSeenSet, type DedupRecord } from '../../../src/pipeline/dedup/index.js';
 import type { SliceSource } from '../../../src/pipeline/slice/index.js';
 import {

@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import { ConfigError } from '../../../src/foundation/errors.js';
+import { ConfigError } from '../../../src/foundation/errors/index.js';
 import {
   DEFAULT_LIVE_RATES,
   DEFAULT_SIMULATOR_OPTIONS,

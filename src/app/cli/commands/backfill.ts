@@ -6,7 +6,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../../index.js';
 import { startBackfill } from '../../../pipeline/queue/index.js';
 import { checkRunId } from '../../../pipeline/contract/index.js';

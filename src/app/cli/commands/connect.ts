@@ -10,13 +10,12 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { loadConfig } from '../../../foundation/config/load-config.js';
-import { processSecurity } from '../../../foundation/config/process-security.js';
-import { ConfigError } from '../../../foundation/errors.js';
-import { RESOURCES, type ResourceName } from '../../../foundation/models/resources.js';
+import { loadConfig, processSecurity } from '../../../foundation/config/index.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
+import { RESOURCES, type ResourceName, topicName } from '../../../foundation/models/index.js';
 import { parseResources } from '../../../pipeline/planner/index.js';
-import { writeSecretsFile } from '../../../output/warehouse/write-secrets-file.js';
 import {
+  writeSecretsFile,
   buildSinkConnectorConfig,
   connectorSecretsProperties,
   createConnectClient,
@@ -27,7 +26,6 @@ import {
   sinkConnectorName,
   waitForSinks,
 } from '../../../output/warehouse/index.js';
-import { topicName } from '../../../foundation/models/topic-names.js';
 import { maskSecrets, maskSecretsDeep } from '../mask-secrets.js';
 import {
   createIcebergSinks,

@@ -7,9 +7,9 @@
  * GAMEDATA_DELIVERY).
  */
 import type { Command } from 'commander';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { readPipelineSettings } from '../../../foundation/config/index.js';
-import { isResourceName } from '../../../foundation/models/resources.js';
+import { isResourceName } from '../../../foundation/models/index.js';
 import { formatDlqReplay } from '../../../pipeline/dead-letters/index.js';
 import { runDlqReplay } from '../../index.js';
 import { requireReachable } from '../service-probes.js';

@@ -10,25 +10,21 @@
  * GAMEDATA_REDIS_PREFIX.
  */
 import type { Command } from 'commander';
-import { GamedataError } from '../../../foundation/errors.js';
-import { createRegistryClient } from '../../../output/encoding/registry-client.js';
+import { GamedataError, ConfigError } from '../../../foundation/errors/index.js';
 import {
+  createRegistryClient,
   DEFAULT_SCHEMAS_DIR,
   readSchemaFiles,
   writeSchemaFiles,
-} from '../../../output/encoding/schema-files.js';
-import {
   checkSchemas,
   registerSchemas,
   testOptionalField,
-} from '../../../output/encoding/schema-registration.js';
-import { RESOURCES } from '../../../foundation/models/resources.js';
-import { readPipelineSettings } from '../../../foundation/config/pipeline-settings.js';
-import { ConfigError } from '../../../foundation/errors.js';
+} from '../../../output/encoding/index.js';
+import { RESOURCES } from '../../../foundation/models/index.js';
+import { readPipelineSettings, readServiceEnv } from '../../../foundation/config/index.js';
 import { buildDriftReport, formatDriftReport } from '../drift-report.js';
-import type { AvroRecordSchema } from '../../../output/encoding/avro-schema.js';
-import type { ResourceName } from '../../../foundation/models/resources.js';
-import { readServiceEnv } from '../../../foundation/config/index.js';
+import type { AvroRecordSchema } from '../../../output/encoding/index.js';
+import type { ResourceName } from '../../../foundation/models/index.js';
 
 interface CommonFlags {
   dir: string;
@@ -117,7 +113,7 @@ export function register(program: Command): void {
         throw new ConfigError(`unknown resource ${resource} (one of ${RESOURCES.join(', ')})`);
       const settings = readPipelineSettings({ registry: true });
       const [{ connectRedis }, { createRedisDriftStore }] = await Promise.all([
-        import('../../../pipeline/queue/connect-redis.js'),
+        import('../../../pipeline/queue/index.js'),
         import('../../../pipeline/drift/index.js'),
       ]);
       const redis = connectRedis(settings.redisUrl);

@@ -7,9 +7,8 @@
 import type { Command } from 'commander';
 // Light modules only, imported directly (not the barrels, which load kafkajs and the registry client); the Redis
 // and BullMQ readers load when the command runs, so `status --help` loads neither.
-import { ConfigError } from '../../../foundation/errors.js';
-import { readPipelineSettings } from '../../../foundation/config/pipeline-settings.js';
-import { parseDuration } from '../../../foundation/config/duration.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
+import { readPipelineSettings, parseDuration } from '../../../foundation/config/index.js';
 import { formatStatus } from '../../status/format-status.js';
 import { commandRedisLines } from '../connection-lines.js';
 import { maskSecrets, maskSecretsDeep } from '../mask-secrets.js';
@@ -42,7 +41,7 @@ export function register(program: Command): void {
         const watchMs = flags.watch === undefined ? undefined : parseDuration('--watch', flags.watch);
         const settings = readPipelineSettings({});
         const [{ connectRedis }, { collectStatus }, { addressOf, requireReachable }] = await Promise.all([
-          import('../../../pipeline/queue/connect-redis.js'),
+          import('../../../pipeline/queue/index.js'),
           import('../../status/collect-status.js'),
           import('../service-probes.js'),
         ]);

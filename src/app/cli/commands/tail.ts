@@ -7,13 +7,13 @@
  * Settings: REDIS_URL, GAMEDATA_QUEUE_PREFIX, GAMEDATA_REDIS_PREFIX.
  */
 import type { Command } from 'commander';
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { connectRedis } from '../../../pipeline/queue/index.js';
 import { formatDuration, parseDuration, readPipelineSettings } from '../../../foundation/config/index.js';
 import { commandRedisLines } from '../connection-lines.js';
 import { addressOf, requireReachable } from '../service-probes.js';
 import { parseResources } from '../../../pipeline/planner/index.js';
-import type { ResourceName } from '../../../foundation/models/resources.js';
+import type { ResourceName } from '../../../foundation/models/index.js';
 import {
   createScheduleRegistry,
   createTailStateStore,

@@ -4,11 +4,11 @@
  */
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { clusterReplication, createTopics, planTopics } from '../../../output/kafka/admin/create-topics.js';
-import type { CleanupPolicy } from '../../../output/kafka/admin/create-topics.js';
+import { clusterReplication, createTopics, planTopics } from '../../../output/kafka/index.js';
+import type { CleanupPolicy } from '../../../output/kafka/index.js';
 import { readServiceEnv } from '../../../foundation/config/index.js';
-import { isResourceName } from '../../../foundation/models/resources.js';
-import type { ResourceName } from '../../../foundation/models/resources.js';
+import { isResourceName } from '../../../foundation/models/index.js';
+import type { ResourceName } from '../../../foundation/models/index.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);

@@ -9,9 +9,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { ConfigError } from '../../../foundation/errors.js';
-import { createRecordDecoder } from '../../../output/encoding/record-decoder.js';
-import { createRegistryClient } from '../../../output/encoding/registry-client.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
+import { createRecordDecoder, createRegistryClient } from '../../../output/encoding/index.js';
 import { createClientSliceSource, createPipelineRuntime } from '../../index.js';
 import { readPipelineSettings } from '../../../foundation/config/index.js';
 import { commandRedisLines } from '../connection-lines.js';

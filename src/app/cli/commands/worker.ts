@@ -11,8 +11,8 @@
  * drain) and the slice workers with their lines (`../worker-slices.ts`).
  */
 import type { Command } from 'commander';
-import { AbortedError } from '../../../foundation/errors.js';
-import { connectWithRetry, drainWithin, waitForStop } from '../../../pipeline/queue/worker-lifecycle.js';
+import { AbortedError } from '../../../foundation/errors/index.js';
+import { connectWithRetry, drainWithin, waitForStop } from '../../../pipeline/queue/index.js';
 import { formatDuration, loadConfig, readPipelineSettings } from '../../../foundation/config/index.js';
 import { exitIfStillRunning } from '../exit-if-still-running.js';
 import { childArgv, parseWorkerFlags } from '../worker-flags.js';

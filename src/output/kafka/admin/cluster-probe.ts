@@ -6,7 +6,7 @@
 import type { Admin } from 'kafkajs';
 import { createKafkaClient } from '../kafka-client.js';
 import { resolveKafkaOptions } from '../kafka-options.js';
-import { ClosedError } from '../../../foundation/errors.js';
+import { ClosedError } from '../../../foundation/errors/index.js';
 
 export interface ClusterProbe {
   /** Connects if needed and asks for the cluster's metadata. @throws the client's error (the connection is dropped) */

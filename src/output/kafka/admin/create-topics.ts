@@ -4,14 +4,13 @@
  * articles) are compacted so the latest version per `_id` is kept forever; immutable ones (transactions, donations)
  * and every DLQ use time/size deletion.
  */
-import { RESOURCES } from '../../../foundation/models/resources.js';
-import type { ResourceName } from '../../../foundation/models/resources.js';
-import { ConfigError } from '../../../foundation/errors.js';
+import { RESOURCES, DEFAULT_TOPIC_PREFIX, allTopicNames } from '../../../foundation/models/index.js';
+import type { ResourceName } from '../../../foundation/models/index.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { createKafkaClient } from '../kafka-client.js';
 import { resolveKafkaOptions } from '../kafka-options.js';
 import { toKafkaError } from '../kafka-error.js';
 import type { KafkaSinkOptions } from '../kafka-options.js';
-import { DEFAULT_TOPIC_PREFIX, allTopicNames } from '../../../foundation/models/topic-names.js';
 import { retryRetriable } from './retry-retriable.js';
 
 export type CleanupPolicy = 'compact' | 'delete';

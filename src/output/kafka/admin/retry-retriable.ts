@@ -5,7 +5,7 @@
  * The loop is the project's one (`src/foundation/retry/`); this module only names the policy and what is retriable.
  */
 import type { Admin } from 'kafkajs';
-import { ServiceError } from '../../../foundation/errors.js';
+import { ServiceError } from '../../../foundation/errors/index.js';
 import { DEFAULT_RETRY_POLICY, retry } from '../../../foundation/retry/index.js';
 import type { RetryPolicy } from '../../../foundation/retry/index.js';
 

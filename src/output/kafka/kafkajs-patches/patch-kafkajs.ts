@@ -5,7 +5,7 @@
  * binds it loads ({@link replaceKafkajsModule}).
  */
 import { createRequire } from 'node:module';
-import { KafkajsPatchError } from '../../../foundation/errors.js';
+import { KafkajsPatchError } from '../../../foundation/errors/index.js';
 
 /** The kafkajs release every patch was written for (package.json pins it exactly; a unit test checks both). */
 export const KAFKAJS_PATCHED_VERSION = '2.2.4';

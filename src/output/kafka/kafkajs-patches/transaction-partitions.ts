@@ -12,7 +12,7 @@
  * A failed request marks nothing added (kafkajs retries it, and the retry sends the whole set again). Adding a
  * partition the transaction then does not write to costs a commit marker on it, nothing else.
  */
-import { KafkajsPatchError } from '../../../foundation/errors.js';
+import { KafkajsPatchError } from '../../../foundation/errors/index.js';
 import { patchKafkajsMethod } from './patch-kafkajs.js';
 
 export interface AddPartitionsArgs {

@@ -4,7 +4,7 @@
  * `wire-format.ts`; the transactional producers of exactly-once delivery are in `../transactions/`.
  */
 import type { Admin, Producer } from 'kafkajs';
-import { ServiceError } from '../../../foundation/errors.js';
+import { ServiceError } from '../../../foundation/errors/index.js';
 import { createKafkaClient } from '../kafka-client.js';
 import type { SinkKafkaClient } from '../kafka-client.js';
 import { toKafkaError } from '../kafka-error.js';

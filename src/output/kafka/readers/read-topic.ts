@@ -15,11 +15,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, Kafka, KafkaMessage } from 'kafkajs';
-import { securityFailure } from '../../../foundation/config/security-failure.js';
+import { securityFailure } from '../../../foundation/config/index.js';
 import { createKafkaClient } from '../kafka-client.js';
 import { resolveKafkaOptions } from '../kafka-options.js';
 import { toKafkaError } from '../kafka-error.js';
-import { ServiceError } from '../../../foundation/errors.js';
+import { ServiceError } from '../../../foundation/errors/index.js';
 import { readPartitionRange } from './read-partition-range.js';
 import { fetchTopicOffsets, retryRetriable } from '../admin/retry-retriable.js';
 

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { loadKafkajs } from '../kafkajs-loader.js';
 import type { Admin, Kafka, Producer } from 'kafkajs';
-import { ServiceError } from '../../../foundation/errors.js';
+import { ServiceError } from '../../../foundation/errors/index.js';
 import { fetchTopicOffsets, retryRetriable } from '../admin/retry-retriable.js';
 import { readPartitionRange } from '../readers/read-partition-range.js';
 

@@ -5,7 +5,7 @@
  * the pool replaces it (a new generation, whose InitProducerId ends whatever the old one left), and a slice whose
  * commit timed out is opened again, to learn from Kafka's checkpoint what committed.
  */
-import { ControlCallTimeoutError } from '../../../foundation/errors.js';
+import { ControlCallTimeoutError } from '../../../foundation/errors/index.js';
 
 /** A control call's deadline: half again the transaction timeout (the broker aborts what outlives that anyway). */
 export function controlDeadlineMs(transactionTimeoutMs: number): number {

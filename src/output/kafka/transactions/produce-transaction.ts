@@ -5,7 +5,7 @@
  * pool's.
  */
 import type { Transaction } from 'kafkajs';
-import { ServiceError } from '../../../foundation/errors.js';
+import { ServiceError } from '../../../foundation/errors/index.js';
 import type { TransactionPartitions } from '../kafkajs-patches/transaction-partitions.js';
 import { toWire } from '../producer/wire-format.js';
 import type { SinkMessage } from '../producer/wire-format.js';

@@ -26,7 +26,7 @@ import {
   PoolCommitError,
   ProducerReplacedError,
   ServiceError,
-} from '../../../foundation/errors.js';
+} from '../../../foundation/errors/index.js';
 import type { TransactionPartitions } from '../kafkajs-patches/transaction-partitions.js';
 import type { SinkMessage } from '../producer/wire-format.js';
 import {

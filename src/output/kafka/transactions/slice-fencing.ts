@@ -7,7 +7,7 @@ import type { Kafka, Producer } from 'kafkajs';
 import type { ProducerPool } from './producer-pool.js';
 import type { SliceOwners } from './slice-owners.js';
 import { controlDeadlineMs, withDeadline } from './control-deadline.js';
-import { PoolCommitError, SliceFencedError } from '../../../foundation/errors.js';
+import { PoolCommitError, SliceFencedError } from '../../../foundation/errors/index.js';
 
 /** Retries of a fencing client (the publisher's producers may retry more). */
 const FENCE_RETRIES = 5;

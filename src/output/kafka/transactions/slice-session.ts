@@ -4,7 +4,7 @@
  * buffered until `commit()` hands them and the checkpoint to the pool's next shared transaction, and its close.
  */
 import { randomBytes } from 'node:crypto';
-import { PoolCommitError, ServiceError, SliceFencedError } from '../../../foundation/errors.js';
+import { PoolCommitError, ServiceError, SliceFencedError } from '../../../foundation/errors/index.js';
 import type { SliceCheckpoint } from './checkpoint-reader.js';
 import type { PoolBinding, ProducerPool } from './producer-pool.js';
 import { errorText, isFencingError } from './slice-fencing.js';

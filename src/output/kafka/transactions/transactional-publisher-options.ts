@@ -2,7 +2,7 @@
  * The transactional slice publisher's options (`TransactionalSlicePublisherOptions`), their defaults, and
  * `resolvePublisherOptions`: checked once, each bad value a ConfigError naming the option.
  */
-import { ConfigError } from '../../../foundation/errors.js';
+import { ConfigError } from '../../../foundation/errors/index.js';
 import { resolveKafkaOptions } from '../kafka-options.js';
 import type { KafkaSinkOptions, ResolvedKafkaOptions } from '../kafka-options.js';
 import type { SliceOwners } from './slice-owners.js';

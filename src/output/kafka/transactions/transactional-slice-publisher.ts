@@ -28,7 +28,7 @@
  * (`slice-fencing.ts`), a slice's session (`slice-session.ts`), the checkpoint reader; here they are wired.
  */
 import { randomBytes } from 'node:crypto';
-import { SliceFencedError } from '../../../foundation/errors.js';
+import { SliceFencedError } from '../../../foundation/errors/index.js';
 import { createKafkaClient } from '../kafka-client.js';
 import { toKafkaError } from '../kafka-error.js';
 import { installKafkajsPatches } from '../kafkajs-patches/index.js';

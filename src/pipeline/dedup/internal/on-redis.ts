@@ -1,5 +1,5 @@
 /** The dedup's Redis failures as one error class: a step of the protocol that failed says which, retriable. */
-import { GamedataError, ServiceError } from '../../../foundation/errors.js';
+import { GamedataError, ServiceError } from '../../../foundation/errors/index.js';
 
 /** Runs `run`; a failure that is not already a GamedataError becomes `Redis failed while <what>: ...` (retriable). */
 export async function onRedis<T>(what: string, run: () => Promise<T>): Promise<T> {

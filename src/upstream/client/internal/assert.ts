@@ -1,6 +1,6 @@
-import { ValidationError } from '../../../foundation/errors.js';
-import { checkRecord } from '../../../foundation/models/check-record.js';
-import type { ModelDef } from '../../../foundation/models/field.js';
+import { ValidationError } from '../../../foundation/errors/index.js';
+import { checkRecord } from '../../../foundation/models/index.js';
+import type { ModelDef } from '../../../foundation/models/index.js';
 
 /** Checks a record; throws a ValidationError naming the first bad path (and how many more there are). */
 export function assertRecordLike(model: ModelDef, value: unknown, where: string, rootPath = ''): void {

@@ -5,7 +5,7 @@
  * the whole call and aborts every other reader.
  */
 import { setMaxListeners } from 'node:events';
-import { AbortedError, GamedataError } from '../../../foundation/errors.js';
+import { AbortedError, GamedataError } from '../../../foundation/errors/index.js';
 import { planSplit, roundSplitRule } from '../../../foundation/slicing/index.js';
 import type { ClientCore, InvalidItemMode } from '../core.js';
 import { readSlicePages, type SlicePageDetail } from '../read-slice.js';

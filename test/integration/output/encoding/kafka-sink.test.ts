@@ -6,7 +6,7 @@ import { createTestServices } from '../../../helpers/services.js';
 import { createKafkaSink } from '../../../../src/output/kafka/index.js';
 import { createPagePublisher } from '../../../../src/pipeline/publish/index.js';
 import { createRecordEncoder, createRegistryClient } from '../../../../src/output/encoding/index.js';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 
 const services = createTestServices('kafka-sink');
 afterAll(() => services.cleanup());

@@ -17,7 +17,7 @@ import {
   readTopic,
   type SinkMessage,
 } from '../../../../src/output/kafka/index.js';
-import { SliceFencedError } from '../../../../src/foundation/errors.js';
+import { SliceFencedError } from '../../../../src/foundation/errors/index.js';
 
 const services = createTestServices('pooled-producers');
 afterAll(() => services.cleanup());

@@ -11,7 +11,7 @@ import {
   recordOffsets,
   type SinkMessage,
 } from '../../../../src/output/kafka/index.js';
-import { SliceFencedError } from '../../../../src/foundation/errors.js';
+import { SliceFencedError } from '../../../../src/foundation/errors/index.js';
 
 const services = createTestServices('txn-publisher');
 afterAll(() => services.cleanup());

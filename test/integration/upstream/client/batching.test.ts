@@ -1,6 +1,6 @@
 /** Batching as the simulator sees it (`stats()`): merged POSTs, no 413, per-slot errors and retries. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AbortedError, UpstreamError } from '../../../../src/foundation/errors.js';
+import { AbortedError, UpstreamError } from '../../../../src/foundation/errors/index.js';
 import { ids, startSim, testClient, truth } from './helpers.js';
 import type { Sim } from './helpers.js';
 

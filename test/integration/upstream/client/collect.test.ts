@@ -3,7 +3,7 @@
  * sizes from thousands of empty slices to one, same-millisecond ties on slice edges, and a v1 upstream.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbortedError, GamedataError } from '../../../../src/foundation/errors.js';
+import { AbortedError, GamedataError } from '../../../../src/foundation/errors/index.js';
 import { H72, ids, startSim, testClient, timeOf, truth, WORLD_NOW } from './helpers.js';
 import type { Rec, Sim } from './helpers.js';
 

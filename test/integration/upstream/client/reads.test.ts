@@ -1,6 +1,6 @@
 /** Every method with its spec defaults, against the simulator's ground truth. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NotFoundError, ValidationError } from '../../../../src/foundation/errors.js';
+import { NotFoundError, ValidationError } from '../../../../src/foundation/errors/index.js';
 import { parseCursor } from '../../../../src/upstream/client/index.js';
 import { ids, startSim, testClient, timeOf, truth, WORLD_NOW } from './helpers.js';
 import type { Rec, Sim } from './helpers.js';

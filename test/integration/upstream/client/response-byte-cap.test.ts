@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../../../src/upstream/client/index.js';
 import { startSimulator, type Simulator } from '../../../../tools/simulator/index.js';
-import { UpstreamError } from '../../../../src/foundation/errors.js';
+import { UpstreamError } from '../../../../src/foundation/errors/index.js';
 
 let sim: Simulator;
 beforeAll(async () => {

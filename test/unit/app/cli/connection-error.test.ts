@@ -6,7 +6,7 @@ import {
   NetworkError,
   ServiceError,
   UpstreamError,
-} from '../../../../src/foundation/errors.js';
+} from '../../../../src/foundation/errors/index.js';
 
 const errno = (code: string, message = 'whatever the text'): Error =>
   Object.assign(new Error(message), { code });

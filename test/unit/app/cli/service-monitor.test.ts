@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createServiceMonitor, type ServiceProbe } from '../../../../src/app/cli/service-monitor.js';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 
 /** A probe whose answer the test sets; counts its checks. */
 function fakeProbe(service: ServiceProbe['service'], label: string, up: boolean) {

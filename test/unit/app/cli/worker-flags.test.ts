@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 import { childArgv, parseWorkerFlags } from '../../../../src/app/cli/worker-flags.js';
 import type { WorkerFlagValues } from '../../../../src/app/cli/worker-flags.js';
 

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, registerSecret } from '../../../../src/foundation/config/index.js';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 
 /** A destination that keeps every line pino writes, parsed. */
 function capture(): { stream: Writable; lines: () => Array<Record<string, unknown>>; raw: () => string } {

@@ -7,7 +7,7 @@ import {
   DEFAULT_SCHEMA_CONTRACTS,
   loadConfig,
 } from '../../../../src/foundation/config/index.js';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 
 const FULL_ENV = {
   GAMEDATA_API_URL: 'http://127.0.0.1:4000/trpc/',

@@ -16,7 +16,7 @@ import {
   plaintextCredentialWarnings,
   resolveClientSecurity,
 } from '../../../../src/foundation/config/security-settings.js';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 
 const SECRET = 'cl1ent-secret with:colon&amp';
 const b64 = (o: object): string => Buffer.from(JSON.stringify(o)).toString('base64url');

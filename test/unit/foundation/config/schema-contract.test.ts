@@ -4,7 +4,7 @@ import {
   loadConfig,
   parseSchemaContracts,
 } from '../../../../src/foundation/config/index.js';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 
 describe('GAMEDATA_SCHEMA_CONTRACT', () => {
   it('defaults every resource to freeze, and sets the resources named', () => {

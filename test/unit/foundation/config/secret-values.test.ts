@@ -9,7 +9,7 @@ import {
   secretsOf,
   type Secrets,
 } from '../../../../src/foundation/config/secret-values.js';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 
 // a password with a quote and a backslash: JSON escapes both
 const PASSWORD = 'pa"ss\\w0rd-7';

@@ -6,7 +6,7 @@ import {
 import { ReplyError as IoredisReplyError } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { isCredentialRefusal, securityFailure } from '../../../../src/foundation/config/security-failure.js';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 import { toKafkaError } from '../../../../src/output/kafka/kafka-error.js';
 import { toRegistryError } from '../../../../src/output/encoding/registry-client.js';
 import { probeSecurityFailure } from '../../../../src/app/cli/service-probes.js';

@@ -6,7 +6,7 @@ import { loadConfig } from '../../../../src/foundation/config/load-config.js';
 import { resolveClientSecurity } from '../../../../src/foundation/config/security-settings.js';
 import { collectSecrets, maskWith } from '../../../../src/foundation/config/secret-values.js';
 import { maskSecrets } from '../../../../src/app/cli/mask-secrets.js';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sec-settings-'));
 const ca = join(dir, 'ca.pem');

@@ -14,7 +14,7 @@ import {
 } from '../../../../src/foundation/config/security-failure.js';
 import { toKafkaError } from '../../../../src/output/kafka/kafka-error.js';
 import { requireReachable } from '../../../../src/app/cli/service-probes.js';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 
 type ErrorClass = new (...args: unknown[]) => Error;
 const kafkaConnectionError = (message: string, code: string): Error =>

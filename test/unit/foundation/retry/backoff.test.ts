@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createBackoff, DEFAULT_RETRY_POLICY } from '../../../../src/foundation/retry/index.js';
-import { AbortedError } from '../../../../src/foundation/errors.js';
+import { AbortedError } from '../../../../src/foundation/errors/index.js';
 
 describe('createBackoff (the pause of a loop that never gives up)', () => {
   const policy = { ...DEFAULT_RETRY_POLICY, initialMs: 200, maxMs: 1_000, jitter: 0 };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AbortedError, GamedataError, RateLimitError } from '../../../../src/foundation/errors.js';
+import { AbortedError, GamedataError, RateLimitError } from '../../../../src/foundation/errors/index.js';
 import {
   DEFAULT_RETRY_POLICY,
   backoffDelay,

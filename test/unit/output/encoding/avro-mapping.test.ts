@@ -6,7 +6,7 @@ import { Transaction, User, Election } from '../../../../src/foundation/models/c
 import { canonicalRecord, fromAvroValue, toAvroValue } from '../../../../src/output/encoding/avro-mapping.js';
 import { generateAvroSchema } from '../../../../src/output/encoding/avro-schema.js';
 import { AVRO_TYPE_OPTIONS } from '../../../../src/output/encoding/avro-types.js';
-import { EncodingError } from '../../../../src/foundation/errors.js';
+import { EncodingError } from '../../../../src/foundation/errors/index.js';
 import type { ModelDef } from '../../../../src/foundation/models/field.js';
 import { modelArb } from './record-arbitrary.js';
 

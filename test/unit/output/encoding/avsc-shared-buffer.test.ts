@@ -11,8 +11,8 @@ import {
   installAvscSharedBuffer,
   resizeAvscSharedBuffer,
 } from '../../../../src/output/encoding/avsc-shared-buffer.js';
-import { LibraryPatchError } from '../../../../src/foundation/errors.js';
-import { requireLibraryVersion } from '../../../../src/foundation/library-version.js';
+import { LibraryPatchError } from '../../../../src/foundation/errors/index.js';
+import { requireLibraryVersion } from '../../../../src/foundation/library-version/index.js';
 
 /** Counts its writes: avsc writes a value again, into a fresh buffer, when the shared one overflows. */
 class CountingString extends avro.types.LogicalType {

@@ -7,7 +7,7 @@ import { generateResourceSchemas } from '../../../../src/output/encoding/avro-sc
 import { registerSchemas } from '../../../../src/output/encoding/schema-registration.js';
 import { canonicalRecord } from '../../../../src/output/encoding/avro-mapping.js';
 import { Transaction } from '../../../../src/foundation/models/catalogue.js';
-import { EncodingError, ServiceError } from '../../../../src/foundation/errors.js';
+import { EncodingError, ServiceError } from '../../../../src/foundation/errors/index.js';
 
 // The library's in-memory registry client (same Client interface; no HTTP). The real registry is exercised in
 // test/integration/output/encoding.

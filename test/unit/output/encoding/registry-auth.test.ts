@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistryClient, toRegistryError } from '../../../../src/output/encoding/registry-client.js';
 import { resolveKafkaOptions } from '../../../../src/output/kafka/kafka-options.js';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 
 const CANARY = 'canary-Registry-6d1c';
 const seen: (string | undefined)[] = [];

@@ -8,8 +8,8 @@ import { createRequire } from 'node:module';
 import * as root from '@confluentinc/schemaregistry';
 import { describe, expect, it } from 'vitest';
 import * as door from '../../../../src/output/encoding/schema-registry-library.js';
-import { LibraryPatchError } from '../../../../src/foundation/errors.js';
-import { requireLibraryVersion } from '../../../../src/foundation/library-version.js';
+import { LibraryPatchError } from '../../../../src/foundation/errors/index.js';
+import { requireLibraryVersion } from '../../../../src/foundation/library-version/index.js';
 import { createRegistryClient } from '../../../../src/output/encoding/registry-client.js';
 
 const LIBRARY = '@confluentinc/schemaregistry';

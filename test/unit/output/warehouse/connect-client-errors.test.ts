@@ -10,8 +10,8 @@ import { DEFAULT_RETRY_POLICY } from '../../../../src/foundation/retry/index.js'
 import { createConnectClient } from '../../../../src/output/warehouse/index.js';
 import { buildDeadLetter } from '../../../../src/pipeline/publish/dead-letter.js';
 import { secretsOf } from '../../../../src/foundation/config/secret-values.js';
-import type { ServiceError } from '../../../../src/foundation/errors.js';
-import { EncodingError } from '../../../../src/foundation/errors.js';
+import type { ServiceError } from '../../../../src/foundation/errors/index.js';
+import { EncodingError } from '../../../../src/foundation/errors/index.js';
 
 const fastRetry = { ...DEFAULT_RETRY_POLICY, retries: 0, initialMs: 1, maxMs: 1 };
 

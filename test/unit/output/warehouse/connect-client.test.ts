@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/foundation/retry/index.js';
 import { createConnectClient, createSinkConnectors } from '../../../../src/output/warehouse/index.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { maskSecrets } from '../../../../src/app/cli/mask-secrets.js';
 import { collectSecrets } from '../../../../src/foundation/config/secret-values.js';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 import {
   buildSinkConnectorConfig,
   createConnectClient,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 import { RESOURCES } from '../../../../src/foundation/models/resources.js';
 import {
   buildSinkConnectorConfig,

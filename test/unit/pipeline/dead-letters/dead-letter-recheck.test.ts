@@ -1,6 +1,6 @@
 /** `dlq replay`'s check of each dead letter (issue 48, item 8): read by id where there is such a read, else the stored copy. */
 import { describe, expect, it } from 'vitest';
-import { EncodingError, NotFoundError, ServiceError } from '../../../../src/foundation/errors.js';
+import { EncodingError, NotFoundError, ServiceError } from '../../../../src/foundation/errors/index.js';
 import {
   formatDlqReplay,
   parseDeadLetter,

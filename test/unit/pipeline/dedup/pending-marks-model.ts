@@ -12,7 +12,7 @@
  * committed page of its successor share a seq but not their ids; writer ids come from a pool of two that every slice
  * shares, so the same writer id stands in pages of many sessions (an id passed on to the next holder).
  */
-import { SliceFencedError } from '../../../../src/foundation/errors.js';
+import { SliceFencedError } from '../../../../src/foundation/errors/index.js';
 import {
   pageCommitted,
   pageKeyOf,

@@ -8,7 +8,7 @@ import {
   parsePageKey,
   type MemoryPendingMarks,
 } from '../../../../src/pipeline/dedup/index.js';
-import { ConfigError, GamedataError } from '../../../../src/foundation/errors.js';
+import { ConfigError, GamedataError } from '../../../../src/foundation/errors/index.js';
 import { modelId, runModel, seededRandom } from './pending-marks-model.js';
 
 const tx = (n: number): { _id: string } => ({ _id: modelId(n) });

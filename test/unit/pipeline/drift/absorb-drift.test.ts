@@ -8,7 +8,7 @@ import { withOptionalField } from '../../../../src/output/encoding/schema-candid
 import { generateAvroSchema } from '../../../../src/output/encoding/avro-schema.js';
 import { Transaction, Election } from '../../../../src/foundation/models/catalogue.js';
 import { buildDriftReport, formatDriftReport } from '../../../../src/app/cli/drift-report.js';
-import { FieldExistsError, ValidationError } from '../../../../src/foundation/errors.js';
+import { FieldExistsError, ValidationError } from '../../../../src/foundation/errors/index.js';
 
 const rec = (over: Partial<DriftRecord>): DriftRecord => ({
   kind: 'new_field',

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkRunId, RUN_ID_PATTERN } from '../../../../src/pipeline/contract/run-id.js';
 import { runJobId } from '../../../../src/pipeline/contract/queue-names.js';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 
 describe('checkRunId', () => {
   it.each(['nightly-2026-12-01', 'a', 'run_1.b', 'X'.repeat(128)])('accepts %s', (id) => {

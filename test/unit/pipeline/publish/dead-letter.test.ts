@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildDeadLetter, HEADER, lineageHeaders } from '../../../../src/pipeline/publish/dead-letter.js';
-import { EncodingError, GamedataError } from '../../../../src/foundation/errors.js';
+import { EncodingError, GamedataError } from '../../../../src/foundation/errors/index.js';
 
 const lineage = {
   runId: 'run-1',

@@ -7,7 +7,7 @@ import { createRecordEncoder } from '../../../../src/output/encoding/record-enco
 import { registerSchemas } from '../../../../src/output/encoding/schema-registration.js';
 import { generateResourceSchemas } from '../../../../src/output/encoding/avro-schema.js';
 import { HEADER } from '../../../../src/pipeline/publish/dead-letter.js';
-import { ServiceError } from '../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../src/foundation/errors/index.js';
 
 /** A recording sink: what was sent where, in order. */
 function recordingSink(): KafkaSink & { sent: { topic: string; messages: readonly SinkMessage[] }[] } {

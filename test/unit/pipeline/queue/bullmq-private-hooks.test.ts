@@ -15,7 +15,7 @@ import {
   requireBullmqRelease,
   wakeMainLoop,
 } from '../../../../src/pipeline/queue/bullmq-hooks.js';
-import { LibraryPatchError } from '../../../../src/foundation/errors.js';
+import { LibraryPatchError } from '../../../../src/foundation/errors/index.js';
 
 /** A real Worker that never connects (lazyConnect, no autorun); closed by `done`. */
 function idleWorker(): { worker: Worker; done: () => Promise<void> } {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GamedataError, ServiceError } from '../../../../src/foundation/errors.js';
+import { GamedataError, ServiceError } from '../../../../src/foundation/errors/index.js';
 import {
   CONNECT_RETRY_POLICY,
   connectWithRetry,

@@ -3,7 +3,7 @@
 // and fencing by epoch, and the pending-marks protocol on its memory backend. Crashes at every step are followed by
 // a new owner; the committed log must hold every record exactly once.
 import { describe, expect, it } from 'vitest';
-import { SliceFencedError } from '../../../../src/foundation/errors.js';
+import { SliceFencedError } from '../../../../src/foundation/errors/index.js';
 import {
   createDedupStore,
   createMemoryPendingMarks,

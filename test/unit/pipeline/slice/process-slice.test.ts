@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/require-await -- recording fakes implement async interfaces */
 import { describe, expect, it } from 'vitest';
-import { SliceInterruptedError } from '../../../../src/foundation/errors.js';
+import { SliceInterruptedError } from '../../../../src/foundation/errors/index.js';
 import type { PagePublisher } from '../../../../src/pipeline/publish/index.js';
 import {
   createDedupStore,

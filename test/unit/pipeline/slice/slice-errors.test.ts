@@ -11,7 +11,7 @@ import {
   ServiceError,
   UpstreamError,
   ValidationError,
-} from '../../../../src/foundation/errors.js';
+} from '../../../../src/foundation/errors/index.js';
 import { isRetriableSliceError } from '../../../../src/pipeline/slice/slice-contract.js';
 import { toKafkaError } from '../../../../src/output/kafka/kafka-error.js';
 

@@ -7,7 +7,7 @@ import {
   formatJsDateUtc,
   parseV1Date,
 } from '../../../../tools/simulator/cursor.js';
-import { ValidationError } from '../../../../src/foundation/errors.js';
+import { ValidationError } from '../../../../src/foundation/errors/index.js';
 
 const oid = fc.stringMatching(/^[0-9a-f]{24}$/);
 const time = fc.integer({ min: Date.parse('2020-01-01T00:00:00Z'), max: Date.parse('2030-01-01T00:00:00Z') });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createWorld } from '../../../../tools/simulator/world.js';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 
 describe('simulator shape changes', () => {
   it('adds a field and retypes another on records sorted at or after `from`, the same on every read', () => {

@@ -1,7 +1,7 @@
 /** The simulator option that leaves a share of one type's rows outside a per-country partition (issue 23). */
 import { describe, expect, it } from 'vitest';
 import { createWorld } from '../../../../tools/simulator/index.js';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 
 type Row = Record<string, unknown>;
 

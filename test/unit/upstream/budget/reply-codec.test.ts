@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeReply, encodeFailure, encodeResult } from '../../../../src/upstream/budget/reply-codec.js';
 import { isSlotError, markSlotError } from '../../../../src/upstream/client/transport.js';
-import type { UpstreamError } from '../../../../src/foundation/errors.js';
-import { NetworkError, NotFoundError, RateLimitError } from '../../../../src/foundation/errors.js';
+import type { UpstreamError } from '../../../../src/foundation/errors/index.js';
+import { NetworkError, NotFoundError, RateLimitError } from '../../../../src/foundation/errors/index.js';
 
 describe('reply codec', () => {
   it('data, slot errors and whole-request failures round-trip', () => {

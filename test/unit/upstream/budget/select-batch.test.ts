@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { budgetKeys, hashApiKey } from '../../../../src/upstream/budget/budget-keys.js';
 import { currentPriority, priorityRank, runWithPriority } from '../../../../src/upstream/budget/priority.js';
 import { groupIdentical, selectBatch } from '../../../../src/upstream/budget/select-batch.js';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 
 const queues = fc.array(fc.array(fc.integer({ min: 0, max: 1000 }), { maxLength: 80 }), {
   minLength: 4,

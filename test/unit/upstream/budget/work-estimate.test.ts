@@ -1,6 +1,6 @@
 /** The work estimate of the fetcher's hold: pending slices x calls per slice, read at most every refreshMs. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../src/foundation/errors/index.js';
 import { createWorkEstimator, type SliceCounts } from '../../../../src/upstream/budget/work-estimate.js';
 
 function countingSource(values: (SliceCounts | Error)[]): {

@@ -6,7 +6,7 @@ import {
   ConfigError,
   MissingResultError,
   UpstreamError,
-} from '../../../../src/foundation/errors.js';
+} from '../../../../src/foundation/errors/index.js';
 
 /** A recording fake transport: answers `echo:<input>` per slot, or what `answer` says. */
 function recordingTransport(

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { collectSlices, iterateSlices, type CollectStats } from '../../../../src/upstream/client/collect.js';
 import { createListing } from '../../../../src/upstream/client/listing.js';
 import { readSlice } from '../../../../src/upstream/client/read-slice.js';
-import { GamedataError } from '../../../../src/foundation/errors.js';
+import { GamedataError } from '../../../../src/foundation/errors/index.js';
 import { createFakeFeed, makeRows, sortRows } from './fake-feed.js';
 import type { Row } from './fake-feed.js';
 

@@ -8,7 +8,7 @@ import {
   parseCursorDate,
   ZERO_OID,
 } from '../../../../src/upstream/client/cursor.js';
-import { ValidationError } from '../../../../src/foundation/errors.js';
+import { ValidationError } from '../../../../src/foundation/errors/index.js';
 
 describe('cursor codec', () => {
   it('encodes v2 as the upstream does', () => {

@@ -6,7 +6,7 @@ import {
   type PageCheckInput,
 } from '../../../../src/upstream/client/page-check.js';
 import { encodeCursorV2 } from '../../../../src/upstream/client/cursor.js';
-import { ValidationError } from '../../../../src/foundation/errors.js';
+import { ValidationError } from '../../../../src/foundation/errors/index.js';
 
 const T0 = Date.parse('2026-11-01T00:00:00.000Z');
 const oid = (n: number): string => n.toString(16).padStart(24, '0');

@@ -6,7 +6,7 @@ import {
   resolveClientRetryPolicy,
   withRetry,
 } from '../../../../src/upstream/client/retry.js';
-import { GamedataError, RateLimitError, UpstreamError } from '../../../../src/foundation/errors.js';
+import { GamedataError, RateLimitError, UpstreamError } from '../../../../src/foundation/errors/index.js';
 
 describe('withRetry', () => {
   const sleeps: number[] = [];

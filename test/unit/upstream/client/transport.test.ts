@@ -3,7 +3,7 @@ import { createRateLimiter } from '../../../../src/upstream/client/rate-limiter.
 import { resolveClientRetryPolicy } from '../../../../src/upstream/client/retry.js';
 import { createTransport, isSlotError } from '../../../../src/upstream/client/transport.js';
 import type { FetchLike } from '../../../../src/upstream/client/transport.js';
-import { NetworkError, NotFoundError, UpstreamError } from '../../../../src/foundation/errors.js';
+import { NetworkError, NotFoundError, UpstreamError } from '../../../../src/foundation/errors/index.js';
 
 interface Seen {
   url: string;

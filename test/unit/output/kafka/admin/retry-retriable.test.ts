@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/require-await -- the calls stand for async Kafka admin calls */
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../../../src/foundation/errors.js';
+import { ServiceError } from '../../../../../src/foundation/errors/index.js';
 import {
   fetchTopicOffsets,
   isRetriableKafkaError,

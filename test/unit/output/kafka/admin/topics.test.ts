@@ -7,7 +7,7 @@ import {
 } from '../../../../../src/foundation/models/topic-names.js';
 import { planTopics, replicationForBrokers } from '../../../../../src/output/kafka/admin/create-topics.js';
 import { readServiceEnv } from '../../../../../src/foundation/config/index.js';
-import { ConfigError } from '../../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../../src/foundation/errors/index.js';
 
 describe('topic names', () => {
   it('joins prefix and resource, and derives dlq and subject names', () => {

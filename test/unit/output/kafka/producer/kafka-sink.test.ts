@@ -3,7 +3,7 @@ import { chunkBySize, toWire } from '../../../../../src/output/kafka/producer/wi
 import { createKafkaSink } from '../../../../../src/output/kafka/producer/kafka-sink.js';
 import type { SinkKafkaClient } from '../../../../../src/output/kafka/kafka-client.js';
 import type { SinkMessage } from '../../../../../src/output/kafka/producer/wire-format.js';
-import { ConfigError } from '../../../../../src/foundation/errors.js';
+import { ConfigError } from '../../../../../src/foundation/errors/index.js';
 
 const msg = (key: string, bytes: number): SinkMessage => ({ key, value: Buffer.alloc(bytes), headers: {} });
 

@@ -2,7 +2,7 @@
 // fence that hangs frees the fences behind it, and a member whose InitProducerId hangs is replaced.
 import type { Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { ControlCallTimeoutError, PoolCommitError } from '../../../../../src/foundation/errors.js';
+import { ControlCallTimeoutError, PoolCommitError } from '../../../../../src/foundation/errors/index.js';
 import {
   controlDeadlineMs,
   withDeadline,

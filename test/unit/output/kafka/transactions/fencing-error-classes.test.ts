@@ -11,7 +11,7 @@ import {
   ProducerReplacedError,
   ServiceError,
   SliceFencedError,
-} from '../../../../../src/foundation/errors.js';
+} from '../../../../../src/foundation/errors/index.js';
 import { isFencingError } from '../../../../../src/output/kafka/transactions/slice-fencing.js';
 import { toKafkaError } from '../../../../../src/output/kafka/kafka-error.js';
 

@@ -6,7 +6,7 @@
  * hand-edited lock) refuses to run with one clear line instead of running with the hook silently off.
  */
 import { createRequire } from 'node:module';
-import { LibraryPatchError } from './errors.js';
+import { LibraryPatchError } from '../errors/index.js';
 
 const require = createRequire(import.meta.url);
 
