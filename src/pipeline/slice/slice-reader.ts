@@ -8,6 +8,7 @@
  * Why decide as pages come: at the real service's latency a round of ~300 first pages (scale small) took ~3.5 s of
  * the worker's CPU to commit, and a split decided only when its page's turn came added its children that much later.
  */
+import { ClosedError } from '../../foundation/errors/index.js';
 import type { SliceJobData } from '../contract/job-types.js';
 import { childSlices } from './child-slices.js';
 import { readSlicePages } from './page-reader.js';
@@ -138,7 +139,7 @@ export function readSliceAhead(o: SliceReaderOptions): SliceReader {
           return { value: page, done: false };
         }
         // Never "done" for a closed reader: the committing half would record the slice as read to its end.
-        if (closed) throw new Error('the slice reader is closed');
+        if (closed) throw new ClosedError('the slice reader is closed');
         if (failure !== undefined) throw failure.error;
         if (ended) return { value: undefined, done: true };
         await new Promise<void>((resolve) => (wakeTaker = resolve));
