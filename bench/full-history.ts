@@ -14,7 +14,7 @@
  *
  *   npx tsx bench/full-history.ts [--scale small|medium|large] [--seed 7] [--latency realistic] [--plans auto,countryId,off]
  *     [--concurrency 32] [--max-concurrency N] [--processes N|auto] [--delivery exactly-once|at-least-once]
- *     [--no-verify] [--trace] [--trace-every 10]
+ *     [--no-verify] [--trace] [--trace-every 10] [--redis-profile]
  *
  * Each run prints the box's CPU over the backfill by process (issue 51 item 4): the worker (its tree), Redis (`INFO
  * cpu`), the Kafka broker and the registry (/proc, found by their command lines), and this process (the simulator,
@@ -30,6 +30,7 @@
  * `--trace` prints every 10 s (`--trace-every`, seconds) of the run: the slices active and queued (BullMQ), completed, and the upstream's
  * requests and transaction calls in those 10 s (where the run's time goes: rounds, slots, or the key); at the end, the
  * walks that finished last and the slices of the very last one (queued, started, finished; range; pages, splits).
+ * `--redis-profile` prints where Redis' time went by script and key family (`redis-profile.ts`: its slow log at 0 µs).
  * `BENCH_CPU_PROF=<dir>` (env) makes every CLI process (the worker too) write a V8 CPU profile there.
  *
  * Services: KAFKA_BROKERS / SCHEMA_REGISTRY_URL / REDIS_URL (`eval "$(scripts/stack.sh up)"`). Run it alone on the
@@ -53,6 +54,7 @@ import { QUEUE_NAMES } from '../src/pipeline/contract/queue-names.js';
 import type { SliceJobData, SliceResult } from '../src/pipeline/planner/index.js';
 import { benchEnv, flag, gamedata, mustGamedata, removeRunKeys, verifyTransactions } from './gamedata-cli.js';
 import { describeUsage, redisUsage, usageBetween } from './redis-usage.js';
+import { describeProfile, startRedisProfile } from './redis-profile.js';
 
 const args = process.argv.slice(2);
 const scale = flag('scale', 'small') as 'small' | 'medium' | 'large';
@@ -65,6 +67,7 @@ const processes = flag('processes', '');
 const delivery = flag('delivery', '');
 const verify = !args.includes('--no-verify');
 const trace = args.includes('--trace');
+const redisProfile = args.includes('--redis-profile');
 const traceEveryS = Number(flag('trace-every', '10'));
 const KEY = 'bench-key';
 const KEY_LIMIT_PER_MIN = 500;
@@ -143,6 +146,7 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
     const kafkaPid = findProcess('kafka.Kafka');
     const cpuBefore = treeCpuSeconds(workerPid);
     const peaks = samplePeaks(workerPid, kafkaPid, redisUrl);
+    const profile = redisProfile ? await startRedisProfile(redisUrl) : undefined;
     const redisBefore = await redisUsage(redisUrl);
     const box = boxCpu(kafkaPid);
     const started = performance.now();
@@ -159,11 +163,13 @@ async function runPlan(plan: string, index: number): Promise<Outcome> {
       `${plan}: peaks: worker RSS ${mib(peak.workerRss)} MiB (${peak.workerProcesses} processes), Redis used_memory ${mib(peak.redisUsed)} MiB (${mib(peak.redisStart)} at the start), Kafka broker RSS ${mib(peak.kafkaRss)} MiB; the run's topic ${mib(topicLogBytes(`${tag}.transactions`))} MiB on the broker's disk`,
     );
     const redisSpent = usageBetween(redisBefore, await redisUsage(redisUrl));
+    const profiled = await profile?.stop();
     await tracer?.stop();
     const stats = sim.stats();
     let records = 0;
     for (const _ of sim.eachTruth('transactions')) records += 1;
     console.log(`${plan}: ${describeUsage(redisSpent, records)}`);
+    if (profiled !== undefined) console.log(describeProfile(profiled, records));
     const us = (cpuS: number): string => `${cpuS.toFixed(1)} s (${((cpuS / records) * 1e6).toFixed(0)} µs)`;
     console.log(
       `${plan}: box CPU over the backfill, s (µs per record of ${records}): worker ${us(workerCpuS)}, Redis ${us(redisSpent.cpuS)}, Kafka broker ${us(boxSpent.kafkaS)}, registry ${us(boxSpent.registryS)}, simulator (this process) ${us(boxSpent.simulatorS)}; all but the simulator ${us(workerCpuS + redisSpent.cpuS + boxSpent.kafkaS + boxSpent.registryS)}`,
