@@ -67,7 +67,12 @@ import {
 } from '../pipeline/publish/index.js';
 import { DEFAULT_CONFIG, DEFAULT_SCHEMA_CONTRACTS } from '../foundation/config/index.js';
 import type { ExactlyOnceDelivery, SliceSource } from '../pipeline/slice/index.js';
-import { createRedisDriftStore, type PageDrift } from '../pipeline/drift/index.js';
+import {
+  createBufferedDriftStore,
+  createRedisDriftStore,
+  type BufferedDriftStore,
+  type PageDrift,
+} from '../pipeline/drift/index.js';
 import { RESOURCES, type ResourceName } from '../foundation/models/index.js';
 import type { ShortPages } from '../foundation/models/index.js';
 import type { PageEvent } from '../upstream/client/index.js';
@@ -254,7 +259,9 @@ export interface PipelineRuntime {
   gaps: RangeGaps;
   /** The API key's shared upstream budget (undefined when the runtime was made with `budget: false`). */
   budget: SharedBudget | undefined;
-  /** Disconnects Kafka, closes the budget, then Redis. Close the workers first. */
+  /** The pages' schema drift, written in batches (undefined when drift tracking is off or there is no registry). */
+  drift: BufferedDriftStore | undefined;
+  /** Writes the held drift, disconnects Kafka, closes the budget, then Redis. Close the workers first. */
   close(): Promise<void>;
 }
 
@@ -342,18 +349,21 @@ function createDriftHooks(
 ): {
   onDrift?: (resource: ResourceName, drift: PageDrift) => void;
   evolve?: ReturnType<typeof createSchemaEvolution>;
+  store?: BufferedDriftStore;
 } {
-  const driftStore = createRedisDriftStore(hot, { prefix: settings.redisPrefix });
   if (!(options.driftTracking ?? true) || registry === undefined) return {};
+  // Pages' drift is written in batches (one script call per resource every 100 ms, not one per page).
+  const driftStore = createBufferedDriftStore(createRedisDriftStore(hot, { prefix: settings.redisPrefix }));
   const onDrift = (resource: ResourceName, drift: PageDrift): void => {
     driftStore.record(resource, drift).catch(() => undefined);
     options.onDrift?.(resource, drift);
   };
   const contracts = settings.schemaContracts ?? DEFAULT_SCHEMA_CONTRACTS;
   const evolving = RESOURCES.filter((r) => contracts[r] === 'evolve');
-  if (evolving.length === 0) return { onDrift };
+  if (evolving.length === 0) return { onDrift, store: driftStore };
   return {
     onDrift,
+    store: driftStore,
     evolve: createSchemaEvolution({
       registry,
       redis: hot,
@@ -440,7 +450,7 @@ export async function createPipelineRuntime(
   }
   const registry = useKafka ? createRegistryClient({ url: settings.schemaRegistryUrl }) : undefined;
   const encoderOptions = encoderOptionsOf(settings);
-  const drift = createDriftHooks(settings, hot, registry, options);
+  const { store: driftStore, ...drift } = createDriftHooks(settings, hot, registry, options);
   const publisher = createRuntimePublisher(registry, sink, encoderOptions, drift);
   // Exactly-once: pooled transactional producers (ids `<topicPrefix>.tx.m<n>.<i>`, m<n> leased in Redis), each
   // slice's owners recorded in Redis, checkpoints in `<prefix>.__slices`.
@@ -498,7 +508,9 @@ export async function createPipelineRuntime(
     users: createRedisUserDirectory(hot, settings.redisPrefix),
     gaps: createRangeGaps(hot, settings.redisPrefix),
     budget,
+    drift: driftStore,
     async close() {
+      await driftStore?.close();
       await sink.disconnect();
       await transactional?.close();
       await member?.close();

@@ -23,6 +23,11 @@ export type {
 } from './drift-tracker.js';
 export { createRedisDriftStore, driftKey, DEFAULT_REDIS_DRIFT_STORE_OPTIONS } from './redis-drift-store.js';
 export type { DriftStore, RedisDriftStoreOptions, ResourceDrift } from './redis-drift-store.js';
+export {
+  createBufferedDriftStore,
+  DEFAULT_BUFFERED_DRIFT_STORE_OPTIONS,
+} from './buffered-drift-store.js';
+export type { BufferedDriftStore, BufferedDriftStoreOptions } from './buffered-drift-store.js';
 export { formatDriftRecord, formatDriftTypes } from './format-drift.js';
 export { proposeAbsorption } from './absorb-drift.js';
 export { createQuietFields, DEFAULT_QUIET_FIELDS_OPTIONS } from './quiet-fields.js';

@@ -190,6 +190,11 @@ export interface PipelineWorkerDeps extends ProcessSliceDeps {
    * read a gap's range whole closes it. Without it, nothing is recorded (a tail's failed slice is then only counted).
    */
   gaps?: RangeGaps | undefined;
+  /**
+   * The pages' drift, written in batches (`createBufferedDriftStore`): a slice's job completes only once what its
+   * pages recorded is written, so a finished run's drift is readable. Without it, nothing is awaited.
+   */
+  drift?: { flushed(): Promise<void> } | undefined;
 }
 
 export interface PipelineWorkers {
@@ -460,6 +465,7 @@ async function runSlice(
         ? processSliceAtLeastOnce(handle, sliceDeps, sliceOptions)
         : processSliceExactlyOnce(handle, sliceDeps, eos, { ...sliceOptions, now: Date.now }),
     );
+    await c.deps.drift?.flushed();
     c.o.onProgress?.({ kind: 'slice', id: job.id ?? '', result });
     return result;
   } catch (error) {
