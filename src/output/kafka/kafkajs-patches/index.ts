@@ -1,17 +1,19 @@
 /**
  * The project's patches of kafkajs 2.2.4 (pinned exactly while they stand), as one set: `installKafkajsPatches()`
- * installs all six, each once per process, and `createKafkaClient` calls it before it loads kafkajs (nothing installs
+ * installs all seven, each once per process, and `createKafkaClient` calls it before it loads kafkajs (nothing installs
  * on import). Each patch changes kafkajs process-wide; what each fixes, the test that shows the bug and how to drop it
  * are in docs/ARCHITECTURE.md ("kafkajs patches").
  *
  * - `request-queue-timer.ts`: no 1 ms timer per idle broker connection.
  * - `record-encoding.ts`: a record encoded into one buffer (module cache, before the produce encoder loads).
  * - `message-grouping.ts`: messages grouped per partition in one pass (module cache, before kafkajs loads).
+ * - `crc32c.ts`: record batches checksummed eight bytes a step (module cache, before the batch encoder loads).
  * - `read-committed-filter.ts`: aborted records filtered as Kafka's Java consumer does.
  * - `coordinator-cache.ts`: the transaction coordinator looked up once a second, not before every request.
  * - `transaction-partitions.ts`: a transaction's partitions added with its first AddPartitionsToTxn.
  */
 import { installTransactionCoordinatorCache } from './coordinator-cache.js';
+import { installCrc32c } from './crc32c.js';
 import { installMessageGrouping } from './message-grouping.js';
 import { installReadCommittedFilter } from './read-committed-filter.js';
 import { installRecordEncoding } from './record-encoding.js';
@@ -37,6 +39,8 @@ export interface KafkajsPatches {
 export function installKafkajsPatches(): KafkajsPatches {
   // kafkajs binds its message grouping when it loads (message-grouping.ts): first.
   installMessageGrouping();
+  // kafkajs binds its CRC-32C when its record batch loads (with the broker, below): before that.
+  installCrc32c();
   // kafkajs keeps a 1 ms timer running on every broker connection (request-queue-timer.ts).
   installRequestQueueTimerFix();
   // kafkajs encodes each record with ~10 allocations; the same bytes in one (record-encoding.ts).

@@ -18,7 +18,7 @@ describe('the kafkajs patches as one set', () => {
     expect((require('kafkajs/package.json') as { version: string }).version).toBe(KAFKAJS_PATCHED_VERSION);
   });
 
-  it('installKafkajsPatches installs all six, once: a second call changes nothing and returns the same handles', () => {
+  it('installKafkajsPatches installs all seven, once: a second call changes nothing and returns the same handles', () => {
     const first = installKafkajsPatches();
     const methods = {
       'kafkajs/src/network/requestQueue/index.js': [
@@ -49,5 +49,7 @@ describe('the kafkajs patches as one set', () => {
     // for the grouping); the record encoder is replaced in the module cache.
     const record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as Record<symbol, unknown>;
     expect(record[Symbol.for('gamedata.kafkaRecordEncoding')]).toBe(true);
+    const crc = require('kafkajs/src/protocol/recordBatch/crc32C/crc32C.js') as Record<symbol, unknown>;
+    expect(crc[Symbol.for('gamedata.crc32c')]).toBe(true);
   });
 });
