@@ -336,10 +336,10 @@ async function releaseConnections(budget: SharedBudget | undefined, redis: Redis
 }
 
 /**
- * The page encoder's schema-drift hooks: each page's unknown fields and wrong-typed values, folded per page, stored
- * without awaiting (a Redis hiccup must not fail a page: the counts are an alarm, the records are what is
- * guaranteed); and the `evolve` contract, asked when a page of such a resource has a new field. None without a
- * registry or with drift tracking off.
+ * The page encoder's schema-drift hooks: each page's unknown fields and wrong-typed values, folded per page, held and
+ * written in batches without failing a page (a Redis hiccup must not: the counts are an alarm, the records are what
+ * is guaranteed; the store, for the slice's job to await and the runtime to close); and the `evolve` contract, asked
+ * when a page of such a resource has a new field. None without a registry or with drift tracking off.
  */
 function createDriftHooks(
   settings: PipelineSettings,

@@ -1,7 +1,7 @@
 /**
  * The thin Redis side of drift tracking: one hash per resource (`<prefix>:drift:<resource>`), one field per
- * (kind, path) holding a {@link DriftRecord} as JSON, merged by one script call per page (never one key per
- * record, never one call per record). Bounded: a resource keeps at most `maxPaths` paths; a page's occurrences of
+ * (kind, path) holding a {@link DriftRecord} as JSON, merged by one script call per page given (never one key per
+ * record, never one call per record; the worker gives it batches of pages, `buffered-drift-store.ts`). Bounded: a resource keeps at most `maxPaths` paths; a page's occurrences of
  * paths over the bound are added to the hash's `__dropped` field instead.
  */
 import type { Redis } from 'ioredis';
