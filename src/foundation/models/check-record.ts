@@ -21,7 +21,7 @@ export interface RecordIssue {
 /** The kinds of {@link RecordIssue}. */
 export type RecordIssueKind = 'missing-id' | 'invalid-date' | 'wrong-type';
 
-/** The digit at `i` of `s` (0-9), or -1 (so that a sum of digits with one that is not goes out of range). */
+/** The digit at `i` of `s` (0-9), or -1e6 (so that a sum of digits with one that is not goes out of range). */
 function digit(s: string, i: number): number {
   const d = s.charCodeAt(i) - 48;
   return d >= 0 && d <= 9 ? d : -1e6;

@@ -14,7 +14,10 @@ import type { PageDrift, PageDriftEntry } from './drift-tracker.js';
 import type { DriftStore } from './redis-drift-store.js';
 
 export interface BufferedDriftStore extends DriftStore {
-  /** Resolves once everything recorded before the call was written (or failed to be); at once when nothing is held. */
+  /**
+   * Resolves once everything recorded before the call was written (or failed to be); with nothing held, once the
+   * write under way (if any) ends.
+   */
   flushed(): Promise<void>;
   /** Writes what is held now and resolves when it is written. */
   close(): Promise<void>;
