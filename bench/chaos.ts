@@ -330,6 +330,7 @@ async function runBackfillUnderChaos(
       prefix: settings.queuePrefix,
       planner: planner.planner,
       counters: planner.counters,
+      runs: planner.runs,
       users: planner.users,
       plan: { partition: o.partition ?? 'off' },
     },

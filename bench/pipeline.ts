@@ -38,6 +38,7 @@ import { createTopics, deleteTopics } from '../src/output/kafka/admin/create-top
 import { createClientPlannerSource, PIPELINE_CLIENT_DEFAULTS } from '../src/app/index.js';
 import { connectRedis, createRunCounters, startBackfill, waitForRun } from '../src/pipeline/queue/index.js';
 import { planBackfill } from '../src/pipeline/planner/index.js';
+import { createRedisPendingMarks, createRunRegistry } from '../src/pipeline/dedup/index.js';
 import { cpuSeconds } from './machine.js';
 import { isResourceName, type ResourceName } from '../src/foundation/models/resources.js';
 
@@ -218,6 +219,7 @@ async function endToEnd(scale: string, n: number, setup: Setup, delivery: Delive
   });
   const redis = connectRedis(redisUrl);
   const counters = createRunCounters(redis, prefix);
+  const runs = createRunRegistry(createRedisPendingMarks(redis), { prefix });
   const peaks = new Map<number, number>();
   const sample = (): void => {
     for (const pid of pids) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, peakRssMb(pid)));
@@ -234,6 +236,7 @@ async function endToEnd(scale: string, n: number, setup: Setup, delivery: Delive
         prefix: `${prefix}-bull`,
         planner: createClientPlannerSource(setup.client),
         counters,
+        runs,
         plan: { partition: partition as 'off' | 'countryId' },
       },
     );
@@ -255,6 +258,7 @@ async function endToEnd(scale: string, n: number, setup: Setup, delivery: Delive
       prefix: `${prefix}-bull`,
       planner: createClientPlannerSource(setup.client),
       counters,
+      runs,
       plan: { partition: partition as 'off' | 'countryId' },
     },
   );

@@ -47,6 +47,8 @@ import {
   type DedupStore,
   createPendingMarks,
   createRedisPendingMarks,
+  createRunRegistry,
+  type RunRegistry,
 } from '../pipeline/dedup/index.js';
 import { createRecordEncoder, createRegistryClient } from '../output/encoding/index.js';
 import type { PlannerSource } from '../pipeline/planner/index.js';
@@ -257,6 +259,8 @@ export interface PipelineRuntime {
   users: UserDirectory;
   /** The ranges tails could not read (issue 48): recorded and closed by the run worker, read by `status`. */
   gaps: RangeGaps;
+  /** The runs of each resource, for claims by mark (`dedup/lone-runs.ts`): registered at their start, retired at their end. */
+  runs: RunRegistry;
   /** The API key's shared upstream budget (undefined when the runtime was made with `budget: false`). */
   budget: SharedBudget | undefined;
   /** The pages' schema drift, written in batches (undefined when drift tracking is off or there is no registry). */
@@ -507,6 +511,7 @@ export async function createPipelineRuntime(
     }),
     users: createRedisUserDirectory(hot, settings.redisPrefix),
     gaps: createRangeGaps(hot, settings.redisPrefix),
+    runs: createRunRegistry(createRedisPendingMarks(hot), { prefix: settings.redisPrefix }),
     budget,
     drift: driftStore,
     async close() {

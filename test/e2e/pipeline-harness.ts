@@ -127,6 +127,7 @@ export async function createHarness(label: string, simOptions: SimulatorOptions 
           prefix: settings.queuePrefix,
           planner: rt.planner,
           counters: rt.counters,
+          runs: rt.runs,
           users: rt.users,
           ...(plan === undefined ? {} : { plan }),
         },

@@ -141,6 +141,7 @@ export function createWorkerOperations(
             redis: runtime.redis,
             planner: runtime.planner,
             counters: runtime.counters,
+            runs: runtime.runs,
             users: runtime.users,
             budget: runtime.budget,
             tailLag: telemetry.metrics.tailLagSeconds,

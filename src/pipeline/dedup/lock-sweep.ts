@@ -8,7 +8,8 @@
  * meanwhile is left alone, and two workers sweeping at once do each lock's work once.
  */
 import { RESOURCE_INFO, isResourceName, type ResourceName } from '../../foundation/models/index.js';
-import type { PendingMarksBackend, ResolveForeignPage } from './pending-marks.js';
+import type { PendingMarksBackend } from './pending-marks.js';
+import type { ResolveForeignPage } from './pending-page.js';
 import { onRedis } from './internal/on-redis.js';
 
 /** What one sweep did. */

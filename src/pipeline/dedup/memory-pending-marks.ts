@@ -5,6 +5,8 @@
  */
 import { createMemorySeenSet, type MemorySeenSet } from './dedup-store.js';
 import type { LockState, PendingMarksBackend } from './pending-marks.js';
+import type { MarkClaimsBackend } from './mark-claims.js';
+import type { SeenEntry } from './redis-seen-set.js';
 
 export interface MemoryPendingMarksOptions {
   /** The clock leases are measured on (Redis' clock in production). @default Date.now */
@@ -19,6 +21,11 @@ export interface MemoryPendingMarks extends PendingMarksBackend {
   locks: Map<string, string>;
   /** Intents by key: seq -> value. */
   intents: Map<string, Map<number, string>>;
+  /** Claims by mark: the slices' marks (field -> value), the runs' marking sets (page key -> lease end), the registries and drain sets. */
+  sliceMarks: Map<string, Map<string, string>>;
+  markingSets: Map<string, Map<string, number>>;
+  registries: Map<string, Map<string, string>>;
+  drains: Map<string, Set<string>>;
 }
 
 /** Creates an in-memory pending-marks backend. */
@@ -27,6 +34,7 @@ export function createMemoryPendingMarks(options: MemoryPendingMarksOptions = {}
   const seen = createMemorySeenSet();
   const locks = new Map<string, string>();
   const intents = new Map<string, Map<number, string>>();
+  const markState = createMemoryMarkClaims(seen, locks, now);
   let queue: Promise<unknown> = Promise.resolve();
   // Each step runs alone, as a Redis script does.
   const atomic = <T>(step: () => Promise<T>): Promise<T> => {
@@ -43,6 +51,8 @@ export function createMemoryPendingMarks(options: MemoryPendingMarksOptions = {}
     sets: seen.sets,
     locks,
     intents,
+    ...markState.state,
+    ...atomicAll(markState.backend, atomic),
     claim: ({ set, versioned, pageKey, leaseMs, locks: keys, entries, intent }) =>
       atomic(async () => {
         const covered = await seen.has(set, versioned, entries);
@@ -104,4 +114,129 @@ export function createMemoryPendingMarks(options: MemoryPendingMarksOptions = {}
         return Promise.resolve();
       }),
   };
+}
+
+/** Every step of `backend` run through `atomic`. */
+function atomicAll(
+  backend: MarkClaimsBackend,
+  atomic: <T>(step: () => Promise<T>) => Promise<T>,
+): MarkClaimsBackend {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(backend) as [string, (...a: unknown[]) => Promise<unknown>][])
+    out[name] = (...args: unknown[]) => atomic(() => fn(...args));
+  return out as unknown as MarkClaimsBackend;
+}
+
+const parseRun = (v: string): { since: number; until: number; mode: string; state: string } => {
+  const [since, until, mode, state] = v.split('|');
+  return { since: Number(since), until: Number(until), mode: mode ?? '', state: state ?? '' };
+};
+
+/** The claims by mark in memory, with the Redis scripts' rules (`redis-mark-claims.ts`). */
+function createMemoryMarkClaims(
+  seen: ReturnType<typeof createMemorySeenSet>,
+  locks: Map<string, string>,
+  now: () => number,
+): {
+  backend: MarkClaimsBackend;
+  state: Pick<MemoryPendingMarks, 'sliceMarks' | 'markingSets' | 'registries' | 'drains'>;
+} {
+  const marks = new Map<string, Map<string, string>>();
+  const marking = new Map<string, Map<string, number>>();
+  const registries = new Map<string, Map<string, string>>();
+  const drains = new Map<string, Set<string>>();
+  const of = <K, V>(m: Map<string, Map<K, V>>, key: string): Map<K, V> => {
+    let v = m.get(key);
+    if (v === undefined) m.set(key, (v = new Map<K, V>()));
+    return v;
+  };
+  const remove = (set: string, entries: readonly SeenEntry[]): void => {
+    for (const e of entries) seen.sets.get(set)?.delete(e.id);
+  };
+  const backend: MarkClaimsBackend = {
+    async markClaim(q) {
+      const entry = registries.get(q.registry)?.get(q.run);
+      if (entry === undefined || parseRun(entry).mode !== 'lone') return { status: 'shared' };
+      const owner = marks.get(q.marks)?.get('owner');
+      if (owner === undefined) return { status: 'unowned' };
+      if (owner !== q.session) return { status: 'fenced' };
+      const covered = await seen.has(q.set, false, q.entries);
+      const unseen = q.entries.flatMap((_, i) => (covered[i] === true ? [] : [i]));
+      if (unseen.some((i) => locks.has(q.locks[i]!))) return { status: 'locked' };
+      if (unseen.length > 0) {
+        await seen.add(
+          [q.set],
+          false,
+          unseen.map((i) => q.entries[i]!),
+        );
+        of(marks, q.marks).set(q.pageKey, `${unseen.map((i) => i + 1).join(',')}\n${q.value}`);
+        of(marking, q.marking).set(q.pageKey, now() + q.leaseMs);
+      }
+      return { status: 'ok', marked: q.entries.map((_, i) => covered[i] !== true) };
+    },
+    markSettle(q) {
+      const had = marks.get(q.marks)?.delete(q.pageKey) === true;
+      marking.get(q.marking)?.delete(q.pageKey);
+      if (had && !q.committed) remove(q.set, q.entries);
+      return Promise.resolve(had);
+    },
+    openMarks(key, session) {
+      of(marks, key).set('owner', session);
+      return Promise.resolve();
+    },
+    readMarks: (key) =>
+      Promise.resolve([...(marks.get(key) ?? new Map<string, string>())].filter(([f]) => f !== 'owner')),
+    readMark: (key, pageKey) => Promise.resolve(marks.get(key)?.get(pageKey)),
+    marking: (key) =>
+      Promise.resolve({ pages: [...(marking.get(key) ?? new Map<string, number>())], now: now() }),
+    register(q) {
+      const reg = of(registries, q.registry);
+      let lone = q.lone;
+      const drain: string[] = [];
+      for (const [id, v] of [...reg]) {
+        if (id === q.run) continue;
+        const r = parseRun(v);
+        if (r.state === 'retired' && (marking.get(q.markingHead + id + q.markingTail)?.size ?? 0) === 0)
+          reg.delete(id);
+        else if (r.since < q.until && q.since < r.until) {
+          lone = false;
+          drain.push(id);
+          if (r.mode === 'lone') reg.set(id, `${r.since}|${r.until}|shared|${r.state}`);
+        }
+      }
+      const mine = reg.get(q.run);
+      if (mine !== undefined && parseRun(mine).mode !== 'lone') lone = false;
+      reg.set(q.run, `${q.since}|${q.until}|${lone ? 'lone' : 'shared'}|active`);
+      if (drain.length > 0) {
+        const d = drains.get(q.drain) ?? new Set<string>();
+        for (const id of drain) d.add(id);
+        drains.set(q.drain, d);
+      }
+      return Promise.resolve({ lone, drain });
+    },
+    retire(q) {
+      const reg = registries.get(q.registry);
+      const v = reg?.get(q.run);
+      if (reg === undefined || v === undefined) return Promise.resolve();
+      if ((marking.get(q.marking)?.size ?? 0) === 0) reg.delete(q.run);
+      else {
+        const r = parseRun(v);
+        reg.set(q.run, `${r.since}|${r.until}|shared|retired`);
+      }
+      return Promise.resolve();
+    },
+    registered: (key) =>
+      Promise.resolve(
+        [...(registries.get(key) ?? new Map<string, string>())].map(([run, v]) => ({
+          run,
+          retired: v.endsWith('|retired'),
+        })),
+      ),
+    drainList: (key) => Promise.resolve([...(drains.get(key) ?? new Set<string>())]),
+    clearDrain(key) {
+      drains.delete(key);
+      return Promise.resolve();
+    },
+  };
+  return { backend, state: { sliceMarks: marks, markingSets: marking, registries, drains } };
 }

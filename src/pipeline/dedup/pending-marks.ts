@@ -31,27 +31,30 @@ import { hasDedupId, seenEntry, type DedupRecord } from './dedup-store.js';
 import type { SeenEntry } from './redis-seen-set.js';
 import { encodeVersion, versionReplaces } from './seen-encoding.js';
 import { sweepOrphanedLocks, type LockSweepOptions, type LockSweepReport } from './lock-sweep.js';
+import {
+  decodeIntentPage,
+  encodeIntentPage,
+  parsePageKey,
+  pendingKeysOf,
+  type PendingKeys,
+  type PendingPage,
+  type ResolveForeignPage,
+} from './pending-page.js';
+import {
+  createMarkContext,
+  drainBefore,
+  markable,
+  openMarks,
+  readMarkPages,
+  settleMarkPages,
+  sweepMarks,
+  tryMarkClaim,
+  type MarkClaimsBackend,
+  type MarkContext,
+} from './mark-claims.js';
 
-/** One page of a slice whose fate (committed or not) settles its ids. */
-export interface PendingPage {
-  /** `<sliceKey>#<seq>` (see {@link pageKeyOf}). */
-  pageKey: string;
-  /** The page's sequence number in its slice (the checkpoint's `seq` once it committed). */
-  seq: number;
-  resource: ResourceName;
-  /** The `--replay` scope the page was claimed in (its ids are marked in the scoped set too). */
-  scope?: string;
-  /** The ids (and versions) the page publishes: one per entity, as the seen-set stores them. */
-  entries: SeenEntry[];
-}
-
-/**
- * Says whether the page `pageKey` (of another slice, its lease expired) committed: true or false, or `'live'` when the
- * page's session is alive in this process (then it is waited for like a live lease). It must first make sure that
- * nothing of the page's session can commit any more (fence its producer where needed), then read its slice's last
- * committed checkpoint and apply {@link pageCommitted}.
- */
-export type ResolveForeignPage = (pageKey: string) => Promise<boolean | 'live'>;
+export { pageCommitted, pageKeyOf, parsePageKey } from './pending-page.js';
+export type { PageKeyParts, PendingPage, ResolveForeignPage } from './pending-page.js';
 
 export interface PageClaimOptions {
   /** Check the run-scoped set instead of the global one (`--replay`); marks go to both. */
@@ -64,6 +67,12 @@ export interface PageClaimOptions {
   onWait?: () => Promise<void>;
   /** Stops waiting (AbortedError). */
   signal?: AbortSignal;
+  /**
+   * The page's run: a page of a run alone on its resource's range (`lone-runs.ts`) whose records never change is
+   * claimed by mark (`mark-claims.ts`: no lock); any other run's first claim of locks waits for the marks of the runs
+   * it overlaps. Absent (`--replay`, or a caller that registers no run): locks, as before.
+   */
+  run?: string;
 }
 
 export interface PageClaim<T> {
@@ -92,6 +101,11 @@ export interface PendingMarks {
     resolveForeign: ResolveForeignPage,
     options?: PageClaimOptions,
   ): Promise<PageClaim<T>>;
+  /**
+   * Makes `session` the slice's current one before its owner reads the intent: a page of any older session can no
+   * longer be claimed by mark (a zombie's page can then never hide an id from its successor).
+   */
+  openSlice(sliceKey: string, session: string): Promise<void>;
   /** Adds the page to the slice's intent (`claim` does it itself, with its first lock). */
   writeIntent(sliceKey: string, page: PendingPage): Promise<void>;
   /** The slice's pages whose fate was not settled yet, by seq ([] when none). */
@@ -139,7 +153,7 @@ export type LockState =
   | { state: 'untried' };
 
 /** The atomic steps of the protocol: Redis in production (`redis-pending-marks.ts`), memory in unit tests. */
-export interface PendingMarksBackend {
+export interface PendingMarksBackend extends MarkClaimsBackend {
   /**
    * Atomically, per entry in order: covered by `set` -> seen; else the lock `locks[i]` is free or `pageKey`'s -> taken
    * as `<pageKey>|<now + leaseMs>|<version>` (mine); else its lease is alive -> wait, or expired -> its owner, and
@@ -189,76 +203,6 @@ export interface PendingMarksBackend {
   ): Promise<{ cursor: string; locks: [key: string, value: string][]; now: number }>;
 }
 
-/**
- * The page key of page `seq` of a slice, written through `writer` by the session `session`, whose checkpoints all lie
- * at or after offset `readFrom` of the checkpoint partition.
- */
-export function pageKeyOf(
-  sliceKey: string,
-  seq: number,
-  writer?: string,
-  session?: string,
-  readFrom?: string,
-): string {
-  const key = writer === undefined ? `${sliceKey}#${seq}` : `${sliceKey}#${seq}@${writer}`;
-  if (session === undefined) return key;
-  return readFrom === undefined ? `${key}~${session}` : `${key}~${session}.${readFrom}`;
-}
-
-const PAGE_KEY = /^(.+)#(0|[1-9]\d{0,14})(?:@([^#@|~]+))?(?:~([\da-z]+)(?:\.(0|[1-9]\d{0,18}))?)?$/;
-
-/** A page key's parts (see {@link parsePageKey}). */
-export interface PageKeyParts {
-  sliceKey: string;
-  seq: number;
-  /** The transactional.id of the producer whose transaction the page goes into. */
-  writer?: string;
-  /** The session (one owner's run of the slice) that wrote the page; absent in keys of an older version. */
-  session?: string;
-  /**
-   * An offset of the slice's checkpoint partition at or before every checkpoint of the page's session (its
-   * `readFrom`): resolving the page reads the slice's checkpoint from there, not the whole partition.
-   */
-  readFrom?: string;
-}
-
-/**
- * The slice key, seq, writer and session of a page key `<sliceKey>#<seq>[@<writer>][~<session>[.<readFrom>]]`. The
- * writer lets whoever resolves the page's orphaned locks fence that producer only; the session tells which owner's
- * page it was, and `readFrom` where its checkpoints start.
- * @throws GamedataError when `pageKey` is not of that form or holds a `|` (the locks' separator).
- */
-export function parsePageKey(pageKey: string): PageKeyParts {
-  const m = PAGE_KEY.exec(pageKey);
-  if (m === null || pageKey.includes('|'))
-    throw new GamedataError(
-      `page key must be "<sliceKey>#<seq>[@<writer>][~<session>[.<offset>]]" without "|", got ${JSON.stringify(pageKey)}`,
-    );
-  return {
-    sliceKey: m[1]!,
-    seq: Number(m[2]),
-    ...(m[3] === undefined ? {} : { writer: m[3] }),
-    ...(m[4] === undefined ? {} : { session: m[4] }),
-    ...(m[5] === undefined ? {} : { readFrom: m[5] }),
-  };
-}
-
-/**
- * Whether a page committed, by its slice's last committed checkpoint (read after nothing of the page's session can
- * commit any more): only the page's own session commits it, so committed iff that checkpoint was written by the
- * page's session at or past its seq. A checkpoint of another session means the page did not commit: a session's
- * successor settles every page in the intent before its own first commit, and a page claimed after that (a zombie's)
- * cannot commit. Keys without a session (an older version) keep the seq rule.
- */
-export function pageCommitted(
-  page: Pick<PageKeyParts, 'seq' | 'session'>,
-  checkpoint: { seq: number; session?: string | undefined } | null,
-): boolean {
-  if (checkpoint === null) return false;
-  if (page.session !== undefined && checkpoint.session !== page.session) return false;
-  return checkpoint.seq >= page.seq;
-}
-
 /** Whether a later occurrence of an entity in one page replaces the earlier one (the latest version wins). */
 function laterWins(current: string, incoming: string): boolean {
   const [c, i] = [encodeVersion(current), encodeVersion(incoming)];
@@ -269,35 +213,6 @@ function positiveInteger(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1)
     throw new ConfigError(`option ${name} must be an integer >= 1, got ${String(value)}`);
   return value;
-}
-
-/** The Redis keys of the protocol under one prefix. */
-interface PendingKeys {
-  /** The lock of one entity; scoped locks are separate (a replay run publishes again what the global set holds). */
-  lock(resource: ResourceName, scope: string | undefined, id: string): string;
-  /** The seen-set a claim checks: the run-scoped one under `--replay`, else the global one. */
-  claimSet(resource: ResourceName, scope: string | undefined): string;
-  /**
-   * The seen-sets a committed page is marked in: the global one, and the run-scoped one under `--replay`; the last
-   * is always {@link claimSet} (settle relies on it).
-   */
-  markSets(resource: ResourceName, scope: string | undefined): string[];
-  /** The intent (pages not settled yet) of one slice. */
-  intent(sliceKey: string): string;
-}
-
-function pendingKeysOf(prefix: string): PendingKeys {
-  const globalSet = (r: ResourceName): string => `${prefix}:seen:${r}`;
-  const scopedSet = (r: ResourceName, scope: string): string => `${prefix}:seen:${r}:run:${scope}`;
-  return {
-    lock: (resource, scope, id) =>
-      scope === undefined
-        ? `${prefix}:lock:${resource}/${id}`
-        : `${prefix}:lock:${resource}:run:${scope}/${id}`,
-    claimSet: (r, scope) => (scope === undefined ? globalSet(r) : scopedSet(r, scope)),
-    markSets: (r, scope) => (scope === undefined ? [globalSet(r)] : [globalSet(r), scopedSet(r, scope)]),
-    intent: (sliceKey) => `${prefix}:intent:${sliceKey}`,
-  };
 }
 
 function checkScope(scope: string | undefined): void {
@@ -382,6 +297,8 @@ interface ClaimContext {
   pageKey: string;
   resource: ResourceName;
   options: PageClaimOptions;
+  /** Claims by mark. */
+  marks: MarkContext;
 }
 
 /** Settles `items`'s locks held by `pageKey` (committed: marks them seen first, at the versions the locks hold). */
@@ -472,6 +389,25 @@ async function takeLocks(
   }
 }
 
+/** The items a page claimed by mark (the ones it marked), or undefined when it must take locks. */
+async function claimByMark(
+  c: ClaimContext,
+  run: string,
+  items: readonly ClaimItem[],
+  page: PendingPage,
+): Promise<ClaimItem[] | undefined> {
+  const marked = await tryMarkClaim(c.marks, {
+    pageKey: c.pageKey,
+    resource: c.resource,
+    run,
+    locks: items.map((it) => it.lock),
+    entries: items.map((it) => it.entry),
+    // The stored page lists every entry in the order sent; the backend adds which ones it marked.
+    value: encodeIntentPage({ ...page, run }),
+  });
+  return marked === undefined ? undefined : items.filter((_, i) => marked[i] === true);
+}
+
 /** {@link PendingMarks.claim} of one page. */
 async function claimPage<T extends DedupRecord>(
   c: ClaimContext,
@@ -489,6 +425,20 @@ async function claimPage<T extends DedupRecord>(
     ...(scope === undefined ? {} : { scope }),
     entries: items.map((it) => it.entry),
   };
+  const run = c.options.run;
+  if (run !== undefined && scope === undefined && items.length > 0 && markable(c.resource)) {
+    const byMark = await claimByMark(c, run, items, page);
+    if (byMark !== undefined) {
+      for (const it of byMark) fresh.add(it.index);
+      return {
+        fresh: records.filter((_, i) => fresh.has(i)),
+        repeats: records.length - fresh.size,
+        page: { ...page, run, entries: byMark.map((it) => it.entry) },
+      };
+    }
+    // Locks: the first claim of locks of a run waits for the marks of the runs it overlaps.
+    await drainBefore(c.marks, run, c.resource, resolveForeign, c.options.signal);
+  }
   // From its first lock on, the page is in the intent its slice's next owner settles.
   const intent = { key: c.keys.intent(sliceKey), seq, value: encodeIntentPage(page) };
   let mine: ClaimItem[];
@@ -507,32 +457,6 @@ async function claimPage<T extends DedupRecord>(
   };
 }
 
-/** A page as the intent stores it (its seq is the field). */
-function encodeIntentPage(page: PendingPage): string {
-  return JSON.stringify({
-    pageKey: page.pageKey,
-    resource: page.resource,
-    scope: page.scope,
-    entries: page.entries.map((e) => [e.id, e.version]),
-  });
-}
-
-function decodeIntentPage(seq: number, value: string): PendingPage {
-  const v = JSON.parse(value) as {
-    pageKey: string;
-    resource: ResourceName;
-    scope?: string;
-    entries: [string, string][];
-  };
-  return {
-    pageKey: v.pageKey,
-    seq,
-    resource: v.resource,
-    ...(v.scope === undefined ? {} : { scope: v.scope }),
-    entries: v.entries.map(([id, version]) => ({ id, version })),
-  };
-}
-
 /** Creates the pending-marks protocol on a backend (`createRedisPendingMarks(redis)` in production). */
 export function createPendingMarks(
   backend: PendingMarksBackend,
@@ -543,10 +467,17 @@ export function createPendingMarks(
   const leaseMs = positiveInteger('leaseMs', options.leaseMs ?? DEFAULT_PENDING_MARKS_OPTIONS.leaseMs);
   const pollMs = positiveInteger('pollMs', options.pollMs ?? DEFAULT_PENDING_MARKS_OPTIONS.pollMs);
   const keys = pendingKeysOf(prefix);
+  const marks = createMarkContext(backend, keys, leaseMs, pollMs);
 
   return {
     claim: (pageKey, resource, records, resolveForeign, o = {}) =>
-      claimPage({ backend, keys, leaseMs, pollMs, pageKey, resource, options: o }, records, resolveForeign),
+      claimPage(
+        { backend, keys, leaseMs, pollMs, pageKey, resource, options: o, marks },
+        records,
+        resolveForeign,
+      ),
+
+    openSlice: (sliceKey, session) => openMarks(marks, sliceKey, session),
 
     async writeIntent(sliceKey, page) {
       checkPage(sliceKey, page);
@@ -557,17 +488,36 @@ export function createPendingMarks(
       );
     },
 
-    sweep: (resolveForeign, o = {}) => sweepOrphanedLocks(backend, resolveForeign, { ...o, prefix }),
-
-    async readIntent(sliceKey) {
-      const fields = await onRedis(`reading the intent of ${sliceKey}`, () =>
-        backend.readIntent(keys.intent(sliceKey)),
-      );
-      return fields.map(([seq, value]) => decodeIntentPage(seq, value)).sort((a, b) => a.seq - b.seq);
+    async sweep(resolveForeign, o = {}) {
+      const locked = await sweepOrphanedLocks(backend, resolveForeign, { ...o, prefix });
+      const marked = await sweepMarks(marks, resolveForeign, {
+        graceMs: o.graceMs ?? 600_000,
+        signal: o.signal,
+      });
+      return {
+        ...locked,
+        expired: locked.expired + marked.committed + marked.released,
+        committed: locked.committed + marked.committed,
+        released: locked.released + marked.released,
+        left: locked.left + marked.left,
+      };
     },
 
-    async settle(sliceKey, pages, committed) {
-      for (const page of pages) checkPage(sliceKey, page);
+    async readIntent(sliceKey) {
+      const [fields, marked] = await Promise.all([
+        onRedis(`reading the intent of ${sliceKey}`, () => backend.readIntent(keys.intent(sliceKey))),
+        readMarkPages(marks, sliceKey),
+      ]);
+      return [...fields.map(([seq, value]) => decodeIntentPage(seq, value)), ...marked].sort(
+        (a, b) => a.seq - b.seq,
+      );
+    },
+
+    async settle(sliceKey, allPages, committed) {
+      for (const page of allPages) checkPage(sliceKey, page);
+      const byMark = allPages.filter((p) => p.run !== undefined);
+      if (byMark.length > 0) await settleMarkPages(marks, sliceKey, byMark, committed);
+      const pages = allPages.filter((p) => p.run === undefined);
       // The pages are independent (each settles the locks carrying its own page key): issued together, they go to
       // Redis in one write on an auto-pipelined connection.
       await Promise.all(

@@ -12,6 +12,7 @@ import { ConfigError } from '../../foundation/errors/index.js';
 import { processIndexes, recordArgs, scriptRunner, SEEN_SET_LUA } from './internal/seen-set-lua.js';
 import type { LockState, PendingMarksBackend } from './pending-marks.js';
 import { DEFAULT_REDIS_SEEN_SET_OPTIONS, type RedisSeenSetOptions } from './redis-seen-set.js';
+import { createRedisMarkClaims } from './redis-mark-claims.js';
 
 /**
  * An intent lives this long after its slice last claimed a page: a slice abandoned for good (its run failed) leaves
@@ -135,6 +136,7 @@ export function createRedisPendingMarks(
   // The ids carry their entries and bucket hashes, so the scripts do not hash them (recordArgs).
   const indexes = processIndexes(redis);
   return {
+    ...createRedisMarkClaims(redis, bucketEntries, indexes),
     async claim({ set, versioned, pageKey, leaseMs, locks, entries, intent }) {
       if (locks.length === 0) return [];
       const r = (await claimScript(locks.length + (intent === undefined ? 0 : 1), [

@@ -9,6 +9,7 @@
  * walk discovery already started (a trade revealed them before the listing page that shows them arrived) is not
  * planned again: its walk is the planned one (`userWalk`), started earlier.
  */
+import type { RunRegistry } from '../dedup/index.js';
 import type { EarlySlices, PlannedRun } from '../planner/plan-backfill.js';
 import type { RunJobData, SliceJobData } from '../contract/job-types.js';
 import type { CallPriority } from '../../upstream/budget/index.js';
@@ -24,6 +25,8 @@ export interface EarlySliceOptions extends EnqueueRunOptions {
   priority: CallPriority;
   /** The run's `gapOnFailure` (a tail's), stamped on the run and every slice told. @default false */
   gapOnFailure?: boolean;
+  /** Registers the run (`dedup/lone-runs.ts`) before its first slice is enqueued. */
+  runs?: Pick<RunRegistry, 'register'> | undefined;
 }
 
 /** The planner's early slices, enqueued in the order told; then the rest of the plan, or the run failed. */
@@ -87,6 +90,7 @@ export function createEarlySliceSink(o: EarlySliceOptions): EarlySliceSink {
     if (users.length > 0) await o.users?.add(run.runId, users);
     for (const s of fresh) added.add(s.sliceId);
     if (open !== undefined) return open.add(fresh);
+    await o.runs?.register(run);
     await o.counters.setState(run.runId, 'running', {
       slices: fresh.length,
       resources: run.resources.join(','),

@@ -2,6 +2,7 @@
  * The BullMQ side of the pipeline: a slice worker (children) and a run worker (parents), sharing one set of
  * dependencies, so every slice of the process rides the same batching client and Kafka producer.
  */
+import type { RunRegistry } from '../dedup/index.js';
 import { setMaxListeners } from 'node:events';
 import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { SharedBudget } from '../../upstream/budget/index.js';
@@ -195,6 +196,8 @@ export interface PipelineWorkerDeps extends ProcessSliceDeps {
    * pages recorded is written, so a finished run's drift is readable. Without it, nothing is awaited.
    */
   drift?: { flushed(): Promise<void> } | undefined;
+  /** The runs of each resource (`dedup/lone-runs.ts`): a run that completes is retired there. */
+  runs?: Pick<RunRegistry, 'retire'> | undefined;
 }
 
 export interface PipelineWorkers {
@@ -550,6 +553,8 @@ async function completeRun(
       ? undefined
       : await settleRunGaps(job, { gaps: deps.gaps, slices: slicesQueue, prefix: o.prefix, now: Date.now });
   const counters: RunCounterValues = await deps.counters.get(job.data.runId);
+  // Its slices are done: the run no longer keeps others from claiming by mark.
+  await deps.runs?.retire(job.data);
   const users =
     deps.users !== undefined && discoversUsers(job.data) ? await deps.users.stats(job.data.runId) : undefined;
   const result: RunResult = {

@@ -16,6 +16,7 @@ import type { UserDirectory } from '../slice/user-discovery.js';
 import { runWithPriority, type CallPriority } from '../../upstream/budget/index.js';
 import { GamedataError } from '../../foundation/errors/index.js';
 import { createEarlySliceSink } from './early-slices.js';
+import type { RunRegistry } from '../dedup/index.js';
 
 export interface StartBackfillOptions {
   connection: ConnectionOptions;
@@ -40,6 +41,11 @@ export interface StartBackfillOptions {
    * (`RunJobData.gapOnFailure`, stamped on the run and its slices). @default false
    */
   gapOnFailure?: boolean;
+  /**
+   * The runs of each resource (`dedup/lone-runs.ts`): the run is registered before any of its slices is enqueued, so
+   * a run alone on its range claims by mark. Without it the run's slices take locks (exact, slower).
+   */
+  runs?: Pick<RunRegistry, 'register'> | undefined;
 }
 
 /** The run's fields in the run counters: its slices, resources, listing, partition and what it costs the key. */
@@ -101,6 +107,7 @@ export async function startBackfill(request: BackfillRequest, o: StartBackfillOp
     ...(o.users === undefined ? {} : { users: o.users }),
     priority,
     gapOnFailure: o.gapOnFailure === true,
+    runs: o.runs,
   });
   const gap = o.gapOnFailure === true ? { gapOnFailure: true } : {};
   let planned: PlannedRun;
@@ -123,6 +130,7 @@ export async function startBackfill(request: BackfillRequest, o: StartBackfillOp
   }
   if (planned.users !== undefined)
     await o.users?.seed(planned.run.runId, planned.users.ids, planned.users.unlisted);
+  await o.runs?.register(planned.run);
   await o.counters.setState(planned.run.runId, 'running', runState(planned));
   await enqueueRun(planned.run, planned.slices, enqueue);
   return planned;

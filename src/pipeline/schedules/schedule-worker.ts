@@ -3,6 +3,7 @@
  * and Redis state. Every `gamedata worker` runs one, so schedules keep firing as long as any worker lives, and a
  * restart after all workers stopped picks the schedule up where its watermark was.
  */
+import type { RunRegistry } from '../dedup/index.js';
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { getRunStatus } from '../queue/backfill-flow.js';
@@ -69,6 +70,8 @@ export interface ScheduleWorkerDeps {
   redis: Redis;
   planner: PlannerSource;
   counters: Pick<RunCounters, 'setState'>;
+  /** The runs of each resource (`dedup/lone-runs.ts`): each tail's run is registered before it is enqueued. */
+  runs?: Pick<RunRegistry, 'register'> | undefined;
   /** The runs' user sets (seeded at planning for full-history transaction runs). */
   users?: Pick<UserDirectory, 'seed' | 'add' | 'unknown'>;
   /** The key's shared budget: spread rescans are capped at their share of its requests. */
@@ -149,6 +152,7 @@ export function startScheduleWorker(
         ...bull,
         planner: deps.planner,
         counters: deps.counters,
+        runs: deps.runs,
         ...(deps.users === undefined ? {} : { users: deps.users }),
         // A transactions catch-up deeper than an hour (a tail after an outage) reads per country when the proof holds
         // for every type, not through the feed's deep pages, which the service serialises per key (issue 32).

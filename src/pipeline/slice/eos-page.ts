@@ -64,7 +64,8 @@ async function claimRecords(run: EosRun, items: DedupRecord[]) {
     claimed,
     foreignPageResolver(eos),
     {
-      ...(scope === undefined ? {} : { scope }),
+      // A run alone on its resource claims by mark (no lock); a `--replay` claims against its own set, with locks.
+      ...(scope === undefined ? { run: run.data.runId } : { scope }),
       ...(o.signal === undefined ? {} : { signal: o.signal }),
       // Waiting for another page: commit ours first, so a page of ours that holds an id is settled.
       onWait: () => run.commitOpen(),

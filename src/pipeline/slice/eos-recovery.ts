@@ -89,6 +89,9 @@ export async function recoverRun(
   const recovered = session.recovered;
   const { data, state } = resumeFrom(opened.data, recovered);
   const sliceKey = data.sliceId;
+  // This session is the slice's current one before the intent is read: an earlier session's page claimed by mark is
+  // either in what is read here or refused (mark-claims.ts), so none can hide an id from this one.
+  await eos.marks.openSlice(sliceKey, session.token);
   await settleIntent(eos, sliceKey, opened.opened, recovered);
   // Counters the previous owner committed but did not count (a crash between commit and count).
   await countUpTo(deps, data, state.counts, data.eos?.counted ?? ZERO);

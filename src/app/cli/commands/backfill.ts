@@ -211,6 +211,7 @@ async function runBackfill(names: string[], flags: BackfillFlags): Promise<void>
       prefix: settings.queuePrefix,
       planner: rt.planner,
       counters: rt.counters,
+      runs: rt.runs,
       users: rt.users,
       plan,
       priority,

@@ -212,6 +212,33 @@ local function add_to(base, w, load, recs, blind)
   end
   redis.call('HSET', base .. ':v2:meta', 'L', L, 'S', S, 'n', n)
 end
+
+-- Removes the immutable records of \`recs\` (flat: id argument, code, raw, ...) from the set \`base\`: the undo of a
+-- claim by mark whose page did not commit (mark-claims.ts). Each id was absent when the page marked it and has been
+-- present since, so nobody else added it: its one entry goes (a bucket left empty is deleted). Buckets never merge.
+local function remove_from(base, recs)
+  local L, S, n = meta(base)
+  local buckets, dirty = {}, {}
+  for r = 1, #recs, 3 do
+    local b12, id = idarg(recs[r])
+    local gone = false
+    if b12 then
+      local pi = redis.call('HGET', base .. ':v2:proc', sub(b12, 5, 9))
+      if pi then
+        local _, key, b, p = locate(base, recs[r], b12, pi, L, S, 8, buckets)
+        if p then
+          buckets[key] = sub(b, 1, p - 1) .. sub(b, p + 8); dirty[key] = true
+          n = n - 1; gone = true
+        end
+      end
+    end
+    if not gone then redis.call('SREM', base .. ':v2:odd', id or hex(b12)) end
+  end
+  for key in pairs(dirty) do
+    if #buckets[key] > 0 then redis.call('SET', key, buckets[key]) else redis.call('DEL', key) end
+  end
+  redis.call('HSET', base .. ':v2:meta', 'n', math.max(n, 0))
+end
 `;
 
 /** Runs a script by its SHA1 (the body is sent only when Redis does not have it cached yet: NOSCRIPT). */

@@ -13,6 +13,7 @@
  * shares, so the same writer id stands in pages of many sessions (an id passed on to the next holder).
  */
 import { SliceFencedError } from '../../../../src/foundation/errors/index.js';
+import type { RunRegistry } from '../../../../src/pipeline/dedup/index.js';
 import {
   pageCommitted,
   pageKeyOf,
@@ -29,6 +30,13 @@ export interface ModelRun {
   crashes: number;
   fenced: number;
   resolutions: { committed: number; void: number };
+  /** Pages claimed by mark (`mark-claims.ts`), and of locks. */
+  markedPages: number;
+  lockedPages: number;
+  /** Slices given up for good (`abandonRate`). */
+  abandoned: number;
+  /** The ids the run owes whatever was abandoned: every id of run r2's slices (all ids without `abandonRate`). */
+  owed: Set<string>;
 }
 
 export interface ModelOptions {
@@ -56,6 +64,17 @@ export interface ModelOptions {
    * once, and the stalled one wakes `deadForMs` later and goes on as a zombie, claiming pages it can no longer commit.
    */
   stallRate?: number;
+  /**
+   * Runs that claim by mark (`lone-runs.ts`, `mark-claims.ts`): the slices belong to run `r1`, registered before they
+   * start; with `secondAfterMs`, the second half of the slices belongs to run `r2`, registered (overlapping r1) and
+   * started that long after, so r1 shares from then on and r2 waits for r1's marks first. Both retire at their end.
+   */
+  runs?: { registry: RunRegistry; secondAfterMs?: number };
+  /**
+   * Probability that a slice of run r1 whose owner died is given up for good (its attempts spent): its pages claimed
+   * and not committed stay behind for others to resolve. Only ids of r2's slices are then owed (`owed`).
+   */
+  abandonRate?: number;
 }
 
 class Crash extends Error {}
@@ -84,9 +103,17 @@ export async function runModel(marks: PendingMarks, o: ModelOptions): Promise<Mo
     crashes: 0,
     fenced: 0,
     resolutions: { committed: 0, void: 0 },
+    markedPages: 0,
+    lockedPages: 0,
+    abandoned: 0,
+    owed: new Set(),
   };
+  const second = o.runs?.secondAfterMs !== undefined;
+  const runOf = (s: number): string => (second && s >= Math.ceil(o.slices / 2) ? 'r2' : 'r1');
   for (let s = 0; s < o.slices; s++) for (const id of idsOf(s)) run.expected.add(id);
-  const sliceKey = (s: number): string => `run1/slice${s}`;
+  for (let s = 0; s < o.slices; s++)
+    if (o.abandonRate === undefined || runOf(s) === 'r2') for (const id of idsOf(s)) run.owed.add(id);
+  const sliceKey = (s: number): string => `${runOf(s)}/slice${s}`;
   const state = (key: string): SliceKafka => {
     const st = kafka.get(key) ?? { epoch: 0, checkpoint: null };
     kafka.set(key, st);
@@ -117,6 +144,8 @@ export async function runModel(marks: PendingMarks, o: ModelOptions): Promise<Mo
     };
     const epoch = fence(key);
     const recovered = state(key).checkpoint;
+    // This session is the slice's current one before it reads the intent (claims by mark of older ones are refused).
+    if (o.runs !== undefined) await marks.openSlice(key, session);
     // Own recovery: the pages of every earlier session still in the intent, by the committed checkpoint.
     const intent = await marks.readIntent(key);
     const committed = (p: PendingPage): boolean => pageCommitted(parsePageKey(p.pageKey), recovered);
@@ -157,8 +186,13 @@ export async function runModel(marks: PendingMarks, o: ModelOptions): Promise<Mo
         resolveForeign,
         {
           onWait: commit,
+          ...(o.runs === undefined ? {} : { run: runOf(s) }),
         },
       );
+      if (claim.page.entries.length > 0) {
+        if (claim.page.run === undefined) run.lockedPages++;
+        else run.markedPages++;
+      }
       maybeCrash();
       open.push({ page: claim.page, ids: claim.fresh.map((r) => r._id), cursor: next });
       cursor = next;
@@ -187,13 +221,32 @@ export async function runModel(marks: PendingMarks, o: ModelOptions): Promise<Mo
         else if (error instanceof SliceFencedError) run.fenced++;
         else throw error;
         if (stalled) return; // a zombie: its successor runs the slice
+        if (runOf(s) === 'r1' && o.random() < (o.abandonRate ?? 0)) {
+          run.abandoned++;
+          return; // attempts spent: the slice is given up, what it left behind stays
+        }
         await new Promise((r) => setTimeout(r, o.random() * o.deadForMs));
       }
     }
     throw new Error(`slice ${s} did not finish in ${maxAttempts} attempts`);
   };
-  for (let s = 0; s < o.slices; s++) runners.push(runner(s));
+  const registry = o.runs?.registry;
+  const slicesOf = (r: string): number[] => [...Array(o.slices).keys()].filter((s) => runOf(s) === r);
+  /** Registers run `r`, runs its slices to the end, retires it. */
+  const runRun = async (r: string): Promise<void> => {
+    await registry?.register({ runId: r, resources: ['transactions'] });
+    const mine = slicesOf(r).map((s) => runner(s));
+    runners.push(...mine);
+    await Promise.all(mine);
+  };
+  const r1 = runRun('r1');
+  const r2 = second
+    ? new Promise((r) => setTimeout(r, o.runs?.secondAfterMs)).then(() => runRun('r2'))
+    : Promise.resolve();
+  await Promise.all([r1, r2]);
   for (let i = 0; i < runners.length; i++) await runners[i];
+  await registry?.retire({ runId: 'r1', resources: ['transactions'] });
+  if (second) await registry?.retire({ runId: 'r2', resources: ['transactions'] });
   return run;
 }
 

@@ -1,0 +1,80 @@
+/**
+ * The runs of each resource, as claims by mark need them (`mark-claims.ts`): a run may mark only while no other run
+ * overlaps its range on the resource. Each run is registered before any of its slices is enqueued, and retired when
+ * it completes. A registration that overlaps others makes them share (their pages take locks from their next claim
+ * on) and lists them, so the new run's first claim of locks waits until every page they marked has settled.
+ *
+ * Keys: `<prefix>:eos:runs:<resource>` (a hash, run id -> `<since>|<until>|<lone|shared>|<active|retired>`),
+ * `<prefix>:eos:drain:<run>:<resource>` (a set of run ids), `<prefix>:eos:marking:<run>:<resource>` (a sorted set of
+ * page keys by lease end). A run that is never retired (its process died at the end) only makes later overlapping
+ * runs take locks, which is exact too; retired entries go once their marking sets are empty (the next registration or
+ * the sweep).
+ */
+import { GamedataError } from '../../foundation/errors/index.js';
+import type { ResourceName } from '../../foundation/models/index.js';
+import { onRedis } from './internal/on-redis.js';
+import { markable, type MarkClaimsBackend } from './mark-claims.js';
+import { pendingKeysOf } from './pending-page.js';
+
+/** A run as the registry needs it. */
+export interface RegisteredRun {
+  runId: string;
+  resources: readonly ResourceName[];
+  /** The run's range, epoch ms, half-open; absent: unbounded on that side. */
+  since?: number | undefined;
+  until?: number | undefined;
+  /** `--replay` runs claim against their own scoped set: they never mark, nor wait for marks. */
+  replay?: boolean | undefined;
+}
+
+export interface RunRegistry {
+  /** Records the run on each of its resources whose records never change (before any of its slices is enqueued). */
+  register(run: RegisteredRun): Promise<void>;
+  /** The run completed: its entries share and go once their pages have settled. */
+  retire(run: Pick<RegisteredRun, 'runId' | 'resources'>): Promise<void>;
+}
+
+const checkRunId = (runId: string): void => {
+  if (runId === '' || /[\s|]/.test(runId))
+    throw new GamedataError(`run id must be non-empty, without "|" or spaces, got ${JSON.stringify(runId)}`);
+};
+
+/** The registry on a backend (`createRedisPendingMarks(redis)` in production), under the pending marks' prefix. */
+export function createRunRegistry(
+  backend: MarkClaimsBackend,
+  options: { prefix?: string } = {},
+): RunRegistry {
+  const prefix = options.prefix ?? 'gamedata';
+  const keys = pendingKeysOf(prefix);
+  return {
+    async register(run) {
+      checkRunId(run.runId);
+      if (run.replay === true) return;
+      for (const resource of run.resources.filter(markable)) {
+        await onRedis(`registering run ${run.runId} on ${resource}`, () =>
+          backend.register({
+            registry: keys.runs(resource),
+            drain: keys.drain(run.runId, resource),
+            run: run.runId,
+            since: run.since ?? 0,
+            until: run.until ?? Number.MAX_SAFE_INTEGER,
+            lone: true,
+            markingHead: `${prefix}:eos:marking:`,
+            markingTail: `:${resource}`,
+          }),
+        );
+      }
+    },
+    async retire(run) {
+      for (const resource of run.resources.filter(markable)) {
+        await onRedis(`retiring run ${run.runId} on ${resource}`, () =>
+          backend.retire({
+            registry: keys.runs(resource),
+            marking: keys.marking(run.runId, resource),
+            run: run.runId,
+          }),
+        );
+      }
+    },
+  };
+}
