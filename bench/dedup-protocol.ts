@@ -8,6 +8,8 @@
  *   ... --records 200000 --page 70 --bucket-entries 256 --split
  *
  * `--split` claims every page first and settles them afterwards, to give the claim's and the settle's costs apart.
+ * `--by-mark` runs the pages as a run alone on its resource does (`dedup/mark-claims.ts`: registered, each slice
+ * opened by its session; the claim marks, a committed settle only drops the page), instead of with per-id locks.
  * Everything lives under a key prefix of its own and is deleted afterwards.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,6 +18,7 @@ import { Redis } from 'ioredis';
 import {
   createPendingMarks,
   createRedisPendingMarks,
+  createRunRegistry,
   pageKeyOf,
   type PendingPage,
 } from '../src/pipeline/dedup/index.js';
@@ -32,11 +35,14 @@ const PAGE = Number(flag('page') ?? 70);
 const BUCKET_ENTRIES = Number(flag('bucket-entries') ?? 256);
 const SLICES = 8;
 const SPLIT = args.includes('--split');
+const BY_MARK = args.includes('--by-mark');
 const redisPid = Number(flag('redis-pid'));
 if (!Number.isSafeInteger(redisPid) || redisPid < 1)
   throw new Error('--redis-pid <pid of redis-server> is required');
 
 if (!existsSync(`/proc/${redisPid}/stat`)) throw new Error(`--redis-pid ${redisPid}: no such process`);
+
+const never = (): Promise<boolean> => Promise.reject(new Error('no page of another slice shares ids here'));
 
 /** Redis' user + system CPU so far, in ms. */
 const redisCpuMs = (): number => cpuSeconds(redisPid) * 1000;
@@ -55,9 +61,10 @@ async function main(): Promise<void> {
     enableAutoPipelining: true,
   });
   const prefix = `bench-eos-dedup-${randomUUID().slice(0, 8)}`;
-  const marks = createPendingMarks(createRedisPendingMarks(redis, { bucketEntries: BUCKET_ENTRIES }), {
-    prefix,
-  });
+  const backend = createRedisPendingMarks(redis, { bucketEntries: BUCKET_ENTRIES });
+  const marks = createPendingMarks(backend, { prefix });
+  if (BY_MARK)
+    await createRunRegistry(backend, { prefix }).register({ runId: 'bench', resources: ['transactions'] });
   const ids = objectIds(RECORDS, 3, 1_700_000_000);
   console.log(`machine: ${describeMachine()}; date ${new Date().toISOString().slice(0, 10)}`);
   const before = await commandStats(redis);
@@ -67,13 +74,18 @@ async function main(): Promise<void> {
   await Promise.all(
     Array.from({ length: SLICES }, async (_, s) => {
       const sliceKey = `bench/${s}`;
+      const session = `s${s}`;
+      if (BY_MARK) await marks.openSlice(sliceKey, session);
       let seq = 0;
       for (let p = s * PAGE; p < RECORDS; p += SLICES * PAGE) {
         const records = ids.slice(p, p + PAGE).map((_id) => ({ _id }));
-        const claim = await marks.claim(pageKeyOf(sliceKey, seq), 'transactions', records, () =>
-          Promise.resolve(true),
-        );
-        await marks.writeIntent(sliceKey, claim.page);
+        const claim = BY_MARK
+          ? await marks.claim(pageKeyOf(sliceKey, seq, 'w', session), 'transactions', records, never, {
+              run: 'bench',
+            })
+          : await marks.claim(pageKeyOf(sliceKey, seq), 'transactions', records, never);
+        if (BY_MARK && claim.page.run === undefined) throw new Error('the page was not claimed by mark');
+        if (!BY_MARK) await marks.writeIntent(sliceKey, claim.page);
         if (SPLIT) claimed.push([sliceKey, claim.page]);
         else await marks.settle(sliceKey, [claim.page], true);
         seq += 1;
@@ -89,7 +101,7 @@ async function main(): Promise<void> {
   }
   const ms = Date.now() - t0;
   console.log(
-    `${RECORDS} records, pages of ${PAGE}, bucketEntries ${BUCKET_ENTRIES}: ${Math.round((RECORDS / ms) * 1000)} records/s, ` +
+    `${BY_MARK ? 'by mark' : 'locks'}, ${RECORDS} records, pages of ${PAGE}, bucketEntries ${BUCKET_ENTRIES}: ${Math.round((RECORDS / ms) * 1000)} records/s, ` +
       `Redis CPU ${perRecord(redisCpuMs() - cpu0)} µs per record`,
   );
   for (const [name, after] of await commandStats(redis)) {

@@ -32,13 +32,33 @@ if mode ~= 'lone' then return {'shared'} end
 local owner = redis.call('HGET', marks, 'owner')
 if not owner then return {'unowned'} end
 if owner ~= session then return {'fenced'} end
-local L, S = meta(name)
+local L, S, n = meta(name)
 local legacy = redis.call('EXISTS', name) == 1
-local cache, out, unseen, locks = {}, {'ok'}, {}, {}
+local cache, out, unseen, locks, appends, others = {}, {'ok'}, {}, {}, {}, {}
 for i = 1, #KEYS do
   local r = 11 + (i - 1) * 3
-  if seen_in(name, 8, L, S, legacy, cache, ARGV[r], '', '') == 1 then out[i + 1] = 's'
-  else out[i + 1] = 'm'; unseen[#unseen + 1] = i; locks[#locks + 1] = KEYS[i] end
+  local a = ARGV[r]
+  local b12 = idarg(a)
+  local hit, e, key = 0, nil, nil
+  -- The common case in one lookup: an ObjectId whose process part the set knows, looked up in its bucket; the
+  -- entry and bucket found are the ones it is appended to.
+  if b12 then
+    local part = sub(b12, 5, 9)
+    local pi = cache[part]
+    if pi == nil then pi = redis.call('HGET', name .. ':v2:proc', part); cache[part] = pi end
+    if pi then
+      local _, p
+      e, key, _, p = locate(name, a, b12, pi, L, S, 8, cache)
+      if p then hit = 1 end
+    end
+  end
+  if hit == 0 and (not key or legacy) then hit = seen_in(name, 8, L, S, legacy, cache, a, '', '') end
+  if hit == 1 then out[i + 1] = 's'
+  else
+    out[i + 1] = 'm'; unseen[#unseen + 1] = i; locks[#locks + 1] = KEYS[i]
+    if key then appends[#appends + 1] = key; appends[#appends + 1] = e
+    else others[#others + 1] = a; others[#others + 1] = ''; others[#others + 1] = '' end
+  end
 end
 if #unseen == 0 then return out end
 for i = 1, #locks, 1000 do
@@ -46,11 +66,11 @@ for i = 1, #locks, 1000 do
     if v then return {'locked'} end
   end
 end
-local recs = {}
-for j, i in ipairs(unseen) do
-  recs[#recs + 1] = ARGV[11 + (i - 1) * 3]; recs[#recs + 1] = ''; recs[#recs + 1] = ''
-end
-add_to(name, 8, tonumber(ARGV[10]), recs, true)
+-- Marked as a settle marks: appended unread (checked absent above, in this same step).
+for j = 1, #appends, 2 do redis.call('APPEND', appends[j], appends[j + 1]) end
+local load = tonumber(ARGV[10])
+if #appends > 0 then grow(name, 8, load, L, S, n + #appends / 2) end
+if #others > 0 then add_to(name, 8, load, others, true) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', marks, page, table.concat(unseen, ',') .. '\\n' .. ARGV[9])

@@ -125,6 +125,32 @@ local function seen_in(name, w, L, S, legacy, cache, a, code, raw)
   return seen
 end
 
+-- Linear hashing: splits bucket S into S and S + 2^L until the set's n entries are back under \`load\` a bucket on
+-- average, then writes the table (L, S, n). Every entry of bucket S has an address = S mod 2^L, so the address's low
+-- byte (L >= 8) is the hash's low byte.
+local function grow(base, w, load, L, S, n)
+  while n > load * (2 ^ L + S) do
+    local half = 2 ^ L
+    local src, dst = base .. ':v2:b:' .. S, base .. ':v2:b:' .. (S + half)
+    local b = redis.call('GET', src) or ''
+    local keep, move, had = {}, {}, {}
+    for p = 1, #b, w do
+      local e = sub(b, p, p + w - 1)
+      -- A copy (an id appended twice, see above) is dropped here; a changing entity is never stored twice.
+      if w == 13 or not had[e] then
+        had[e] = true
+        local H = ehash(e) * 256 + S % 256
+        if H % (2 * half) == S then keep[#keep + 1] = e else move[#move + 1] = e end
+      else n = n - 1 end
+    end
+    if #keep > 0 then redis.call('SET', src, table.concat(keep)) else redis.call('DEL', src) end
+    if #move > 0 then redis.call('SET', dst, table.concat(move)) end
+    S = S + 1
+    if S == half then L = L + 1; S = 0 end
+  end
+  redis.call('HSET', base .. ':v2:meta', 'L', L, 'S', S, 'n', n)
+end
+
 -- Adds the records of \`recs\` (flat: id argument, code, raw, ...) to the set \`base\`; a changing entity keeps
 -- its latest version. \`blind\`: the caller found these records absent under its own locks (a settle's mark into
 -- the set its claim checked), so immutable ones are appended unread. Then splits buckets until the average load is
@@ -189,28 +215,7 @@ local function add_to(base, w, load, recs, blind)
     end
   end
   for key in pairs(dirty) do redis.call('SET', key, buckets[key]) end
-  -- Linear hashing: split bucket S into S and S + 2^L until the average load is back under the limit. Every entry
-  -- of bucket S has an address = S mod 2^L, so the address's low byte (L >= 8) is the hash's low byte.
-  while n > load * (2 ^ L + S) do
-    local half = 2 ^ L
-    local src, dst = base .. ':v2:b:' .. S, base .. ':v2:b:' .. (S + half)
-    local b = redis.call('GET', src) or ''
-    local keep, move, had = {}, {}, {}
-    for p = 1, #b, w do
-      local e = sub(b, p, p + w - 1)
-      -- A copy (an id appended twice, see above) is dropped here; a changing entity is never stored twice.
-      if w == 13 or not had[e] then
-        had[e] = true
-        local H = ehash(e) * 256 + S % 256
-        if H % (2 * half) == S then keep[#keep + 1] = e else move[#move + 1] = e end
-      else n = n - 1 end
-    end
-    if #keep > 0 then redis.call('SET', src, table.concat(keep)) else redis.call('DEL', src) end
-    if #move > 0 then redis.call('SET', dst, table.concat(move)) end
-    S = S + 1
-    if S == half then L = L + 1; S = 0 end
-  end
-  redis.call('HSET', base .. ':v2:meta', 'L', L, 'S', S, 'n', n)
+  grow(base, w, load, L, S, n)
 end
 
 -- Removes the immutable records of \`recs\` (flat: id argument, code, raw, ...) from the set \`base\`: the undo of a
