@@ -89,6 +89,11 @@ export interface MarkClaimsBackend {
     committed: boolean;
     entries: readonly SeenEntry[];
   }): Promise<boolean>;
+  /**
+   * Pages that committed leave `marks` and `marking` (two commands, no script: a page found in one and not the other
+   * is settled by whoever meets it, see `resolveMarkPage`).
+   */
+  markCommitted(marks: string, marking: string, pageKeys: readonly string[]): Promise<void>;
   /** Makes `session` the slice's current one: a claim by mark of any other session is `fenced` from now on. */
   openMarks(marks: string, session: string): Promise<void>;
   /** The pages in `marks` (not the owner), as stored: [page key, `<marked indexes>\n<value>`]. */
@@ -214,6 +219,22 @@ export async function settleMarkPages(
   pages: readonly PendingPage[],
   committed: boolean,
 ): Promise<void> {
+  if (committed) {
+    // The pages of one commit are of one slice, so of one run and resource: one marking set, in the common case.
+    const byMarking = new Map<string, string[]>();
+    for (const page of pages) {
+      const key = m.keys.marking(page.run ?? '', page.resource);
+      byMarking.set(key, [...(byMarking.get(key) ?? []), page.pageKey]);
+    }
+    await Promise.all(
+      [...byMarking].map(([marking, keys]) =>
+        onRedis(`settling ${keys.length} page(s) of ${sliceKey}`, () =>
+          m.backend.markCommitted(m.keys.marks(sliceKey), marking, keys),
+        ),
+      ),
+    );
+    return;
+  }
   await Promise.all(
     pages.map((page) =>
       onRedis(`settling page ${page.pageKey}`, () =>
@@ -222,8 +243,8 @@ export async function settleMarkPages(
           marks: m.keys.marks(sliceKey),
           marking: m.keys.marking(page.run ?? '', page.resource),
           pageKey: page.pageKey,
-          committed,
-          entries: committed ? [] : page.entries,
+          committed: false,
+          entries: page.entries,
         }),
       ),
     ),

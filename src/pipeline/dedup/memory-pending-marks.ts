@@ -180,6 +180,13 @@ function createMemoryMarkClaims(
       if (had && !q.committed) remove(q.set, q.entries);
       return Promise.resolve(had);
     },
+    markCommitted(key, markingKey, pageKeys) {
+      for (const k of pageKeys) {
+        marks.get(key)?.delete(k);
+        marking.get(markingKey)?.delete(k);
+      }
+      return Promise.resolve();
+    },
     openMarks(key, session) {
       of(marks, key).set('owner', session);
       return Promise.resolve();

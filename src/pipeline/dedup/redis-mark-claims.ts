@@ -181,6 +181,10 @@ export function createRedisMarkClaims(
       ]);
       return had === 1;
     },
+    async markCommitted(marks, marking, pageKeys) {
+      if (pageKeys.length === 0) return;
+      await Promise.all([redis.hdel(marks, ...pageKeys), redis.zrem(marking, ...pageKeys)]);
+    },
     async openMarks(marks, session) {
       await Promise.all([redis.hset(marks, 'owner', session), redis.pexpire(marks, MARKS_TTL_MS)]);
     },
