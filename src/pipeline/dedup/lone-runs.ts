@@ -27,9 +27,21 @@ export interface RegisteredRun {
   replay?: boolean | undefined;
 }
 
+/** How a run was registered on one resource. */
+export interface RunRegistration {
+  resource: ResourceName;
+  /** It claims by mark (no other run overlaps it); else it takes locks. */
+  lone: boolean;
+  /** The registered runs its range overlaps (they take locks from now on, and it waits for their marks). */
+  overlapping: string[];
+}
+
 export interface RunRegistry {
-  /** Records the run on each of its resources whose records never change (before any of its slices is enqueued). */
-  register(run: RegisteredRun): Promise<void>;
+  /**
+   * Records the run on each of its resources whose records never change (before any of its slices is enqueued); says
+   * how (none for a `--replay` or changing resources: they take locks).
+   */
+  register(run: RegisteredRun): Promise<RunRegistration[]>;
   /** The run completed: its entries share and go once their pages have settled. */
   retire(run: Pick<RegisteredRun, 'runId' | 'resources'>): Promise<void>;
 }
@@ -49,9 +61,10 @@ export function createRunRegistry(
   return {
     async register(run) {
       checkRunId(run.runId);
-      if (run.replay === true) return;
+      if (run.replay === true) return [];
+      const out: RunRegistration[] = [];
       for (const resource of run.resources.filter(markable)) {
-        await onRedis(`registering run ${run.runId} on ${resource}`, () =>
+        const answer = await onRedis(`registering run ${run.runId} on ${resource}`, () =>
           backend.register({
             registry: keys.runs(resource),
             drain: keys.drain(run.runId, resource),
@@ -63,7 +76,9 @@ export function createRunRegistry(
             markingTail: `:${resource}`,
           }),
         );
+        out.push({ resource, lone: answer.lone, overlapping: answer.drain });
       }
+      return out;
     },
     async retire(run) {
       for (const resource of run.resources.filter(markable)) {

@@ -10,6 +10,7 @@
  * planned again: its walk is the planned one (`userWalk`), started earlier.
  */
 import type { RunRegistry } from '../dedup/index.js';
+import { logRegistration } from './log-registration.js';
 import type { EarlySlices, PlannedRun } from '../planner/plan-backfill.js';
 import type { RunJobData, SliceJobData } from '../contract/job-types.js';
 import type { CallPriority } from '../../upstream/budget/index.js';
@@ -90,7 +91,7 @@ export function createEarlySliceSink(o: EarlySliceOptions): EarlySliceSink {
     if (users.length > 0) await o.users?.add(run.runId, users);
     for (const s of fresh) added.add(s.sliceId);
     if (open !== undefined) return open.add(fresh);
-    await o.runs?.register(run);
+    logRegistration(await o.runs?.register(run), run.runId);
     await o.counters.setState(run.runId, 'running', {
       slices: fresh.length,
       resources: run.resources.join(','),

@@ -16,6 +16,7 @@ import type { UserDirectory } from '../slice/user-discovery.js';
 import { runWithPriority, type CallPriority } from '../../upstream/budget/index.js';
 import { GamedataError } from '../../foundation/errors/index.js';
 import { createEarlySliceSink } from './early-slices.js';
+import { logRegistration } from './log-registration.js';
 import type { RunRegistry } from '../dedup/index.js';
 
 export interface StartBackfillOptions {
@@ -130,7 +131,7 @@ export async function startBackfill(request: BackfillRequest, o: StartBackfillOp
   }
   if (planned.users !== undefined)
     await o.users?.seed(planned.run.runId, planned.users.ids, planned.users.unlisted);
-  await o.runs?.register(planned.run);
+  logRegistration(await o.runs?.register(planned.run), planned.run.runId, o.log);
   await o.counters.setState(planned.run.runId, 'running', runState(planned));
   await enqueueRun(planned.run, planned.slices, enqueue);
   return planned;

@@ -129,9 +129,13 @@ describe('claims by mark (memory backend)', () => {
     });
     expect(a.page.run).toBe('r1');
     // A run on a range that does not overlap leaves r1 alone.
-    await runs.register({ runId: 'r0', resources: ['transactions'], since: 100, until: 200 });
+    expect(
+      await runs.register({ runId: 'r0', resources: ['transactions', 'users'], since: 100, until: 200 }),
+    ).toEqual([{ resource: 'transactions', lone: true, overlapping: [] }]);
     expect(backend.registries.get('t:eos:runs:transactions')?.get('r1')).toBe('0|100|lone|active');
-    await runs.register({ runId: 'r2', resources: ['transactions'], since: 50, until: 150 });
+    expect(await runs.register({ runId: 'r2', resources: ['transactions'], since: 50, until: 150 })).toEqual([
+      { resource: 'transactions', lone: false, overlapping: ['r1', 'r0'] },
+    ]);
     expect(backend.registries.get('t:eos:runs:transactions')?.get('r1')).toBe('0|100|shared|active');
     await marks.openSlice('r2/s1', 'bb');
     let settledFirst = false;
