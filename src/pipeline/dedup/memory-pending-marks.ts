@@ -5,7 +5,7 @@
  */
 import { createMemorySeenSet, type MemorySeenSet } from './dedup-store.js';
 import type { LockState, PendingMarksBackend } from './pending-marks.js';
-import type { MarkClaimsBackend } from './mark-claims.js';
+import type { MarkClaimsBackend, RegisterAnswer } from './mark-claims.js';
 import type { SeenEntry } from './redis-seen-set.js';
 
 export interface MemoryPendingMarksOptions {
@@ -196,31 +196,7 @@ function createMemoryMarkClaims(
     readMark: (key, pageKey) => Promise.resolve(marks.get(key)?.get(pageKey)),
     marking: (key) =>
       Promise.resolve({ pages: [...(marking.get(key) ?? new Map<string, number>())], now: now() }),
-    register(q) {
-      const reg = of(registries, q.registry);
-      let lone = q.lone;
-      const drain: string[] = [];
-      for (const [id, v] of [...reg]) {
-        if (id === q.run) continue;
-        const r = parseRun(v);
-        if (r.state === 'retired' && (marking.get(q.markingHead + id + q.markingTail)?.size ?? 0) === 0)
-          reg.delete(id);
-        else if (r.since < q.until && q.since < r.until) {
-          lone = false;
-          drain.push(id);
-          if (r.mode === 'lone') reg.set(id, `${r.since}|${r.until}|shared|${r.state}`);
-        }
-      }
-      const mine = reg.get(q.run);
-      if (mine !== undefined && parseRun(mine).mode !== 'lone') lone = false;
-      reg.set(q.run, `${q.since}|${q.until}|${lone ? 'lone' : 'shared'}|active`);
-      if (drain.length > 0) {
-        const d = drains.get(q.drain) ?? new Set<string>();
-        for (const id of drain) d.add(id);
-        drains.set(q.drain, d);
-      }
-      return Promise.resolve({ lone, drain });
-    },
+    register: (q) => Promise.resolve(registerRun(registries, marking, drains, q)),
     retire(q) {
       const reg = registries.get(q.registry);
       const v = reg?.get(q.run);
@@ -246,4 +222,41 @@ function createMemoryMarkClaims(
     },
   };
   return { backend, state: { sliceMarks: marks, markingSets: marking, registries, drains } };
+}
+
+/** The registry's step in memory (`redis-mark-claims.ts`' REGISTER_SCRIPT). */
+function registerRun(
+  registries: Map<string, Map<string, string>>,
+  marking: Map<string, Map<string, number>>,
+  drains: Map<string, Set<string>>,
+  q: Parameters<MarkClaimsBackend['register']>[0],
+): RegisterAnswer {
+  const of = (key: string): Map<string, string> => {
+    let v = registries.get(key);
+    if (v === undefined) registries.set(key, (v = new Map<string, string>()));
+    return v;
+  };
+  const reg = of(q.registry);
+  let lone = q.lone;
+  const drain: string[] = [];
+  for (const [id, v] of [...reg]) {
+    if (id === q.run) continue;
+    const r = parseRun(v);
+    if (r.state === 'retired' && (marking.get(q.markingHead + id + q.markingTail)?.size ?? 0) === 0)
+      reg.delete(id);
+    else if (r.since < q.until && q.since < r.until) {
+      lone = false;
+      drain.push(id);
+      if (r.mode === 'lone') reg.set(id, `${r.since}|${r.until}|shared|${r.state}`);
+    }
+  }
+  const mine = reg.get(q.run);
+  if (mine !== undefined && parseRun(mine).mode !== 'lone') lone = false;
+  reg.set(q.run, `${q.since}|${q.until}|${lone ? 'lone' : 'shared'}|active`);
+  if (drain.length > 0) {
+    const d = drains.get(q.drain) ?? new Set<string>();
+    for (const id of drain) d.add(id);
+    drains.set(q.drain, d);
+  }
+  return { lone, drain };
 }

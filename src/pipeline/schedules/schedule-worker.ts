@@ -150,9 +150,7 @@ export function startScheduleWorker(
     async startRun(request) {
       const planned = await startBackfill(request, {
         ...bull,
-        planner: deps.planner,
-        counters: deps.counters,
-        runs: deps.runs,
+        ...{ planner: deps.planner, counters: deps.counters, runs: deps.runs },
         ...(deps.users === undefined ? {} : { users: deps.users }),
         // A transactions catch-up deeper than an hour (a tail after an outage) reads per country when the proof holds
         // for every type, not through the feed's deep pages, which the service serialises per key (issue 32).

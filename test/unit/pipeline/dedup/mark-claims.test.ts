@@ -32,6 +32,36 @@ const leftOver = (backend: MemoryPendingMarks): number =>
     0,
   ) + [...backend.markingSets.values()].reduce((n, m) => n + m.size, 0);
 
+/** The model on a fresh memory backend, its runs claiming by mark (pages of 6 ids, 6 a slice, owners dead 15 ms). */
+async function modelByMark(o: {
+  seed: number;
+  slices: number;
+  pagesPerTxn: number;
+  crashRate: number;
+  stallRate?: number;
+  secondAfterMs?: number;
+  abandonRate?: number;
+}): Promise<{ backend: MemoryPendingMarks; run: Awaited<ReturnType<typeof runModel>> }> {
+  const backend = createMemoryPendingMarks();
+  const marks = createPendingMarks(backend, { prefix: 'p', leaseMs: 5, pollMs: 1 });
+  const registry = createRunRegistry(backend, { prefix: 'p' });
+  const run = await runModel(marks, {
+    slices: o.slices,
+    pages: 6,
+    perPage: 6,
+    pagesPerTxn: o.pagesPerTxn,
+    crashRate: o.crashRate,
+    windowCrashRate: o.crashRate === 0 ? 0 : 0.3,
+    deadForMs: 15,
+    random: seededRandom(o.seed),
+    shifting: true,
+    stallRate: o.stallRate ?? 0,
+    ...(o.abandonRate === undefined ? {} : { abandonRate: o.abandonRate }),
+    runs: { registry, ...(o.secondAfterMs === undefined ? {} : { secondAfterMs: o.secondAfterMs }) },
+  });
+  return { backend, run };
+}
+
 describe('claims by mark (memory backend)', () => {
   it('a lone run marks at the claim, takes no lock; committed -> nothing left; not committed -> the marks go back', async () => {
     const { backend, marks, runs } = setup();
@@ -208,20 +238,9 @@ describe('claims by mark (memory backend)', () => {
         fc.integer({ min: 1, max: 3 }),
         fc.constantFrom(0, 0.05, 0.15),
         async (seed, slices, pagesPerTxn, crashRate) => {
-          const backend = createMemoryPendingMarks();
-          const marks = createPendingMarks(backend, { prefix: 'p', leaseMs: 5, pollMs: 1 });
-          const run = await runModel(marks, {
-            slices,
-            pages: 6,
-            perPage: 6,
-            pagesPerTxn,
-            crashRate,
-            windowCrashRate: crashRate === 0 ? 0 : 0.3,
-            deadForMs: 15,
-            random: seededRandom(seed),
-            shifting: true,
+          const { backend, run } = await modelByMark({
+            ...{ seed, slices, pagesPerTxn, crashRate },
             stallRate: crashRate === 0 ? 0 : 0.1,
-            runs: { registry: createRunRegistry(backend, { prefix: 'p' }) },
           });
           for (const id of run.expected) expect(run.published.get(id), id).toBe(1);
           expect(run.published.size).toBe(run.expected.size);
@@ -245,20 +264,9 @@ describe('claims by mark (memory backend)', () => {
         fc.constantFrom(0, 0.05, 0.15),
         fc.integer({ min: 0, max: 30 }),
         async (seed, slices, crashRate, secondAfterMs) => {
-          const backend = createMemoryPendingMarks();
-          const marks = createPendingMarks(backend, { prefix: 'p', leaseMs: 5, pollMs: 1 });
-          const run = await runModel(marks, {
-            slices,
-            pages: 6,
-            perPage: 6,
-            pagesPerTxn: 2,
-            crashRate,
-            windowCrashRate: crashRate === 0 ? 0 : 0.3,
-            deadForMs: 15,
-            random: seededRandom(seed),
-            shifting: true,
+          const { backend, run } = await modelByMark({
+            ...{ seed, slices, pagesPerTxn: 2, crashRate, secondAfterMs },
             stallRate: crashRate === 0 ? 0 : 0.1,
-            runs: { registry: createRunRegistry(backend, { prefix: 'p' }), secondAfterMs },
           });
           for (const id of run.expected) expect(run.published.get(id), id).toBe(1);
           expect(run.published.size).toBe(run.expected.size);
@@ -282,20 +290,9 @@ describe('claims by mark (memory backend)', () => {
         fc.integer({ min: 2, max: 4 }),
         fc.integer({ min: 0, max: 20 }),
         async (seed, slices, secondAfterMs) => {
-          const backend = createMemoryPendingMarks();
-          const marks = createPendingMarks(backend, { prefix: 'p', leaseMs: 5, pollMs: 1 });
-          const run = await runModel(marks, {
-            slices,
-            pages: 6,
-            perPage: 6,
-            pagesPerTxn: 2,
-            crashRate: 0.15,
-            windowCrashRate: 0.3,
-            deadForMs: 15,
-            random: seededRandom(seed),
-            shifting: true,
+          const { run } = await modelByMark({
+            ...{ seed, slices, pagesPerTxn: 2, crashRate: 0.15, secondAfterMs },
             abandonRate: 0.5,
-            runs: { registry: createRunRegistry(backend, { prefix: 'p' }), secondAfterMs },
           });
           for (const id of run.owed) expect(run.published.get(id), id).toBe(1);
           for (const [id, n] of run.published) expect(n, id).toBe(1);
