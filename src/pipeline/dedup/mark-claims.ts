@@ -96,6 +96,8 @@ export interface MarkClaimsBackend {
   markCommitted(marks: string, marking: string, pageKeys: readonly string[]): Promise<void>;
   /** Makes `session` the slice's current one: a claim by mark of any other session is `fenced` from now on. */
   openMarks(marks: string, session: string): Promise<void>;
+  /** Deletes `marks` when it holds no page (only its owner): a slice that ended leaves nothing behind. */
+  closeMarks(marks: string): Promise<void>;
   /** The pages in `marks` (not the owner), as stored: [page key, `<marked indexes>\n<value>`]. */
   readMarks(marks: string): Promise<[string, string][]>;
   /** One page of `marks`, as stored, or undefined. */
@@ -264,6 +266,14 @@ export function openMarks(m: MarkContext, sliceKey: string, session: string): Pr
   return onRedis(`opening the marks of ${sliceKey}`, () =>
     m.backend.openMarks(m.keys.marks(sliceKey), session),
   );
+}
+
+/**
+ * The slice ended (its last page committed and settled): its marks go when they hold no page. A zombie's later claim
+ * then finds no owner and takes locks, which it cannot commit.
+ */
+export function closeMarks(m: MarkContext, sliceKey: string): Promise<void> {
+  return onRedis(`closing the marks of ${sliceKey}`, () => m.backend.closeMarks(m.keys.marks(sliceKey)));
 }
 
 /** How a page claimed by mark of another session was resolved. */

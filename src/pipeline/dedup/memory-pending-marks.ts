@@ -187,6 +187,10 @@ function createMemoryMarkClaims(
       }
       return Promise.resolve();
     },
+    closeMarks(key) {
+      if ([...(marks.get(key)?.keys() ?? [])].every((f) => f === 'owner')) marks.delete(key);
+      return Promise.resolve();
+    },
     openMarks(key, session) {
       of(marks, key).set('owner', session);
       return Promise.resolve();

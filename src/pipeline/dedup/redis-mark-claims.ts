@@ -137,6 +137,9 @@ redis.call('HSET', KEYS[1], ARGV[1], s .. '|' .. u .. '|shared|retired')
 return 2
 `;
 
+// KEYS[1] = a slice's marks: deleted when only its owner is left.
+const CLOSE_SCRIPT = `if redis.call('HLEN', KEYS[1]) <= 1 then redis.call('DEL', KEYS[1]) end return 0`;
+
 /** The claims by mark of `createRedisPendingMarks`, on its connection, bucket load and process indexes. */
 export function createRedisMarkClaims(
   redis: Redis,
@@ -147,6 +150,7 @@ export function createRedisMarkClaims(
   const settleScript = scriptRunner(redis, MARK_SETTLE_SCRIPT);
   const registerScript = scriptRunner(redis, REGISTER_SCRIPT);
   const retireScript = scriptRunner(redis, RETIRE_SCRIPT);
+  const closeScript = scriptRunner(redis, CLOSE_SCRIPT);
   return {
     async markClaim(q) {
       const r = (await claimScript(q.locks.length, [
@@ -187,6 +191,9 @@ export function createRedisMarkClaims(
     },
     async openMarks(marks, session) {
       await Promise.all([redis.hset(marks, 'owner', session), redis.pexpire(marks, MARKS_TTL_MS)]);
+    },
+    async closeMarks(marks) {
+      await closeScript(1, [marks]);
     },
     async readMarks(marks) {
       const all = await redis.hgetall(marks);

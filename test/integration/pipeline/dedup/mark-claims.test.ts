@@ -77,6 +77,10 @@ describe('claims by mark on real Redis', () => {
     expect(await redis.zcard(`${prefix}:eos:marking:r1:transactions`)).toBe(0);
     // The set's count followed: 1 500 entries left.
     expect(Number(await redis.hget(`${prefix}:seen:transactions:v2:meta`, 'n'))).toBe(1500);
+    // The slice ends: its marks (only the owner is left) go.
+    expect(await redis.hgetall(`${prefix}:marks:r1/s1`)).toEqual({ owner: 'aa' });
+    await marks.closeSlice('r1/s1');
+    expect(await redis.exists(`${prefix}:marks:r1/s1`)).toBe(0);
   });
 
   it('a zombie is refused; an older page`s lock on an unseen id sends the page to locks', async () => {

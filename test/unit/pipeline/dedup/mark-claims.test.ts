@@ -98,6 +98,14 @@ describe('claims by mark (memory backend)', () => {
     // Settling again (the next owner, a resolver) changes nothing: the committed marks stay.
     await marks.settle('r1/s1', [a.page], false);
     expect(seen(backend, 1)).toBe(true);
+    // The slices end: their marks go; a late claim of a zombie then finds no owner and takes locks.
+    await marks.closeSlice('r1/s1');
+    await marks.closeSlice('r1/s2');
+    expect(backend.sliceMarks.size).toBe(0);
+    const late = await marks.claim(pageKeyOf('r1/s1', 9, 'w', 'aa'), 'transactions', [tx(4)], never, {
+      run: 'r1',
+    });
+    expect(late.page.run).toBeUndefined();
   });
 
   it('an unregistered run, a --replay and a changing resource take locks', async () => {
@@ -249,6 +257,8 @@ describe('claims by mark (memory backend)', () => {
           expect(backend.locks.size).toBe(0);
           expect(backend.intents.size).toBe(0);
           expect(leftOver(backend)).toBe(0);
+          // Every slice ended: its marks went with it.
+          expect(backend.sliceMarks.size).toBe(0);
           expect(backend.registries.get('p:eos:runs:transactions')?.size ?? 0).toBe(0);
         },
       ),
