@@ -13,6 +13,7 @@ import {
   createRunCounters,
   type RunCounters,
   createRangeGaps,
+  getRunStatus,
   type RangeGaps,
 } from '../pipeline/queue/index.js';
 import {
@@ -428,6 +429,20 @@ function createRuntimePublisher(
       };
 }
 
+/**
+ * The runs of each resource (`dedup/lone-runs.ts`), on the slices' connection; a run whose job completed or failed is
+ * over (a failed backfill never retires itself), read through BullMQ on `redis`.
+ */
+function createRuntimeRuns(settings: PipelineSettings, redis: Redis, hot: Redis): RunRegistry {
+  return createRunRegistry(createRedisPendingMarks(hot), {
+    prefix: settings.redisPrefix,
+    isOver: async (runId) => {
+      const state = (await getRunStatus(runId, { connection: redis, prefix: settings.queuePrefix }))?.state;
+      return state === 'completed' || state === 'failed';
+    },
+  });
+}
+
 /** Builds every real dependency of the pipeline from the settings. */
 export async function createPipelineRuntime(
   settings: PipelineSettings,
@@ -511,7 +526,7 @@ export async function createPipelineRuntime(
     }),
     users: createRedisUserDirectory(hot, settings.redisPrefix),
     gaps: createRangeGaps(hot, settings.redisPrefix),
-    runs: createRunRegistry(createRedisPendingMarks(hot), { prefix: settings.redisPrefix }),
+    runs: createRuntimeRuns(settings, redis, hot),
     budget,
     drift: driftStore,
     async close() {

@@ -43,7 +43,7 @@ export type {
 } from './pending-marks.js';
 export { createRedisPendingMarks } from './redis-pending-marks.js';
 export { createRunRegistry } from './lone-runs.js';
-export type { RegisteredRun, RunRegistration, RunRegistry } from './lone-runs.js';
+export type { RegisteredRun, RunRegistration, RunRegistry, RunRegistryOptions } from './lone-runs.js';
 export { sweepOrphanedLocks } from './lock-sweep.js';
 export type { LockSweepOptions, LockSweepReport } from './lock-sweep.js';
 /** EVALSHA with the script's digest, EVAL once when Redis does not know it yet (the pipeline's scripts use it). */

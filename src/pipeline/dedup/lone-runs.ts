@@ -51,19 +51,40 @@ const checkRunId = (runId: string): void => {
     throw new GamedataError(`run id must be non-empty, without "|" or spaces, got ${JSON.stringify(runId)}`);
 };
 
+export interface RunRegistryOptions {
+  /** Key prefix (the pending marks'). @default 'gamedata' */
+  prefix?: string;
+  /**
+   * Whether a run is over for good (its run job completed or failed). A registration first retires the registered runs
+   * it says are over: a backfill that failed never reaches `retire`, and would otherwise make every later run on its
+   * range take locks. Only a run known to be over may be retired (one not enqueued yet is not). Absent: none is.
+   */
+  isOver?: (runId: string) => Promise<boolean>;
+}
+
 /** The registry on a backend (`createRedisPendingMarks(redis)` in production), under the pending marks' prefix. */
-export function createRunRegistry(
-  backend: MarkClaimsBackend,
-  options: { prefix?: string } = {},
-): RunRegistry {
+export function createRunRegistry(backend: MarkClaimsBackend, options: RunRegistryOptions = {}): RunRegistry {
   const prefix = options.prefix ?? 'gamedata';
   const keys = pendingKeysOf(prefix);
+  const { isOver } = options;
+  /** Retires the runs of `resource` other than `runId` that are over (their entries go once their marks settled). */
+  const retireOver = async (resource: ResourceName, runId: string): Promise<void> => {
+    if (isOver === undefined) return;
+    const registry = keys.runs(resource);
+    const entries = await onRedis(`reading the runs of ${resource}`, () => backend.registered(registry));
+    for (const { run, retired } of entries)
+      if (!retired && run !== runId && (await isOver(run)))
+        await onRedis(`retiring run ${run} on ${resource}`, () =>
+          backend.retire({ registry, marking: keys.marking(run, resource), run }),
+        );
+  };
   return {
     async register(run) {
       checkRunId(run.runId);
       if (run.replay === true) return [];
       const out: RunRegistration[] = [];
       for (const resource of run.resources.filter(markable)) {
+        await retireOver(resource, run.runId);
         const answer = await onRedis(`registering run ${run.runId} on ${resource}`, () =>
           backend.register({
             registry: keys.runs(resource),

@@ -195,6 +195,20 @@ describe('claims by mark (memory backend)', () => {
     expect(c.page.run).toBeUndefined();
   });
 
+  it('a registration retires the runs that are over (a failed backfill never retires itself), and only those', async () => {
+    const { backend } = setup();
+    const over = new Set(['failed']);
+    const runs = createRunRegistry(backend, { prefix: 't', isOver: (id) => Promise.resolve(over.has(id)) });
+    await runs.register({ runId: 'failed', resources: ['transactions'] });
+    await runs.register({ runId: 'queued', resources: ['donations'] });
+    // The failed run is over: the next run is alone; a run not known to be over keeps the next one from marking.
+    expect(await runs.register({ runId: 'next', resources: ['transactions', 'donations'] })).toEqual([
+      { resource: 'transactions', lone: true, overlapping: [] },
+      { resource: 'donations', lone: false, overlapping: ['queued'] },
+    ]);
+    expect([...(backend.registries.get('t:eos:runs:transactions')?.keys() ?? [])]).toEqual(['next']);
+  });
+
   it('the drain resolves a page whose lease ended (its session dead): committed -> kept; not -> marks back', async () => {
     const { backend, clock, marks, runs } = setup();
     await runs.register({ runId: 'r1', resources: ['transactions'] });
