@@ -96,8 +96,11 @@ export interface MarkClaimsBackend {
   markCommitted(marks: string, marking: string, pageKeys: readonly string[]): Promise<void>;
   /** Makes `session` the slice's current one: a claim by mark of any other session is `fenced` from now on. */
   openMarks(marks: string, session: string): Promise<void>;
-  /** Deletes `marks` when it holds no page (only its owner): a slice that ended leaves nothing behind. */
-  closeMarks(marks: string): Promise<void>;
+  /**
+   * When `session` owns `marks` and no page is left in them, lets them expire soon (`CLOSED_MARKS_TTL_MS`): a slice
+   * that ended leaves nothing behind for long, and a zombie that wakes meanwhile is still refused.
+   */
+  closeMarks(marks: string, session: string): Promise<void>;
   /** The pages in `marks` (not the owner), as stored: [page key, `<marked indexes>\n<value>`]. */
   readMarks(marks: string): Promise<[string, string][]>;
   /** One page of `marks`, as stored, or undefined. */
@@ -268,12 +271,17 @@ export function openMarks(m: MarkContext, sliceKey: string, session: string): Pr
   );
 }
 
+/** How long a slice's marks outlive its end: a zombie waking within it is refused, a later one takes locks. */
+export const CLOSED_MARKS_TTL_MS = 600_000;
+
 /**
- * The slice ended (its last page committed and settled): its marks go when they hold no page. A zombie's later claim
- * then finds no owner and takes locks, which it cannot commit.
+ * The slice ended (its last page committed and settled) in `session`: its marks expire in {@link CLOSED_MARKS_TTL_MS}.
+ * A zombie's claim by mark until then is refused; after it, finding no owner, it takes locks, which it cannot commit.
  */
-export function closeMarks(m: MarkContext, sliceKey: string): Promise<void> {
-  return onRedis(`closing the marks of ${sliceKey}`, () => m.backend.closeMarks(m.keys.marks(sliceKey)));
+export function closeMarks(m: MarkContext, sliceKey: string, session: string): Promise<void> {
+  return onRedis(`closing the marks of ${sliceKey}`, () =>
+    m.backend.closeMarks(m.keys.marks(sliceKey), session),
+  );
 }
 
 /** How a page claimed by mark of another session was resolved. */

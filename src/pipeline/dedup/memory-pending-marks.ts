@@ -26,6 +26,8 @@ export interface MemoryPendingMarks extends PendingMarksBackend {
   markingSets: Map<string, Map<string, number>>;
   registries: Map<string, Map<string, string>>;
   drains: Map<string, Set<string>>;
+  /** Slices' marks closed by their owner (Redis lets them expire). */
+  closedMarks: Set<string>;
 }
 
 /** Creates an in-memory pending-marks backend. */
@@ -139,12 +141,13 @@ function createMemoryMarkClaims(
   now: () => number,
 ): {
   backend: MarkClaimsBackend;
-  state: Pick<MemoryPendingMarks, 'sliceMarks' | 'markingSets' | 'registries' | 'drains'>;
+  state: Pick<MemoryPendingMarks, 'sliceMarks' | 'markingSets' | 'registries' | 'drains' | 'closedMarks'>;
 } {
   const marks = new Map<string, Map<string, string>>();
   const marking = new Map<string, Map<string, number>>();
   const registries = new Map<string, Map<string, string>>();
   const drains = new Map<string, Set<string>>();
+  const closed = new Set<string>();
   const of = <K, V>(m: Map<string, Map<K, V>>, key: string): Map<K, V> => {
     let v = m.get(key);
     if (v === undefined) m.set(key, (v = new Map<K, V>()));
@@ -187,11 +190,14 @@ function createMemoryMarkClaims(
       }
       return Promise.resolve();
     },
-    closeMarks(key) {
-      if ([...(marks.get(key)?.keys() ?? [])].every((f) => f === 'owner')) marks.delete(key);
+    closeMarks(key, session) {
+      // Redis lets them expire in CLOSED_MARKS_TTL_MS; memory has no clock for keys: closed marks are noted.
+      const m = marks.get(key);
+      if (m?.get('owner') === session && m.size === 1) closed.add(key);
       return Promise.resolve();
     },
     openMarks(key, session) {
+      closed.delete(key);
       of(marks, key).set('owner', session);
       return Promise.resolve();
     },
@@ -225,7 +231,10 @@ function createMemoryMarkClaims(
       return Promise.resolve();
     },
   };
-  return { backend, state: { sliceMarks: marks, markingSets: marking, registries, drains } };
+  return {
+    backend,
+    state: { sliceMarks: marks, markingSets: marking, registries, drains, closedMarks: closed },
+  };
 }
 
 /** The registry's step in memory (`redis-mark-claims.ts`' REGISTER_SCRIPT). */

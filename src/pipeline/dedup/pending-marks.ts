@@ -107,8 +107,8 @@ export interface PendingMarks {
    * longer be claimed by mark (a zombie's page can then never hide an id from its successor).
    */
   openSlice(sliceKey: string, session: string): Promise<void>;
-  /** The slice ended (its last page settled): what {@link openSlice} left goes. */
-  closeSlice(sliceKey: string): Promise<void>;
+  /** The slice ended in `session` (its last page settled): what {@link openSlice} left goes (an older session's call: nothing). */
+  closeSlice(sliceKey: string, session: string): Promise<void>;
   /** Adds the page to the slice's intent (`claim` does it itself, with its first lock). */
   writeIntent(sliceKey: string, page: PendingPage): Promise<void>;
   /** The slice's pages whose fate was not settled yet, by seq ([] when none). */
@@ -481,7 +481,7 @@ export function createPendingMarks(
       ),
 
     openSlice: (sliceKey, session) => openMarks(marks, sliceKey, session),
-    closeSlice: (sliceKey) => closeMarks(marks, sliceKey),
+    closeSlice: (sliceKey, session) => closeMarks(marks, sliceKey, session),
 
     async writeIntent(sliceKey, page) {
       checkPage(sliceKey, page);

@@ -4,7 +4,7 @@
  * Lease ends are on Redis' clock (`TIME`).
  */
 import type { Redis } from 'ioredis';
-import type { MarkClaimsBackend } from './mark-claims.js';
+import { CLOSED_MARKS_TTL_MS, type MarkClaimsBackend } from './mark-claims.js';
 import { recordArgs, scriptRunner, SEEN_SET_LUA, type ProcessIndexes } from './internal/seen-set-lua.js';
 
 /** The slice's marks live this long after its last page claimed by mark or owner (a slice abandoned for good). */
@@ -137,8 +137,12 @@ redis.call('HSET', KEYS[1], ARGV[1], s .. '|' .. u .. '|shared|retired')
 return 2
 `;
 
-// KEYS[1] = a slice's marks: deleted when only its owner is left.
-const CLOSE_SCRIPT = `if redis.call('HLEN', KEYS[1]) <= 1 then redis.call('DEL', KEYS[1]) end return 0`;
+// KEYS[1] = a slice's marks, ARGV[1] = the session closing it: expire soon when that session owns them, no page left.
+const CLOSE_SCRIPT = `
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] and redis.call('HLEN', KEYS[1]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ${CLOSED_MARKS_TTL_MS})
+end
+return 0`;
 
 /** The claims by mark of `createRedisPendingMarks`, on its connection, bucket load and process indexes. */
 export function createRedisMarkClaims(
@@ -192,8 +196,8 @@ export function createRedisMarkClaims(
     async openMarks(marks, session) {
       await Promise.all([redis.hset(marks, 'owner', session), redis.pexpire(marks, MARKS_TTL_MS)]);
     },
-    async closeMarks(marks) {
-      await closeScript(1, [marks]);
+    async closeMarks(marks, session) {
+      await closeScript(1, [marks, session]);
     },
     async readMarks(marks) {
       const all = await redis.hgetall(marks);

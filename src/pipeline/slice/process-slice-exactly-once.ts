@@ -93,7 +93,7 @@ async function walkPages(
   }
   // The end of the slice: whatever is open commits with done = true.
   await run.commit(run.checkpointNow(true));
-  await eos.marks.closeSlice(run.sliceKey);
+  await eos.marks.closeSlice(run.sliceKey, run.session.token);
   return run.result();
 }
 

@@ -77,10 +77,14 @@ describe('claims by mark on real Redis', () => {
     expect(await redis.zcard(`${prefix}:eos:marking:r1:transactions`)).toBe(0);
     // The set's count followed: 1 500 entries left.
     expect(Number(await redis.hget(`${prefix}:seen:transactions:v2:meta`, 'n'))).toBe(1500);
-    // The slice ends: its marks (only the owner is left) go.
+    // The slice ends: its marks (only the owner is left) expire soon; an older session's close changes nothing.
     expect(await redis.hgetall(`${prefix}:marks:r1/s1`)).toEqual({ owner: 'aa' });
-    await marks.closeSlice('r1/s1');
-    expect(await redis.exists(`${prefix}:marks:r1/s1`)).toBe(0);
+    await marks.closeSlice('r1/s1', 'zz');
+    expect(await redis.pttl(`${prefix}:marks:r1/s1`)).toBeGreaterThan(600_000);
+    await marks.closeSlice('r1/s1', 'aa');
+    const ttl = await redis.pttl(`${prefix}:marks:r1/s1`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(600_000);
   });
 
   it('a zombie is refused; an older page`s lock on an unseen id sends the page to locks', async () => {

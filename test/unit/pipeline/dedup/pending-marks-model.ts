@@ -199,7 +199,7 @@ export async function runModel(marks: PendingMarks, o: ModelOptions): Promise<Mo
       if (open.length >= o.pagesPerTxn || cursor >= ids.length) await commit();
     }
     await commit();
-    if (o.runs !== undefined) await marks.closeSlice(key);
+    if (o.runs !== undefined) await marks.closeSlice(key, session);
     return 'done';
   };
 
