@@ -134,6 +134,13 @@ const parseRun = (v: string): { since: number; until: number; mode: string; stat
   return { since: Number(since), until: Number(until), mode: mode ?? '', state: state ?? '' };
 };
 
+/** The map at `key` of `m`, created empty when absent. */
+function of<K, V>(m: Map<string, Map<K, V>>, key: string): Map<K, V> {
+  let v = m.get(key);
+  if (v === undefined) m.set(key, (v = new Map<K, V>()));
+  return v;
+}
+
 /** The claims by mark in memory, with the Redis scripts' rules (`redis-mark-claims.ts`). */
 function createMemoryMarkClaims(
   seen: ReturnType<typeof createMemorySeenSet>,
@@ -148,11 +155,6 @@ function createMemoryMarkClaims(
   const registries = new Map<string, Map<string, string>>();
   const drains = new Map<string, Set<string>>();
   const closed = new Set<string>();
-  const of = <K, V>(m: Map<string, Map<K, V>>, key: string): Map<K, V> => {
-    let v = m.get(key);
-    if (v === undefined) m.set(key, (v = new Map<K, V>()));
-    return v;
-  };
   const remove = (set: string, entries: readonly SeenEntry[]): void => {
     for (const e of entries) seen.sets.get(set)?.delete(e.id);
   };
